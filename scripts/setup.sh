@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what tiletune needs on a fresh Debian/Ubuntu machine (run as root or with sudo).
+# The CUDA toolkit is not a Debian package we can pick for you: it must already be there.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite3 libfmt-dev
+          libcli11-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all Debian packages present"
+fi
+
+cuda_root="${CUDA_PATH:-${CUDAToolkit_ROOT:-/usr/local/cuda}}"
+if [[ ! -f "$cuda_root/include/nvrtc.h" || ! -f "$cuda_root/include/cuda_occupancy.h" ]]; then
+  cat >&2 <<MSG
+setup: the CUDA toolkit was not found at $cuda_root (no include/nvrtc.h or include/cuda_occupancy.h).
+       tiletune needs the toolkit's headers, NVRTC and the driver stub (CUDA 12.0 or newer).
+       Install it from NVIDIA (https://developer.nvidia.com/cuda-downloads) and either put it at
+       /usr/local/cuda or set CUDA_PATH=/path/to/cuda, then run this script again.
+MSG
+  exit 1
+fi
+echo "setup: CUDA toolkit at $cuda_root ($("$cuda_root/bin/nvcc" --version 2>/dev/null | tail -1 || echo 'nvcc not found'))"

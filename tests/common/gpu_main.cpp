@@ -1,0 +1,17 @@
+// main() for tests that need a CUDA device: without one (no driver, or no device) the
+// executable prints why and exits 77, which ctest reports as skipped, not passed.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "gpu/driver.hpp"
+
+int main(int argc, char** argv) {
+  if (tiletune::cu::device_count() == 0) {
+    std::printf("SKIPPED: no CUDA device present (%s)\n",
+                tiletune::cu::driver_unavailable_reason().c_str());
+    return 77;
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,82 @@
+// Enumeration of a space's configs: the cartesian product of the params, filtered by the
+// constraints, for one fixed problem (values of the problem sizes). Lazy: nothing is
+// materialized, so a product of 10^9 points costs no memory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tiletune/space.hpp"
+
+namespace tiletune {
+
+/// Values of the problem sizes, in Space::problem order.
+struct Problem {
+  std::vector<std::int64_t> sizes;
+};
+
+/// One point of the space: param values in Space::params order.
+struct Config {
+  std::vector<std::int64_t> values;
+  friend bool operator==(const Config&, const Config&) = default;
+  friend auto operator<=>(const Config&, const Config&) = default;
+};
+
+/// "TILE=32 BLOCK_ROWS=8 PAD=1"
+[[nodiscard]] std::string format_config(const Space& space, const Config& config);
+
+/// Every problem of the space (cartesian product of the problem axes), in YAML order.
+[[nodiscard]] std::vector<Problem> all_problems(const Space& space);
+
+/// Slot values (problem sizes then params) for evaluating a space's expressions.
+[[nodiscard]] std::vector<std::int64_t> slot_values(const Problem& problem, const Config& config);
+
+/// Why a config was dropped by the constraints.
+struct Rejection {
+  std::size_t constraint_index;  ///< which constraint failed or errored
+  std::string reason;            ///< "BLOCK_ROWS <= TILE is false" or the EvalError text
+};
+
+/// Walks the product in a deterministic order (the last param varies fastest).
+class Enumerator {
+ public:
+  Enumerator(const Space& space, Problem problem);
+
+  /// Size of the product before constraints (saturates at UINT64_MAX).
+  [[nodiscard]] std::uint64_t product_size() const noexcept { return product_size_; }
+
+  /// The next config that passes every constraint, or nullopt at the end.
+  [[nodiscard]] std::optional<Config> next();
+
+  /// Points visited so far (before constraints) and kept so far.
+  [[nodiscard]] std::uint64_t visited() const noexcept { return visited_; }
+  [[nodiscard]] std::uint64_t kept() const noexcept { return kept_; }
+  /// Points whose constraint evaluation raised an error (counted as not kept).
+  [[nodiscard]] std::uint64_t errored() const noexcept { return errored_; }
+
+  /// Checks one config against the constraints; nullopt when it passes.
+  [[nodiscard]] std::optional<Rejection> check(const Config& config) const;
+
+ private:
+  const Space* space_;
+  Problem problem_;
+  std::vector<std::size_t> odometer_;
+  std::vector<std::int64_t> slots_;
+  std::uint64_t product_size_ = 0;
+  std::uint64_t visited_ = 0;
+  std::uint64_t kept_ = 0;
+  std::uint64_t errored_ = 0;
+  bool done_ = false;
+};
+
+/// Counts before and after constraints for one problem.
+struct SpaceCounts {
+  std::uint64_t points = 0;
+  std::uint64_t valid = 0;
+};
+[[nodiscard]] SpaceCounts count_configs(const Space& space, const Problem& problem);
+
+}  // namespace tiletune
