@@ -1,1 +1,418 @@
-// being written
+// The search-space loader on good input: the shipped transpose space field by field, the
+// value forms (lists, ranges, pow2), source resolution, slot order, the default config,
+// buffers and args, expression positions, and the errors that have no line (a missing file,
+// a directory). Malformed spaces are in test_malformed.cpp.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+#include "tiletune/space.hpp"
+
+namespace fs = std::filesystem;
+using namespace tiletune;
+using Values = std::vector<std::int64_t>;
+
+namespace {
+
+fs::path configs_dir() { return tiletune::testing::source_dir() / "configs"; }
+
+// Parses text as if it were configs/inline.yaml, so "../kernels/transpose.cu" resolves.
+Space parse(const std::string& text) { return parse_space(text, configs_dir() / "inline.yaml"); }
+
+// A valid space with `params` (indented entries) and `extra` top-level keys appended.
+std::string space_text(const std::string& params = "  TILE: [16, 32]\n", const std::string& extra = "") {
+  return "kernel: k\n"
+         "source: ../kernels/transpose.cu\n"
+         "entry: transpose\n"
+         "problem:\n"
+         "  N: [1024]\n"
+         "params:\n" +
+         params +
+         "launch:\n"
+         "  grid: [ceil_div(N, TILE)]\n"
+         "  block: TILE\n"
+         "buffers:\n"
+         "  out: {count: N, output: true}\n"
+         "args: [out, N]\n" +
+         extra;
+}
+
+SpaceError parse_error(const std::string& text) {
+  try {
+    (void)parse(text);
+  } catch (const SpaceError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error for:\n" << text;
+  return SpaceError({}, "none");
+}
+
+TEST(Space, LoadsTheTransposeConfig) {
+  const fs::path yaml = configs_dir() / "transpose.yaml";
+  const Space s = load_space(yaml);
+  EXPECT_TRUE(s.yaml_path.is_absolute());
+  EXPECT_EQ(s.yaml_path.filename(), "transpose.yaml");
+  EXPECT_EQ(s.kernel, "transpose");
+  EXPECT_EQ(s.entry, "transpose");
+  EXPECT_EQ(fs::weakly_canonical(s.source),
+            fs::weakly_canonical(tiletune::testing::source_dir() / "kernels/transpose.cu"));
+  EXPECT_TRUE(s.compile_options.empty());
+
+  ASSERT_EQ(s.problem.size(), 1u);
+  EXPECT_EQ(s.problem[0].name, "N");
+  EXPECT_EQ(s.problem[0].values, (Values{1024, 4096, 8192}));
+  EXPECT_EQ(s.problem[0].where.line, 7);
+  EXPECT_EQ(s.problem[0].where.column, 3);
+  ASSERT_EQ(s.params.size(), 3u);
+  EXPECT_EQ(s.params[0].name, "TILE");
+  EXPECT_EQ(s.params[0].values, (Values{16, 32, 64}));
+  EXPECT_EQ(s.params[1].name, "BLOCK_ROWS");
+  EXPECT_EQ(s.params[1].values, (Values{1, 2, 4, 8, 16, 32}));
+  EXPECT_EQ(s.params[2].name, "PAD");
+  EXPECT_EQ(s.params[2].values, (Values{0, 1}));
+  EXPECT_EQ(s.variable_names(), (std::vector<std::string>{"N", "TILE", "BLOCK_ROWS", "PAD"}));
+  EXPECT_EQ(s.param_index("BLOCK_ROWS"), 1);
+  EXPECT_EQ(s.param_index("N"), -1);
+  EXPECT_EQ(s.problem_index("N"), 0);
+  EXPECT_EQ(s.problem_index("TILE"), -1);
+
+  // Slots: N=4096 TILE=32 BLOCK_ROWS=8 PAD=1.
+  const Values slots{4096, 32, 8, 1};
+  ASSERT_EQ(s.constraints.size(), 2u);
+  EXPECT_EQ(s.constraints[0].condition.expr.text(), "BLOCK_ROWS <= TILE");
+  EXPECT_EQ(s.constraints[1].condition.expr.text(), "TILE % BLOCK_ROWS == 0");
+  EXPECT_EQ(s.constraints[1].condition.where.line, 14);
+  EXPECT_EQ(s.constraints[1].condition.where.column, 5);
+  EXPECT_EQ(s.constraints[0].condition.expr.eval(slots), 1);
+  EXPECT_EQ(s.constraints[0].condition.expr.eval(Values{4096, 16, 32, 0}), 0);
+
+  // The flow list splits "ceil_div(N, TILE)" at its comma; the loader joins it back.
+  EXPECT_EQ(s.launch.grid[0].expr.text(), "ceil_div(N, TILE)");
+  EXPECT_EQ(s.launch.grid[1].expr.text(), "ceil_div(N, TILE)");
+  EXPECT_EQ(s.launch.grid[0].where.line, 16);
+  EXPECT_EQ(s.launch.grid[0].where.column, 10);
+  EXPECT_EQ(s.launch.grid[1].where.column, 29);
+  EXPECT_EQ(s.launch.grid[0].expr.eval(slots), 128);
+  EXPECT_EQ(s.launch.grid[2].expr.eval(slots), 1);
+  EXPECT_EQ(s.launch.block[0].expr.eval(slots), 32);
+  EXPECT_EQ(s.launch.block[1].expr.eval(slots), 8);
+  EXPECT_EQ(s.launch.block[2].expr.eval(slots), 1);
+  EXPECT_EQ(s.launch.shared_bytes.expr.eval(slots), 0);
+
+  ASSERT_EQ(s.buffers.size(), 2u);
+  EXPECT_EQ(s.buffers[0].name, "in");
+  EXPECT_EQ(s.buffers[0].type, ElementType::f32);
+  EXPECT_EQ(s.buffers[0].init, BufferInit::random);
+  EXPECT_FALSE(s.buffers[0].output);
+  EXPECT_EQ(s.buffers[0].count.expr.eval(slots), 4096 * 4096);
+  EXPECT_EQ(s.buffers[1].name, "out");
+  EXPECT_EQ(s.buffers[1].init, BufferInit::zero);
+  EXPECT_TRUE(s.buffers[1].output);
+
+  ASSERT_EQ(s.args.size(), 3u);
+  EXPECT_EQ(s.args[0].kind, ArgSpec::Kind::buffer);
+  EXPECT_EQ(s.args[0].buffer, "in");
+  EXPECT_EQ(s.args[1].kind, ArgSpec::Kind::buffer);
+  EXPECT_EQ(s.args[1].buffer, "out");
+  EXPECT_EQ(s.args[2].kind, ArgSpec::Kind::scalar);
+  EXPECT_EQ(s.args[2].scalar_type, ElementType::i32);
+  EXPECT_EQ(s.args[2].value.expr.eval(slots), 4096);
+
+  EXPECT_EQ(s.verify.reference, VerifySpec::Reference::cpu);
+  EXPECT_EQ(s.verify.rtol, 0.0);
+  EXPECT_EQ(s.verify.atol, 0.0);
+  EXPECT_EQ(s.verify.where.line, 23);
+  ASSERT_TRUE(s.metric_bytes);
+  EXPECT_EQ(s.metric_bytes->expr.eval(slots), 2LL * 4096 * 4096 * 4);
+  EXPECT_FALSE(s.metric_flops);
+  ASSERT_TRUE(s.default_config);
+  EXPECT_EQ(*s.default_config, (Values{32, 8, 0}));
+  EXPECT_EQ(s.default_where.line, 25);
+}
+
+TEST(Space, ParsesFromText) {
+  const Space s = parse(space_text());
+  EXPECT_EQ(s.kernel, "k");
+  EXPECT_EQ(s.yaml_path, configs_dir() / "inline.yaml");
+  EXPECT_EQ(s.params[0].values, (Values{16, 32}));
+  EXPECT_EQ(s.launch.block[0].expr.text(), "TILE");      // a scalar is one dimension
+  EXPECT_EQ(s.launch.block[1].expr.eval(Values{1024, 16}), 1);
+  EXPECT_EQ(s.launch.shared_bytes.expr.eval(Values{1024, 16}), 0);
+  EXPECT_EQ(s.verify.reference, VerifySpec::Reference::cpu);
+  EXPECT_FALSE(s.default_config);
+  EXPECT_FALSE(s.metric_bytes);
+}
+
+TEST(Space, ValueForms) {
+  const Space s = parse(space_text(
+      "  TILE: [16, 32]\n"
+      "  X: {from: 1, to: 32, step: 2}\n"
+      "  Y: {pow2: [16, 1024]}\n"
+      "  Z: 7\n"
+      "  R: {from: -2, to: 2}\n"
+      "  S: {from: 3, to: 3}\n"
+      "  P: {pow2: [1, 1]}\n"
+      "  H: [0x10, -0x1, +5]\n"
+      "  Q: {from: 0, to: 10, step: 4}\n"));
+  Values odd;
+  for (std::int64_t v = 1; v <= 31; v += 2) odd.push_back(v);
+  EXPECT_EQ(s.params[1].values, odd);
+  EXPECT_EQ(s.params[2].values, (Values{16, 32, 64, 128, 256, 512, 1024}));
+  EXPECT_EQ(s.params[3].values, (Values{7}));
+  EXPECT_EQ(s.params[4].values, (Values{-2, -1, 0, 1, 2}));
+  EXPECT_EQ(s.params[5].values, (Values{3}));
+  EXPECT_EQ(s.params[6].values, (Values{1}));
+  EXPECT_EQ(s.params[7].values, (Values{16, -1, 5}));
+  EXPECT_EQ(s.params[8].values, (Values{0, 4, 8}));  // the end need not be on a step
+}
+
+TEST(Space, BlockListsAndExtremeIntegers) {
+  const Space s = parse(space_text(
+      "  TILE:\n"
+      "    - 16\n"
+      "    - 32\n"
+      "  BIG: [9223372036854775807, -9223372036854775808]\n"
+      "  W: {from: 9223372036854775806, to: 9223372036854775807}\n"));
+  EXPECT_EQ(s.params[0].values, (Values{16, 32}));
+  EXPECT_EQ(s.params[1].values, (Values{INT64_MAX, INT64_MIN}));
+  EXPECT_EQ(s.params[2].values, (Values{INT64_MAX - 1, INT64_MAX}));
+}
+
+TEST(Space, RelativeSourceIsResolvedFromTheYamlDirectory) {
+  tiletune::testing::TempDir dir;
+  const fs::path kernel = dir.write("kernels/k.cu", "extern \"C\" __global__ void k() {}\n");
+  std::string text = space_text();
+  text.replace(text.find("../kernels/transpose.cu"), 23, "../../kernels/k.cu");
+  const fs::path yaml = dir.write("spaces/sub/space.yaml", text);
+  EXPECT_EQ(load_space(yaml).source, kernel.lexically_normal());
+
+  // An absolute source is taken as is.
+  std::string absolute = space_text();
+  absolute.replace(absolute.find("../kernels/transpose.cu"), 23, kernel.string());
+  EXPECT_EQ(load_space(dir.write("elsewhere/a.yaml", absolute)).source, kernel);
+
+  // The same text one directory up no longer finds the kernel; the error names the value.
+  const fs::path moved = dir.write("spaces/space.yaml", text);
+  try {
+    (void)load_space(moved);
+    FAIL() << "expected a missing source";
+  } catch (const SpaceError& e) {
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_EQ(e.where().column, 9);
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Space, VariableNamesPutProblemSizesFirst) {
+  // params written before problem in the file: slots are still problem, then params.
+  const std::string text =
+      "params: {B: [1], A: [2]}\n"
+      "problem: {M: [8], N: [9]}\n"
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\n"
+      "launch: {grid: M, block: [A, B]}\n"
+      "verify: {reference: none}\n"
+      "args: [M]\n";
+  const Space s = parse(text);
+  EXPECT_EQ(s.variable_names(), (std::vector<std::string>{"M", "N", "B", "A"}));
+  EXPECT_EQ(s.launch.block[0].expr.eval(Values{8, 9, 1, 2}), 2);
+  EXPECT_EQ(s.param_index("A"), 1);
+  EXPECT_EQ(s.problem_index("N"), 1);
+
+  // No problem at all: the slots are the params.
+  const Space t = parse("kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nparams: {T: [1]}\n"
+                        "launch: {grid: 1, block: T}\nverify: {reference: none}\nargs: [T]\n");
+  EXPECT_TRUE(t.problem.empty());
+  EXPECT_EQ(t.variable_names(), (std::vector<std::string>{"T"}));
+}
+
+TEST(Space, DefaultConfigFollowsParamOrder) {
+  const Space s = parse(space_text("  TILE: [16, 32]\n  PAD: [0, 1]\n",
+                                   "default: {PAD: 1, TILE: 48}   # any integers\n"));
+  ASSERT_TRUE(s.default_config);
+  EXPECT_EQ(*s.default_config, (Values{48, 1}));
+  EXPECT_EQ(s.default_where.line, 15);
+  EXPECT_EQ(s.default_where.column, 10);
+}
+
+TEST(Space, BuffersAndArgs) {
+  const std::string text =
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\n"
+      "problem: {N: [64]}\n"
+      "params: {T: [4]}\n"
+      "launch: {grid: 1, block: T}\n"
+      "buffers:\n"
+      "  a: {type: double, count: max(N, 2*T), init: iota}\n"   // comma inside a flow map
+      "  b: {type: int, count: 'N + 1', init: none}\n"
+      "  c: {type: uint, count: N}\n"
+      "  d: {type: int64, count: N}\n"
+      "  e: {type: uint8, count: N}\n"
+      "  f: {type: half, count: N, output: true, init: zero}\n"
+      "args: [a, b, c, d, e, f, N, min(N, 3), \"T * 2\",\n"
+      "       {value: N, type: int64}, {value: 'N / 2', type: float}, {value: 1, type: double},\n"
+      "       {value: 7, type: uint}, {value: N}]\n"
+      "verify: {reference: {T: 4}, rtol: 1e-5, atol: 0.5}\n"
+      "metrics: {bytes: N * 8, flops: 'min(N, T) * 2'}\n"
+      "options: [-use_fast_math, --std=c++17]\n";
+  const Space s = parse(text);
+  const Values slots{64, 4};
+  ASSERT_EQ(s.buffers.size(), 6u);
+  const ElementType types[] = {ElementType::f64, ElementType::i32, ElementType::u32,
+                               ElementType::i64, ElementType::u8,  ElementType::f16};
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(s.buffers[i].type, types[i]) << i;
+  EXPECT_EQ(s.buffers[0].count.expr.text(), "max(N, 2*T)");
+  EXPECT_EQ(s.buffers[0].count.expr.eval(slots), 64);
+  EXPECT_EQ(s.buffers[0].init, BufferInit::iota);
+  EXPECT_EQ(s.buffers[1].count.expr.eval(slots), 65);
+  EXPECT_EQ(s.buffers[1].init, BufferInit::none);
+  EXPECT_EQ(s.buffers[5].init, BufferInit::zero);
+  EXPECT_TRUE(s.buffers[5].output);
+  EXPECT_EQ(s.buffers[2].where.line, 10);
+  EXPECT_EQ(s.buffers[2].where.column, 3);
+
+  ASSERT_EQ(s.args.size(), 14u);
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(s.args[i].kind, ArgSpec::Kind::buffer) << i;
+    EXPECT_EQ(s.args[i].buffer, s.buffers[i].name);
+  }
+  for (std::size_t i = 6; i < 14; ++i) EXPECT_EQ(s.args[i].kind, ArgSpec::Kind::scalar) << i;
+  EXPECT_EQ(s.args[6].value.expr.eval(slots), 64);
+  EXPECT_EQ(s.args[7].value.expr.text(), "min(N, 3)");
+  EXPECT_EQ(s.args[7].value.expr.eval(slots), 3);
+  EXPECT_EQ(s.args[8].value.expr.eval(slots), 8);
+  EXPECT_EQ(s.args[9].scalar_type, ElementType::i64);
+  EXPECT_EQ(s.args[10].scalar_type, ElementType::f32);
+  EXPECT_EQ(s.args[10].value.expr.eval(slots), 32);
+  EXPECT_EQ(s.args[11].scalar_type, ElementType::f64);
+  EXPECT_EQ(s.args[12].scalar_type, ElementType::u32);
+  EXPECT_EQ(s.args[13].scalar_type, ElementType::i32);
+  EXPECT_EQ(s.args[9].where.line, 15);
+  EXPECT_EQ(s.args[9].where.column, 8);
+
+  EXPECT_EQ(s.verify.reference, VerifySpec::Reference::config);
+  EXPECT_EQ(s.verify.reference_config, (std::map<std::string, std::int64_t>{{"T", 4}}));
+  EXPECT_DOUBLE_EQ(s.verify.rtol, 1e-5);
+  EXPECT_DOUBLE_EQ(s.verify.atol, 0.5);
+  ASSERT_TRUE(s.metric_flops);
+  EXPECT_EQ(s.metric_flops->expr.eval(slots), 8);
+  EXPECT_EQ(s.metric_bytes->expr.eval(slots), 512);
+  EXPECT_EQ(s.compile_options, (std::vector<std::string>{"-use_fast_math", "--std=c++17"}));
+}
+
+TEST(Space, VerifyNoneNeedsNoOutputBuffer) {
+  const std::string text =
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nparams: {T: [4]}\n"
+      "launch: {grid: 1, block: T}\nbuffers: {x: {count: 4}}\nargs: [x]\nverify: {reference: none}\n";
+  EXPECT_EQ(parse(text).verify.reference, VerifySpec::Reference::none);
+  // Without verify, the reference is the CPU one and an output buffer is required.
+  std::string without = text.substr(0, text.find("verify:"));
+  EXPECT_THROW((void)parse(without), SpaceError);
+}
+
+TEST(Space, ConstraintsMayBeIntegersAndBooleans) {
+  const Space s = parse(space_text("  TILE: [16, 32]\n",
+                                   "constraints:\n  - true\n  - 0\n  - 'TILE >= 16'\n"
+                                   "  - ceil_div(TILE, 16) <= 2 && is_pow2(TILE)\n"));
+  ASSERT_EQ(s.constraints.size(), 4u);
+  EXPECT_EQ(s.constraints[0].condition.expr.eval(Values{1, 16}), 1);
+  EXPECT_EQ(s.constraints[1].condition.expr.eval(Values{1, 16}), 0);
+  EXPECT_EQ(s.constraints[2].condition.expr.eval(Values{1, 16}), 1);
+  EXPECT_EQ(s.constraints[3].condition.expr.eval(Values{1, 32}), 1);
+}
+
+TEST(Space, ExpressionsAreNotEvaluatedAtLoad) {
+  // Division by a param that may be zero: only an error once evaluated for a config.
+  const Space s = parse(space_text("  TILE: [0, 16]\n", "metrics: {bytes: N / TILE}\n"));
+  EXPECT_EQ(s.metric_bytes->expr.eval(Values{1024, 16}), 64);
+  EXPECT_THROW((void)s.metric_bytes->expr.eval(Values{1024, 0}), EvalError);
+}
+
+TEST(Space, ExpressionErrorsPointInsideTheScalar) {
+  // Plain scalar: column of the scalar + offset.
+  SpaceError e = parse_error(space_text("  TILE: [16]\n", "metrics: {bytes: N * $}\n"));
+  EXPECT_EQ(e.where().line, 14);
+  EXPECT_EQ(e.where().column, 22);
+  // Double-quoted: one more for the quote.
+  e = parse_error(space_text("  TILE: [16]\n", "metrics:\n  bytes: \"N * $\"\n"));
+  EXPECT_EQ(e.where().line, 15);
+  EXPECT_EQ(e.where().column, 15);
+  // Single-quoted.
+  e = parse_error(space_text("  TILE: [16]\n", "metrics:\n  bytes: 'N * $'\n"));
+  EXPECT_EQ(e.where().column, 15);
+  // An unknown name in the second piece of a joined flow item.
+  e = parse_error(space_text("  TILE: [16]\n", "metrics: {bytes: max(N, TILES)}\n"));
+  EXPECT_EQ(e.where().line, 14);
+  EXPECT_EQ(e.where().column, 25);
+  EXPECT_NE(std::string(e.what()).find("did you mean 'TILE'"), std::string::npos) << e.what();
+  // Escapes make the offset unmappable: the scalar's own position is used.
+  e = parse_error(space_text("  TILE: [16]\n", "metrics:\n  bytes: \"\\x4E * $\"\n"));
+  EXPECT_EQ(e.where().line, 15);
+  EXPECT_EQ(e.where().column, 10);
+}
+
+TEST(Space, ErrorMessageFormat) {
+  const SpaceError e = parse_error(space_text("  TILE: [16, 16]\n"));
+  const std::string expected_start = (configs_dir() / "inline.yaml").string() + ":7:14: error: ";
+  EXPECT_EQ(std::string(e.what()).rfind(expected_start, 0), 0u) << e.what();
+  EXPECT_NE(std::string(e.what()).find("\n  hint: "), std::string::npos) << e.what();
+  EXPECT_EQ(e.where().file, (configs_dir() / "inline.yaml").string());
+}
+
+TEST(Space, UnknownKeysListTheValidOnes) {
+  const SpaceError e = parse_error(space_text("  TILE: [16]\n", "verfiy: {rtol: 0}\n"));
+  const std::string m = e.what();
+  EXPECT_NE(m.find("unknown key 'verfiy' at the top level; did you mean 'verify'?"), std::string::npos) << m;
+  EXPECT_NE(m.find("kernel, source, entry"), std::string::npos) << m;
+  // Nothing close: no suggestion, still the list.
+  const std::string n = parse_error(space_text("  TILE: [16]\n", "zzzzzz: 1\n")).what();
+  EXPECT_EQ(n.find("did you mean"), std::string::npos) << n;
+  EXPECT_NE(n.find("valid keys"), std::string::npos) << n;
+}
+
+TEST(Space, MissingOrDirectoryFileHasNoLine) {
+  tiletune::testing::TempDir dir;
+  const fs::path missing = dir.path() / "nope.yaml";
+  try {
+    (void)load_space(missing);
+    FAIL();
+  } catch (const SpaceError& e) {
+    EXPECT_EQ(e.where().file, missing.string());
+    EXPECT_EQ(e.where().line, 0);
+    EXPECT_EQ(std::string(e.what()).rfind(missing.string() + ": error: ", 0), 0u) << e.what();
+  }
+  try {
+    (void)load_space(dir.path());
+    FAIL();
+  } catch (const SpaceError& e) {
+    EXPECT_EQ(e.where().line, 0);
+    EXPECT_NE(std::string(e.what()).find("directory"), std::string::npos) << e.what();
+  }
+  // A truly empty file.
+  try {
+    (void)load_space(dir.write("empty.yaml", ""));
+    FAIL();
+  } catch (const SpaceError& e) {
+    EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Space, ElementTypes) {
+  EXPECT_EQ(element_size(ElementType::f32), 4u);
+  EXPECT_EQ(element_size(ElementType::f64), 8u);
+  EXPECT_EQ(element_size(ElementType::i32), 4u);
+  EXPECT_EQ(element_size(ElementType::u32), 4u);
+  EXPECT_EQ(element_size(ElementType::i64), 8u);
+  EXPECT_EQ(element_size(ElementType::u8), 1u);
+  EXPECT_EQ(element_size(ElementType::f16), 2u);
+  EXPECT_STREQ(element_type_name(ElementType::f32), "float");
+  EXPECT_STREQ(element_type_name(ElementType::f64), "double");
+  EXPECT_STREQ(element_type_name(ElementType::i32), "int");
+  EXPECT_STREQ(element_type_name(ElementType::u32), "uint");
+  EXPECT_STREQ(element_type_name(ElementType::i64), "int64");
+  EXPECT_STREQ(element_type_name(ElementType::u8), "uint8");
+  EXPECT_STREQ(element_type_name(ElementType::f16), "half");
+}
+
+}  // namespace

@@ -81,8 +81,12 @@ struct CompileResult {
 [[nodiscard]] std::string nvrtc_version();
 /// Architectures NVRTC can target, e.g. {75, 80, ..., 120}.
 [[nodiscard]] std::vector<int> nvrtc_supported_archs();
-/// Parses "sm_90", "90", "9.0", "compute_90"; throws Error for anything else.
+/// Parses "sm_90", "90", "9.0", "compute_90" (and suffixed targets such as "sm_90a",
+/// "sm_100f") to the compute capability times ten; throws Error for anything else.
 [[nodiscard]] int parse_arch(const std::string& text);
+/// The real-architecture name NVRTC is given for an arch text: "9.0" -> "sm_90",
+/// "compute_90a" -> "sm_90a" (a suffix is kept). Throws Error like parse_arch.
+[[nodiscard]] std::string normalize_arch(const std::string& text);
 
 /// The full option list NVRTC receives for a request (used for the cache key and the log).
 [[nodiscard]] std::vector<std::string> nvrtc_options(const CompileRequest& request);

@@ -1,1 +1,248 @@
-// placeholder: being written
+// The on-disk cubin cache and the compile that goes through it. An entry is two files in
+// <dir>/<key[0:2]>/: <key>.cubin (the ELF image as NVRTC gave it) and <key>.meta (lowered
+// name, resources, log, and the size and hash of the cubin). Each is written to a unique
+// temp file and renamed into place, the cubin first, so a reader never sees a half-written
+// file; a reader checks the cubin against the meta, so anything truncated, corrupt or from
+// another format version is a miss, never a crash. The cache is an optimisation: when it
+// cannot be written the compile still succeeds.
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <thread>
+
+#include "compile/hash.hpp"
+#include "tiletune/compile.hpp"
+#include "tiletune/error.hpp"
+
+namespace tiletune {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kMetaMagic = "tiletune-cubin-meta 1";
+
+fs::path entry_dir(const fs::path& dir, const std::string& key) { return dir / key.substr(0, 2); }
+
+// A key names files: only hex digits are accepted, so a key never escapes the directory.
+bool valid_key(const std::string& key) {
+  if (key.size() != 32) return false;
+  for (char c : key) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return ss.str();
+}
+
+std::string serialize_meta(const std::string& key, const CompiledKernel& kernel) {
+  const Resources& r = kernel.resources;
+  std::ostringstream out;
+  out << kMetaMagic << '\n'
+      << "key " << key << '\n'
+      << "lowered_name " << kernel.lowered_name << '\n'
+      << "registers " << r.registers << '\n'
+      << "static_shared_bytes " << r.static_shared_bytes << '\n'
+      << "spill_store_bytes " << r.spill_store_bytes << '\n'
+      << "spill_load_bytes " << r.spill_load_bytes << '\n'
+      << "stack_frame_bytes " << r.stack_frame_bytes << '\n'
+      << "barriers " << r.barriers << '\n'
+      << "constant_bytes " << r.constant_bytes << '\n'
+      << "cubin_size " << kernel.cubin.size() << '\n'
+      << "cubin_xxh3 " << compile_detail::xxh3_128_hex(kernel.cubin) << '\n'
+      << "log_size " << kernel.log.size() << '\n'
+      << kernel.log;
+  return out.str();
+}
+
+// Reads "name value\n" at `pos`, advancing it; nullopt when the line is not that field.
+std::optional<std::string> take_field(const std::string& text, std::size_t& pos,
+                                      std::string_view name) {
+  const std::size_t end = text.find('\n', pos);
+  if (end == std::string::npos) return std::nullopt;
+  const std::string_view line(text.data() + pos, end - pos);
+  if (line.size() < name.size() + 1 || line.substr(0, name.size()) != name ||
+      line[name.size()] != ' ') {
+    return std::nullopt;
+  }
+  pos = end + 1;
+  return std::string(line.substr(name.size() + 1));
+}
+
+bool to_number(const std::optional<std::string>& text, long long& out) {
+  if (!text || text->empty()) return false;
+  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), out);
+  return ec == std::errc() && p == text->data() + text->size() && out >= 0;
+}
+
+std::optional<CompiledKernel> parse_meta(const std::string& meta, const std::string& key,
+                                         std::string cubin) {
+  std::size_t pos = 0;
+  if (meta.compare(0, kMetaMagic.size(), kMetaMagic) != 0 || meta.size() <= kMetaMagic.size() ||
+      meta[kMetaMagic.size()] != '\n') {
+    return std::nullopt;
+  }
+  pos = kMetaMagic.size() + 1;
+  if (take_field(meta, pos, "key") != key) return std::nullopt;
+  CompiledKernel kernel;
+  auto lowered = take_field(meta, pos, "lowered_name");
+  if (!lowered || lowered->empty()) return std::nullopt;
+  kernel.lowered_name = *lowered;
+  Resources& r = kernel.resources;
+  for (auto [name, field] : {std::pair<std::string_view, int*>{"registers", &r.registers},
+                             {"static_shared_bytes", &r.static_shared_bytes},
+                             {"spill_store_bytes", &r.spill_store_bytes},
+                             {"spill_load_bytes", &r.spill_load_bytes},
+                             {"stack_frame_bytes", &r.stack_frame_bytes},
+                             {"barriers", &r.barriers},
+                             {"constant_bytes", &r.constant_bytes}}) {
+    long long value = 0;
+    if (!to_number(take_field(meta, pos, name), value) || value > 0x7fffffff) return std::nullopt;
+    *field = static_cast<int>(value);
+  }
+  long long cubin_size = 0;
+  if (!to_number(take_field(meta, pos, "cubin_size"), cubin_size)) return std::nullopt;
+  const auto cubin_hash = take_field(meta, pos, "cubin_xxh3");
+  long long log_size = 0;
+  if (!to_number(take_field(meta, pos, "log_size"), log_size)) return std::nullopt;
+  if (static_cast<unsigned long long>(log_size) != meta.size() - pos) return std::nullopt;
+  if (cubin.empty() || static_cast<unsigned long long>(cubin_size) != cubin.size() ||
+      cubin_hash != compile_detail::xxh3_128_hex(cubin)) {
+    return std::nullopt;
+  }
+  kernel.log = meta.substr(pos);
+  kernel.cubin = std::move(cubin);
+  return kernel;
+}
+
+// Writes `bytes` to `target` through a temp file in the same directory and rename(), which
+// is atomic on POSIX: readers see the old file, or none, or the whole new one.
+bool write_atomically(const fs::path& target, const std::string& bytes) {
+  static std::atomic<unsigned long long> counter{0};
+  const auto unique = std::to_string(::getpid()) + "." +
+                      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) +
+                      "." + std::to_string(counter.fetch_add(1));
+  const fs::path temp = target.string() + ".tmp." + unique;
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temp, ignored);
+      return false;
+    }
+  }
+  std::error_code ec;
+  fs::rename(temp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    return false;
+  }
+  return true;
+}
+
+void warn_unwritable_once(const fs::path& dir, const std::string& why) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::fprintf(stderr, "tiletune: warning: cannot write the cubin cache in '%s' (%s); "
+                       "compiling without caching\n", dir.c_str(), why.c_str());
+}
+
+}  // namespace
+
+CubinCache::CubinCache(std::filesystem::path directory) : dir_(std::move(directory)) {}
+
+std::filesystem::path CubinCache::default_directory() {
+  auto env = [](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    return value ? value : "";
+  };
+  if (auto dir = env("TILETUNE_CUBIN_CACHE"); !dir.empty()) return dir;
+  if (auto xdg = env("XDG_CACHE_HOME"); !xdg.empty()) return fs::path(xdg) / "tiletune" / "cubin";
+  if (auto home = env("HOME"); !home.empty()) return fs::path(home) / ".cache" / "tiletune" / "cubin";
+  return {};  // nowhere sensible: caching off
+}
+
+std::string CubinCache::key(const CompileRequest& request) const {
+  if (request.source == nullptr) throw Error("CubinCache::key: the request has no source");
+  compile_detail::FieldHasher hasher;
+  hasher.add("tiletune-cubin-key 1");  // bump when the entry format or the key changes
+  hasher.add(request.source->hash);
+  const auto options = nvrtc_options(request);
+  hasher.add(std::to_string(options.size()));
+  for (const auto& option : options) hasher.add(option);
+  hasher.add(nvrtc_version());
+  hasher.add(normalize_arch(request.arch));
+  hasher.add(request.entry);
+  return hasher.hex();
+}
+
+std::optional<CompiledKernel> CubinCache::get(const std::string& key) const {
+  if (dir_.empty() || !valid_key(key)) return std::nullopt;
+  try {
+    const fs::path dir = entry_dir(dir_, key);
+    auto meta = read_all(dir / (key + ".meta"));
+    if (!meta) return std::nullopt;
+    auto cubin = read_all(dir / (key + ".cubin"));
+    if (!cubin) return std::nullopt;
+    return parse_meta(*meta, key, std::move(*cubin));
+  } catch (const std::exception&) {
+    return std::nullopt;  // an unreadable entry is a miss
+  }
+}
+
+void CubinCache::put(const std::string& key, const CompiledKernel& kernel) const {
+  if (dir_.empty() || !valid_key(key)) return;
+  try {
+    const fs::path dir = entry_dir(dir_, key);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+      warn_unwritable_once(dir_, ec.message());
+      return;
+    }
+    // Cubin first: once the meta is in place its cubin is too.
+    if (!write_atomically(dir / (key + ".cubin"), kernel.cubin) ||
+        !write_atomically(dir / (key + ".meta"), serialize_meta(key, kernel))) {
+      warn_unwritable_once(dir_, "write or rename failed");
+    }
+  } catch (const std::exception& e) {
+    warn_unwritable_once(dir_, e.what());
+  }
+}
+
+CompileResult compile_cached(const CompileRequest& request, const CubinCache& cache) {
+  const std::string key = cache.key(request);
+  if (auto kernel = cache.get(key)) {
+    CompileResult result;
+    result.options = nvrtc_options(request);
+    result.log = kernel->log;
+    result.kernel = std::move(kernel);
+    result.cache_hit = true;
+    result.cache_key = key;
+    return result;
+  }
+  CompileResult result = compile_nvrtc(request);
+  result.cache_key = key;
+  if (result.ok()) cache.put(key, *result.kernel);
+  return result;
+}
+
+}  // namespace tiletune

@@ -6,8 +6,10 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "tiletune/error.hpp"
 
@@ -30,6 +32,8 @@ struct Api {
 
 /// "CUDA_ERROR_ILLEGAL_ADDRESS"
 [[nodiscard]] std::string result_name(CUresult r);
+/// "an illegal memory access was encountered" (empty without a driver).
+[[nodiscard]] std::string result_description(CUresult r);
 
 /// A failed driver call: carries the CUresult and names the call, file and line.
 class DriverError : public Error {
@@ -41,8 +45,12 @@ class DriverError : public Error {
   CUresult result_;
 };
 
-/// Throws DriverError("cuXxx(...) failed: CUDA_ERROR_... at file:line [context]").
+/// Throws DriverError("cuXxx(...) failed: CUDA_ERROR_... (description) at file:line [context]").
 void check(CUresult r, const char* call, const char* file, int line, std::string_view context = {});
+
+/// The message check() throws with, for a result that is not CUDA_SUCCESS.
+[[nodiscard]] std::string format_failure(CUresult r, const char* call, const char* file, int line,
+                                         std::string_view context = {});
 
 }  // namespace tiletune::cu
 
@@ -51,8 +59,148 @@ void check(CUresult r, const char* call, const char* file, int line, std::string
 #define TILETUNE_CU(call) ::tiletune::cu::check(::tiletune::cu::detail::require().call, #call, __FILE__, __LINE__)
 #define TILETUNE_CU_CTX(call, context) \
   ::tiletune::cu::check(::tiletune::cu::detail::require().call, #call, __FILE__, __LINE__, context)
+/// For destructors: never throws; a failure (other than a driver already shut down at
+/// process exit) is reported on stderr.
+#define TILETUNE_CU_NOTHROW(call)                                                          \
+  do {                                                                                     \
+    if (const ::tiletune::cu::Api* tiletune_api_ = ::tiletune::cu::api()) {                \
+      ::tiletune::cu::detail::check_nothrow(tiletune_api_->call, #call, __FILE__, __LINE__); \
+    }                                                                                      \
+  } while (false)
 
 namespace tiletune::cu::detail {
 /// The Api, or throws Error("CUDA driver not available: ...").
 const Api& require();
+/// Reports a failure on stderr instead of throwing.
+void check_nothrow(CUresult r, const char* call, const char* file, int line) noexcept;
+
+/// Loads the driver from `library` (a name for dlopen or a path) and calls cuInit(0); on
+/// failure returns nullopt and sets `reason`. api() is load_api("libcuda.so.1") done once;
+/// this entry exists so that tests can resolve every symbol against the toolkit's stub.
+/// The library stays loaded when this succeeds (the Api points into it).
+[[nodiscard]] std::optional<Api> load_api(const char* library, std::string& reason);
 }  // namespace tiletune::cu::detail
+
+namespace tiletune::cu {
+
+/// The primary context of one device, retained for the owner's lifetime and made current
+/// on the constructing thread (every other owner below needs a current context).
+class PrimaryContext {
+ public:
+  explicit PrimaryContext(int ordinal);
+  ~PrimaryContext();
+  PrimaryContext(PrimaryContext&& other) noexcept;
+  PrimaryContext& operator=(PrimaryContext&& other) noexcept;
+  PrimaryContext(const PrimaryContext&) = delete;
+  PrimaryContext& operator=(const PrimaryContext&) = delete;
+
+  /// Makes this context current on the calling thread.
+  void make_current() const;
+  /// Waits for all work in the context (cuCtxSynchronize).
+  void synchronize() const;
+  [[nodiscard]] CUcontext get() const noexcept { return context_; }
+  [[nodiscard]] CUdevice device() const noexcept { return device_; }
+  [[nodiscard]] int ordinal() const noexcept { return ordinal_; }
+
+ private:
+  void release() noexcept;
+  CUcontext context_ = nullptr;
+  CUdevice device_ = 0;
+  int ordinal_ = -1;
+};
+
+/// A loaded module (cuModuleLoadData of a cubin image), unloaded on destruction.
+class Module {
+ public:
+  /// `image` is a cubin (ELF) or fatbin; `context` names it in errors ("transpose TILE=32 ...").
+  explicit Module(std::string_view image, std::string_view context = {});
+  ~Module();
+  Module(Module&& other) noexcept;
+  Module& operator=(Module&& other) noexcept;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  /// The kernel `name` (a lowered/mangled or extern "C" name); the error names it.
+  [[nodiscard]] CUfunction get_function(const std::string& name) const;
+  [[nodiscard]] CUmodule get() const noexcept { return module_; }
+
+ private:
+  void unload() noexcept;
+  CUmodule module_ = nullptr;
+  std::string context_;
+};
+
+/// Device memory (cuMemAlloc/cuMemFree). A zero-byte buffer holds no allocation.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] CUdeviceptr ptr() const noexcept { return ptr_; }
+
+  /// Synchronous copies of the first `bytes` bytes (throws when bytes > size()).
+  void upload(const void* src, std::size_t bytes);
+  void download(void* dst, std::size_t bytes) const;
+  /// Sets every byte to `value`, ordered on `stream` (nullptr: the default stream).
+  void fill_async(unsigned char value, CUstream stream = nullptr);
+
+ private:
+  void free() noexcept;
+  CUdeviceptr ptr_ = 0;
+  std::size_t size_ = 0;
+};
+
+/// A CUDA event; timing is on unless CU_EVENT_DISABLE_TIMING is given.
+class Event {
+ public:
+  explicit Event(unsigned flags = CU_EVENT_DEFAULT);
+  ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  void record(CUstream stream = nullptr);
+  void synchronize() const;
+  /// Milliseconds between two recorded (and completed) events.
+  [[nodiscard]] static float elapsed_ms(const Event& start, const Event& end);
+  [[nodiscard]] CUevent get() const noexcept { return event_; }
+
+ private:
+  void destroy() noexcept;
+  CUevent event_ = nullptr;
+};
+
+/// A CUDA stream; non-blocking with respect to the legacy default stream by default.
+class Stream {
+ public:
+  explicit Stream(unsigned flags = CU_STREAM_NON_BLOCKING);
+  ~Stream();
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  void synchronize() const;
+  [[nodiscard]] CUstream get() const noexcept { return stream_; }
+
+ private:
+  void destroy() noexcept;
+  CUstream stream_ = nullptr;
+};
+
+/// cuFuncGetAttribute, checked.
+[[nodiscard]] int function_attribute(CUfunction f, CUfunction_attribute attribute);
+/// Raises the dynamic shared memory a kernel may ask for (needed above 48 KiB).
+void set_max_dynamic_shared_bytes(CUfunction f, int bytes);
+/// The driver's occupancy: cuOccupancyMaxActiveBlocksPerMultiprocessor, checked.
+[[nodiscard]] int max_active_blocks_per_sm(CUfunction f, int block_threads,
+                                           std::size_t dynamic_shared_bytes);
+
+}  // namespace tiletune::cu

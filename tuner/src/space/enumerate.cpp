@@ -1,1 +1,123 @@
-// placeholder: being written
+// Lazy enumeration of a space: an odometer over the param axes (last param fastest), each
+// point checked against the constraints with values in a reused slot array, so walking
+// 10^6 points allocates nothing per point.
+#include "tiletune/enumerate.hpp"
+
+#include <limits>
+
+namespace tiletune {
+
+std::string format_config(const Space& space, const Config& config) {
+  std::string s;
+  for (std::size_t i = 0; i < space.params.size() && i < config.values.size(); ++i) {
+    if (i) s += ' ';
+    s += space.params[i].name + '=' + std::to_string(config.values[i]);
+  }
+  return s;
+}
+
+std::vector<Problem> all_problems(const Space& space) {
+  std::vector<Problem> problems;
+  std::vector<std::size_t> index(space.problem.size(), 0);
+  for (const Axis& a : space.problem)
+    if (a.values.empty()) return problems;
+  while (true) {
+    Problem p;
+    for (std::size_t i = 0; i < index.size(); ++i) p.sizes.push_back(space.problem[i].values[index[i]]);
+    problems.push_back(std::move(p));
+    std::size_t k = index.size();
+    while (k > 0) {
+      --k;
+      if (++index[k] < space.problem[k].values.size()) break;
+      index[k] = 0;
+      if (k == 0) return problems;
+    }
+    if (index.empty()) return problems;
+  }
+}
+
+std::vector<std::int64_t> slot_values(const Problem& problem, const Config& config) {
+  std::vector<std::int64_t> v(problem.sizes);
+  v.insert(v.end(), config.values.begin(), config.values.end());
+  return v;
+}
+
+Enumerator::Enumerator(const Space& space, Problem problem)
+    : space_(&space), problem_(std::move(problem)), odometer_(space.params.size(), 0) {
+  slots_ = problem_.sizes;
+  slots_.resize(space.problem.size() + space.params.size(), 0);
+  product_size_ = 1;
+  for (const Axis& a : space.params) {
+    const std::uint64_t n = a.values.size();
+    if (n == 0) {
+      product_size_ = 0;
+      break;
+    }
+    if (product_size_ > std::numeric_limits<std::uint64_t>::max() / n) {
+      product_size_ = std::numeric_limits<std::uint64_t>::max();
+    } else {
+      product_size_ *= n;
+    }
+  }
+  done_ = product_size_ == 0;
+}
+
+std::optional<Rejection> Enumerator::check(const Config& config) const {
+  std::vector<std::int64_t> values = slot_values(problem_, config);
+  for (std::size_t i = 0; i < space_->constraints.size(); ++i) {
+    const LocatedExpr& c = space_->constraints[i].condition;
+    try {
+      if (c.expr.eval(values) == 0) return Rejection{i, c.expr.text() + " is false"};
+    } catch (const EvalError& e) {
+      return Rejection{i, c.where.str() + ": " + e.what()};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Config> Enumerator::next() {
+  const std::size_t base = space_->problem.size();
+  const std::size_t n = space_->params.size();
+  while (!done_) {
+    for (std::size_t i = 0; i < n; ++i) slots_[base + i] = space_->params[i].values[odometer_[i]];
+    // Advance the odometer now so that a `return` below leaves it on the next point.
+    std::size_t k = n;
+    done_ = true;
+    while (k > 0) {
+      --k;
+      if (++odometer_[k] < space_->params[k].values.size()) {
+        done_ = false;
+        break;
+      }
+      odometer_[k] = 0;
+    }
+    ++visited_;
+    bool keep = true;
+    for (const Constraint& c : space_->constraints) {
+      try {
+        if (c.condition.expr.eval(slots_) == 0) {
+          keep = false;
+          break;
+        }
+      } catch (const EvalError&) {
+        ++errored_;
+        keep = false;
+        break;
+      }
+    }
+    if (keep) {
+      ++kept_;
+      return Config{std::vector<std::int64_t>(slots_.begin() + static_cast<std::ptrdiff_t>(base), slots_.end())};
+    }
+  }
+  return std::nullopt;
+}
+
+SpaceCounts count_configs(const Space& space, const Problem& problem) {
+  Enumerator e(space, problem);
+  while (e.next()) {
+  }
+  return SpaceCounts{e.visited(), e.kept()};
+}
+
+}  // namespace tiletune

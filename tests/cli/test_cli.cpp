@@ -1,0 +1,145 @@
+// End-to-end tests of the `tiletune` executable: malformed spaces fail cleanly with a
+// location, plan compiles the transpose space and a second plan compiles nothing,
+// tune without a GPU falls back to plan, and every command answers --help.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "gpu/driver.hpp"
+#include "test_support.hpp"
+
+namespace tiletune::testing {
+namespace {
+
+std::string quote(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+/// Runs the CLI inside `dir` with its caches pointed into `dir`.
+CommandResult tiletune_in(const TempDir& dir, const std::string& args) {
+  return run_command("cd " + quote(dir.path()) + " && TILETUNE_CUBIN_CACHE=" + quote(dir.path() / "cubin") +
+                     " TILETUNE_DB=" + quote(dir.path() / "cache.db") + " " + quote(cli_path()) + " " + args);
+}
+
+struct Expectation {
+  int line = 0, column = 0;
+  std::string substring;
+};
+
+Expectation read_expectation(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string first;
+  std::getline(in, first);
+  std::smatch m;
+  static const std::regex re(R"(^# expect: (\d+):(\d+): (.*)$)");
+  if (!std::regex_match(first, m, re)) return {};
+  return {std::stoi(m[1]), std::stoi(m[2]), m[3]};
+}
+
+TEST(Cli, MalformedSpacesFailWithALocationAndLeaveNothingBehind) {
+  const auto bad_dir = test_data_dir() / "spaces" / "bad";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(bad_dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    const Expectation want = read_expectation(entry.path());
+    ASSERT_GT(want.line, 0) << "no '# expect: LINE:COL: text' header";
+    TempDir dir;
+    const auto before = std::distance(std::filesystem::directory_iterator(dir.path()), {});
+    CommandResult r = tiletune_in(dir, "plan --arch sm_90 " + quote(entry.path()));
+    EXPECT_EQ(r.signal, 0) << r.output;
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.exit_code, -1) << r.output;
+    const std::string location = entry.path().string() + ":" + std::to_string(want.line) + ":" +
+                                 std::to_string(want.column) + ":";
+    EXPECT_NE(r.output.find(location), std::string::npos) << "want " << location << " in:\n" << r.output;
+    EXPECT_NE(r.output.find(want.substring), std::string::npos) << r.output;
+    const auto after = std::distance(std::filesystem::directory_iterator(dir.path()), {});
+    EXPECT_EQ(before, after) << "the command left a file behind";
+    ++checked;
+  }
+  EXPECT_GE(checked, 30);
+}
+
+TEST(Cli, PlanTransposeThenASecondPlanCompilesNothing) {
+  TempDir dir;
+  const auto space = source_dir() / "configs" / "transpose.yaml";
+  CommandResult first = tiletune_in(dir, "plan --arch sm_90 --size N=8192 --format json " + quote(space));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto j1 = nlohmann::json::parse(first.output);
+  EXPECT_EQ(j1["summary"]["points"], 36);
+  EXPECT_EQ(j1["summary"]["after_constraints"], 34);
+  EXPECT_EQ(j1["summary"]["compile_failed"], 0);
+  EXPECT_EQ(j1["summary"]["pruned"], 2);  // TILE=64 BLOCK_ROWS=32: 2048 threads per block
+  EXPECT_EQ(j1["summary"]["ok"], 32);
+  EXPECT_EQ(j1["summary"]["compiled"], 32);
+  EXPECT_EQ(j1["summary"]["cache_hits"], 0);
+  EXPECT_EQ(j1["problem"]["N"], 8192);
+  for (const auto& row : j1["rows"]) {
+    if (row["status"] != "ok") {
+      EXPECT_EQ(row["status"], "pruned");
+      EXPECT_NE(row["detail"].get<std::string>().find("2048"), std::string::npos) << row.dump();
+      continue;
+    }
+    const int tile = row["params"]["TILE"], pad = row["params"]["PAD"];
+    EXPECT_EQ(row["static_shared_bytes"], tile * (tile + pad) * 4) << row.dump();
+    EXPECT_GT(row["registers"].get<int>(), 0);
+    EXPECT_GT(row["blocks_per_sm"].get<int>(), 0);
+  }
+
+  CommandResult second = tiletune_in(dir, "plan --arch sm_90 --size N=8192 " + quote(space));
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("compiled nothing: 32 cache hits"), std::string::npos) << second.output;
+
+  CommandResult csv = tiletune_in(dir, "plan --arch sm_80 --format csv " + quote(space));
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 1 + 34);  // header + one line per config
+}
+
+TEST(Cli, TuneWithoutAGpuSaysSoAndPlans) {
+  if (cu::device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  TempDir dir;
+  CommandResult r = tiletune_in(dir, "tune --arch sm_90");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("no CUDA device present"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("transpose"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("after constraints 34"), std::string::npos) << r.output;
+}
+
+TEST(Cli, BadArgumentsAreReported) {
+  TempDir dir;
+  const auto space = quote(source_dir() / "configs" / "transpose.yaml");
+  CommandResult r = tiletune_in(dir, "plan --size M=3 " + space);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("'M' is not a problem size"), std::string::npos) << r.output;
+  r = tiletune_in(dir, "plan --size N=abc " + space);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("not a non-negative integer"), std::string::npos) << r.output;
+  r = tiletune_in(dir, "plan --arch sm_42 " + space);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("sm_42"), std::string::npos) << r.output;
+  r = tiletune_in(dir, "plan does-not-exist.yaml");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = tiletune_in(dir, "frobnicate");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+TEST(Cli, EveryCommandAnswersHelpWithExamples) {
+  TempDir dir;
+  for (const std::string cmd : {"", "plan ", "tune ", "devices "}) {
+    CommandResult r = tiletune_in(dir, cmd + "--help");
+    EXPECT_EQ(r.exit_code, 0) << cmd << r.output;
+    EXPECT_NE(r.output.find("Example"), std::string::npos) << cmd << r.output;
+  }
+}
+
+TEST(Cli, DevicesWithoutAGpu) {
+  if (cu::device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  TempDir dir;
+  CommandResult r = tiletune_in(dir, "devices");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("no CUDA device present"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace tiletune::testing

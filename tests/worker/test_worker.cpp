@@ -1,0 +1,745 @@
+// Tests of the worker boundary without a GPU: the protocol (every field round-trips, anything
+// malformed is refused), serve_worker run in-process over pipes, and WorkerProcess against
+// fake_worker, which sleeps, crashes, exits early, sends garbage or throws on trial 2. Each
+// process test also checks that no child (zombie or alive) is left behind.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+#include "tiletune/error.hpp"
+#include "tiletune/worker.hpp"
+
+namespace tiletune {
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+const char* const kFakeWorker = TILETUNE_FAKE_WORKER;
+
+// --- helpers -----------------------------------------------------------------------------
+
+TrialRequest full_request() {
+  TrialRequest r;
+  r.id = 0xfedcba9876543210ull;
+  r.kernel = "transpose";
+  r.config_text = "TILE=32 BLOCK_ROWS=8 PAD=1";
+  r.problem_key = "N=4096";
+  r.sizes = {{"N", 4096}, {"M", -7}, {"BIG", std::numeric_limits<std::int64_t>::max()}};
+  r.cubin.resize(1 << 20);
+  for (std::size_t i = 0; i < r.cubin.size(); ++i) r.cubin[i] = static_cast<char>((i * 131 + 7) & 0xff);
+  r.cubin[0] = '\0';
+  r.function = "_Z9transposePfPKfi";
+  r.grid[0] = 128; r.grid[1] = 64; r.grid[2] = 3;
+  r.block[0] = 32; r.block[1] = 8; r.block[2] = 2;
+  r.shared_bytes = 99 * 1024;
+  r.buffers = {{"in", ElementType::f64, 1ull << 33, BufferInit::random, false},
+               {"out", ElementType::f16, 17, BufferInit::none, true},
+               {"idx", ElementType::u8, 0, BufferInit::iota, false}};
+  ArgPlan a0;
+  a0.is_buffer = true;
+  a0.buffer = 1;
+  ArgPlan a1;
+  a1.type = ElementType::i64;
+  a1.int_value = std::numeric_limits<std::int64_t>::min();
+  ArgPlan a2;
+  a2.type = ElementType::f32;
+  a2.float_value = -0.125;
+  r.args = {a0, a1, a2};
+  r.verify.mode = VerifySettings::Mode::reference_run;
+  r.verify.cpu_reference = "transpose_ref";
+  r.verify.rtol = 1e-5;
+  r.verify.atol = 0.25;
+  r.timing.cold = false;
+  r.timing.warmup_runs = 3;
+  r.timing.min_samples = 25;
+  r.timing.max_noise = 0.001;
+  r.timing.min_seconds = 0.5;
+  r.timing.max_seconds = 7.5;
+  r.seed = 424242;
+  r.is_reference = true;
+  r.deadline_seconds = 12.5;
+  return r;
+}
+
+void expect_same(const TrialRequest& a, const TrialRequest& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.kernel, b.kernel);
+  EXPECT_EQ(a.config_text, b.config_text);
+  EXPECT_EQ(a.problem_key, b.problem_key);
+  EXPECT_EQ(a.sizes, b.sizes);
+  EXPECT_TRUE(a.cubin == b.cubin) << "cubin differs (" << a.cubin.size() << " vs " << b.cubin.size() << " bytes)";
+  EXPECT_EQ(a.function, b.function);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(a.grid[i], b.grid[i]);
+    EXPECT_EQ(a.block[i], b.block[i]);
+  }
+  EXPECT_EQ(a.shared_bytes, b.shared_bytes);
+  ASSERT_EQ(a.buffers.size(), b.buffers.size());
+  for (std::size_t i = 0; i < a.buffers.size(); ++i) {
+    EXPECT_EQ(a.buffers[i].name, b.buffers[i].name);
+    EXPECT_EQ(a.buffers[i].type, b.buffers[i].type);
+    EXPECT_EQ(a.buffers[i].count, b.buffers[i].count);
+    EXPECT_EQ(a.buffers[i].init, b.buffers[i].init);
+    EXPECT_EQ(a.buffers[i].output, b.buffers[i].output);
+  }
+  ASSERT_EQ(a.args.size(), b.args.size());
+  for (std::size_t i = 0; i < a.args.size(); ++i) {
+    EXPECT_EQ(a.args[i].is_buffer, b.args[i].is_buffer);
+    EXPECT_EQ(a.args[i].buffer, b.args[i].buffer);
+    EXPECT_EQ(a.args[i].type, b.args[i].type);
+    EXPECT_EQ(a.args[i].int_value, b.args[i].int_value);
+    EXPECT_EQ(a.args[i].float_value, b.args[i].float_value);
+  }
+  EXPECT_EQ(a.verify.mode, b.verify.mode);
+  EXPECT_EQ(a.verify.cpu_reference, b.verify.cpu_reference);
+  EXPECT_EQ(a.verify.rtol, b.verify.rtol);
+  EXPECT_EQ(a.verify.atol, b.verify.atol);
+  EXPECT_EQ(a.timing.cold, b.timing.cold);
+  EXPECT_EQ(a.timing.warmup_runs, b.timing.warmup_runs);
+  EXPECT_EQ(a.timing.min_samples, b.timing.min_samples);
+  EXPECT_EQ(a.timing.max_noise, b.timing.max_noise);
+  EXPECT_EQ(a.timing.min_seconds, b.timing.min_seconds);
+  EXPECT_EQ(a.timing.max_seconds, b.timing.max_seconds);
+  EXPECT_EQ(a.seed, b.seed);
+  EXPECT_EQ(a.is_reference, b.is_reference);
+  EXPECT_EQ(a.deadline_seconds, b.deadline_seconds);
+}
+
+TrialResult full_result(TrialStatus status) {
+  TrialResult r;
+  r.id = 77;
+  r.status = status;
+  r.detail = "max error 0.5 at index 12\nwith a second line";
+  r.median_ms = 0.123;
+  r.mean_ms = 0.125;
+  r.min_ms = 0.1;
+  r.stddev_ms = 1e-4;
+  r.samples = 31;
+  r.driver_blocks_per_sm = 6;
+  r.max_error = 0.5;
+  r.first_bad_index = 12;
+  r.load_ms = 3.25;
+  r.verify_ms = 4.5;
+  r.measure_ms = 250;
+  return r;
+}
+
+void expect_same(const TrialResult& a, const TrialResult& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.detail, b.detail);
+  EXPECT_EQ(a.median_ms, b.median_ms);
+  EXPECT_EQ(a.mean_ms, b.mean_ms);
+  EXPECT_EQ(a.min_ms, b.min_ms);
+  EXPECT_EQ(a.stddev_ms, b.stddev_ms);
+  EXPECT_EQ(a.samples, b.samples);
+  EXPECT_EQ(a.driver_blocks_per_sm, b.driver_blocks_per_sm);
+  EXPECT_EQ(a.max_error, b.max_error);
+  EXPECT_EQ(a.first_bad_index, b.first_bad_index);
+  EXPECT_EQ(a.load_ms, b.load_ms);
+  EXPECT_EQ(a.verify_ms, b.verify_ms);
+  EXPECT_EQ(a.measure_ms, b.measure_ms);
+}
+
+Json as_json(const std::string& payload) { return Json::from_cbor(payload); }
+
+std::string to_payload(const Json& j) {
+  std::vector<std::uint8_t> v = Json::to_cbor(j);
+  return std::string(v.begin(), v.end());
+}
+
+// Expects decode to throw an Error whose message contains `needle`.
+template <class Fn>
+void expect_error(Fn&& decode, const std::string& needle) {
+  try {
+    decode();
+    ADD_FAILURE() << "no Error thrown; expected one mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TrialRequest small_request(std::uint64_t id, double deadline_seconds = 10) {
+  TrialRequest r;
+  r.id = id;
+  r.kernel = "fake";
+  r.cubin = "not really a cubin";
+  r.deadline_seconds = deadline_seconds;
+  return r;
+}
+
+// No child of this process is left, running or zombie.
+void expect_no_children() {
+  errno = 0;
+  pid_t r = ::waitpid(-1, nullptr, WNOHANG);
+  EXPECT_EQ(r, -1) << "a child is left behind (pid " << r << ")";
+  EXPECT_EQ(errno, ECHILD);
+}
+
+// The pid is not our child any more (reaped), and no such process runs.
+void expect_reaped(pid_t pid) {
+  ASSERT_GT(pid, 0);
+  errno = 0;
+  EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
+}
+
+// --- the protocol ------------------------------------------------------------------------
+
+TEST(WorkerProtocol, RequestRoundTripsEveryFieldWithAMegabyteCubin) {
+  TrialRequest in = full_request();
+  std::string payload = encode_request(in);
+  EXPECT_TRUE(as_json(payload)["cubin"].is_binary()) << "the cubin travels as CBOR binary";
+  EXPECT_LT(payload.size(), in.cubin.size() + 4096) << "the cubin is not inflated";
+  expect_same(in, decode_request(payload));
+  WorkerMessage m = decode_message(payload);
+  EXPECT_EQ(m.type, WorkerMessage::Type::trial);
+  expect_same(in, m.trial);
+}
+
+TEST(WorkerProtocol, DefaultRequestRoundTrips) {
+  TrialRequest in;
+  expect_same(in, decode_request(encode_request(in)));
+}
+
+TEST(WorkerProtocol, ResultRoundTripsEveryFieldAndStatus) {
+  for (TrialStatus s : {TrialStatus::ok, TrialStatus::pruned, TrialStatus::compile_failed,
+                        TrialStatus::launch_failed, TrialStatus::runtime_fault, TrialStatus::timeout,
+                        TrialStatus::wrong_result}) {
+    SCOPED_TRACE(std::string(status_name(s)));
+    TrialResult in = full_result(s);
+    expect_same(in, decode_result(encode_result(in)));
+  }
+  TrialResult odd = full_result(TrialStatus::ok);
+  odd.max_error = std::numeric_limits<double>::infinity();
+  odd.first_bad_index = -1;
+  odd.stddev_ms = std::nan("");
+  TrialResult back = decode_result(encode_result(odd));
+  EXPECT_TRUE(std::isinf(back.max_error));
+  EXPECT_TRUE(std::isnan(back.stddev_ms));
+  EXPECT_EQ(back.first_bad_index, -1);
+}
+
+TEST(WorkerProtocol, OtherMessagesRoundTrip) {
+  WorkerMessage copy = decode_message(encode_copy_request(1ull << 40));
+  EXPECT_EQ(copy.type, WorkerMessage::Type::copy);
+  EXPECT_EQ(copy.copy_bytes, 1ull << 40);
+
+  CopyCeiling c{1ull << 30, 0.75, 2863.3};
+  WorkerMessage cr = decode_message(encode_copy_result(c));
+  EXPECT_EQ(cr.type, WorkerMessage::Type::copy_result);
+  EXPECT_EQ(cr.copy.bytes, c.bytes);
+  EXPECT_EQ(cr.copy.median_ms, c.median_ms);
+  EXPECT_EQ(cr.copy.gbps, c.gbps);
+
+  WorkerMessage e = decode_message(encode_error("bad frame"));
+  EXPECT_EQ(e.type, WorkerMessage::Type::error);
+  EXPECT_EQ(e.error, "bad frame");
+}
+
+TEST(WorkerProtocol, FramesAreLittleEndianAndLimitedToOneGiB) {
+  std::string f = frame("abc");
+  EXPECT_EQ(f, std::string("\x03\x00\x00\x00" "abc", 7));
+  std::string big(300, 'x');
+  EXPECT_EQ(frame(big).substr(0, 4), std::string("\x2c\x01\x00\x00", 4));
+
+  unsigned char limit[4] = {0x00, 0x00, 0x00, 0x40};  // exactly 1 GiB: allowed
+  EXPECT_EQ(frame_payload_size(limit), max_frame_bytes);
+  unsigned char over[4] = {0x01, 0x00, 0x00, 0x40};
+  expect_error([&] { (void)frame_payload_size(over); }, "limit");
+  unsigned char huge[4] = {0xff, 0xff, 0xff, 0xff};
+  expect_error([&] { (void)frame_payload_size(huge); }, "limit");
+}
+
+TEST(WorkerProtocol, MalformedPayloadsAreRejected) {
+  expect_error([] { (void)decode_message(""); }, "CBOR");
+  expect_error([] { (void)decode_message("hello, this is not CBOR"); }, "CBOR");
+  expect_error([] { (void)decode_message(to_payload(Json::array({1, 2}))); }, "map");
+  expect_error([] { (void)decode_message(to_payload({{"id", 1}})); }, "type");
+  expect_error([] { (void)decode_message(to_payload({{"type", 3}})); }, "type");
+  expect_error([] { (void)decode_message(to_payload({{"type", "launch"}})); }, "launch");
+  // A valid message with trailing bytes.
+  expect_error([] { (void)decode_message(encode_copy_request(5) + "x"); }, "CBOR");
+  // Truncated in the middle of the cubin.
+  std::string good = encode_request(full_request());
+  expect_error([&] { (void)decode_request(good.substr(0, good.size() / 2)); }, "CBOR");
+  // The right CBOR for another message.
+  expect_error([] { (void)decode_request(encode_result(TrialResult{})); }, "expected a 'trial'");
+  expect_error([] { (void)decode_result(encode_request(TrialRequest{})); }, "expected a 'result'");
+  // Nested far too deep: refused, not a stack overflow.
+  std::string deep(200000, '\x81');
+  deep += '\x01';
+  expect_error([&] { (void)decode_message(deep); }, "nested");
+}
+
+TEST(WorkerProtocol, EachRequestFieldIsChecked) {
+  const Json base = as_json(encode_request(full_request()));
+  struct Case {
+    const char* what;
+    std::function<void(Json&)> mutate;
+    const char* needle;
+  };
+  const std::vector<Case> cases = {
+      {"missing kernel", [](Json& j) { j.erase("kernel"); }, "missing field 'kernel'"},
+      {"missing deadline", [](Json& j) { j.erase("deadline_seconds"); }, "deadline_seconds"},
+      {"id as a string", [](Json& j) { j["id"] = "7"; }, "'id'"},
+      {"negative id", [](Json& j) { j["id"] = -1; }, "'id'"},
+      {"cubin as text", [](Json& j) { j["cubin"] = "ELF"; }, "'cubin'"},
+      {"grid of two", [](Json& j) { j["grid"] = {1, 2}; }, "'grid'"},
+      {"grid of floats", [](Json& j) { j["grid"] = {1.5, 2, 3}; }, "'grid'"},
+      {"sizes not a map", [](Json& j) { j["sizes"] = Json::array(); }, "'sizes'"},
+      {"size as a float", [](Json& j) { j["sizes"]["N"] = 1.5; }, "sizes.N"},
+      {"unknown element type", [](Json& j) { j["buffers"][0]["type"] = "f128"; }, "buffers[0].type"},
+      {"unknown init", [](Json& j) { j["buffers"][1]["init"] = "ones"; }, "buffers[1].init"},
+      {"count negative", [](Json& j) { j["buffers"][0]["count"] = -5; }, "buffers[0].count"},
+      {"output not bool", [](Json& j) { j["buffers"][0]["output"] = 1; }, "buffers[0].output"},
+      {"buffer not a map", [](Json& j) { j["buffers"][0] = 3; }, "buffers[0]"},
+      {"arg buffer out of range", [](Json& j) { j["args"][0]["buffer"] = 9; }, "args[0].buffer"},
+      {"arg int too big", [](Json& j) { j["args"][1]["int_value"] = std::numeric_limits<std::uint64_t>::max(); },
+       "args[1].int_value"},
+      {"unknown verify mode", [](Json& j) { j["verify"]["mode"] = "gpu"; }, "verify.mode"},
+      {"missing timing field", [](Json& j) { j["timing"].erase("max_noise"); }, "timing"},
+      {"warmup over int", [](Json& j) { j["timing"]["warmup_runs"] = 1ll << 40; }, "timing.warmup_runs"},
+      {"is_reference as int", [](Json& j) { j["is_reference"] = 0; }, "'is_reference'"},
+      {"deadline as string", [](Json& j) { j["deadline_seconds"] = "10"; }, "'deadline_seconds'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Json j = base;
+    c.mutate(j);
+    expect_error([&] { (void)decode_request(to_payload(j)); }, c.needle);
+  }
+}
+
+TEST(WorkerProtocol, EachResultFieldIsChecked) {
+  const Json base = as_json(encode_result(full_result(TrialStatus::wrong_result)));
+  for (const char* field : {"id", "status", "detail", "median_ms", "mean_ms", "min_ms", "stddev_ms", "samples",
+                            "driver_blocks_per_sm", "max_error", "first_bad_index", "load_ms", "verify_ms",
+                            "measure_ms"}) {
+    SCOPED_TRACE(field);
+    Json missing = base;
+    missing.erase(field);
+    expect_error([&] { (void)decode_result(to_payload(missing)); }, field);
+    Json wrong = base;
+    wrong[field] = Json::array();
+    expect_error([&] { (void)decode_result(to_payload(wrong)); }, field);
+  }
+  Json unknown = base;
+  unknown["status"] = "exploded";
+  expect_error([&] { (void)decode_result(to_payload(unknown)); }, "unknown status 'exploded'");
+  Json overflow = base;
+  overflow["samples"] = 1ll << 33;
+  expect_error([&] { (void)decode_result(to_payload(overflow)); }, "samples");
+}
+
+// --- serve_worker in-process -------------------------------------------------------------
+
+class ScriptedHandler : public TrialHandler {
+ public:
+  TrialResult run_trial(const TrialRequest& request) override {
+    if (request.id == 13) throw std::runtime_error("unlucky trial");
+    TrialResult r;
+    r.id = request.id;
+    r.median_ms = static_cast<double>(request.cubin.size());
+    return r;
+  }
+  CopyCeiling measure_copy(std::uint64_t bytes) override { return CopyCeiling{bytes, 2.0, 3.0}; }
+};
+
+struct ServeRun {
+  int exit_code = -1;
+  std::vector<WorkerMessage> answers;
+  std::string leftover;  // bytes after the last whole frame
+};
+
+// Feeds `input` to serve_worker on a pipe (from a thread, so that it may be large), collects
+// every frame it writes.
+ServeRun serve(const std::string& input) {
+  int in[2], out[2];
+  EXPECT_EQ(::pipe2(in, O_CLOEXEC), 0);
+  EXPECT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  std::thread feeder([&] {
+    std::size_t done = 0;
+    while (done < input.size()) {
+      ssize_t n = ::write(in[1], input.data() + done, input.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) break;  // serve_worker stopped reading (a malformed frame)
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(in[1]);
+  });
+  std::string output;
+  std::thread collector([&] {
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(out[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      output.append(buf, static_cast<std::size_t>(n));
+    }
+  });
+  ScriptedHandler handler;
+  ServeRun run;
+  run.exit_code = serve_worker(handler, in[0], out[1]);
+  ::close(in[0]);
+  ::close(out[1]);
+  feeder.join();
+  collector.join();
+  ::close(out[0]);
+  std::size_t pos = 0;
+  while (output.size() - pos >= 4) {
+    unsigned char header[4];
+    std::memcpy(header, output.data() + pos, 4);
+    std::uint32_t n = frame_payload_size(header);
+    if (output.size() - pos - 4 < n) break;
+    run.answers.push_back(decode_message(output.substr(pos + 4, n)));
+    pos += 4 + n;
+  }
+  run.leftover = output.substr(pos);
+  return run;
+}
+
+TEST(ServeWorker, AnswersTrialsAndCopiesUntilEof) {
+  TrialRequest big = small_request(1);
+  big.cubin.assign(3 << 20, 'c');  // larger than a pipe buffer: partial reads on both sides
+  std::string input = frame(encode_request(big)) + frame(encode_copy_request(4096)) +
+                      frame(encode_request(small_request(2)));
+  ServeRun run = serve(input);
+  EXPECT_EQ(run.exit_code, 0);
+  ASSERT_EQ(run.answers.size(), 3u);
+  EXPECT_EQ(run.answers[0].type, WorkerMessage::Type::result);
+  EXPECT_EQ(run.answers[0].result.id, 1u);
+  EXPECT_EQ(run.answers[0].result.median_ms, 3 << 20);
+  EXPECT_EQ(run.answers[1].type, WorkerMessage::Type::copy_result);
+  EXPECT_EQ(run.answers[1].copy.bytes, 4096u);
+  EXPECT_EQ(run.answers[2].result.id, 2u);
+  EXPECT_TRUE(run.leftover.empty());
+}
+
+TEST(ServeWorker, AHandlerExceptionIsARuntimeFaultAndTheLoopGoesOn) {
+  ServeRun run = serve(frame(encode_request(small_request(13))) + frame(encode_request(small_request(14))));
+  EXPECT_EQ(run.exit_code, 0);
+  ASSERT_EQ(run.answers.size(), 2u);
+  EXPECT_EQ(run.answers[0].result.id, 13u);
+  EXPECT_EQ(run.answers[0].result.status, TrialStatus::runtime_fault);
+  EXPECT_EQ(run.answers[0].result.detail, "unlucky trial");
+  EXPECT_EQ(run.answers[1].result.status, TrialStatus::ok);
+}
+
+TEST(ServeWorker, EmptyInputIsACleanExit) {
+  ServeRun run = serve("");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_TRUE(run.answers.empty());
+}
+
+TEST(ServeWorker, AMalformedFrameIsAnsweredWithAnErrorAndExit2) {
+  struct Case {
+    const char* what;
+    std::string input;
+    bool at_end;  // a truncation is one only at EOF
+  };
+  const std::vector<Case> cases = {
+      {"not CBOR", frame("garbage!"), false},
+      {"a result sent to the worker", frame(encode_result(TrialResult{})), false},
+      {"over 1 GiB", std::string("\x01\x00\x00\x40", 4) + std::string(100, 'x'), false},
+      {"truncated header", std::string("\x05\x00", 2), true},
+      {"truncated payload", frame(encode_request(small_request(1))).substr(0, 40), true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    // A good trial first: it is answered before the bad frame stops the loop; a good trial
+    // after the bad frame is never answered.
+    std::string input = frame(encode_request(small_request(1))) + c.input;
+    if (!c.at_end) input += frame(encode_request(small_request(2)));
+    ServeRun run = serve(input);
+    EXPECT_EQ(run.exit_code, 2);
+    ASSERT_EQ(run.answers.size(), 2u);
+    EXPECT_EQ(run.answers[0].type, WorkerMessage::Type::result);
+    EXPECT_EQ(run.answers[1].type, WorkerMessage::Type::error);
+    EXPECT_FALSE(run.answers[1].error.empty());
+  }
+}
+
+TEST(ServeWorker, WorkerFdsComeFromTheEnvironment) {
+  ::unsetenv(worker_fds_env);
+  expect_error([] { (void)worker_fds_from_env(); }, worker_fds_env);
+  ::setenv(worker_fds_env, "3;4", 1);
+  expect_error([] { (void)worker_fds_from_env(); }, "IN,OUT");
+  ::setenv(worker_fds_env, "1000,1001", 1);
+  expect_error([] { (void)worker_fds_from_env(); }, "fd 1000");
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  ::setenv(worker_fds_env, (std::to_string(p[0]) + "," + std::to_string(p[1])).c_str(), 1);
+  WorkerFds fds = worker_fds_from_env();
+  EXPECT_EQ(fds.in_fd, p[0]);
+  EXPECT_EQ(fds.out_fd, p[1]);
+  EXPECT_EQ(::fcntl(p[0], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  ::close(p[0]);
+  ::close(p[1]);
+  ::unsetenv(worker_fds_env);
+}
+
+// --- WorkerProcess against fake_worker ---------------------------------------------------
+
+int open_fds() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+struct Sequence {
+  TrialResult first, second, third;
+  int starts = 0;
+  pid_t first_pid = 0, third_pid = 0;
+  double second_seconds = 0;
+};
+
+// Trials 1, 2 and 3 in one WorkerProcess running `fake_worker mode`; the process is gone
+// (destroyed) when this returns.
+Sequence run_sequence(const std::string& mode, double deadline_seconds = 10) {
+  Sequence s;
+  int fds_before = open_fds();
+  {
+    WorkerProcess worker({kFakeWorker, mode});
+    EXPECT_EQ(worker.pid(), 0) << "started lazily";
+    s.first = worker.run(small_request(1, deadline_seconds));
+    s.first_pid = worker.pid();
+    auto t0 = Clock::now();
+    s.second = worker.run(small_request(2, deadline_seconds));
+    s.second_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    s.third = worker.run(small_request(3, deadline_seconds));
+    s.third_pid = worker.pid();
+    s.starts = worker.starts();
+  }
+  EXPECT_EQ(s.first.status, TrialStatus::ok) << s.first.detail;
+  EXPECT_EQ(s.first.median_ms, 1);
+  EXPECT_EQ(s.second.id, 2u);
+  EXPECT_EQ(s.third.status, TrialStatus::ok) << s.third.detail;
+  EXPECT_EQ(s.third.median_ms, 3);
+  expect_no_children();
+  EXPECT_EQ(open_fds(), fds_before) << "every pipe end is closed";
+  return s;
+}
+
+void expect_restarted(const Sequence& s) {
+  EXPECT_EQ(s.starts, 2);
+  EXPECT_NE(s.first_pid, s.third_pid);
+  expect_reaped(s.first_pid);
+}
+
+TEST(WorkerProcess, AWellBehavedWorkerServesEveryTrial) {
+  Sequence s = run_sequence("ok");
+  EXPECT_EQ(s.second.status, TrialStatus::ok);
+  EXPECT_EQ(s.second.median_ms, 2);
+  EXPECT_EQ(s.starts, 1);
+  EXPECT_EQ(s.first_pid, s.third_pid);
+}
+
+TEST(WorkerProcess, AHangIsATimeoutAndTheWorkerIsReplaced) {
+  Sequence s = run_sequence("sleep", 0.5);
+  EXPECT_EQ(s.second.status, TrialStatus::timeout);
+  EXPECT_EQ(s.second.detail, "no answer within 0.5 s: worker killed");
+  EXPECT_GE(s.second_seconds, 0.5);
+  EXPECT_LT(s.second_seconds, 5.0);
+  expect_restarted(s);
+}
+
+TEST(WorkerProcess, ACrashIsARuntimeFaultNamingTheSignal) {
+  Sequence s = run_sequence("crash");
+  EXPECT_EQ(s.second.status, TrialStatus::runtime_fault);
+  EXPECT_EQ(s.second.detail, "worker died: killed by signal 11 (Segmentation fault)");
+  expect_restarted(s);
+}
+
+TEST(WorkerProcess, AnEarlyExitIsARuntimeFaultWithTheStatus) {
+  Sequence s = run_sequence("exit");
+  EXPECT_EQ(s.second.status, TrialStatus::runtime_fault);
+  EXPECT_EQ(s.second.detail, "worker exited with status 3 before answering");
+  expect_restarted(s);
+}
+
+TEST(WorkerProcess, GarbageIsARuntimeFaultAndTheWorkerIsKilled) {
+  Sequence s = run_sequence("garbage");
+  EXPECT_EQ(s.second.status, TrialStatus::runtime_fault);
+  EXPECT_EQ(s.second.detail.rfind("worker sent a malformed answer: ", 0), 0u) << s.second.detail;
+  EXPECT_LT(s.second_seconds, 5.0) << "garbage is noticed at once, not at the deadline";
+  expect_restarted(s);
+}
+
+TEST(WorkerProcess, AnOversizedFrameIsGarbage) {
+  Sequence s = run_sequence("huge");
+  EXPECT_EQ(s.second.status, TrialStatus::runtime_fault);
+  EXPECT_EQ(s.second.detail.rfind("worker sent a malformed answer: ", 0), 0u) << s.second.detail;
+  EXPECT_NE(s.second.detail.find("limit"), std::string::npos) << s.second.detail;
+  expect_restarted(s);
+}
+
+TEST(WorkerProcess, AHandlerExceptionKeepsTheWorker) {
+  Sequence s = run_sequence("throw");
+  EXPECT_EQ(s.second.status, TrialStatus::runtime_fault);
+  EXPECT_EQ(s.second.detail, "fake failure on trial 2");
+  EXPECT_EQ(s.starts, 1);
+  EXPECT_EQ(s.first_pid, s.third_pid);
+}
+
+TEST(WorkerProcess, AWorkerThatStopsReadingMeetsEpipeNotSigpipe) {
+  // The default disposition, as in a program that never touched SIGPIPE: a write to the
+  // closed pipe must not kill the parent, and no SIGPIPE may stay pending afterwards.
+  struct sigaction dfl {}, old {};
+  dfl.sa_handler = SIG_DFL;
+  ASSERT_EQ(::sigaction(SIGPIPE, &dfl, &old), 0);
+  Sequence s = run_sequence("deaf");
+  EXPECT_EQ(s.second.status, TrialStatus::runtime_fault);
+  EXPECT_EQ(s.second.detail, "worker closed its pipe without exiting: worker killed");
+  expect_restarted(s);
+  sigset_t pending;
+  ASSERT_EQ(::sigpending(&pending), 0);
+  EXPECT_EQ(::sigismember(&pending, SIGPIPE), 0);
+  ASSERT_EQ(::sigaction(SIGPIPE, &old, nullptr), 0);
+}
+
+TEST(WorkerProcess, PipesAreDedicatedFdsAndCarryAMegabyteCubin) {
+  WorkerProcess worker({kFakeWorker, "ok"});
+  TrialRequest r = small_request(9);
+  r.cubin = full_request().cubin;
+  TrialResult result = worker.run(r);
+  ASSERT_EQ(result.status, TrialStatus::ok) << result.detail;
+  // detail is "fds=IN,OUT cubin=N" as the fake saw them: not stdin/stdout/stderr.
+  int in = -1, out = -1;
+  unsigned long long cubin = 0;
+  ASSERT_EQ(std::sscanf(result.detail.c_str(), "fds=%d,%d cubin=%llu", &in, &out, &cubin), 3) << result.detail;
+  EXPECT_GT(in, 2);
+  EXPECT_GT(out, 2);
+  EXPECT_EQ(cubin, r.cubin.size());
+}
+
+TEST(WorkerProcess, MeasureCopyRoundTrips) {
+  {
+    WorkerProcess worker({kFakeWorker, "ok"});
+    CopyCeiling c = worker.measure_copy(1ull << 30, 5);
+    EXPECT_EQ(c.bytes, 1ull << 30);
+    EXPECT_DOUBLE_EQ(c.median_ms, static_cast<double>(1ull << 30) / 1e6);
+    EXPECT_DOUBLE_EQ(c.gbps, 2.0);
+    // A failing copy is an Error; the worker lives on.
+    expect_error([&] { (void)worker.measure_copy(0, 5); }, "fake copy of zero bytes");
+    EXPECT_EQ(worker.run(small_request(1)).status, TrialStatus::ok);
+    EXPECT_EQ(worker.starts(), 1);
+  }
+  {
+    WorkerProcess worker({kFakeWorker, "sleep"});
+    // The copy is answered; a trial after it hangs: both go through the same pipe.
+    EXPECT_EQ(worker.measure_copy(64, 5).bytes, 64u);
+    EXPECT_EQ(worker.run(small_request(2, 0.2)).status, TrialStatus::timeout);
+    EXPECT_EQ(worker.measure_copy(128, 5).bytes, 128u);
+    EXPECT_EQ(worker.starts(), 2);
+  }
+  expect_no_children();
+}
+
+TEST(WorkerProcess, AMissingProgramIsAnErrorNamingIt) {
+  {
+    WorkerProcess worker({"/nonexistent/tiletune-worker", "__worker"});
+    expect_error([&] { (void)worker.run(small_request(1)); }, "/nonexistent/tiletune-worker");
+    expect_error([&] { (void)worker.run(small_request(1)); }, "No such file or directory");
+    EXPECT_EQ(worker.starts(), 0);
+    EXPECT_EQ(worker.pid(), 0);
+  }
+  testing::TempDir dir;
+  std::filesystem::path not_executable = dir.write("worker.sh", "#!/bin/sh\nexit 0\n");
+  {
+    WorkerProcess worker({not_executable.string()});
+    expect_error([&] { (void)worker.run(small_request(1)); }, not_executable.string());
+  }
+  EXPECT_THROW(WorkerProcess(std::vector<std::string>{}), Error);
+  expect_no_children();
+}
+
+TEST(WorkerProcess, BadDeadlinesAreRefusedAndInfinityWaits) {
+  WorkerProcess worker({kFakeWorker, "ok"});
+  EXPECT_THROW((void)worker.run(small_request(1, 0)), Error);
+  EXPECT_THROW((void)worker.run(small_request(1, -1)), Error);
+  EXPECT_THROW((void)worker.run(small_request(1, std::nan(""))), Error);
+  EXPECT_EQ(worker.run(small_request(1, std::numeric_limits<double>::infinity())).status, TrialStatus::ok);
+}
+
+TEST(WorkerProcess, AWorkerThatDiedBetweenTrialsIsReplacedWithoutBlame) {
+  WorkerProcess worker({kFakeWorker, "ok"});
+  ASSERT_EQ(worker.run(small_request(1)).status, TrialStatus::ok);
+  pid_t first = worker.pid();
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  // Wait until it is a zombie, without reaping it (that is the WorkerProcess's job).
+  for (int i = 0; i < 400; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(first) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close_paren = line.rfind(')');
+    if (close_paren != std::string::npos && line.size() > close_paren + 2 && line[close_paren + 2] == 'Z') break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  TrialResult r = worker.run(small_request(3));
+  EXPECT_EQ(r.status, TrialStatus::ok) << r.detail;
+  EXPECT_EQ(worker.starts(), 2);
+  expect_reaped(first);
+}
+
+TEST(WorkerProcess, TheDestructorKillsAWorkerThatIgnoresEof) {
+  pid_t pid = 0;
+  auto t0 = Clock::now();
+  {
+    WorkerProcess worker({kFakeWorker, "linger"});
+    ASSERT_EQ(worker.run(small_request(1)).status, TrialStatus::ok);
+    pid = worker.pid();
+    t0 = Clock::now();
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_GE(seconds, 1.5) << "it was given time to exit";
+  EXPECT_LT(seconds, 5.0);
+  expect_reaped(pid);
+  EXPECT_EQ(::kill(pid, 0), -1);
+  expect_no_children();
+}
+
+TEST(WorkerProcess, TheDestructorLetsAWorkerExitOnEof) {
+  auto t0 = Clock::now();
+  {
+    WorkerProcess worker({kFakeWorker, "ok"});
+    ASSERT_EQ(worker.run(small_request(1)).status, TrialStatus::ok);
+    t0 = Clock::now();
+  }
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0);
+  expect_no_children();
+}
+
+TEST(WorkerProcess, DefaultArgvIsThisProgramOrTheOverride) {
+  ::setenv("TILETUNE_WORKER", "/opt/tiletune/bin/tiletune", 1);
+  EXPECT_EQ(default_worker_argv(3),
+            (std::vector<std::string>{"/opt/tiletune/bin/tiletune", "__worker", "--device", "3"}));
+  ::unsetenv("TILETUNE_WORKER");
+  std::vector<std::string> argv = default_worker_argv(0);
+  ASSERT_EQ(argv.size(), 4u);
+  EXPECT_EQ(argv[0], std::filesystem::read_symlink("/proc/self/exe").string());
+  EXPECT_EQ(argv[1], "__worker");
+  EXPECT_EQ(argv[3], "0");
+}
+
+}  // namespace
+}  // namespace tiletune

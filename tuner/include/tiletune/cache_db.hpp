@@ -1,0 +1,246 @@
+// The SQLite cache of tuning results: which devices and kernel versions were tuned, one row per
+// trial (every status, with its measurements), the best ok trial per (device, kernel version,
+// problem), and compiled cubins for the launcher. Small value types go in, rows come out; the
+// header needs only the C++ standard library (SQLite stays inside the implementation).
+//
+// A CacheDb is one connection: use it from one thread at a time. Many processes may write the
+// same file at once (each write is one BEGIN IMMEDIATE transaction, waiting up to busy_timeout).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "tiletune/error.hpp"
+#include "tiletune/status.hpp"
+
+namespace tiletune {
+
+/// PRAGMA application_id of every tiletune cache: 'TTT1'. A file with another id is refused.
+inline constexpr std::int32_t cache_application_id = 0x54545431;
+
+/// A failed SQLite call, or a file that cannot be used as a cache. what() names the call, the
+/// database file and, where there is one, the SQL.
+class DbError : public Error {
+ public:
+  DbError(std::string message, std::string call, std::string sql, std::filesystem::path path,
+          int sqlite_code = 0);
+  /// The SQLite function that failed ("sqlite3_step"), or what was checked ("application_id").
+  [[nodiscard]] const std::string& call() const noexcept { return call_; }
+  [[nodiscard]] const std::string& sql() const noexcept { return sql_; }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  /// The extended SQLite result code, 0 when the error is not from SQLite itself.
+  [[nodiscard]] int sqlite_code() const noexcept { return sqlite_code_; }
+
+ private:
+  std::string call_;
+  std::string sql_;
+  std::filesystem::path path_;
+  int sqlite_code_;
+};
+
+/// $TILETUNE_DB, else $XDG_CACHE_HOME/tiletune/tiletune.db, else ~/.cache/tiletune/tiletune.db.
+[[nodiscard]] std::filesystem::path default_cache_path();
+
+/// A GPU as the tuner saw it. The UUID is the key; the rest is refreshed on every upsert.
+struct DeviceRecord {
+  std::string uuid;                       ///< e.g. "GPU-5f2c..." (cuDeviceGetUuid)
+  std::string name;                       ///< e.g. "NVIDIA H200"
+  int cc_major = 0;
+  int cc_minor = 0;
+  std::optional<int> sm_count;
+  std::optional<std::int64_t> memory_bytes;
+  std::optional<std::int64_t> l2_bytes;
+  std::optional<int> driver_version;      ///< cuDriverGetVersion, e.g. 12040
+  std::optional<double> copy_gbps;        ///< measured D2D copy bandwidth; nullopt keeps the stored one
+};
+
+struct DeviceRow {
+  std::int64_t id = 0;
+  DeviceRecord device;
+  std::string last_seen;                  ///< ISO 8601 UTC
+};
+
+/// A kernel version: anything that changes the generated code is part of the key, so results of
+/// an edited source or other options never count for the new one.
+struct KernelRecord {
+  std::string name;
+  std::string source_hash;                ///< hash of the source and the headers it includes
+  std::string options;                    ///< canonical compile options (without the params)
+  std::string nvrtc_version;              ///< e.g. "12.4"
+};
+
+/// Identifies one trial: a config (params) of a kernel version on a problem and a device.
+struct TrialKey {
+  std::int64_t device_id = 0;             ///< from upsert_device
+  std::int64_t kernel_id = 0;             ///< from upsert_kernel
+  std::string problem;                    ///< canonical sizes, "N=8192;R=3"
+  std::string params;                     ///< canonical params, "TILE=32;BLOCK_ROWS=8;PAD=1"
+};
+
+/// The outcome of one trial. Times are over the samples of one measurement; an ok trial needs a
+/// positive time_ms (the median), the others keep what went wrong in detail.
+struct TrialRecord {
+  TrialKey key;
+  TrialStatus status = TrialStatus::ok;
+  std::string detail;                     ///< reason, NVRTC log, CUresult name, max error...
+  std::optional<double> time_ms;          ///< median
+  std::optional<double> mean_ms;
+  std::optional<double> min_ms;
+  std::optional<double> stddev_ms;
+  std::optional<std::int64_t> samples;
+  std::optional<double> gbps;
+  std::optional<double> gflops;
+  std::optional<std::int64_t> registers;
+  std::optional<std::int64_t> shared_bytes;
+  std::optional<std::int64_t> spill_bytes;
+  std::optional<double> occupancy_offline;
+  std::optional<double> occupancy_driver;
+  std::optional<double> compile_ms;
+  std::optional<double> measure_ms;
+};
+
+/// What record_trial did.
+struct RecordResult {
+  std::int64_t trial_id = 0;
+  bool replaced = false;                  ///< a trial with the same key existed and was overwritten
+  bool is_best = false;                   ///< the trial is now the best for its key
+};
+
+/// A stored trial with the names of its device and kernel.
+struct TrialRow {
+  std::int64_t id = 0;
+  TrialRecord trial;
+  std::string device_uuid;
+  std::string device_name;
+  KernelRecord kernel;
+  std::string created_at;                 ///< ISO 8601 UTC
+  bool is_best = false;
+  bool current = false;                   ///< its kernel version is the latest one tuned
+};
+
+/// Filters for trials(); an unset field matches everything.
+struct TrialFilter {
+  std::optional<std::string> kernel;      ///< kernel name
+  std::optional<std::string> device;      ///< device UUID or name
+  std::optional<TrialStatus> status;
+  std::optional<std::string> problem;
+  bool current_only = false;              ///< only the latest tuned version of each kernel
+  std::optional<std::int64_t> limit;
+};
+
+/// The best ok trial for a (device, kernel version, problem).
+struct BestEntry {
+  std::int64_t trial_id = 0;
+  DeviceRow device;
+  std::int64_t kernel_id = 0;
+  KernelRecord kernel;
+  TrialRecord trial;                      ///< key.problem and key.params name the winner
+  bool current = false;                   ///< its kernel version is the latest one tuned
+};
+
+/// Filters for best(); an unset field matches everything.
+struct BestFilter {
+  std::optional<std::string> kernel;      ///< kernel name
+  std::optional<std::string> device;      ///< device UUID or name
+  std::optional<std::string> problem;
+  bool current_only = true;               ///< results of older kernel versions are not served
+};
+
+/// A compiled kernel image, keyed by the compile cache key.
+struct CubinRecord {
+  std::string key;
+  std::string arch;                       ///< e.g. "sm_90"
+  std::string cubin;                      ///< the ELF image, bytes
+  std::string lowered_name;               ///< mangled name of the entry point
+};
+
+class CacheDb {
+ public:
+  enum class Mode { read_write, read_only };
+
+  struct Options {
+    Mode mode = Mode::read_write;
+    /// How long a statement waits for another process's lock before failing.
+    std::chrono::milliseconds busy_timeout{10'000};
+    /// Use WAL where the file is on a local disk (it is never used on NFS, SMB and the like).
+    bool wal = true;
+    /// read_write only: create missing parent directories of the file.
+    bool create_directories = true;
+  };
+
+  /// Opens (read_write: creating or upgrading) the cache at path. Throws DbError for a file that
+  /// is not a tiletune cache (left untouched), one written by a newer tiletune, or, read_only, a
+  /// missing or uninitialized file.
+  [[nodiscard]] static CacheDb open(const std::filesystem::path& path, Options options);
+  [[nodiscard]] static CacheDb open(const std::filesystem::path& path,
+                                    Mode mode = Mode::read_write);
+
+  CacheDb(CacheDb&&) noexcept;
+  CacheDb& operator=(CacheDb&&) noexcept;
+  ~CacheDb();
+
+  [[nodiscard]] const std::filesystem::path& path() const noexcept;
+  [[nodiscard]] Mode mode() const noexcept;
+  /// The schema version of the file (below latest only for an old cache opened read_only).
+  [[nodiscard]] int schema_version() const noexcept;
+  /// The schema version this build writes.
+  [[nodiscard]] static int latest_schema_version() noexcept;
+  /// "wal" on local disks, else SQLite's rollback journal mode ("delete").
+  [[nodiscard]] std::string journal_mode() const;
+
+  /// Inserts or refreshes a device (by UUID) and returns its id.
+  [[nodiscard]] std::int64_t upsert_device(const DeviceRecord& device);
+  [[nodiscard]] std::optional<DeviceRow> device(std::string_view uuid) const;
+  [[nodiscard]] std::vector<DeviceRow> devices() const;
+
+  /// Inserts a kernel version (or finds it) and marks it the latest tuned one; returns its id.
+  [[nodiscard]] std::int64_t upsert_kernel(const KernelRecord& kernel);
+  /// The id of a kernel version, without changing anything.
+  [[nodiscard]] std::optional<std::int64_t> find_kernel(const KernelRecord& kernel) const;
+
+  /// Stores one finished trial in its own transaction, replacing a trial with the same key, and
+  /// updates best: an ok trial becomes best when it is faster than the current best; replacing
+  /// a trial recomputes the best of its key from the stored ok trials.
+  RecordResult record_trial(const TrialRecord& trial);
+  /// Whether a trial (any status) is stored for this key.
+  [[nodiscard]] bool has_trial(const TrialKey& key) const;
+  /// The params of every stored trial (any status) of a device, kernel version and problem:
+  /// what a resumed sweep skips.
+  [[nodiscard]] std::unordered_set<std::string> existing_trials(std::int64_t device_id,
+                                                                std::int64_t kernel_id,
+                                                                std::string_view problem) const;
+  /// Stored trials, ordered by kernel, device, problem, then ok ones fastest first.
+  [[nodiscard]] std::vector<TrialRow> trials(const TrialFilter& filter = {}) const;
+
+  /// Best entries, ordered by kernel name, device UUID and problem.
+  [[nodiscard]] std::vector<BestEntry> best(const BestFilter& filter = {}) const;
+  /// The best entry for exactly this kernel version (so an edited source, other options or another
+  /// NVRTC find nothing), device and problem.
+  [[nodiscard]] std::optional<BestEntry> best_for(const KernelRecord& kernel,
+                                                  std::string_view device_uuid,
+                                                  std::string_view problem) const;
+  /// The problem sizes stored for the latest tuned version of a kernel, sorted.
+  [[nodiscard]] std::vector<std::string> problems(std::string_view kernel_name) const;
+
+  /// Stores (or replaces) a cubin under its key.
+  void put_cubin(const CubinRecord& cubin);
+  [[nodiscard]] std::optional<CubinRecord> get_cubin(std::string_view key) const;
+
+  /// Free-form key/value metadata (created_by, schema history, ...).
+  [[nodiscard]] std::optional<std::string> meta(std::string_view key) const;
+  void set_meta(std::string_view key, std::string_view value);
+
+ private:
+  struct Impl;
+  explicit CacheDb(std::unique_ptr<Impl> impl) noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tiletune

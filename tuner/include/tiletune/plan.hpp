@@ -1,0 +1,87 @@
+// Planning a space without a GPU: enumerate the configs of one problem, evaluate their
+// launch geometry, compile them in parallel with NVRTC, and compute each one's occupancy
+// for a target device. What `tiletune plan` prints, and the first stage of a sweep.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tiletune/compile.hpp"
+#include "tiletune/enumerate.hpp"
+#include "tiletune/occupancy.hpp"
+#include "tiletune/space.hpp"
+#include "tiletune/status.hpp"
+
+namespace tiletune {
+
+/// Grid, block and dynamic shared memory of one config, evaluated from the space's launch.
+struct LaunchGeometry {
+  long long grid[3] = {1, 1, 1};
+  long long block[3] = {1, 1, 1};
+  long long shared_bytes = 0;
+  [[nodiscard]] long long threads_per_block() const noexcept { return block[0] * block[1] * block[2]; }
+};
+
+/// Evaluates the launch expressions. Throws EvalError naming the expression and its place.
+[[nodiscard]] LaunchGeometry evaluate_launch(const Space& space, const Problem& problem, const Config& config);
+
+/// The -DNAME=value options of a config, followed by the space's extra options.
+[[nodiscard]] std::vector<std::string> compile_options(const Space& space, const Config& config);
+
+/// The problem named by `NAME=value` overrides, other sizes taking their first YAML value.
+/// Throws Error for a name that is not a problem size or a value that is not an integer.
+[[nodiscard]] Problem select_problem(const Space& space, const std::vector<std::string>& overrides);
+
+/// "N=8192 R=3"
+[[nodiscard]] std::string format_problem(const Space& space, const Problem& problem);
+
+struct PlanRow {
+  Config config;
+  TrialStatus status = TrialStatus::ok;  ///< ok, pruned or compile_failed
+  std::string detail;                    ///< prune reason or the first line of the compile error
+  std::string compile_log;               ///< full NVRTC log on a compile failure
+  std::optional<LaunchGeometry> launch;
+  std::optional<Resources> resources;
+  Occupancy occupancy;
+  double compile_seconds = 0;
+  bool cache_hit = false;
+  std::string cubin_key;
+};
+
+struct PlanSummary {
+  std::uint64_t points = 0;          ///< product of the params
+  std::uint64_t valid = 0;           ///< after constraints
+  std::uint64_t ok = 0;
+  std::uint64_t pruned = 0;          ///< by a resource limit (constraints are not counted here)
+  std::uint64_t compile_failed = 0;
+  std::uint64_t compiled = 0;        ///< NVRTC calls made
+  std::uint64_t cache_hits = 0;
+  double compile_seconds = 0;        ///< sum over NVRTC calls
+  double wall_seconds = 0;
+  unsigned threads = 0;
+};
+
+struct Plan {
+  DeviceLimits device;
+  Problem problem;
+  std::vector<PlanRow> rows;         ///< in enumeration order
+  PlanSummary summary;
+};
+
+struct PlanOptions {
+  DeviceLimits device;               ///< the target (built-in table or live device)
+  Problem problem;
+  unsigned threads = 0;              ///< compile threads; 0 = hardware concurrency
+  const CubinCache* cache = nullptr; ///< nullptr: no cache
+  /// Called after each config completes (done, total); may be empty.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+/// Plans every config that passes the constraints. Throws only for problems with the space
+/// itself (e.g. an unreadable source); each config's failure is recorded in its row.
+[[nodiscard]] Plan plan_space(const Space& space, const PlanOptions& options);
+
+}  // namespace tiletune

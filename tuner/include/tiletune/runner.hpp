@@ -1,0 +1,99 @@
+// The measurement inside a GPU worker: load a candidate's cubin, launch it once on
+// poisoned outputs, check the outputs against a reference on the GPU, then time it the
+// way nvbench does (warm-up, CUDA events, an L2 flush before each cold sample, stop when
+// the noise is low enough or the time is up). The statistics and the stopping rule are
+// pure functions so that they are tested without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "tiletune/measure.hpp"
+#include "tiletune/worker.hpp"
+
+namespace tiletune {
+
+/// Summary of timing samples (milliseconds).
+struct TimingStats {
+  int samples = 0;
+  double median_ms = 0;
+  double mean_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  double stddev_ms = 0;  ///< sample standard deviation (n - 1); 0 for one sample
+  /// stddev / sqrt(n) / mean: the relative standard error of the mean; +inf with fewer
+  /// than two samples or a mean that is not positive (nothing is known about the noise).
+  double rel_std_error = 0;
+};
+
+/// Median, mean, min, max, standard deviation and relative standard error of `samples_ms`.
+/// Empty input gives all zeros and rel_std_error = +inf.
+[[nodiscard]] TimingStats summarize(std::vector<double> samples_ms);
+
+/// Why sampling stops.
+enum class StopReason {
+  keep_going,  ///< take another sample
+  converged,   ///< >= min_samples, >= min_seconds of kernel time and noise < max_noise
+  max_time,    ///< the wall time of the loop passed max_seconds (at least one sample taken)
+};
+
+/// The stopping rule (nvbench's): `kernel_seconds` is the sum of the samples, `wall_seconds`
+/// the time since the first sample started (flushes and synchronization included).
+[[nodiscard]] StopReason stop_reason(const TimingSettings& settings, int samples,
+                                     double kernel_seconds, double rel_std_error,
+                                     double wall_seconds) noexcept;
+
+/// Runs, verifies and times trials on one GPU: what `tiletune __worker --device K` serves.
+///
+/// Per problem (request.problem_key, seed and buffer layout) it allocates the buffers, fills
+/// the inputs (make_host_buffer, copied once) and computes the expected outputs: with
+/// VerifySettings::Mode::cpu from the registered CPU reference, with Mode::reference_run
+/// from the outputs of the request marked is_reference, which must come first.
+///
+/// A kernel fault (illegal address, trap, ...) poisons the CUDA context for good: that
+/// trial returns `runtime_fault` and context_lost() becomes true; every later trial returns
+/// `runtime_fault` at once ("context lost"). The serve loop must send the result and then
+/// exit so that the parent starts a fresh worker. A runner destroyed after that leaves its
+/// handles (and the retained primary context) to the process exit: nothing can free them.
+///
+/// Not thread-safe: one thread drives a runner (the context is current on that thread).
+class GpuRunner final : public TrialHandler {
+ public:
+  /// Retains the device's primary context and compiles the comparison kernels with NVRTC
+  /// for the device's architecture. Throws Error (a cu::DriverError for a driver call)
+  /// when the device cannot be used.
+  explicit GpuRunner(int ordinal);
+  ~GpuRunner() override;
+  GpuRunner(const GpuRunner&) = delete;
+  GpuRunner& operator=(const GpuRunner&) = delete;
+
+  /// One trial: load, occupancy, launch on poisoned outputs, verify, time. Everything the
+  /// candidate does wrong comes back as a status (launch_failed, runtime_fault,
+  /// wrong_result). Throws Error only for a request that no candidate could pass: an
+  /// unknown CPU reference or one that does not fit the buffers, Mode::reference_run with
+  /// no reference run for the problem yet, an argument that names no buffer, or buffers
+  /// that do not fit in device memory.
+  [[nodiscard]] TrialResult run_trial(const TrialRequest& request) override;
+
+  /// A device-to-device copy of `bytes` (cuMemcpyDtoDAsync): warm-up, then 20 timed
+  /// samples; gbps counts bytes read plus bytes written. Throws Error after a lost context.
+  [[nodiscard]] CopyCeiling measure_copy(std::uint64_t bytes) override;
+
+  /// True once a kernel fault has poisoned the context: the worker process must exit
+  /// after sending the current result (nothing on this device works any more).
+  [[nodiscard]] bool context_lost() const noexcept;
+
+  [[nodiscard]] int ordinal() const noexcept;
+  /// Compute capability times ten (90 for an H200): the arch candidates are compiled for.
+  [[nodiscard]] int arch() const noexcept;
+  /// Size of the device's L2 cache; the flush buffer is twice that.
+  [[nodiscard]] std::size_t l2_bytes() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tiletune

@@ -1,0 +1,29 @@
+// The subcommands of the `tiletune` CLI. Each registers its options on the app and returns
+// the function that runs it; the CLI only parses arguments and calls the library.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+namespace tiletune::cli {
+
+using Runner = std::function<int()>;
+
+Runner add_plan_command(CLI::App& app);
+Runner add_tune_command(CLI::App& app);
+Runner add_devices_command(CLI::App& app);
+
+/// The shipped transpose space: the installed copy, else the one in the source tree.
+[[nodiscard]] std::filesystem::path default_space_path();
+
+/// Output formats shared by the commands.
+enum class Format { table, csv, json };
+[[nodiscard]] std::map<std::string, Format> format_names();
+
+/// True when stderr is a terminal (progress bars go there only then).
+[[nodiscard]] bool stderr_is_tty();
+
+}  // namespace tiletune::cli

@@ -1,0 +1,115 @@
+// `tiletune plan`: compile a space for a target arch without a GPU and print, per config,
+// registers, shared memory, spills, occupancy and status, then a summary.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/plan_output.hpp"
+#include "tiletune/device.hpp"
+#include "tiletune/plan.hpp"
+
+namespace tiletune::cli {
+
+std::map<std::string, Format> format_names() {
+  return {{"table", Format::table}, {"csv", Format::csv}, {"json", Format::json}};
+}
+
+bool stderr_is_tty() { return ::isatty(STDERR_FILENO) == 1; }
+
+std::filesystem::path default_space_path() {
+  // Installed layout: <prefix>/bin/tiletune and <prefix>/share/tiletune/configs.
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto installed = exe.parent_path().parent_path() / "share" / "tiletune" / "configs" / "transpose.yaml";
+    if (std::filesystem::exists(installed, ec)) return installed;
+  }
+  return std::filesystem::path(TILETUNE_SOURCE_DIR) / "configs" / "transpose.yaml";
+}
+
+DeviceLimits resolve_target(const std::string& arch_text, bool quiet) {
+  if (!arch_text.empty()) {
+    const int arch = parse_arch(arch_text);
+    auto limits = builtin_device_limits(arch);
+    if (!limits) {
+      std::string known;
+      for (int a : builtin_archs()) known += fmt::format("{}sm_{}", known.empty() ? "" : ", ", a);
+      throw Error(fmt::format("--arch {}: no device limits for sm_{} (known: {})", arch_text, arch, known));
+    }
+    return *limits;
+  }
+  std::vector<DeviceInfo> devices = list_devices();
+  if (!devices.empty()) return device_limits(devices.front());
+  if (!quiet)
+    std::cerr << "tiletune: no CUDA device present: planning for sm_90 (the H200); use --arch to choose\n";
+  return *builtin_device_limits(90);
+}
+
+PlanRunOptions::PlanRunOptions() : format("table") {}
+
+void add_plan_options(CLI::App& cmd, PlanRunOptions& o) {
+  cmd.add_option("--size", o.sizes, "Problem size NAME=VALUE (repeatable); other sizes take their first value")
+      ->type_name("NAME=VALUE");
+  cmd.add_option("--threads", o.threads, "Compile threads (default: one per core)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--cubin-cache", o.cubin_cache,
+                 "Compiled-kernel cache directory (default: $TILETUNE_CUBIN_CACHE, else "
+                 "$XDG_CACHE_HOME/tiletune/cubin, else ~/.cache/tiletune/cubin)");
+  cmd.add_flag("--no-cubin-cache", o.no_cache, "Compile everything, read and write no cubin cache");
+  cmd.add_flag("--quiet,-q", o.quiet, "No progress and no notes on stderr");
+}
+
+Plan run_plan(const Space& space, const PlanRunOptions& o) {
+  PlanOptions options;
+  options.device = resolve_target(o.arch, o.quiet);
+  options.problem = select_problem(space, o.sizes);
+  options.threads = o.threads;
+  std::optional<CubinCache> cache;
+  if (!o.no_cache) {
+    cache.emplace(o.cubin_cache.empty() ? CubinCache::default_directory() : std::filesystem::path(o.cubin_cache));
+    options.cache = &*cache;
+  }
+  const bool show_progress = !o.quiet && stderr_is_tty();
+  if (show_progress) {
+    options.progress = [](std::size_t done, std::size_t total) {
+      std::cerr << fmt::format("\rplanning: {}/{} configs", done, total) << std::flush;
+      if (done == total) std::cerr << "\r\033[K" << std::flush;
+    };
+  }
+  return plan_space(space, options);
+}
+
+Runner add_plan_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("plan", "Compile a search space and show resources and occupancy (no GPU needed)");
+  auto o = std::make_shared<PlanRunOptions>();
+  cmd->add_option("space", o->space, "Search space (YAML)")->required()->check(CLI::ExistingPath);
+  cmd->add_option("--arch", o->arch, "Target architecture: sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 "
+                                     "(default: the first GPU's, else sm_90)");
+  add_plan_options(*cmd, *o);
+  cmd->add_option("--format", o->format, "Output: table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_flag("--strict", o->strict, "Exit with status 3 when any config fails to compile");
+  cmd->add_flag("--logs", o->show_logs, "Print the NVRTC log of every config that failed to compile");
+  cmd->footer(R"(Examples:
+  tiletune plan configs/transpose.yaml                  plan for the GPU present (else sm_90)
+  tiletune plan configs/transpose.yaml --arch sm_80 --size N=4096
+  tiletune plan configs/transpose.yaml --format json > plan.json
+  tiletune plan configs/matmul.yaml --strict --logs     fail (exit 3) on compile errors
+
+Every config passing the constraints is compiled with NVRTC (in parallel, through the cubin
+cache: a second plan compiles nothing) and checked against the device's limits: a config that
+cannot launch is `pruned` with its reason. Exit status: 0 done, 1 error, 2 bad arguments,
+3 compile failures with --strict.)");
+  return [o]() {
+    Space space = load_space(o->space);
+    Plan plan = run_plan(space, *o);
+    print_plan(std::cout, space, plan, format_names().at(o->format));
+    if (o->show_logs) print_compile_logs(std::cerr, space, plan);
+    if (o->strict && plan.summary.compile_failed > 0) return 3;
+    return 0;
+  };
+}
+
+}  // namespace tiletune::cli

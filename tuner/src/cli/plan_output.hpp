@@ -1,0 +1,34 @@
+// Shared pieces of `plan` and `tune`: their options and how a plan is printed.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "tiletune/plan.hpp"
+
+namespace tiletune::cli {
+
+struct PlanRunOptions {
+  PlanRunOptions();
+  std::string space;
+  std::string arch;
+  std::vector<std::string> sizes;
+  unsigned threads = 0;
+  std::string cubin_cache;
+  bool no_cache = false;
+  bool quiet = false;
+  std::string format;
+  bool strict = false;
+  bool show_logs = false;
+};
+
+void add_plan_options(CLI::App& cmd, PlanRunOptions& options);
+[[nodiscard]] DeviceLimits resolve_target(const std::string& arch, bool quiet);
+[[nodiscard]] Plan run_plan(const Space& space, const PlanRunOptions& options);
+
+void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format format);
+void print_compile_logs(std::ostream& out, const Space& space, const Plan& plan);
+
+}  // namespace tiletune::cli

@@ -1,0 +1,783 @@
+// The SQLite cache (see tiletune/cache_db.hpp): opening with the checks that keep us from
+// touching a file that is not ours, schema creation and migration, and the reads and writes.
+#include "tiletune/cache_db.hpp"
+
+#include <fmt/format.h>
+#include <sys/statfs.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+#include "db/embedded_sql.hpp"
+#include "db/sqlite.hpp"
+
+#ifndef TILETUNE_VERSION
+#define TILETUNE_VERSION "unknown"
+#endif
+
+namespace tiletune {
+
+namespace fs = std::filesystem;
+using db_detail::Connection;
+using db_detail::Statement;
+using db_detail::Transaction;
+
+DbError::DbError(std::string message, std::string call, std::string sql, fs::path path,
+                 int sqlite_code)
+    : Error(std::move(message)),
+      call_(std::move(call)),
+      sql_(std::move(sql)),
+      path_(std::move(path)),
+      sqlite_code_(sqlite_code) {}
+
+fs::path default_cache_path() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+  };
+  if (auto p = env("TILETUNE_DB"); !p.empty()) return p;
+  // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
+  if (auto p = env("XDG_CACHE_HOME"); !p.empty() && fs::path(p).is_absolute())
+    return fs::path(p) / "tiletune" / "tiletune.db";
+  if (auto home = env("HOME"); !home.empty())
+    return fs::path(home) / ".cache" / "tiletune" / "tiletune.db";
+  throw Error("no default cache path: none of TILETUNE_DB, XDG_CACHE_HOME and HOME is set (use --db)");
+}
+
+namespace {
+
+constexpr std::string_view sqlite_magic{"SQLite format 3\0", 16};
+
+std::string hex_id(std::int64_t id) {
+  return fmt::format("0x{:08x}", static_cast<std::uint32_t>(id));
+}
+
+[[noreturn]] void refuse(const fs::path& path, const std::string& why, int code = 0) {
+  throw DbError(fmt::format("{} is not a tiletune cache ({}): refusing to touch it", path.string(), why),
+                "application_id", {}, path, code);
+}
+
+[[noreturn]] void refuse_newer(const fs::path& path, std::int64_t version) {
+  throw DbError(fmt::format("{} was written by a newer tiletune (schema version {}; this build knows "
+                            "versions up to {}): upgrade tiletune or use another cache file",
+                            path.string(), version, db_detail::latest_schema_version()),
+                "user_version", {}, path);
+}
+
+// Reads the first bytes ourselves, so a file that is not SQLite at all is refused before SQLite
+// opens it (and before anything could create a -wal or -journal file next to it).
+void check_sqlite_header(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DbError(fmt::format("cannot read {}", path.string()), "open", {}, path);
+  char head[16] = {};
+  in.read(head, sizeof head);
+  auto n = static_cast<std::size_t>(in.gcount());
+  if (n == 0) return;  // empty: SQLite treats it as a new database, and so do we
+  // Compare what is there: a header still being written by another process is a prefix of the
+  // magic, and SQLite reads it again under a lock.
+  if (std::string_view(head, n) != sqlite_magic.substr(0, n))
+    refuse(path, "not an SQLite database", SQLITE_NOTADB);
+}
+
+// WAL needs shared memory between processes, which network file systems do not provide; SQLite
+// does not detect them, so we do. Unknown file systems count as local.
+bool on_local_disk(const fs::path& path) {
+  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  struct statfs st {};
+  if (::statfs(dir.c_str(), &st) != 0) return true;
+  switch (static_cast<unsigned long>(st.f_type)) {
+    case 0x6969UL:      // NFS
+    case 0x517BUL:      // SMB
+    case 0xFF534D42UL:  // CIFS
+    case 0xFE534D42UL:  // SMB2
+    case 0x01021997UL:  // 9P (v9fs)
+    case 0x65735546UL:  // FUSE (sshfs, object-store mounts)
+    case 0x5346414FUL:  // AFS
+    case 0x00C36400UL:  // Ceph
+    case 0x0BD00BD0UL:  // Lustre
+    case 0x47504653UL:  // GPFS
+      return false;
+    default:
+      return true;
+  }
+}
+
+struct FileState {
+  std::int64_t application_id = 0;
+  std::int64_t user_version = 0;
+  std::int64_t objects = 0;  // tables, indexes, views, triggers
+  [[nodiscard]] bool empty() const { return application_id == 0 && user_version == 0 && objects == 0; }
+};
+
+FileState read_state(Connection& conn) {
+  try {
+    // One statement, so one snapshot: read separately, the three could straddle another
+    // process's commit of a new schema and look like a foreign file.
+    auto q = conn.cached(
+        "SELECT (SELECT application_id FROM pragma_application_id), "
+        "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+    if (!q->step())
+      db_detail::throw_sqlite(conn.get(), SQLITE_INTERNAL, "sqlite3_step (no row)", q->sql(), conn.path());
+    return FileState{q->int64(0), q->int64(1), q->int64(2)};
+  } catch (const DbError& e) {
+    if ((e.sqlite_code() & 0xff) == SQLITE_NOTADB)
+      refuse(conn.path(), "not an SQLite database", e.sqlite_code());
+    throw;
+  }
+}
+
+std::string now_iso(Connection& conn) {
+  return conn.query_text("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
+}
+
+// Creates the schema in a new file or brings an older one up to date, in one BEGIN IMMEDIATE.
+// The state is read again inside the transaction: another process may have done it meanwhile.
+void create_or_migrate(Connection& conn) {
+  const int latest = db_detail::latest_schema_version();
+  Transaction tx(conn);
+  FileState s = read_state(conn);
+  if (s.application_id != cache_application_id) {
+    if (!s.empty()) refuse(conn.path(), "application_id " + hex_id(s.application_id));
+    conn.exec(db_detail::schema_sql(), "db/schema.sql");
+    conn.exec(fmt::format("PRAGMA application_id = {}", cache_application_id));
+    conn.exec(fmt::format("PRAGMA user_version = {}", latest));
+    auto put = conn.cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)");
+    put->bind(1, std::string_view("created_by"));
+    put->bind(2, std::string_view("tiletune " TILETUNE_VERSION));
+    put->run();
+    put->reset();
+    put->bind(1, std::string_view("created_at"));
+    put->bind(2, now_iso(conn));
+    put->run();
+  } else if (s.user_version > latest) {
+    refuse_newer(conn.path(), s.user_version);
+  } else if (s.user_version < latest) {
+    for (const auto& m : db_detail::migrations()) {
+      if (m.version <= s.user_version) continue;
+      conn.exec(m.sql, fmt::format("db/migrations/{}", m.file));
+      conn.exec(fmt::format("PRAGMA user_version = {}", m.version));
+    }
+    auto put = conn.cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)");
+    put->bind(1, std::string_view("upgraded"));
+    put->bind(2, fmt::format("from schema {} to {} by tiletune {} at {}", s.user_version, latest,
+                             TILETUNE_VERSION, now_iso(conn)));
+    put->run();
+  }
+  tx.commit();
+}
+
+// --- column lists and row readers, shared by the queries ------------------------------------
+
+constexpr std::string_view trial_columns =
+    "t.device_id, t.kernel_id, t.problem, t.params, t.status, t.detail, t.time_ms, t.mean_ms, "
+    "t.min_ms, t.stddev_ms, t.samples, t.gbps, t.gflops, t.registers, t.shared_bytes, "
+    "t.spill_bytes, t.occupancy_offline, t.occupancy_driver, t.compile_ms, t.measure_ms";
+constexpr int trial_column_count = 20;
+
+constexpr std::string_view kernel_columns =
+    "k.id, k.name, k.source_hash, k.options, k.nvrtc_version";
+constexpr int kernel_column_count = 5;
+
+// A kernel version is current when no version of the same name was tuned after it.
+constexpr std::string_view kernel_is_current =
+    "(NOT EXISTS (SELECT 1 FROM kernels k2 WHERE k2.name = k.name AND "
+    "(k2.used_seq > k.used_seq OR (k2.used_seq = k.used_seq AND k2.id > k.id))))";
+
+TrialRecord read_trial(const Statement& s, int c, const fs::path& path) {
+  TrialRecord t;
+  t.key.device_id = s.int64(c + 0);
+  t.key.kernel_id = s.int64(c + 1);
+  t.key.problem = s.text(c + 2);
+  t.key.params = s.text(c + 3);
+  std::string status = s.text(c + 4);
+  auto parsed = parse_status(status);
+  if (!parsed)
+    throw DbError(fmt::format("{}: unknown trial status '{}' in trials", path.string(), status),
+                  "sqlite3_column_text", std::string(s.sql()), path);
+  t.status = *parsed;
+  t.detail = s.text(c + 5);
+  t.time_ms = s.opt_real(c + 6);
+  t.mean_ms = s.opt_real(c + 7);
+  t.min_ms = s.opt_real(c + 8);
+  t.stddev_ms = s.opt_real(c + 9);
+  t.samples = s.opt_int64(c + 10);
+  t.gbps = s.opt_real(c + 11);
+  t.gflops = s.opt_real(c + 12);
+  t.registers = s.opt_int64(c + 13);
+  t.shared_bytes = s.opt_int64(c + 14);
+  t.spill_bytes = s.opt_int64(c + 15);
+  t.occupancy_offline = s.opt_real(c + 16);
+  t.occupancy_driver = s.opt_real(c + 17);
+  t.compile_ms = s.opt_real(c + 18);
+  t.measure_ms = s.opt_real(c + 19);
+  return t;
+}
+
+std::int64_t read_kernel(const Statement& s, int c, KernelRecord& k) {
+  k.name = s.text(c + 1);
+  k.source_hash = s.text(c + 2);
+  k.options = s.text(c + 3);
+  k.nvrtc_version = s.text(c + 4);
+  return s.int64(c);
+}
+
+constexpr int device_column_count = 11;
+
+DeviceRow read_device(const Statement& s, int c) {
+  DeviceRow r;
+  r.id = s.int64(c + 0);
+  r.device.uuid = s.text(c + 1);
+  r.device.name = s.text(c + 2);
+  r.device.cc_major = static_cast<int>(s.int64(c + 3));
+  r.device.cc_minor = static_cast<int>(s.int64(c + 4));
+  if (auto v = s.opt_int64(c + 5)) r.device.sm_count = static_cast<int>(*v);
+  r.device.memory_bytes = s.opt_int64(c + 6);
+  r.device.l2_bytes = s.opt_int64(c + 7);
+  if (auto v = s.opt_int64(c + 8)) r.device.driver_version = static_cast<int>(*v);
+  r.last_seen = s.text(c + 9);
+  r.device.copy_gbps = s.opt_real(c + 10);
+  return r;
+}
+
+// "N=8192;R=3" → {"N":8192,"R":3}; a value that is not a plain number becomes a JSON string.
+std::string sizes_to_json(std::string_view sizes) {
+  auto escape = [](std::string_view s) {
+    std::string out = "\"";
+    for (char ch : s) {
+      if (ch == '"' || ch == '\\') {
+        out += '\\';
+        out += ch;
+      } else if (static_cast<unsigned char>(ch) < 0x20) {
+        out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(ch)));
+      } else {
+        out += ch;
+      }
+    }
+    return out + '"';
+  };
+  // A JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?
+  auto is_number = [](std::string_view v) {
+    std::size_t i = 0;
+    if (i < v.size() && v[i] == '-') ++i;
+    auto digits = [&] {
+      std::size_t from = i;
+      while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+      return i - from;
+    };
+    std::size_t int_start = i;
+    std::size_t n = digits();
+    if (n == 0 || (n > 1 && v[int_start] == '0')) return false;
+    if (i < v.size() && v[i] == '.') {
+      ++i;
+      if (digits() == 0) return false;
+    }
+    return i == v.size();
+  };
+  std::string out = "{";
+  bool first = true;
+  while (!sizes.empty()) {
+    auto semi = sizes.find(';');
+    std::string_view part = sizes.substr(0, semi);
+    sizes = semi == std::string_view::npos ? std::string_view() : sizes.substr(semi + 1);
+    if (part.empty()) continue;
+    auto eq = part.find('=');
+    std::string_view name = part.substr(0, eq);
+    std::string_view value = eq == std::string_view::npos ? std::string_view() : part.substr(eq + 1);
+    if (!first) out += ',';
+    first = false;
+    out += escape(name) + ':' + (is_number(value) ? std::string(value) : escape(value));
+  }
+  return out + '}';
+}
+
+}  // namespace
+
+// --- CacheDb ---------------------------------------------------------------------------------
+
+struct CacheDb::Impl {
+  Connection conn;
+  Options options;
+  int version = 0;
+  // SQL that depends on the schema version: an older cache opened read-only lacks some columns.
+  std::string device_columns;
+  std::string trials_sql;
+  std::string best_sql;
+  std::string best_for_sql;
+  std::string device_sql;
+  std::string devices_sql;
+
+  Impl(Connection c, Options o, int v) : conn(std::move(c)), options(o), version(v) {
+    device_columns = fmt::format(
+        "d.id, d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.memory_bytes, d.l2_bytes, "
+        "d.driver_version, d.last_seen, {}",
+        version >= 3 ? "d.copy_gbps" : "NULL");
+    device_sql = fmt::format("SELECT {} FROM devices d WHERE d.uuid = ?1", device_columns);
+    devices_sql = fmt::format("SELECT {} FROM devices d ORDER BY d.id", device_columns);
+    trials_sql = fmt::format(
+        "SELECT t.id, {0}, d.uuid, d.name, {1}, t.created_at, b.trial_id IS NOT NULL, {2} "
+        "FROM trials t JOIN devices d ON d.id = t.device_id JOIN kernels k ON k.id = t.kernel_id "
+        "LEFT JOIN best b ON b.trial_id = t.id "
+        "WHERE (?1 IS NULL OR k.name = ?1) AND (?2 IS NULL OR d.uuid = ?2 OR d.name = ?2) "
+        "AND (?3 IS NULL OR t.status = ?3) AND (?4 IS NULL OR t.problem = ?4) AND (?5 = 0 OR {2}) "
+        "ORDER BY k.name, d.uuid, t.problem, t.time_ms IS NULL, t.time_ms, t.id LIMIT ?6",
+        trial_columns, kernel_columns, kernel_is_current);
+    std::string best_select = fmt::format(
+        "SELECT b.trial_id, {0}, {1}, {2}, {3} "
+        "FROM best b JOIN trials t ON t.id = b.trial_id JOIN devices d ON d.id = b.device_id "
+        "JOIN kernels k ON k.id = b.kernel_id ",
+        device_columns, kernel_columns, trial_columns, kernel_is_current);
+    best_sql = best_select + fmt::format(
+        "WHERE (?1 IS NULL OR k.name = ?1) AND (?2 IS NULL OR d.uuid = ?2 OR d.name = ?2) "
+        "AND (?3 IS NULL OR b.problem = ?3) AND (?4 = 0 OR {}) "
+        "ORDER BY k.name, d.uuid, b.problem, k.id",
+        kernel_is_current);
+    best_for_sql = best_select +
+                   "WHERE k.name = ?1 AND k.source_hash = ?2 AND k.options = ?3 "
+                   "AND k.nvrtc_version = ?4 AND d.uuid = ?5 AND b.problem = ?6";
+  }
+
+  BestEntry read_best(const Statement& s) const {
+    BestEntry e;
+    int c = 0;
+    e.trial_id = s.int64(c++);
+    e.device = read_device(s, c);
+    c += device_column_count;
+    e.kernel_id = read_kernel(s, c, e.kernel);
+    c += kernel_column_count;
+    e.trial = read_trial(s, c, conn.path());
+    c += trial_column_count;
+    e.current = s.int64(c) != 0;
+    return e;
+  }
+
+  void require_writable(std::string_view what) const {
+    if (options.mode == Mode::read_only)
+      throw DbError(fmt::format("{}: {} needs the cache opened read-write", conn.path().string(), what),
+                    std::string(what), {}, conn.path());
+  }
+};
+
+CacheDb::CacheDb(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+CacheDb::CacheDb(CacheDb&&) noexcept = default;
+CacheDb& CacheDb::operator=(CacheDb&&) noexcept = default;
+CacheDb::~CacheDb() = default;
+
+CacheDb CacheDb::open(const fs::path& path, Mode mode) {
+  Options o;
+  o.mode = mode;
+  return open(path, o);
+}
+
+CacheDb CacheDb::open(const fs::path& path, Options options) {
+  const bool read_only = options.mode == Mode::read_only;
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (fs::is_directory(st)) refuse(path, "a directory");
+  if (!fs::exists(st)) {
+    if (read_only)
+      throw DbError(fmt::format("{}: no tiletune cache there (opened read-only, so none is created)",
+                                path.string()),
+                    "open", {}, path, SQLITE_CANTOPEN);
+    if (options.create_directories && path.has_parent_path()) {
+      fs::create_directories(path.parent_path(), ec);
+      if (ec)
+        throw DbError(fmt::format("cannot create the directory {} for the cache: {}",
+                                  path.parent_path().string(), ec.message()),
+                      "create_directories", {}, path);
+    }
+  } else {
+    check_sqlite_header(path);
+  }
+
+  // One connection is used by one thread at a time, so SQLite's own mutexes are not needed.
+  int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+              SQLITE_OPEN_NOMUTEX;
+  Connection conn(path, flags);
+  // busy_timeout first: even reading the header below may have to wait for another writer.
+  int rc = sqlite3_busy_timeout(conn.get(), static_cast<int>(options.busy_timeout.count()));
+  if (rc != SQLITE_OK) db_detail::throw_sqlite(conn.get(), rc, "sqlite3_busy_timeout", {}, path);
+
+  const int latest = db_detail::latest_schema_version();
+  FileState s = read_state(conn);
+  if (s.application_id != cache_application_id && !s.empty())
+    refuse(path, "application_id " + hex_id(s.application_id));
+  if (s.user_version > latest) refuse_newer(path, s.user_version);
+
+  if (read_only) {
+    if (s.empty())
+      throw DbError(fmt::format("{} is empty, not a tiletune cache yet (opened read-only, so it is "
+                                "not initialized)", path.string()),
+                    "user_version", {}, path);
+    conn.exec("PRAGMA query_only = ON");  // a second guard beside SQLITE_OPEN_READONLY
+    return CacheDb(std::make_unique<Impl>(std::move(conn), options, static_cast<int>(s.user_version)));
+  }
+
+  // Only now, with the file known to be ours or empty, is anything written to it.
+  bool wal = false;
+  if (options.wal && on_local_disk(path)) {
+    wal = conn.query_text("PRAGMA journal_mode") == "wal";
+    if (!wal) {
+      try {
+        wal = conn.query_text("PRAGMA journal_mode = WAL") == "wal";
+      } catch (const DbError&) {
+        // Refused (e.g. busy past the timeout): keep the rollback journal, which still works.
+      }
+    }
+  }
+  conn.exec("PRAGMA foreign_keys = ON");
+  // NORMAL is durable enough with WAL (a crash loses at most the last commits, never
+  // consistency); with a rollback journal only FULL keeps that promise.
+  conn.exec(wal ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL");
+
+  if (s.application_id != cache_application_id || s.user_version < latest) create_or_migrate(conn);
+  return CacheDb(std::make_unique<Impl>(std::move(conn), options, latest));
+}
+
+const fs::path& CacheDb::path() const noexcept { return impl_->conn.path(); }
+CacheDb::Mode CacheDb::mode() const noexcept { return impl_->options.mode; }
+int CacheDb::schema_version() const noexcept { return impl_->version; }
+int CacheDb::latest_schema_version() noexcept { return db_detail::latest_schema_version(); }
+std::string CacheDb::journal_mode() const { return impl_->conn.query_text("PRAGMA journal_mode"); }
+
+// --- devices and kernels ---------------------------------------------------------------------
+
+std::int64_t CacheDb::upsert_device(const DeviceRecord& d) {
+  impl_->require_writable("upsert_device");
+  if (d.uuid.empty())
+    throw DbError(fmt::format("upsert_device on {}: the device '{}' has no UUID", path().string(), d.name),
+                  "upsert_device", {}, path());
+  auto& conn = impl_->conn;
+  Transaction tx(conn);
+  {
+    // copy_gbps is kept when not measured this time (a sweep that skips the copy benchmark).
+    auto up = conn.cached(
+        "INSERT INTO devices(uuid, name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, "
+        "driver_version, copy_gbps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+        "ON CONFLICT(uuid) DO UPDATE SET name = excluded.name, cc_major = excluded.cc_major, "
+        "cc_minor = excluded.cc_minor, sm_count = excluded.sm_count, "
+        "memory_bytes = excluded.memory_bytes, l2_bytes = excluded.l2_bytes, "
+        "driver_version = excluded.driver_version, "
+        "copy_gbps = coalesce(excluded.copy_gbps, devices.copy_gbps), "
+        "last_seen = excluded.last_seen");
+    up->bind(1, d.uuid);
+    up->bind(2, d.name);
+    up->bind(3, d.cc_major);
+    up->bind(4, d.cc_minor);
+    up->bind(5, d.sm_count);
+    up->bind(6, d.memory_bytes);
+    up->bind(7, d.l2_bytes);
+    up->bind(8, d.driver_version);
+    up->bind(9, d.copy_gbps);
+    up->run();
+  }
+  std::int64_t id = 0;
+  {
+    auto q = conn.cached("SELECT id FROM devices WHERE uuid = ?1");
+    q->bind(1, d.uuid);
+    if (!q->step()) db_detail::throw_sqlite(conn.get(), SQLITE_INTERNAL, "sqlite3_step (no row)", q->sql(), path());
+    id = q->int64(0);
+  }
+  tx.commit();
+  return id;
+}
+
+std::optional<DeviceRow> CacheDb::device(std::string_view uuid) const {
+  auto q = impl_->conn.cached(impl_->device_sql);
+  q->bind(1, uuid);
+  if (!q->step()) return std::nullopt;
+  return read_device(*q, 0);
+}
+
+std::vector<DeviceRow> CacheDb::devices() const {
+  auto q = impl_->conn.cached(impl_->devices_sql);
+  std::vector<DeviceRow> out;
+  while (q->step()) out.push_back(read_device(*q, 0));
+  return out;
+}
+
+std::int64_t CacheDb::upsert_kernel(const KernelRecord& k) {
+  impl_->require_writable("upsert_kernel");
+  if (k.name.empty())
+    throw DbError(fmt::format("upsert_kernel on {}: a kernel needs a name", path().string()),
+                  "upsert_kernel", {}, path());
+  auto& conn = impl_->conn;
+  Transaction tx(conn);
+  {
+    // used_seq: one more than any version so far, which makes this version the current one.
+    auto up = conn.cached(
+        "INSERT INTO kernels(name, source_hash, options, nvrtc_version, used_seq) "
+        "VALUES (?1, ?2, ?3, ?4, (SELECT coalesce(max(used_seq), 0) + 1 FROM kernels)) "
+        "ON CONFLICT(name, source_hash, options, nvrtc_version) DO UPDATE SET "
+        "used_seq = excluded.used_seq");
+    up->bind(1, k.name);
+    up->bind(2, k.source_hash);
+    up->bind(3, k.options);
+    up->bind(4, k.nvrtc_version);
+    up->run();
+  }
+  std::optional<std::int64_t> id = find_kernel(k);
+  if (!id) db_detail::throw_sqlite(conn.get(), SQLITE_INTERNAL, "upsert_kernel (row missing after insert)", {}, path());
+  tx.commit();
+  return *id;
+}
+
+std::optional<std::int64_t> CacheDb::find_kernel(const KernelRecord& k) const {
+  auto q = impl_->conn.cached(
+      "SELECT id FROM kernels WHERE name = ?1 AND source_hash = ?2 AND options = ?3 "
+      "AND nvrtc_version = ?4");
+  q->bind(1, k.name);
+  q->bind(2, k.source_hash);
+  q->bind(3, k.options);
+  q->bind(4, k.nvrtc_version);
+  if (!q->step()) return std::nullopt;
+  return q->int64(0);
+}
+
+// --- trials and best -------------------------------------------------------------------------
+
+RecordResult CacheDb::record_trial(const TrialRecord& t) {
+  impl_->require_writable("record_trial");
+  auto& conn = impl_->conn;
+  if (t.status == TrialStatus::ok &&
+      !(t.time_ms && std::isfinite(*t.time_ms) && *t.time_ms > 0))
+    throw DbError(fmt::format("record_trial on {}: an ok trial needs a positive time_ms (problem {}, "
+                              "params {})", path().string(), t.key.problem, t.key.params),
+                  "record_trial", {}, path());
+
+  RecordResult result;
+  Transaction tx(conn);
+  std::optional<std::int64_t> existing;
+  {
+    auto q = conn.cached(
+        "SELECT id FROM trials WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3 "
+        "AND params = ?4");
+    q->bind(1, t.key.device_id);
+    q->bind(2, t.key.kernel_id);
+    q->bind(3, t.key.problem);
+    q->bind(4, t.key.params);
+    if (q->step()) existing = q->int64(0);
+  }
+  {
+    // An upsert rather than INSERT OR REPLACE: the row keeps its id, so best never points at a
+    // deleted row in between.
+    auto up = conn.cached(
+        "INSERT INTO trials(device_id, kernel_id, problem, params, status, detail, time_ms, "
+        "mean_ms, min_ms, stddev_ms, samples, gbps, gflops, registers, shared_bytes, spill_bytes, "
+        "occupancy_offline, occupancy_driver, compile_ms, measure_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
+        "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) "
+        "ON CONFLICT(device_id, kernel_id, problem, params) DO UPDATE SET "
+        "status = excluded.status, detail = excluded.detail, time_ms = excluded.time_ms, "
+        "mean_ms = excluded.mean_ms, min_ms = excluded.min_ms, stddev_ms = excluded.stddev_ms, "
+        "samples = excluded.samples, gbps = excluded.gbps, gflops = excluded.gflops, "
+        "registers = excluded.registers, shared_bytes = excluded.shared_bytes, "
+        "spill_bytes = excluded.spill_bytes, occupancy_offline = excluded.occupancy_offline, "
+        "occupancy_driver = excluded.occupancy_driver, compile_ms = excluded.compile_ms, "
+        "measure_ms = excluded.measure_ms, created_at = excluded.created_at");
+    up->bind(1, t.key.device_id);
+    up->bind(2, t.key.kernel_id);
+    up->bind(3, t.key.problem);
+    up->bind(4, t.key.params);
+    up->bind(5, status_name(t.status));
+    up->bind(6, t.detail);
+    up->bind(7, t.time_ms);
+    up->bind(8, t.mean_ms);
+    up->bind(9, t.min_ms);
+    up->bind(10, t.stddev_ms);
+    up->bind(11, t.samples);
+    up->bind(12, t.gbps);
+    up->bind(13, t.gflops);
+    up->bind(14, t.registers);
+    up->bind(15, t.shared_bytes);
+    up->bind(16, t.spill_bytes);
+    up->bind(17, t.occupancy_offline);
+    up->bind(18, t.occupancy_driver);
+    up->bind(19, t.compile_ms);
+    up->bind(20, t.measure_ms);
+    up->run();
+  }
+  result.replaced = existing.has_value();
+  result.trial_id = existing ? *existing : sqlite3_last_insert_rowid(conn.get());
+  {
+    auto p = conn.cached("INSERT OR IGNORE INTO problems(kernel_id, sizes, sizes_json) VALUES (?1, ?2, ?3)");
+    p->bind(1, t.key.kernel_id);
+    p->bind(2, t.key.problem);
+    p->bind(3, sizes_to_json(t.key.problem));
+    p->run();
+  }
+  if (existing) {
+    // A re-measured trial may have been the best and may now be slower (or failed): the minimum
+    // cannot be updated incrementally, so recompute it from the ok trials of the key.
+    auto del = conn.cached("DELETE FROM best WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3");
+    del->bind(1, t.key.device_id);
+    del->bind(2, t.key.kernel_id);
+    del->bind(3, t.key.problem);
+    del->run();
+    auto ins = conn.cached(
+        "INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) "
+        "SELECT device_id, kernel_id, problem, id, time_ms FROM trials "
+        "WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3 AND status = 'ok' "
+        "ORDER BY time_ms, id LIMIT 1");
+    ins->bind(1, t.key.device_id);
+    ins->bind(2, t.key.kernel_id);
+    ins->bind(3, t.key.problem);
+    ins->run();
+  } else if (t.status == TrialStatus::ok) {
+    // The upsert that keeps the minimum: an existing best is only replaced by a faster trial.
+    auto up = conn.cached(
+        "INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) "
+        "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(device_id, kernel_id, problem) DO UPDATE SET "
+        "trial_id = excluded.trial_id, time_ms = excluded.time_ms "
+        "WHERE excluded.time_ms < best.time_ms");
+    up->bind(1, t.key.device_id);
+    up->bind(2, t.key.kernel_id);
+    up->bind(3, t.key.problem);
+    up->bind(4, result.trial_id);
+    up->bind(5, *t.time_ms);
+    up->run();
+  }
+  if (t.status == TrialStatus::ok) {
+    auto q = conn.cached("SELECT trial_id FROM best WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3");
+    q->bind(1, t.key.device_id);
+    q->bind(2, t.key.kernel_id);
+    q->bind(3, t.key.problem);
+    result.is_best = q->step() && q->int64(0) == result.trial_id;
+  }
+  tx.commit();
+  return result;
+}
+
+bool CacheDb::has_trial(const TrialKey& key) const {
+  auto q = impl_->conn.cached(
+      "SELECT 1 FROM trials WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3 AND params = ?4");
+  q->bind(1, key.device_id);
+  q->bind(2, key.kernel_id);
+  q->bind(3, key.problem);
+  q->bind(4, key.params);
+  return q->step();
+}
+
+std::unordered_set<std::string> CacheDb::existing_trials(std::int64_t device_id,
+                                                         std::int64_t kernel_id,
+                                                         std::string_view problem) const {
+  auto q = impl_->conn.cached(
+      "SELECT params FROM trials WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3");
+  q->bind(1, device_id);
+  q->bind(2, kernel_id);
+  q->bind(3, problem);
+  std::unordered_set<std::string> out;
+  while (q->step()) out.insert(q->text(0));
+  return out;
+}
+
+std::vector<TrialRow> CacheDb::trials(const TrialFilter& f) const {
+  auto q = impl_->conn.cached(impl_->trials_sql);
+  q->bind(1, f.kernel);
+  q->bind(2, f.device);
+  if (f.status) q->bind(3, status_name(*f.status)); else q->bind_null(3);
+  q->bind(4, f.problem);
+  q->bind(5, f.current_only ? 1 : 0);
+  q->bind(6, f.limit.value_or(-1));  // a negative LIMIT means none
+  std::vector<TrialRow> out;
+  while (q->step()) {
+    TrialRow r;
+    int c = 0;
+    r.id = q->int64(c++);
+    r.trial = read_trial(*q, c, path());
+    c += trial_column_count;
+    r.device_uuid = q->text(c++);
+    r.device_name = q->text(c++);
+    read_kernel(*q, c, r.kernel);
+    c += kernel_column_count;
+    r.created_at = q->text(c++);
+    r.is_best = q->int64(c++) != 0;
+    r.current = q->int64(c++) != 0;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<BestEntry> CacheDb::best(const BestFilter& f) const {
+  auto q = impl_->conn.cached(impl_->best_sql);
+  q->bind(1, f.kernel);
+  q->bind(2, f.device);
+  q->bind(3, f.problem);
+  q->bind(4, f.current_only ? 1 : 0);
+  std::vector<BestEntry> out;
+  while (q->step()) out.push_back(impl_->read_best(*q));
+  return out;
+}
+
+std::optional<BestEntry> CacheDb::best_for(const KernelRecord& k, std::string_view device_uuid,
+                                           std::string_view problem) const {
+  auto q = impl_->conn.cached(impl_->best_for_sql);
+  q->bind(1, k.name);
+  q->bind(2, k.source_hash);
+  q->bind(3, k.options);
+  q->bind(4, k.nvrtc_version);
+  q->bind(5, device_uuid);
+  q->bind(6, problem);
+  if (!q->step()) return std::nullopt;
+  return impl_->read_best(*q);
+}
+
+std::vector<std::string> CacheDb::problems(std::string_view kernel_name) const {
+  auto q = impl_->conn.cached(fmt::format(
+      "SELECT p.sizes FROM problems p JOIN kernels k ON k.id = p.kernel_id "
+      "WHERE k.name = ?1 AND {} ORDER BY p.sizes",
+      kernel_is_current));
+  q->bind(1, kernel_name);
+  std::vector<std::string> out;
+  while (q->step()) out.push_back(q->text(0));
+  return out;
+}
+
+// --- cubins and meta -------------------------------------------------------------------------
+
+void CacheDb::put_cubin(const CubinRecord& c) {
+  impl_->require_writable("put_cubin");
+  auto& conn = impl_->conn;
+  Transaction tx(conn);
+  {
+    auto up = conn.cached(
+        "INSERT INTO cubins(key, arch, cubin, lowered_name) VALUES (?1, ?2, ?3, ?4) "
+        "ON CONFLICT(key) DO UPDATE SET arch = excluded.arch, cubin = excluded.cubin, "
+        "lowered_name = excluded.lowered_name, created_at = excluded.created_at");
+    up->bind(1, c.key);
+    up->bind(2, c.arch);
+    up->bind_blob(3, c.cubin);
+    up->bind(4, c.lowered_name);
+    up->run();
+  }
+  tx.commit();
+}
+
+std::optional<CubinRecord> CacheDb::get_cubin(std::string_view key) const {
+  if (impl_->version < 2) return std::nullopt;  // an old cache opened read-only: no cubins table
+  auto q = impl_->conn.cached("SELECT key, arch, cubin, lowered_name FROM cubins WHERE key = ?1");
+  q->bind(1, key);
+  if (!q->step()) return std::nullopt;
+  return CubinRecord{q->text(0), q->text(1), q->blob(2), q->text(3)};
+}
+
+std::optional<std::string> CacheDb::meta(std::string_view key) const {
+  auto q = impl_->conn.cached("SELECT value FROM meta WHERE key = ?1");
+  q->bind(1, key);
+  if (!q->step() || q->is_null(0)) return std::nullopt;
+  return q->text(0);
+}
+
+void CacheDb::set_meta(std::string_view key, std::string_view value) {
+  impl_->require_writable("set_meta");
+  auto& conn = impl_->conn;
+  Transaction tx(conn);
+  {
+    auto up = conn.cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)");
+    up->bind(1, key);
+    up->bind(2, value);
+    up->run();
+  }
+  tx.commit();
+}
+
+}  // namespace tiletune

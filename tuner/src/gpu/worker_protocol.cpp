@@ -1,0 +1,469 @@
+// The messages between the parent and a GPU worker: every field of a TrialRequest,
+// TrialResult and CopyCeiling as a CBOR map (the cubin as CBOR binary), and the 4-byte
+// little-endian length that frames them. Both sides decode what the other sent, so decoding
+// trusts nothing: the CBOR is parsed with a nesting limit, then every field is checked for
+// presence, type and range, and anything off is an Error naming the field.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tiletune/error.hpp"
+#include "tiletune/worker.hpp"
+
+namespace tiletune {
+namespace {
+
+using Json = nlohmann::json;
+
+// Our messages nest three deep (message, buffers, buffer); anything much deeper is garbage,
+// and nlohmann's CBOR reader recurses once per level, so a deep one could overflow the stack.
+constexpr std::size_t kMaxDepth = 8;
+
+// Builds the DOM like nlohmann's own SAX parser, but refuses to nest deeper than kMaxDepth.
+class BoundedDomBuilder {
+ public:
+  explicit BoundedDomBuilder(Json& root) : root_(root) {}
+
+  bool null() { return put(nullptr) != nullptr; }
+  bool boolean(bool v) { return put(v) != nullptr; }
+  bool number_integer(Json::number_integer_t v) { return put(v) != nullptr; }
+  bool number_unsigned(Json::number_unsigned_t v) { return put(v) != nullptr; }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return put(v) != nullptr; }
+  bool string(Json::string_t& v) { return put(std::move(v)) != nullptr; }
+  bool binary(Json::binary_t& v) { return put(std::move(v)) != nullptr; }
+  bool key(Json::string_t& k) {
+    key_ = std::move(k);
+    return true;
+  }
+  bool start_object(std::size_t) { return open(Json::object()); }
+  bool start_array(std::size_t) { return open(Json::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  template <class Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& e) {
+    error_ = e.what();
+    return false;
+  }
+
+  [[nodiscard]] const std::string& error() const noexcept { return error_; }
+
+ private:
+  template <class V>
+  Json* put(V&& v) {
+    if (stack_.empty()) {
+      root_ = Json(std::forward<V>(v));
+      return &root_;
+    }
+    Json& top = *stack_.back();
+    if (top.is_array()) {
+      top.push_back(Json(std::forward<V>(v)));
+      return &top.back();
+    }
+    Json& slot = top[key_];
+    slot = Json(std::forward<V>(v));
+    return &slot;
+  }
+  bool open(Json container) {
+    if (stack_.size() >= kMaxDepth) {
+      error_ = fmt::format("nested deeper than {} levels", kMaxDepth);
+      return false;
+    }
+    stack_.push_back(put(std::move(container)));
+    return true;
+  }
+  bool close() {
+    if (stack_.empty()) return false;
+    stack_.pop_back();
+    return true;
+  }
+
+  Json& root_;
+  std::vector<Json*> stack_;  // the open containers; only the innermost grows
+  std::string key_;
+  std::string error_;
+};
+
+[[noreturn]] void malformed(const std::string& what) {
+  throw Error("worker protocol: " + what);
+}
+
+Json parse_cbor(const std::string& payload) {
+  Json root;
+  BoundedDomBuilder builder(root);
+  bool ok = false;
+  try {
+    ok = Json::sax_parse(payload, &builder, Json::input_format_t::cbor, /*strict=*/true);
+  } catch (const Json::exception& e) {
+    malformed(std::string("not a CBOR message: ") + e.what());
+  }
+  if (!ok) malformed("not a CBOR message: " + builder.error());
+  if (!root.is_object()) malformed("the message is not a CBOR map");
+  return root;
+}
+
+std::string to_payload(const Json& message) {
+  std::vector<std::uint8_t> bytes = Json::to_cbor(message);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// A view of one map in a message with checked getters; `path` names it in errors.
+class Fields {
+ public:
+  Fields(const Json& object, std::string path) : object_(object), path_(std::move(path)) {
+    if (!object_.is_object()) malformed(path_ + ": expected a map");
+  }
+
+  [[nodiscard]] const Json& at(const char* key) const {
+    auto it = object_.find(key);
+    if (it == object_.end()) malformed(fmt::format("{}missing field '{}'", prefix(), key));
+    return *it;
+  }
+  [[nodiscard]] std::string name(const char* key) const { return prefix() + key; }
+
+  [[nodiscard]] std::string str(const char* key) const {
+    const Json& v = at(key);
+    if (!v.is_string()) wrong(key, "a string");
+    return v.get<std::string>();
+  }
+  [[nodiscard]] std::string bytes(const char* key) const {
+    const Json& v = at(key);
+    if (!v.is_binary()) wrong(key, "a byte string");
+    const auto& b = v.get_binary();
+    return std::string(b.begin(), b.end());
+  }
+  [[nodiscard]] bool boolean(const char* key) const {
+    const Json& v = at(key);
+    if (!v.is_boolean()) wrong(key, "a boolean");
+    return v.get<bool>();
+  }
+  [[nodiscard]] std::uint64_t u64(const char* key) const {
+    const Json& v = at(key);
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return v.get<std::uint64_t>();
+    wrong(key, "an unsigned integer");
+  }
+  [[nodiscard]] std::int64_t i64(const char* key) const { return to_i64(at(key), key); }
+  [[nodiscard]] int i32(const char* key) const {
+    std::int64_t v = i64(key);
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+      wrong(key, "a 32-bit integer");
+    return static_cast<int>(v);
+  }
+  [[nodiscard]] double f64(const char* key) const {
+    const Json& v = at(key);
+    if (!v.is_number()) wrong(key, "a number");
+    return v.get<double>();
+  }
+  [[nodiscard]] const Json& array(const char* key) const {
+    const Json& v = at(key);
+    if (!v.is_array()) wrong(key, "an array");
+    return v;
+  }
+  [[nodiscard]] const Json& map(const char* key) const {
+    const Json& v = at(key);
+    if (!v.is_object()) wrong(key, "a map");
+    return v;
+  }
+  // Three integers: a grid or block.
+  void dims(const char* key, long long (&out)[3]) const {
+    const Json& v = array(key);
+    if (v.size() != 3) wrong(key, "an array of 3 integers");
+    for (int i = 0; i < 3; ++i) out[i] = to_i64(v[i], key);
+  }
+
+  [[noreturn]] void wrong(const char* key, const char* expected) const {
+    malformed(fmt::format("field '{}{}': expected {}", prefix(), key, expected));
+  }
+
+ private:
+  [[nodiscard]] std::string prefix() const { return path_.empty() ? "" : path_ + "."; }
+  [[nodiscard]] std::int64_t to_i64(const Json& v, const char* key) const {
+    if (v.is_number_unsigned()) {
+      if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        wrong(key, "a 64-bit signed integer");
+      return v.get<std::int64_t>();
+    }
+    if (v.is_number_integer()) return v.get<std::int64_t>();
+    wrong(key, "an integer");
+  }
+
+  const Json& object_;
+  std::string path_;
+};
+
+// Wire names of the enums: fixed here, independent of how messages spell them.
+constexpr std::pair<ElementType, const char*> kElementTypes[] = {
+    {ElementType::f32, "f32"}, {ElementType::f64, "f64"}, {ElementType::i32, "i32"},
+    {ElementType::u32, "u32"}, {ElementType::i64, "i64"}, {ElementType::u8, "u8"},
+    {ElementType::f16, "f16"}};
+constexpr std::pair<BufferInit, const char*> kBufferInits[] = {
+    {BufferInit::zero, "zero"}, {BufferInit::random, "random"},
+    {BufferInit::iota, "iota"}, {BufferInit::none, "none"}};
+constexpr std::pair<VerifySettings::Mode, const char*> kVerifyModes[] = {
+    {VerifySettings::Mode::none, "none"}, {VerifySettings::Mode::cpu, "cpu"},
+    {VerifySettings::Mode::reference_run, "reference_run"}};
+
+template <class E, std::size_t N>
+const char* enum_name(const std::pair<E, const char*> (&table)[N], E value) {
+  for (const auto& [e, name] : table)
+    if (e == value) return name;
+  throw Error(fmt::format("worker protocol: enum value {} has no wire name", static_cast<int>(value)));
+}
+
+template <class E, std::size_t N>
+E enum_value(const std::pair<E, const char*> (&table)[N], const Fields& f, const char* key) {
+  std::string s = f.str(key);
+  for (const auto& [e, name] : table)
+    if (s == name) return e;
+  malformed(fmt::format("field '{}': unknown value '{}'", f.name(key), s));
+}
+
+Json request_json(const TrialRequest& r) {
+  Json buffers = Json::array();
+  for (const BufferPlan& b : r.buffers)
+    buffers.push_back({{"name", b.name},
+                       {"type", enum_name(kElementTypes, b.type)},
+                       {"count", b.count},
+                       {"init", enum_name(kBufferInits, b.init)},
+                       {"output", b.output}});
+  Json args = Json::array();
+  for (const ArgPlan& a : r.args)
+    args.push_back({{"is_buffer", a.is_buffer},
+                    {"buffer", a.buffer},
+                    {"type", enum_name(kElementTypes, a.type)},
+                    {"int_value", a.int_value},
+                    {"float_value", a.float_value}});
+  Json sizes = Json::object();
+  for (const auto& [name, value] : r.sizes) sizes[name] = value;
+  return {
+      {"type", "trial"},
+      {"id", r.id},
+      {"kernel", r.kernel},
+      {"config_text", r.config_text},
+      {"problem_key", r.problem_key},
+      {"sizes", std::move(sizes)},
+      {"cubin", Json::binary(std::vector<std::uint8_t>(r.cubin.begin(), r.cubin.end()))},
+      {"function", r.function},
+      {"grid", {r.grid[0], r.grid[1], r.grid[2]}},
+      {"block", {r.block[0], r.block[1], r.block[2]}},
+      {"shared_bytes", r.shared_bytes},
+      {"buffers", std::move(buffers)},
+      {"args", std::move(args)},
+      {"verify",
+       {{"mode", enum_name(kVerifyModes, r.verify.mode)},
+        {"cpu_reference", r.verify.cpu_reference},
+        {"rtol", r.verify.rtol},
+        {"atol", r.verify.atol}}},
+      {"timing",
+       {{"cold", r.timing.cold},
+        {"warmup_runs", r.timing.warmup_runs},
+        {"min_samples", r.timing.min_samples},
+        {"max_noise", r.timing.max_noise},
+        {"min_seconds", r.timing.min_seconds},
+        {"max_seconds", r.timing.max_seconds}}},
+      {"seed", r.seed},
+      {"is_reference", r.is_reference},
+      {"deadline_seconds", r.deadline_seconds},
+  };
+}
+
+TrialRequest request_from(const Fields& f) {
+  TrialRequest r;
+  r.id = f.u64("id");
+  r.kernel = f.str("kernel");
+  r.config_text = f.str("config_text");
+  r.problem_key = f.str("problem_key");
+  const Json& sizes = f.map("sizes");
+  for (auto it = sizes.begin(); it != sizes.end(); ++it) {
+    Fields s(sizes, "sizes");
+    r.sizes[it.key()] = s.i64(it.key().c_str());
+  }
+  r.cubin = f.bytes("cubin");
+  r.function = f.str("function");
+  f.dims("grid", r.grid);
+  f.dims("block", r.block);
+  r.shared_bytes = f.i64("shared_bytes");
+  const Json& buffers = f.array("buffers");
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    Fields b(buffers[i], fmt::format("buffers[{}]", i));
+    BufferPlan plan;
+    plan.name = b.str("name");
+    plan.type = enum_value(kElementTypes, b, "type");
+    plan.count = b.u64("count");
+    plan.init = enum_value(kBufferInits, b, "init");
+    plan.output = b.boolean("output");
+    r.buffers.push_back(std::move(plan));
+  }
+  const Json& args = f.array("args");
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    Fields a(args[i], fmt::format("args[{}]", i));
+    ArgPlan plan;
+    plan.is_buffer = a.boolean("is_buffer");
+    plan.buffer = a.i32("buffer");
+    plan.type = enum_value(kElementTypes, a, "type");
+    plan.int_value = a.i64("int_value");
+    plan.float_value = a.f64("float_value");
+    if (plan.is_buffer && (plan.buffer < 0 || static_cast<std::size_t>(plan.buffer) >= r.buffers.size()))
+      malformed(fmt::format("field 'args[{}].buffer': {} is not a buffer index (there are {})", i,
+                            plan.buffer, r.buffers.size()));
+    r.args.push_back(plan);
+  }
+  Fields v(f.map("verify"), "verify");
+  r.verify.mode = enum_value(kVerifyModes, v, "mode");
+  r.verify.cpu_reference = v.str("cpu_reference");
+  r.verify.rtol = v.f64("rtol");
+  r.verify.atol = v.f64("atol");
+  Fields t(f.map("timing"), "timing");
+  r.timing.cold = t.boolean("cold");
+  r.timing.warmup_runs = t.i32("warmup_runs");
+  r.timing.min_samples = t.i32("min_samples");
+  r.timing.max_noise = t.f64("max_noise");
+  r.timing.min_seconds = t.f64("min_seconds");
+  r.timing.max_seconds = t.f64("max_seconds");
+  r.seed = f.u64("seed");
+  r.is_reference = f.boolean("is_reference");
+  r.deadline_seconds = f.f64("deadline_seconds");
+  return r;
+}
+
+Json result_json(const TrialResult& r) {
+  return {
+      {"type", "result"},
+      {"id", r.id},
+      {"status", status_name(r.status)},
+      {"detail", r.detail},
+      {"median_ms", r.median_ms},
+      {"mean_ms", r.mean_ms},
+      {"min_ms", r.min_ms},
+      {"stddev_ms", r.stddev_ms},
+      {"samples", r.samples},
+      {"driver_blocks_per_sm", r.driver_blocks_per_sm},
+      {"max_error", r.max_error},
+      {"first_bad_index", r.first_bad_index},
+      {"load_ms", r.load_ms},
+      {"verify_ms", r.verify_ms},
+      {"measure_ms", r.measure_ms},
+  };
+}
+
+TrialResult result_from(const Fields& f) {
+  TrialResult r;
+  r.id = f.u64("id");
+  std::string status = f.str("status");
+  std::optional<TrialStatus> parsed = parse_status(status);
+  if (!parsed) malformed(fmt::format("field 'status': unknown status '{}'", status));
+  r.status = *parsed;
+  r.detail = f.str("detail");
+  r.median_ms = f.f64("median_ms");
+  r.mean_ms = f.f64("mean_ms");
+  r.min_ms = f.f64("min_ms");
+  r.stddev_ms = f.f64("stddev_ms");
+  r.samples = f.i32("samples");
+  r.driver_blocks_per_sm = f.i32("driver_blocks_per_sm");
+  r.max_error = f.f64("max_error");
+  r.first_bad_index = f.i64("first_bad_index");
+  r.load_ms = f.f64("load_ms");
+  r.verify_ms = f.f64("verify_ms");
+  r.measure_ms = f.f64("measure_ms");
+  return r;
+}
+
+WorkerMessage::Type message_type(const Fields& f) {
+  std::string type = f.str("type");
+  if (type == "trial") return WorkerMessage::Type::trial;
+  if (type == "copy") return WorkerMessage::Type::copy;
+  if (type == "result") return WorkerMessage::Type::result;
+  if (type == "copy_result") return WorkerMessage::Type::copy_result;
+  if (type == "error") return WorkerMessage::Type::error;
+  malformed(fmt::format("unknown message type '{}'", type));
+}
+
+const char* type_name(WorkerMessage::Type t) {
+  switch (t) {
+    case WorkerMessage::Type::trial: return "trial";
+    case WorkerMessage::Type::copy: return "copy";
+    case WorkerMessage::Type::result: return "result";
+    case WorkerMessage::Type::copy_result: return "copy_result";
+    case WorkerMessage::Type::error: return "error";
+  }
+  return "?";
+}
+
+WorkerMessage decode_expecting(const std::string& payload, std::optional<WorkerMessage::Type> want) {
+  Json root = parse_cbor(payload);
+  Fields f(root, "");
+  WorkerMessage m;
+  m.type = message_type(f);
+  if (want && m.type != *want)
+    malformed(fmt::format("expected a '{}' message, got '{}'", type_name(*want), type_name(m.type)));
+  switch (m.type) {
+    case WorkerMessage::Type::trial: m.trial = request_from(f); break;
+    case WorkerMessage::Type::copy: m.copy_bytes = f.u64("bytes"); break;
+    case WorkerMessage::Type::result: m.result = result_from(f); break;
+    case WorkerMessage::Type::copy_result:
+      m.copy.bytes = f.u64("bytes");
+      m.copy.median_ms = f.f64("median_ms");
+      m.copy.gbps = f.f64("gbps");
+      break;
+    case WorkerMessage::Type::error: m.error = f.str("message"); break;
+  }
+  return m;
+}
+
+}  // namespace
+
+std::string encode_request(const TrialRequest& request) { return to_payload(request_json(request)); }
+
+TrialRequest decode_request(const std::string& payload) {
+  return std::move(decode_expecting(payload, WorkerMessage::Type::trial).trial);
+}
+
+std::string encode_result(const TrialResult& result) { return to_payload(result_json(result)); }
+
+TrialResult decode_result(const std::string& payload) {
+  return std::move(decode_expecting(payload, WorkerMessage::Type::result).result);
+}
+
+std::string encode_copy_request(std::uint64_t bytes) {
+  return to_payload({{"type", "copy"}, {"bytes", bytes}});
+}
+
+std::string encode_copy_result(const CopyCeiling& copy) {
+  return to_payload(
+      {{"type", "copy_result"}, {"bytes", copy.bytes}, {"median_ms", copy.median_ms}, {"gbps", copy.gbps}});
+}
+
+std::string encode_error(const std::string& message) {
+  return to_payload({{"type", "error"}, {"message", message}});
+}
+
+WorkerMessage decode_message(const std::string& payload) { return decode_expecting(payload, std::nullopt); }
+
+std::string frame(const std::string& payload) {
+  if (payload.size() > max_frame_bytes)
+    throw Error(fmt::format("worker protocol: a {}-byte message is over the {}-byte frame limit",
+                            payload.size(), max_frame_bytes));
+  auto n = static_cast<std::uint32_t>(payload.size());
+  std::string out;
+  out.reserve(4 + payload.size());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xffu));
+  out += payload;
+  return out;
+}
+
+std::uint32_t frame_payload_size(const unsigned char (&header)[4]) {
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) n |= static_cast<std::uint32_t>(header[i]) << (8 * i);
+  if (n > max_frame_bytes)
+    throw Error(fmt::format("worker protocol: a frame announces {} bytes, over the {}-byte limit", n,
+                            max_frame_bytes));
+  return n;
+}
+
+}  // namespace tiletune

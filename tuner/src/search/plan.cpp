@@ -1,0 +1,194 @@
+// plan_space: enumerate → launch geometry → NVRTC (in a pool, through the cubin cache) →
+// occupancy. Geometry that can never launch is pruned before compiling, so a plan never
+// pays NVRTC for a config that the device would refuse anyway.
+#include "tiletune/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <chrono>
+#include <future>
+
+namespace tiletune {
+
+namespace {
+
+long long eval_at(const LocatedExpr& e, std::span<const std::int64_t> slots, const char* what) {
+  try {
+    return e.expr.eval(slots);
+  } catch (const EvalError& err) {
+    throw EvalError(fmt::format("{}: {} '{}': {}", e.where.str(), what, e.expr.text(), err.what()));
+  }
+}
+
+}  // namespace
+
+LaunchGeometry evaluate_launch(const Space& space, const Problem& problem, const Config& config) {
+  const std::vector<std::int64_t> slots = slot_values(problem, config);
+  LaunchGeometry g;
+  for (int d = 0; d < 3; ++d) {
+    g.grid[d] = eval_at(space.launch.grid[d], slots, "grid");
+    g.block[d] = eval_at(space.launch.block[d], slots, "block");
+  }
+  g.shared_bytes = eval_at(space.launch.shared_bytes, slots, "shared_bytes");
+  return g;
+}
+
+std::vector<std::string> compile_options(const Space& space, const Config& config) {
+  std::vector<std::string> options;
+  options.reserve(space.params.size() + space.compile_options.size());
+  for (std::size_t i = 0; i < space.params.size(); ++i)
+    options.push_back(fmt::format("-D{}={}", space.params[i].name, config.values.at(i)));
+  options.insert(options.end(), space.compile_options.begin(), space.compile_options.end());
+  return options;
+}
+
+Problem select_problem(const Space& space, const std::vector<std::string>& overrides) {
+  Problem p;
+  for (const Axis& a : space.problem) p.sizes.push_back(a.values.empty() ? 0 : a.values.front());
+  for (const std::string& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(fmt::format("--size '{}': expected NAME=VALUE, e.g. N=8192", o));
+    const std::string name = o.substr(0, eq);
+    const std::string value = o.substr(eq + 1);
+    const int index = space.problem_index(name);
+    if (index < 0) {
+      std::string known;
+      for (const Axis& a : space.problem) known += (known.empty() ? "" : ", ") + a.name;
+      throw Error(fmt::format("--size '{}': '{}' is not a problem size of {} (problem sizes: {})", o, name,
+                              space.kernel, known.empty() ? "none" : known));
+    }
+    std::int64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || v < 0)
+      throw Error(fmt::format("--size '{}': '{}' is not a non-negative integer", o, value));
+    p.sizes[static_cast<std::size_t>(index)] = v;
+  }
+  return p;
+}
+
+std::string format_problem(const Space& space, const Problem& problem) {
+  std::string s;
+  for (std::size_t i = 0; i < space.problem.size() && i < problem.sizes.size(); ++i) {
+    if (i) s += ' ';
+    s += space.problem[i].name + '=' + std::to_string(problem.sizes[i]);
+  }
+  return s;
+}
+
+Plan plan_space(const Space& space, const PlanOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Plan plan;
+  plan.device = options.device;
+  plan.problem = options.problem;
+
+  const KernelSource source = load_kernel_source(space.source);
+  const std::string arch = fmt::format("sm_{}", options.device.arch());
+  CubinCache no_cache{std::filesystem::path{}};
+  const CubinCache& cache = options.cache ? *options.cache : no_cache;
+  CompilePool pool(options.threads, cache);
+  plan.summary.threads = pool.threads();
+
+  // First pass: enumerate, evaluate geometry, prune what cannot launch, submit the rest.
+  Enumerator enumerator(space, options.problem);
+  std::vector<std::future<CompileResult>> pending;
+  std::vector<std::size_t> pending_row;
+  while (auto config = enumerator.next()) {
+    PlanRow row;
+    row.config = std::move(*config);
+    try {
+      row.launch = evaluate_launch(space, options.problem, row.config);
+    } catch (const EvalError& e) {
+      row.status = TrialStatus::pruned;
+      row.detail = e.what();
+      plan.rows.push_back(std::move(row));
+      continue;
+    }
+    // Geometry alone (no registers, no static shared memory yet) already rules some out.
+    KernelFootprint geometry_only;
+    geometry_only.block_x = static_cast<int>(std::min<long long>(row.launch->block[0], INT32_MAX));
+    geometry_only.block_y = static_cast<int>(std::min<long long>(row.launch->block[1], INT32_MAX));
+    geometry_only.block_z = static_cast<int>(std::min<long long>(row.launch->block[2], INT32_MAX));
+    geometry_only.grid_x = row.launch->grid[0];
+    geometry_only.grid_y = row.launch->grid[1];
+    geometry_only.grid_z = row.launch->grid[2];
+    geometry_only.dynamic_shared_bytes = static_cast<std::size_t>(std::max<long long>(row.launch->shared_bytes, 0));
+    if (row.launch->shared_bytes < 0) {
+      row.status = TrialStatus::pruned;
+      row.detail = fmt::format("negative dynamic shared memory ({} B)", row.launch->shared_bytes);
+      plan.rows.push_back(std::move(row));
+      continue;
+    }
+    Occupancy pre = compute_occupancy(options.device, geometry_only);
+    if (!pre.launchable) {
+      row.status = TrialStatus::pruned;
+      row.detail = pre.pruned_reason;
+      row.occupancy = pre;
+      plan.rows.push_back(std::move(row));
+      continue;
+    }
+    CompileRequest request;
+    request.source = &source;
+    request.options = compile_options(space, row.config);
+    request.arch = arch;
+    request.entry = space.entry;
+    pending.push_back(pool.submit(std::move(request)));
+    pending_row.push_back(plan.rows.size());
+    plan.rows.push_back(std::move(row));
+  }
+  plan.summary.points = enumerator.product_size();
+  plan.summary.valid = enumerator.kept();
+
+  // Second pass: collect compiles in submission order, then occupancy with real resources.
+  std::size_t done = plan.rows.size() - pending.size();
+  const std::size_t total = plan.rows.size();
+  if (options.progress) options.progress(done, total);
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    PlanRow& row = plan.rows[pending_row[i]];
+    CompileResult result = pending[i].get();
+    row.compile_seconds = result.seconds;
+    row.cache_hit = result.cache_hit;
+    row.cubin_key = result.cache_key;
+    plan.summary.compile_seconds += result.seconds;
+    if (result.cache_hit) {
+      ++plan.summary.cache_hits;
+    } else {
+      ++plan.summary.compiled;
+    }
+    if (!result.ok()) {
+      row.status = TrialStatus::compile_failed;
+      row.detail = result.error;
+      row.compile_log = result.log;
+    } else {
+      row.resources = result.kernel->resources;
+      KernelFootprint fp;
+      fp.block_x = static_cast<int>(row.launch->block[0]);
+      fp.block_y = static_cast<int>(row.launch->block[1]);
+      fp.block_z = static_cast<int>(row.launch->block[2]);
+      fp.grid_x = row.launch->grid[0];
+      fp.grid_y = row.launch->grid[1];
+      fp.grid_z = row.launch->grid[2];
+      fp.registers_per_thread = row.resources->registers;
+      fp.static_shared_bytes = static_cast<std::size_t>(row.resources->static_shared_bytes);
+      fp.dynamic_shared_bytes = static_cast<std::size_t>(row.launch->shared_bytes);
+      fp.barriers = std::max(1, row.resources->barriers);
+      row.occupancy = compute_occupancy(options.device, fp);
+      if (!row.occupancy.launchable) {
+        row.status = TrialStatus::pruned;
+        row.detail = row.occupancy.pruned_reason;
+      }
+    }
+    if (options.progress) options.progress(++done, total);
+  }
+  for (const PlanRow& row : plan.rows) {
+    if (row.status == TrialStatus::ok) ++plan.summary.ok;
+    if (row.status == TrialStatus::pruned) ++plan.summary.pruned;
+    if (row.status == TrialStatus::compile_failed) ++plan.summary.compile_failed;
+  }
+  plan.summary.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
+
+}  // namespace tiletune
