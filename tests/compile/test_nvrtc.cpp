@@ -57,12 +57,14 @@ TEST(Nvrtc, VersionAndArchs) {
 TEST(Nvrtc, OptionsAreDeterministic) {
   const KernelSource source = load_kernel_source(transpose_path());
   const CompileRequest request{&source, {"-DTILE=32", "-DPAD=1", "-lineinfo"}, "9.0", "transpose"};
+  // NVRTC 13's --no-cache: its own cache would return cubins without ptxas' report.
   const std::vector<std::string> expected{"--gpu-architecture=sm_90", "--ptxas-options=-v",
-                                          "--std=c++17", "-DTILE=32", "-DPAD=1", "-lineinfo"};
+                                          "--no-cache", "--std=c++17", "-DTILE=32", "-DPAD=1",
+                                          "-lineinfo"};
   EXPECT_EQ(nvrtc_options(request), expected);
   const CompileRequest own_std{&source, {"--std=c++20"}, "sm_80", "transpose"};
   const std::vector<std::string> expected_std{"--gpu-architecture=sm_80", "--ptxas-options=-v",
-                                              "--std=c++20"};
+                                              "--no-cache", "--std=c++20"};
   EXPECT_EQ(nvrtc_options(own_std), expected_std);
   EXPECT_THROW((void)nvrtc_options({&source, {}, "gpu", "transpose"}), Error);
 }
@@ -175,6 +177,21 @@ TEST(Nvrtc, TemplateEntryGetsAMangledName) {
   EXPECT_NE(result.kernel->log.find(lowered), std::string::npos);
   EXPECT_GT(result.kernel->resources.registers, 0);
   EXPECT_TRUE(is_elf(result.kernel->cubin));
+}
+
+// The same request compiled again must still carry ptxas' report. On a machine with a CUDA
+// driver NVRTC 13 caches compiled code itself, and a hit there has an empty log; this is
+// what --no-cache is for.
+TEST(Nvrtc, RepeatedCompilesKeepTheReport) {
+  const KernelSource source = load_kernel_source(transpose_path());
+  Resources first;
+  for (int i = 0; i < 3; ++i) {
+    const CompileResult r = compile_nvrtc({&source, kDefines, "sm_90", "transpose"});
+    ASSERT_TRUE(r.ok()) << "compile " << i << ": " << r.error << "\n" << r.log;
+    EXPECT_NE(r.log.find("Used "), std::string::npos) << r.log;
+    if (i == 0) first = r.kernel->resources;
+    EXPECT_EQ(r.kernel->resources, first);
+  }
 }
 
 TEST(Nvrtc, NullSourceThrows) {

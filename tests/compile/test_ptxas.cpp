@@ -95,6 +95,25 @@ TEST(PtxasReport, Spills) {
   EXPECT_EQ(r.constant_bytes, 380);
 }
 
+TEST(PtxasReport, NoSmemFieldAndCumulativeStack) {
+  // nvcc 13 on sm_90 with -maxrregcount=24: no smem field at all, a cumulative stack size.
+  const std::string log =
+      "ptxas info    : Overriding maximum register limit 256 for 'heavy' with  24 of "
+      "maxrregcount option\n"
+      "ptxas info    : Compiling entry function 'heavy' for 'sm_90'\n"
+      "ptxas info    : Function properties for heavy\n"
+      "    576 bytes stack frame, 1312 bytes spill stores, 1396 bytes spill loads\n"
+      "ptxas info    : Used 24 registers, used 0 barriers, 576 bytes cumulative stack size\n"
+      "ptxas info    : Compile time = 65.045 ms\n";
+  const Resources r = parse_ptxas_report(log, "heavy");
+  EXPECT_EQ(r.registers, 24);
+  EXPECT_EQ(r.barriers, 0);
+  EXPECT_EQ(r.static_shared_bytes, 0);
+  EXPECT_EQ(r.stack_frame_bytes, 576);
+  EXPECT_EQ(r.spill_store_bytes, 1312);
+  EXPECT_EQ(r.spill_load_bytes, 1396);
+}
+
 TEST(PtxasReport, MissingFunctionIsAnErrorNamingWhatIsThere) {
   try {
     (void)parse_ptxas_report(kNvrtcLog, "transposeX");

@@ -61,6 +61,16 @@ struct RuleRun {
   int samples = 0;
   StopReason reason = StopReason::keep_going;
 };
+// The rule's numbers, fixed here so that a change of the defaults does not change the tests.
+TimingSettings fixed_settings() {
+  TimingSettings t;
+  t.min_samples = 10;
+  t.max_noise = 0.005;
+  t.min_seconds = 0.02;
+  t.max_seconds = 1.0;
+  return t;
+}
+
 RuleRun run_rule(const TimingSettings& settings, const std::vector<double>& sequence_ms,
                  double overhead_ms) {
   std::vector<double> taken;
@@ -78,7 +88,7 @@ RuleRun run_rule(const TimingSettings& settings, const std::vector<double>& sequ
 }
 
 TEST(StopRule, QuietKernelStopsAtMinSamplesOnceMinTimeIsReached) {
-  TimingSettings t;  // 10 samples, 0.5 %, 20 ms, 1 s
+  TimingSettings t = fixed_settings();  // 10 samples, 0.5 %, 20 ms, 1 s
   // 5 ms samples: 10 samples are 50 ms > 20 ms, and the noise is tiny.
   const RuleRun r = run_rule(t, {5.0, 5.001, 4.999}, 0.01);
   EXPECT_EQ(r.reason, StopReason::converged);
@@ -86,7 +96,7 @@ TEST(StopRule, QuietKernelStopsAtMinSamplesOnceMinTimeIsReached) {
 }
 
 TEST(StopRule, ShortKernelWaitsForMinSeconds) {
-  TimingSettings t;
+  TimingSettings t = fixed_settings();
   // 0.1 ms samples: the noise is low after 10, but 20 ms of kernel time takes 200.
   const RuleRun r = run_rule(t, {0.1, 0.1001, 0.0999}, 0.01);
   EXPECT_EQ(r.reason, StopReason::converged);
@@ -94,7 +104,7 @@ TEST(StopRule, ShortKernelWaitsForMinSeconds) {
 }
 
 TEST(StopRule, NoisyKernelRunsUntilTheNoiseIsLowEnough) {
-  TimingSettings t;
+  TimingSettings t = fixed_settings();
   // Alternating 1 and 1.2 ms: stddev ~0.1, mean 1.1; rel. error 0.1/sqrt(n)/1.1 < 0.005 needs
   // n > 330.
   const RuleRun r = run_rule(t, {1.0, 1.2}, 0.0);
@@ -104,7 +114,7 @@ TEST(StopRule, NoisyKernelRunsUntilTheNoiseIsLowEnough) {
 }
 
 TEST(StopRule, NoiseThatNeverSettlesStopsAtMaxSeconds) {
-  TimingSettings t;
+  TimingSettings t = fixed_settings();
   t.max_noise = 1e-9;
   const RuleRun r = run_rule(t, {1.0, 2.0, 3.0}, 1.0);
   EXPECT_EQ(r.reason, StopReason::max_time);
@@ -114,14 +124,14 @@ TEST(StopRule, NoiseThatNeverSettlesStopsAtMaxSeconds) {
 }
 
 TEST(StopRule, SlowKernelStopsAtMaxSecondsBeforeMinSamples) {
-  TimingSettings t;
+  TimingSettings t = fixed_settings();
   const RuleRun r = run_rule(t, {400.0}, 0.0);
   EXPECT_EQ(r.reason, StopReason::max_time);
   EXPECT_EQ(r.samples, 3);  // 1.2 s of wall time
 }
 
 TEST(StopRule, DirectCases) {
-  TimingSettings t;
+  TimingSettings t = fixed_settings();
   const double inf = std::numeric_limits<double>::infinity();
   EXPECT_EQ(stop_reason(t, 0, 0, inf, 5.0), StopReason::keep_going);  // no sample yet
   EXPECT_EQ(stop_reason(t, 9, 1.0, 0.0, 0.5), StopReason::keep_going);

@@ -88,7 +88,10 @@ struct CompileResult {
 /// "compute_90a" -> "sm_90a" (a suffix is kept). Throws Error like parse_arch.
 [[nodiscard]] std::string normalize_arch(const std::string& text);
 
-/// The full option list NVRTC receives for a request (used for the cache key and the log).
+/// The full option list NVRTC receives for a request (used for the cache key and the log):
+/// --gpu-architecture=sm_XX, --ptxas-options=-v, --no-cache (NVRTC >= 13: its own cache
+/// would return cubins without ptxas' report), --std=c++17 (unless the request sets a
+/// --std), then request.options in their order.
 [[nodiscard]] std::vector<std::string> nvrtc_options(const CompileRequest& request);
 
 /// Content-addressed store of compiled cubins that outlives the process. Keyed by the

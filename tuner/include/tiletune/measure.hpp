@@ -38,8 +38,8 @@ struct TimingSettings {
   int warmup_runs = 1;
   int min_samples = 10;
   double max_noise = 0.005;     ///< relative standard error of the mean
-  double min_seconds = 0.02;    ///< kernel time accumulated before the noise rule may stop
-  double max_seconds = 1.0;     ///< stop here whatever the noise
+  double min_seconds = 0.005;   ///< kernel time accumulated before the noise rule may stop
+  double max_seconds = 0.5;     ///< stop here whatever the noise
 };
 
 /// How outputs are checked before timing.

@@ -83,7 +83,7 @@ class GpuRunner final : public TrialHandler {
 
   /// True once a kernel fault has poisoned the context: the worker process must exit
   /// after sending the current result (nothing on this device works any more).
-  [[nodiscard]] bool context_lost() const noexcept;
+  [[nodiscard]] bool context_lost() const noexcept override;
 
   [[nodiscard]] int ordinal() const noexcept;
   /// Compute capability times ten (90 for an H200): the arch candidates are compiled for.

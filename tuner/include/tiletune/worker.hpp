@@ -59,6 +59,9 @@ class TrialHandler {
   virtual ~TrialHandler() = default;
   virtual TrialResult run_trial(const TrialRequest& request) = 0;
   virtual CopyCeiling measure_copy(std::uint64_t bytes) = 0;
+  /// True once the handler's CUDA context is unusable (a kernel faulted): the worker then
+  /// exits after answering, and the parent starts a fresh one for the next trial.
+  [[nodiscard]] virtual bool context_lost() const noexcept { return false; }
 };
 
 /// The worker's main loop: reads requests from in_fd, writes results to out_fd, until EOF.

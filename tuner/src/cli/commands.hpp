@@ -6,7 +6,14 @@
 
 #include <filesystem>
 #include <functional>
+#include <iosfwd>
+#include <map>
+#include <vector>
 #include <string>
+
+namespace tiletune {
+struct DeviceInfo;
+}
 
 namespace tiletune::cli {
 
@@ -15,6 +22,9 @@ using Runner = std::function<int()>;
 Runner add_plan_command(CLI::App& app);
 Runner add_tune_command(CLI::App& app);
 Runner add_devices_command(CLI::App& app);
+Runner add_show_command(CLI::App& app);
+Runner add_best_command(CLI::App& app);
+Runner add_worker_command(CLI::App& app);
 
 /// The shipped transpose space: the installed copy, else the one in the source tree.
 [[nodiscard]] std::filesystem::path default_space_path();
@@ -22,6 +32,8 @@ Runner add_devices_command(CLI::App& app);
 /// Output formats shared by the commands.
 enum class Format { table, csv, json };
 [[nodiscard]] std::map<std::string, Format> format_names();
+
+void print_devices(std::ostream& out, const std::vector<DeviceInfo>& devices, Format format);
 
 /// True when stderr is a terminal (progress bars go there only then).
 [[nodiscard]] bool stderr_is_tty();

@@ -3,11 +3,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/commands.hpp"
 #include "tiletune/error.hpp"
 
 int main(int argc, char** argv) {
+  // With a driver present, NVRTC may serve a repeated compile from the driver's compute cache,
+  // and such a hit carries no ptxas report (registers, shared memory, spills). tiletune has its
+  // own cubin cache, so the driver's is turned off before NVRTC or the driver is loaded.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 1);
   CLI::App app{"tiletune: a tile-size and launch-config autotuner for CUDA kernels", "tiletune"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tiletune 0.1.0");
@@ -15,6 +20,8 @@ int main(int argc, char** argv) {
   tiletune plan configs/transpose.yaml --arch sm_90     plan a space without a GPU
   tiletune tune configs/transpose.yaml --size N=8192   tune it on the GPU
   tiletune devices                                      list the CUDA devices
+  tiletune best                                         the best config per device, kernel, problem
+  tiletune show --kernel transpose --status ok          the trials in the result cache
 
 Run `tiletune COMMAND --help` for the options of a command.)");
 
@@ -26,6 +33,9 @@ Run `tiletune COMMAND --help` for the options of a command.)");
   add(tiletune::cli::add_plan_command);
   add(tiletune::cli::add_tune_command);
   add(tiletune::cli::add_devices_command);
+  add(tiletune::cli::add_show_command);
+  add(tiletune::cli::add_best_command);
+  add(tiletune::cli::add_worker_command);
 
   try {
     app.parse(argc, argv);

@@ -1,40 +1,225 @@
-// `tiletune tune`: a tuning sweep of a space on a GPU. Without a CUDA device it says so and
-// plans the same space instead, so the command is useful (and testable) everywhere.
+// `tiletune tune`: a tuning sweep of a space on a GPU, with a progress bar, and at the end
+// the top configs per problem against the measured copy bandwidth and the default config.
+// Without a CUDA device it says so and plans the same space instead. Also the hidden
+// `__worker` command that a sweep starts in a child process for each GPU.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/plan_output.hpp"
 #include "gpu/driver.hpp"
 #include "tiletune/device.hpp"
+#include "tiletune/runner.hpp"
+#include "tiletune/sweep.hpp"
+#include "tiletune/worker.hpp"
 
 namespace tiletune::cli {
 
+namespace {
+
+struct TuneOptions {
+  PlanRunOptions plan;
+  int device = 0;
+  std::string db;
+  std::string budget;
+  bool force = false;
+  bool hot = false;
+  double min_time = 0.005;
+  double max_time = 0.5;
+  double max_noise = 0.5;  // percent
+  int min_samples = 10;
+  double deadline = 10;
+  std::size_t top = 10;
+};
+
+/// Problems from --size: each named size takes the values given (repeat a name for several),
+/// the others every value of the YAML.
+std::vector<Problem> select_problems(const Space& space, const std::vector<std::string>& overrides) {
+  std::vector<std::vector<std::int64_t>> values(space.problem.size());
+  for (const std::string& o : overrides) {
+    Problem one = select_problem(space, {o});  // validates the name and the value
+    const int index = space.problem_index(o.substr(0, o.find('=')));
+    values[static_cast<std::size_t>(index)].push_back(one.sizes[static_cast<std::size_t>(index)]);
+  }
+  Space restricted = space;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!values[i].empty()) restricted.problem[i].values = values[i];
+  return all_problems(restricted);
+}
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  if (s < 3600) return fmt::format("{:.0f}m{:02.0f}s", std::floor(s / 60), std::fmod(s, 60));
+  return fmt::format("{:.0f}h{:02.0f}m", std::floor(s / 3600), std::fmod(s / 60, 60));
+}
+
+std::string counts_text(const StatusCounts& counts) {
+  std::string s;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] == 0) continue;
+    s += fmt::format("{}{} {}", s.empty() ? "" : ", ", status_name(static_cast<TrialStatus>(i)), counts[i]);
+  }
+  return s.empty() ? "nothing" : s;
+}
+
+void print_report(std::ostream& out, const Space& space, const SweepReport& r, std::size_t top) {
+  out << fmt::format("\n{} on {} ({}), sm_{}; copy ceiling {:.0f} GB/s ({} MiB device-to-device)\n", space.kernel,
+                     r.device.name, r.device.uuid, r.device.arch(), r.copy.gbps, r.copy.bytes >> 20);
+  const bool has_bytes = space.metric_bytes.has_value();
+  const bool has_flops = space.metric_flops.has_value();
+  for (const ProblemOutcome& p : r.problems) {
+    out << fmt::format("\n{} — {} ok configs{}\n", p.canonical.empty() ? "(no problem sizes)" : p.canonical,
+                       p.ranked.size(), p.resumed ? fmt::format(" ({} from earlier runs)", p.resumed) : "");
+    if (p.ranked.empty()) continue;
+    const double default_ms = p.default_trial && p.default_trial->trial.status == TrialStatus::ok &&
+                                      p.default_trial->trial.time_ms
+                                  ? *p.default_trial->trial.time_ms
+                                  : 0.0;
+    out << fmt::format("{:>4}  {:<40} {:>10} {:>9} {:>7} {:>9} {:>5} {:>5} {:>8}\n", "rank", "config", "time ms",
+                       has_flops ? "GFLOP/s" : "GB/s", "% copy", "±stddev", "occ%", "regs", "speedup");
+    for (std::size_t i = 0; i < p.ranked.size() && i < top; ++i) {
+      const TrialRecord& t = p.ranked[i].trial;
+      std::string config = t.key.params;
+      for (char& c : config)
+        if (c == ';') c = ' ';
+      const double rate = has_flops ? t.gflops.value_or(0) : t.gbps.value_or(0);
+      out << fmt::format(
+          "{:>4}  {:<40} {:>10.4f} {:>9.1f} {:>7} {:>8.1f}% {:>5.0f} {:>5} {:>8}\n", i + 1, config, *t.time_ms, rate,
+          has_bytes && r.copy.gbps > 0 ? fmt::format("{:.1f}%", 100.0 * t.gbps.value_or(0) / r.copy.gbps) : "-",
+          t.stddev_ms && *t.time_ms > 0 ? 100.0 * *t.stddev_ms / *t.time_ms : 0.0,
+          100.0 * t.occupancy_offline.value_or(0), t.registers.value_or(0),
+          default_ms > 0 ? fmt::format("{:.2f}x", default_ms / *t.time_ms) : "-");
+    }
+    if (p.default_trial) {
+      const TrialRecord& d = p.default_trial->trial;
+      std::string config = d.key.params;
+      for (char& c : config)
+        if (c == ';') c = ' ';
+      if (d.status == TrialStatus::ok && d.time_ms)
+        out << fmt::format("      default {}: {:.4f} ms; best is {:.2f}x faster\n", config, *d.time_ms,
+                           *d.time_ms / *p.ranked.front().trial.time_ms);
+      else
+        out << fmt::format("      default {}: {} ({})\n", config, status_name(d.status), d.detail.substr(0, 80));
+    }
+  }
+  const double wall = std::max(r.wall_seconds, 1e-9);
+  out << fmt::format("\n{} trials this run: {}{}\n", r.trials.size(), counts_text(r.counts),
+                     r.budget_exhausted ? " (budget reached)" : "");
+  out << fmt::format(
+      "{:.1f} s wall, {:.1f} trials/s; NVRTC {:.1f} s (over all threads), GPU waited {:.1f} s for it; "
+      "module load + setup {:.1f} s, verify {:.1f} s, timing {:.1f} s; {} worker start{}\n",
+      r.wall_seconds, double(r.trials.size()) / wall, r.compile_seconds, r.wait_compile_seconds, r.load_seconds,
+      r.verify_seconds, r.measure_seconds, r.worker_starts, r.worker_starts == 1 ? "" : "s");
+  out << fmt::format("results in {}\n", r.db_path.string());
+}
+
+}  // namespace
+
 Runner add_tune_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tune", "Run a tuning sweep on the GPU (plans the space when there is no GPU)");
-  auto o = std::make_shared<PlanRunOptions>();
-  cmd->add_option("space", o->space, "Search space (YAML); default: the shipped configs/transpose.yaml")
+  auto o = std::make_shared<TuneOptions>();
+  cmd->add_option("space", o->plan.space, "Search space (YAML); default: the shipped configs/transpose.yaml")
       ->check(CLI::ExistingPath);
-  add_plan_options(*cmd, *o);
-  cmd->add_option("--arch", o->arch, "Architecture to plan for when no GPU is present (default sm_90)");
+  add_plan_options(*cmd, o->plan);
+  cmd->add_option("--device", o->device, "CUDA device ordinal (see `tiletune devices`)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--db", o->db,
+                  "Result cache (default: $TILETUNE_DB, else $XDG_CACHE_HOME/tiletune/tiletune.db, else "
+                  "~/.cache/tiletune/tiletune.db)");
+  cmd->add_option("--budget", o->budget, "Stop after N trials, a share of the space (25%) or a time (90s, 10m)");
+  cmd->add_flag("--force", o->force, "Re-measure configs the cache already has");
+  cmd->add_flag("--hot", o->hot, "Time back-to-back runs (default: cold, L2 flushed before each sample)");
+  cmd->add_option("--min-samples", o->min_samples, "Samples before the noise rule may stop (default 10)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--min-time", o->min_time, "Kernel seconds before the noise rule may stop (default 0.005)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-time", o->max_time, "Seconds of timing per config at most (default 0.5)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-noise", o->max_noise, "Target relative standard error, percent (default 0.5)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--deadline", o->deadline, "Seconds a trial may take before its worker is killed (default 10)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--top", o->top, "Configs listed per problem at the end (default 10)");
+  cmd->add_option("--arch", o->plan.arch, "Architecture to plan for when no GPU is present (default sm_90)");
   cmd->footer(R"(Examples:
-  tiletune tune                                   the shipped transpose space
-  tiletune tune configs/transpose.yaml --size N=8192
+  tiletune tune                                   the shipped transpose space, every problem size
+  tiletune tune configs/transpose.yaml --size N=8192 --size N=4096
+  tiletune tune configs/matmul.yaml --budget 10m --db results.db
+  tiletune tune configs/transpose.yaml --force    measure again what the cache already has
 
-Without a CUDA device, tune says so and runs `plan` on the same space.)");
+Each config is compiled (in parallel, ahead of the GPU), checked against the device's limits,
+run once in a worker process and verified against the reference, then timed (cold: L2 flushed
+before each sample; sampling stops when the relative standard error is under --max-noise after
+--min-samples and --min-time, or at --max-time). Every trial is written to the cache as it
+completes: rerunning a sweep measures only what is missing. A config that fails to compile or
+launch, faults, hangs past --deadline or computes a wrong result is recorded with that status
+and the sweep goes on. Without a CUDA device, tune says so and runs `plan` on the same space.)");
   return [o]() {
-    if (o->space.empty()) o->space = default_space_path().string();
-    Space space = load_space(o->space);
+    if (o->plan.space.empty()) o->plan.space = default_space_path().string();
+    Space space = load_space(o->plan.space);
     if (cu::device_count() == 0) {
       std::cout << fmt::format("no CUDA device present ({}): running `plan` on {} instead\n",
-                               cu::driver_unavailable_reason(), o->space);
-    } else {
-      std::cout << "tiletune: measuring on the GPU is not built yet: running `plan` on " << o->space << "\n";
+                               cu::driver_unavailable_reason(), o->plan.space);
+      Plan plan = run_plan(space, o->plan);
+      print_plan(std::cout, space, plan, Format::table);
+      return 0;
     }
-    Plan plan = run_plan(space, *o);
-    print_plan(std::cout, space, plan, Format::table);
+    SweepOptions options;
+    options.device = o->device;
+    options.problems = select_problems(space, o->plan.sizes);
+    options.compile_threads = o->plan.threads;
+    std::optional<CubinCache> cache;
+    if (!o->plan.no_cache) {
+      cache.emplace(o->plan.cubin_cache.empty() ? CubinCache::default_directory()
+                                                : std::filesystem::path(o->plan.cubin_cache));
+      options.cubin_cache = &*cache;
+    }
+    options.db_path = o->db;
+    options.force = o->force;
+    options.budget = parse_budget(o->budget);
+    options.timing.cold = !o->hot;
+    options.timing.min_samples = o->min_samples;
+    options.timing.min_seconds = o->min_time;
+    options.timing.max_seconds = o->max_time;
+    options.timing.max_noise = o->max_noise / 100.0;
+    options.deadline_seconds = o->deadline;
+    const bool tty = stderr_is_tty();
+    if (!o->plan.quiet) {
+      auto last_line = std::make_shared<double>(-1e9);
+      options.progress = [tty, last_line](const SweepProgress& p) {
+        const double eta = p.done ? p.elapsed_seconds / double(p.done) * double(p.total - p.done) : NAN;
+        if (tty) {
+          constexpr int width = 30;
+          const int filled = p.total ? static_cast<int>(width * p.done / p.total) : width;
+          std::cerr << fmt::format("\r\033[K[{}{}] {}/{} ETA {} | {} | {}", std::string(filled, '='),
+                                   std::string(width - filled, ' '), p.done, p.total, format_duration(eta),
+                                   counts_text(p.counts), p.current.substr(0, 50))
+                    << std::flush;
+          if (p.done == p.total) std::cerr << "\r\033[K" << std::flush;
+        } else if (p.elapsed_seconds - *last_line >= 10 || p.done == p.total) {
+          *last_line = p.elapsed_seconds;
+          std::cerr << fmt::format("tune: {}/{} trials, {} elapsed, ETA {} ({})\n", p.done, p.total,
+                                   format_duration(p.elapsed_seconds), format_duration(eta), counts_text(p.counts));
+        }
+      };
+    }
+    SweepReport report = run_sweep(space, options);
+    print_report(std::cout, space, report, o->top);
     return 0;
+  };
+}
+
+Runner add_worker_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("__worker", "Internal: the GPU worker a sweep starts");
+  cmd->group("");  // hidden from --help
+  auto device = std::make_shared<int>(0);
+  cmd->add_option("--device", *device, "CUDA device ordinal");
+  return [device]() {
+    const WorkerFds fds = worker_fds_from_env();
+    GpuRunner runner(*device);
+    return serve_worker(runner, fds.in_fd, fds.out_fd);
   };
 }
 
@@ -42,21 +227,14 @@ Runner add_devices_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("devices", "List the CUDA devices");
   auto format = std::make_shared<std::string>("table");
   cmd->add_option("--format", *format, "Output: table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->footer("Example:\n  tiletune devices --format json");
+  cmd->footer("Example:\n  tiletune devices\n  tiletune devices --format json");
   return [format]() {
     std::vector<DeviceInfo> devices = list_devices();
     if (devices.empty()) {
       std::cout << fmt::format("no CUDA device present ({})\n", cu::driver_unavailable_reason());
       return 0;
     }
-    for (const DeviceInfo& d : devices) {
-      std::cout << fmt::format(
-          "{}: {} ({}) sm_{}{}, {} SMs, {:.1f} GiB, L2 {} MiB, shared {}/{} KiB per block (opt-in), {} KiB per SM, "
-          "SM clock {} MHz, driver {}\n",
-          d.ordinal, d.name, d.uuid, d.cc_major, d.cc_minor, d.sm_count, double(d.total_memory) / (1 << 30),
-          d.l2_bytes >> 20, d.shared_per_block >> 10, d.shared_per_block_optin >> 10, d.shared_per_sm >> 10,
-          d.sm_clock_khz / 1000, format_driver_version(d.driver_version));
-    }
+    print_devices(std::cout, devices, *format == "json" ? Format::json : Format::table);
     return 0;
   };
 }

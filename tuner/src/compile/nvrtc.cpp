@@ -1,6 +1,10 @@
 // The NVRTC side of the compile stage: arch names, the option list, and one compile of a
 // request to a CUBIN with its ptxas resource report. NVRTC 13 writes ptxas' verbose report
-// (`--ptxas-options=-v`) into the program log, so the resources come from there.
+// (`--ptxas-options=-v`) into the program log, so the resources come from there -- but only
+// when ptxas actually runs: since 12.9 NVRTC keeps its own cache of compiled code in the
+// CUDA driver's compute cache (~/.nv/ComputeCache, only where libcuda loads), and a hit
+// there returns the CUBIN with an empty log. `--no-cache` turns that cache off; tiletune's
+// CubinCache does the caching instead, and keeps the report with the cubin.
 #include <nvrtc.h>
 
 #include <chrono>
@@ -146,6 +150,20 @@ std::string nvrtc_version() {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
+namespace {
+// Whether this NVRTC knows `--no-cache`. Verified on 13.0; its cache appeared in 12.9, but
+// whether 12.9 takes the option is not, so older versions get no option (and on 12.9 a
+// cache hit can then lose the report: see the error of compile_nvrtc).
+bool nvrtc_has_no_cache_option() {
+  static const bool has = [] {
+    int major = 0, minor = 0;
+    check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+    return major >= 13;
+  }();
+  return has;
+}
+}  // namespace
+
 std::vector<int> nvrtc_supported_archs() {
   int count = 0;
   check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
@@ -158,6 +176,8 @@ std::vector<std::string> nvrtc_options(const CompileRequest& request) {
   // A real arch (sm_XX) so that NVRTC runs ptxas and hands back a CUBIN, not PTX.
   std::vector<std::string> options{"--gpu-architecture=" + normalize_arch(request.arch),
                                    "--ptxas-options=-v"};
+  // NVRTC's own cache would hand back cubins without ptxas' report (see the top of file).
+  if (nvrtc_has_no_cache_option()) options.emplace_back("--no-cache");
   bool has_std = false;
   for (const auto& option : request.options) {
     has_std = has_std || starts_with(option, "--std=") || starts_with(option, "-std=");
@@ -220,7 +240,13 @@ CompileResult compile_nvrtc(const CompileRequest& request) {
   } catch (const Error& e) {
     // Compiled, but ptxas reported no kernel by that name: a __device__ function or a
     // misspelt entry. A property of the kernel, so a failed result rather than a throw.
-    result.error = std::string(e.what()) + " (is '" + request.entry + "' a __global__ function?)";
+    result.error = std::string(e.what());
+    if (result.log.find("ptxas") == std::string::npos) {
+      result.error += " (NVRTC did not run ptxas: a hit in NVRTC's own cache? "
+                      "set CUDA_CACHE_DISABLE=1)";
+    } else {
+      result.error += " (is '" + request.entry + "' a __global__ function?)";
+    }
     return finish();
   }
   kernel.log = result.log;

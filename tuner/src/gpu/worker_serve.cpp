@@ -28,6 +28,7 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitPipeFailed = 1;
 constexpr int kExitMalformed = 2;
+constexpr int kExitContextLost = 3;  // after answering the trial whose kernel faulted
 
 enum class ReadOutcome { ok, eof, truncated, failed };
 
@@ -171,6 +172,8 @@ int serve_worker(TrialHandler& handler, int in_fd, int out_fd) {
       report(error);
       return kExitPipeFailed;
     }
+    // A faulted kernel poisons the CUDA context for good: only a new process recovers.
+    if (handler.context_lost()) return kExitContextLost;
   }
 }
 

@@ -1,0 +1,151 @@
+// End-to-end sweeps on a real GPU through the `tiletune` executable (label gpu): the
+// transpose sweep and its winner against the unpadded default, repeatability of the winner,
+// a sweep killed with SIGKILL and resumed, and a space with planted bad configs.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "test_support.hpp"
+
+namespace tiletune::testing {
+namespace {
+
+std::string quote(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+/// Runs the CLI with the cubin cache and the result cache inside `dir`.
+CommandResult tiletune(const TempDir& dir, const std::string& args, const std::string& db = "cache.db") {
+  return run_command("TILETUNE_CUBIN_CACHE=" + quote(dir.path() / "cubin") + " " + quote(cli_path()) + " " + args +
+                     " --db " + quote(dir.path() / db));
+}
+
+nlohmann::json trials(const TempDir& dir, const std::string& db = "cache.db", const std::string& filter = "") {
+  CommandResult r = tiletune(dir, "show --format json " + filter, db);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return nlohmann::json::parse(r.output);
+}
+
+std::map<std::string, nlohmann::json> by_params(const nlohmann::json& rows, const std::string& problem) {
+  std::map<std::string, nlohmann::json> m;
+  for (const auto& row : rows)
+    if (row["problem"] == problem) m[row["params"]] = row;
+  return m;
+}
+
+const std::string kTranspose = (source_dir() / "configs" / "transpose.yaml").string();
+
+TEST(SweepGpu, TransposeBestBeatsTheUnpaddedDefault) {
+  TempDir dir;
+  CommandResult r = tiletune(dir, "tune -q " + quote(kTranspose) + " --size N=8192");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::cout << r.output;
+  const auto rows = by_params(trials(dir), "N=8192");
+  ASSERT_EQ(rows.size(), 34u);  // 32 measured + 2 pruned (2048 threads per block)
+  int ok = 0;
+  std::string best_params;
+  double best_ms = 1e30;
+  for (const auto& [params, row] : rows) {
+    if (row["status"] == "ok") {
+      ++ok;
+      if (row["time_ms"].get<double>() < best_ms) {
+        best_ms = row["time_ms"];
+        best_params = params;
+      }
+    } else {
+      EXPECT_EQ(row["status"], "pruned") << row.dump();
+    }
+  }
+  EXPECT_EQ(ok, 32);
+  const auto& default_row = rows.at("TILE=32;BLOCK_ROWS=8;PAD=0");
+  ASSERT_EQ(default_row["status"], "ok");
+  EXPECT_LT(best_ms, default_row["time_ms"].get<double>()) << best_params;
+  EXPECT_NE(best_params.find("PAD=1"), std::string::npos) << "the winner should use the padded tile: " << best_params;
+  CommandResult best = tiletune(dir, "best --format json");
+  ASSERT_EQ(best.exit_code, 0) << best.output;
+  const auto b = nlohmann::json::parse(best.output);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0]["params"], best_params);
+}
+
+TEST(SweepGpu, TwoSweepsPickTheSameWinnerOrOneWithinOnePercent) {
+  TempDir dir;
+  for (const char* db : {"a.db", "b.db"}) {
+    CommandResult r = tiletune(dir, "tune -q " + quote(kTranspose) + " --size N=8192", db);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  auto winner = [&](const std::string& db) {
+    const auto b = nlohmann::json::parse(tiletune(dir, "best --format json", db).output);
+    return b.at(0)["params"].get<std::string>();
+  };
+  const std::string win_a = winner("a.db"), win_b = winner("b.db");
+  const auto rows_a = by_params(trials(dir, "a.db"), "N=8192");
+  const double a_of_a = rows_a.at(win_a)["time_ms"], a_of_b = rows_a.at(win_b)["time_ms"];
+  std::cout << "winner A " << win_a << " (" << a_of_a << " ms), winner B " << win_b << " (" << a_of_b
+            << " ms in sweep A)\n";
+  EXPECT_TRUE(win_a == win_b || a_of_b <= 1.01 * a_of_a) << win_a << " vs " << win_b;
+}
+
+TEST(SweepGpu, ASweepKilledWithSigkillResumesWithoutLosingAnything) {
+  TempDir dir;
+  const std::string log = (dir.path() / "first.log").string();
+  // All three sizes: 3 x 34 trials.
+  CommandResult started = run_command("TILETUNE_CUBIN_CACHE=" + quote(dir.path() / "cubin") + " " + quote(cli_path()) +
+                                      " tune -q " + quote(kTranspose) + " --db " + quote(dir.path() / "cache.db") +
+                                      " > " + quote(log) + " 2>&1 & echo $!");
+  const pid_t pid = std::stoi(started.output);
+  std::size_t before = 0;
+  for (int i = 0; i < 600 && before < 40; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (std::filesystem::exists(dir.path() / "cache.db")) {
+      CommandResult r = tiletune(dir, "show --format json");
+      if (r.exit_code == 0) before = nlohmann::json::parse(r.output).size();
+    }
+  }
+  ASSERT_GE(before, 40u) << read_file(log);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const std::size_t at_kill = trials(dir).size();
+  ASSERT_LT(at_kill, 102u) << "the sweep finished before it could be killed";
+
+  CommandResult rerun = tiletune(dir, "tune -q " + quote(kTranspose));
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(rerun.output, m, std::regex(R"((\d+) trials this run)"))) << rerun.output;
+  const std::size_t redone = std::stoul(m[1]);
+  std::cout << "killed after " << at_kill << " trials; the rerun did " << redone << "\n";
+  EXPECT_EQ(redone, 102u - at_kill);  // only the missing ones: at most the trial in flight is redone
+  const auto all = trials(dir);
+  EXPECT_EQ(all.size(), 102u);
+  for (const auto& row : all) EXPECT_TRUE(row["status"] == "ok" || row["status"] == "pruned") << row.dump();
+}
+
+TEST(SweepGpu, PlantedBadConfigsGetTheirStatusAndTheSweepGoesOn) {
+  TempDir dir;
+  const auto space = test_data_dir() / "spaces" / "planted" / "planted.yaml";
+  CommandResult r = tiletune(dir, "tune -q --deadline 3 " + quote(space));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::cout << r.output;
+  const auto rows = by_params(trials(dir), "N=1000003");
+  ASSERT_EQ(rows.size(), 14u);
+  const std::map<int, std::string> want = {{0, "ok"},          {1, "runtime_fault"},  {2, "timeout"},
+                                           {3, "runtime_fault"}, {4, "wrong_result"}, {5, "pruned"},
+                                           {6, "compile_failed"}};
+  for (const auto& [params, row] : rows) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(params, m, std::regex(R"(MODE=(\d))")));
+    const int mode = std::stoi(m[1]);
+    EXPECT_EQ(row["status"], want.at(mode)) << params << ": " << row.dump();
+  }
+  EXPECT_NE(rows.at("MODE=6;BLOCK=128")["detail"].get<std::string>().find("planted compile error"), std::string::npos);
+  EXPECT_NE(rows.at("MODE=1;BLOCK=128")["detail"].get<std::string>().find("ILLEGAL_ADDRESS"), std::string::npos);
+  EXPECT_NE(rows.at("MODE=4;BLOCK=128")["detail"].get<std::string>().find("500001"), std::string::npos)
+      << "the first bad index is n/2";
+}
+
+}  // namespace
+}  // namespace tiletune::testing

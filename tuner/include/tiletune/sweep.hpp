@@ -1,0 +1,104 @@
+// A tuning sweep: every config of a space on one GPU, for one or more problems. The compile
+// pool runs ahead of the GPU; one worker process measures; each trial is written to the
+// SQLite cache as it completes, so a sweep that is killed loses at most the trial in flight
+// and a rerun measures only what is missing.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tiletune/cache_db.hpp"
+#include "tiletune/device.hpp"
+#include "tiletune/measure.hpp"
+#include "tiletune/plan.hpp"
+#include "tiletune/trial.hpp"
+
+namespace tiletune {
+
+/// When to stop early: after this many measured trials, this fraction of the trials, or
+/// this much wall time. Parsed from "200", "25%" or "90s" / "10m".
+struct SweepBudget {
+  std::optional<std::uint64_t> trials;
+  std::optional<double> fraction;
+  std::optional<double> seconds;
+};
+[[nodiscard]] SweepBudget parse_budget(const std::string& text);
+
+/// Counts per TrialStatus, indexed by the enum's value.
+using StatusCounts = std::array<std::uint64_t, 7>;
+
+struct SweepProgress {
+  std::uint64_t done = 0;        ///< trials finished in this run (resumed ones excluded)
+  std::uint64_t total = 0;       ///< trials this run will do
+  StatusCounts counts{};
+  double elapsed_seconds = 0;
+  std::string current;           ///< "N=8192 TILE=32 BLOCK_ROWS=8 PAD=1"
+};
+
+struct SweepOptions {
+  int device = 0;
+  std::vector<Problem> problems;         ///< empty: every problem of the space
+  unsigned compile_threads = 0;          ///< 0: one per core
+  const CubinCache* cubin_cache = nullptr;
+  std::filesystem::path db_path;         ///< empty: default_cache_path()
+  bool force = false;                    ///< re-measure trials the cache already has
+  TimingSettings timing;
+  double deadline_seconds = 10;          ///< per trial, after which the worker is killed
+  SweepBudget budget;
+  std::vector<std::string> worker_argv;  ///< empty: default_worker_argv(device)
+  std::uint64_t copy_bytes = 256ull << 20;  ///< size of the bandwidth-ceiling copy
+  std::function<void(const SweepProgress&)> progress;
+};
+
+/// One trial of this run.
+struct SweepTrial {
+  std::size_t problem = 0;               ///< index into SweepReport::problems
+  Config config;
+  TrialStatus status = TrialStatus::ok;
+  std::string detail;
+  std::optional<TrialResult> result;     ///< when the worker ran it
+  std::optional<Resources> resources;
+  Occupancy occupancy;
+  double gbps = 0, gflops = 0;
+  double compile_seconds = 0;
+};
+
+/// The ranking of one problem after the sweep, from the cache (resumed trials included).
+struct ProblemOutcome {
+  Problem problem;
+  std::string canonical;                 ///< "N=8192"
+  std::vector<TrialRow> ranked;          ///< ok trials of the current kernel version, fastest first
+  std::optional<TrialRow> default_trial; ///< the space's default config, when measured
+  std::uint64_t resumed = 0;             ///< trials skipped because the cache had them
+};
+
+struct SweepReport {
+  DeviceInfo device;
+  CopyCeiling copy;
+  std::string kernel;
+  std::vector<ProblemOutcome> problems;
+  std::vector<SweepTrial> trials;        ///< this run's, in order
+  StatusCounts counts{};
+  bool budget_exhausted = false;
+  int worker_starts = 0;
+  double wall_seconds = 0;
+  double compile_seconds = 0;            ///< NVRTC time summed over threads
+  double wait_compile_seconds = 0;       ///< wall time the GPU waited for the compiler
+  double load_seconds = 0, verify_seconds = 0, measure_seconds = 0;
+  std::filesystem::path db_path;
+};
+
+/// Runs the sweep. Throws Error when the device, the database or the worker cannot be used;
+/// a config's failure is recorded as its trial's status and the sweep goes on.
+[[nodiscard]] SweepReport run_sweep(const Space& space, const SweepOptions& options);
+
+/// The kernel version a space compiles to on a device: the key of its results.
+[[nodiscard]] KernelRecord kernel_record(const Space& space, const KernelSource& source, int arch);
+
+}  // namespace tiletune

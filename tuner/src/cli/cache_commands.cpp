@@ -1,0 +1,222 @@
+// `tiletune devices`, `show` and `best`: reading the machine and the result cache.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "tiletune/cache_db.hpp"
+#include "tiletune/compile.hpp"
+#include "tiletune/device.hpp"
+
+namespace tiletune::cli {
+
+void print_devices(std::ostream& out, const std::vector<DeviceInfo>& devices, Format format) {
+  const std::string nvrtc = nvrtc_version();
+  if (format == Format::json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const DeviceInfo& d : devices) {
+      j.push_back({{"index", d.ordinal},
+                   {"name", d.name},
+                   {"uuid", d.uuid},
+                   {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
+                   {"sm_count", d.sm_count},
+                   {"memory_bytes", d.total_memory},
+                   {"l2_bytes", d.l2_bytes},
+                   {"shared_per_block", d.shared_per_block},
+                   {"shared_per_block_optin", d.shared_per_block_optin},
+                   {"shared_per_sm", d.shared_per_sm},
+                   {"regs_per_sm", d.regs_per_sm},
+                   {"max_threads_per_sm", d.max_threads_per_sm},
+                   {"sm_clock_mhz", d.sm_clock_khz / 1000},
+                   {"memory_clock_mhz", d.memory_clock_khz / 1000},
+                   {"memory_bus_width", d.memory_bus_width},
+                   {"driver", format_driver_version(d.driver_version)},
+                   {"nvrtc", nvrtc}});
+    }
+    out << j.dump(2) << '\n';
+    return;
+  }
+  for (const DeviceInfo& d : devices) {
+    out << fmt::format("{}: {} ({})\n", d.ordinal, d.name, d.uuid);
+    out << fmt::format("   compute capability {}.{}, {} SMs, {:.1f} GiB, L2 {} MiB, memory bus {} bits\n", d.cc_major,
+                       d.cc_minor, d.sm_count, double(d.total_memory) / double(1ull << 30), d.l2_bytes >> 20,
+                       d.memory_bus_width);
+    out << fmt::format("   shared memory {} KiB per block ({} KiB opt-in), {} KiB per SM; {} registers per SM\n",
+                       d.shared_per_block >> 10, d.shared_per_block_optin >> 10, d.shared_per_sm >> 10, d.regs_per_sm);
+    out << fmt::format("   clocks: SM {} MHz, memory {} MHz; driver {} (CUDA), NVRTC {}\n", d.sm_clock_khz / 1000,
+                       d.memory_clock_khz / 1000, format_driver_version(d.driver_version), nvrtc);
+  }
+}
+
+namespace {
+
+std::string params_text(std::string s) {
+  for (char& c : s)
+    if (c == ';') c = ' ';
+  return s;
+}
+
+std::string opt(const std::optional<double>& v, const char* f = "{:.4f}") {
+  return v ? fmt::format(fmt::runtime(f), *v) : std::string("-");
+}
+
+nlohmann::json trial_json(const TrialRow& r) {
+  const TrialRecord& t = r.trial;
+  nlohmann::json j = {{"id", r.id},
+                      {"kernel", r.kernel.name},
+                      {"device", r.device_name},
+                      {"device_uuid", r.device_uuid},
+                      {"problem", t.key.problem},
+                      {"params", t.key.params},
+                      {"status", std::string(status_name(t.status))},
+                      {"detail", t.detail},
+                      {"best", r.is_best},
+                      {"current", r.current},
+                      {"created_at", r.created_at}};
+  auto put = [&](const char* k, const auto& v) {
+    if (v) j[k] = *v;
+  };
+  put("time_ms", t.time_ms);
+  put("mean_ms", t.mean_ms);
+  put("min_ms", t.min_ms);
+  put("stddev_ms", t.stddev_ms);
+  put("samples", t.samples);
+  put("gbps", t.gbps);
+  put("gflops", t.gflops);
+  put("registers", t.registers);
+  put("shared_bytes", t.shared_bytes);
+  put("spill_bytes", t.spill_bytes);
+  put("occupancy_offline", t.occupancy_offline);
+  put("occupancy_driver", t.occupancy_driver);
+  put("compile_ms", t.compile_ms);
+  put("measure_ms", t.measure_ms);
+  return j;
+}
+
+std::string csv_field(std::string s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + '"';
+}
+
+}  // namespace
+
+Runner add_show_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("show", "List the trials in the result cache");
+  struct Options {
+    std::string db, kernel, device, status, problem, format = "table";
+    bool all_versions = false;
+    std::int64_t limit = 0;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel");
+  cmd->add_option("--device", o->device, "Only this device (UUID or name)");
+  cmd->add_option("--status", o->status, "Only this status: ok pruned compile_failed launch_failed runtime_fault "
+                                         "timeout wrong_result")
+      ->check(CLI::IsMember({"ok", "pruned", "compile_failed", "launch_failed", "runtime_fault", "timeout",
+                             "wrong_result"}));
+  cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)");
+  cmd->add_flag("--all-versions", o->all_versions, "Include trials of earlier versions of a kernel's source");
+  cmd->add_option("--limit", o->limit, "At most this many rows");
+  cmd->add_option("--format", o->format, "Output: table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->footer(R"(Examples:
+  tiletune show --kernel transpose --status ok
+  tiletune show --status wrong_result --format json
+  tiletune show --kernel transpose --format csv > transpose.csv)");
+  return [o]() {
+    CacheDb db = CacheDb::open(o->db.empty() ? default_cache_path() : std::filesystem::path(o->db),
+                               CacheDb::Mode::read_only);
+    TrialFilter filter;
+    if (!o->kernel.empty()) filter.kernel = o->kernel;
+    if (!o->device.empty()) filter.device = o->device;
+    if (!o->status.empty()) filter.status = parse_status(o->status);
+    if (!o->problem.empty()) filter.problem = o->problem;
+    filter.current_only = !o->all_versions;
+    if (o->limit > 0) filter.limit = o->limit;
+    const std::vector<TrialRow> rows = db.trials(filter);
+    if (o->format == "json") {
+      nlohmann::json j = nlohmann::json::array();
+      for (const TrialRow& r : rows) j.push_back(trial_json(r));
+      std::cout << j.dump(2) << '\n';
+    } else if (o->format == "csv") {
+      std::cout << "id,kernel,device,problem,params,status,time_ms,stddev_ms,samples,gbps,gflops,registers,"
+                   "shared_bytes,spill_bytes,occupancy_offline,occupancy_driver,best,detail\n";
+      for (const TrialRow& r : rows) {
+        const TrialRecord& t = r.trial;
+        std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id,
+                                 csv_field(r.kernel.name), csv_field(r.device_name), csv_field(t.key.problem),
+                                 csv_field(t.key.params), status_name(t.status), opt(t.time_ms, "{}"),
+                                 opt(t.stddev_ms, "{}"), t.samples ? std::to_string(*t.samples) : "",
+                                 opt(t.gbps, "{}"), opt(t.gflops, "{}"), t.registers ? std::to_string(*t.registers) : "",
+                                 t.shared_bytes ? std::to_string(*t.shared_bytes) : "",
+                                 t.spill_bytes ? std::to_string(*t.spill_bytes) : "", opt(t.occupancy_offline, "{}"),
+                                 opt(t.occupancy_driver, "{}"), r.is_best ? 1 : 0, csv_field(t.detail));
+      }
+    } else {
+      std::cout << fmt::format("{:<12} {:<14} {:<34} {:<14} {:>10} {:>8} {:>4}  {}\n", "kernel", "problem", "params",
+                               "status", "time ms", "GB/s", "best", "detail");
+      for (const TrialRow& r : rows) {
+        const TrialRecord& t = r.trial;
+        std::string detail = t.detail.substr(0, t.detail.find('\n')).substr(0, 70);
+        std::cout << fmt::format("{:<12} {:<14} {:<34} {:<14} {:>10} {:>8} {:>4}  {}\n", r.kernel.name, t.key.problem,
+                                 params_text(t.key.params), status_name(t.status), opt(t.time_ms),
+                                 opt(t.gbps, "{:.1f}"), r.is_best ? "*" : "", detail);
+      }
+      std::cout << fmt::format("{} trials\n", rows.size());
+    }
+    return 0;
+  };
+}
+
+Runner add_best_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("best", "Print the best config per device, kernel and problem");
+  struct Options {
+    std::string db, kernel, device, format = "table";
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel");
+  cmd->add_option("--device", o->device, "Only this device (UUID or name)");
+  cmd->add_option("--format", o->format, "Output: table or json")->check(CLI::IsMember({"table", "json"}));
+  cmd->footer(R"(Examples:
+  tiletune best
+  tiletune best --kernel transpose --format json)");
+  return [o]() {
+    CacheDb db = CacheDb::open(o->db.empty() ? default_cache_path() : std::filesystem::path(o->db),
+                               CacheDb::Mode::read_only);
+    BestFilter filter;
+    if (!o->kernel.empty()) filter.kernel = o->kernel;
+    if (!o->device.empty()) filter.device = o->device;
+    const std::vector<BestEntry> entries = db.best(filter);
+    if (o->format == "json") {
+      nlohmann::json j = nlohmann::json::array();
+      for (const BestEntry& e : entries)
+        j.push_back({{"kernel", e.kernel.name},
+                     {"device", e.device.device.name},
+                     {"device_uuid", e.device.device.uuid},
+                     {"problem", e.trial.key.problem},
+                     {"params", e.trial.key.params},
+                     {"time_ms", e.trial.time_ms.value_or(0)},
+                     {"gbps", e.trial.gbps.value_or(0)},
+                     {"gflops", e.trial.gflops.value_or(0)}});
+      std::cout << j.dump(2) << '\n';
+      return 0;
+    }
+    if (entries.empty()) {
+      std::cout << "no results yet: run `tiletune tune SPACE.yaml` first\n";
+      return 0;
+    }
+    std::cout << fmt::format("{:<14} {:<22} {:<16} {:<36} {:>10} {:>9}\n", "kernel", "device", "problem", "best config",
+                             "time ms", "GB/s");
+    for (const BestEntry& e : entries)
+      std::cout << fmt::format("{:<14} {:<22} {:<16} {:<36} {:>10} {:>9}\n", e.kernel.name, e.device.device.name,
+                               e.trial.key.problem, params_text(e.trial.key.params), opt(e.trial.time_ms),
+                               opt(e.trial.gbps, "{:.1f}"));
+    return 0;
+  };
+}
+
+}  // namespace tiletune::cli

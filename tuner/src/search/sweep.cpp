@@ -1,0 +1,377 @@
+// run_sweep: plan every (problem, config) still missing from the cache, compile ahead of the
+// GPU in a pool, measure one trial at a time in the worker process, and write each trial
+// to SQLite as it completes. The GPU never waits for a compile it could have had earlier:
+// compiles are submitted in the order the worker consumes them.
+#include "tiletune/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <future>
+#include <map>
+#include <set>
+
+#include "tiletune/worker.hpp"
+
+namespace tiletune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// One (problem, config) this run will try.
+struct Work {
+  std::size_t problem = 0;
+  Config config;
+  std::optional<LaunchGeometry> launch;
+  std::string pruned_reason;               ///< non-empty: recorded as pruned without compiling
+  std::shared_future<CompileResult> compiled;
+};
+
+/// Extra time the first trial of a problem gets in a fresh worker: it allocates and fills the
+/// buffers and computes the CPU reference before the kernel runs.
+constexpr double kSetupAllowanceSeconds = 120;
+
+std::string truncate_log(const std::string& log, std::size_t max_bytes = 16384) {
+  if (log.size() <= max_bytes) return log;
+  return log.substr(0, max_bytes) + fmt::format("\n[... {} more bytes of log]", log.size() - max_bytes);
+}
+
+KernelFootprint footprint_of(const LaunchGeometry& g, const Resources* r) {
+  KernelFootprint fp;
+  fp.block_x = static_cast<int>(std::min<long long>(g.block[0], INT32_MAX));
+  fp.block_y = static_cast<int>(std::min<long long>(g.block[1], INT32_MAX));
+  fp.block_z = static_cast<int>(std::min<long long>(g.block[2], INT32_MAX));
+  fp.grid_x = g.grid[0];
+  fp.grid_y = g.grid[1];
+  fp.grid_z = g.grid[2];
+  fp.dynamic_shared_bytes = static_cast<std::size_t>(std::max<long long>(g.shared_bytes, 0));
+  if (r) {
+    fp.registers_per_thread = r->registers;
+    fp.static_shared_bytes = static_cast<std::size_t>(r->static_shared_bytes);
+    fp.barriers = std::max(1, r->barriers);
+  }
+  return fp;
+}
+
+}  // namespace
+
+SweepBudget parse_budget(const std::string& text) {
+  SweepBudget b;
+  if (text.empty()) return b;
+  double value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  auto [end, ec] = std::from_chars(first, last, value);
+  const std::string unit(end, last);
+  if (ec != std::errc() || !(value > 0) || !std::isfinite(value))
+    throw Error(fmt::format("--budget '{}': expected a count (200), a share of the space (25%) or a time (90s, 10m)",
+                            text));
+  if (unit.empty()) {
+    if (value != std::floor(value)) throw Error(fmt::format("--budget '{}': a trial count is a whole number", text));
+    b.trials = static_cast<std::uint64_t>(value);
+  } else if (unit == "%") {
+    if (value > 100) throw Error(fmt::format("--budget '{}': a share of the space is at most 100%", text));
+    b.fraction = value / 100.0;
+  } else if (unit == "s") {
+    b.seconds = value;
+  } else if (unit == "m" || unit == "min") {
+    b.seconds = value * 60;
+  } else if (unit == "h") {
+    b.seconds = value * 3600;
+  } else {
+    throw Error(fmt::format("--budget '{}': unknown unit '{}' (use %, s, m or h)", text, unit));
+  }
+  return b;
+}
+
+KernelRecord kernel_record(const Space& space, const KernelSource& source, int arch) {
+  KernelRecord k;
+  k.name = space.kernel;
+  k.source_hash = source.hash;
+  std::string options = fmt::format("--gpu-architecture=sm_{}", arch);
+  for (const std::string& o : space.compile_options) options += ' ' + o;
+  options += " entry=" + space.entry;
+  k.options = options;
+  k.nvrtc_version = nvrtc_version();
+  return k;
+}
+
+SweepReport run_sweep(const Space& space, const SweepOptions& options) {
+  const auto start = Clock::now();
+  SweepReport report;
+  report.kernel = space.kernel;
+
+  std::vector<DeviceInfo> devices = list_devices();
+  if (devices.empty()) throw Error("no CUDA device present: a sweep needs a GPU (`tiletune plan` needs none)");
+  if (options.device < 0 || options.device >= static_cast<int>(devices.size()))
+    throw Error(fmt::format("--device {}: there are {} CUDA devices (0 to {})", options.device, devices.size(),
+                            devices.size() - 1));
+  report.device = devices[static_cast<std::size_t>(options.device)];
+  const DeviceLimits limits = device_limits(report.device);
+
+  report.db_path = options.db_path.empty() ? default_cache_path() : options.db_path;
+  CacheDb db = CacheDb::open(report.db_path);
+  const KernelSource source = load_kernel_source(space.source);
+
+  WorkerProcess worker(options.worker_argv.empty() ? default_worker_argv(options.device) : options.worker_argv);
+  report.copy = worker.measure_copy(options.copy_bytes, 120.0);
+
+  DeviceRecord device_record;
+  device_record.uuid = report.device.uuid;
+  device_record.name = report.device.name;
+  device_record.cc_major = report.device.cc_major;
+  device_record.cc_minor = report.device.cc_minor;
+  device_record.sm_count = report.device.sm_count;
+  device_record.memory_bytes = static_cast<std::int64_t>(report.device.total_memory);
+  device_record.l2_bytes = static_cast<std::int64_t>(report.device.l2_bytes);
+  device_record.driver_version = report.device.driver_version;
+  device_record.copy_gbps = report.copy.gbps;
+  const std::int64_t device_id = db.upsert_device(device_record);
+  const KernelRecord kernel = kernel_record(space, source, report.device.arch());
+  const std::int64_t kernel_id = db.upsert_kernel(kernel);
+
+  std::vector<Problem> problems = options.problems.empty() ? all_problems(space) : options.problems;
+  std::optional<Config> default_config;
+  if (space.default_config) default_config = Config{*space.default_config};
+  std::optional<Config> reference_config;
+  if (space.verify.reference == VerifySpec::Reference::config) {
+    Config c;
+    for (const Axis& a : space.params) c.values.push_back(space.verify.reference_config.at(a.name));
+    reference_config = c;
+  }
+
+  // Stage 1: the work list, problem by problem; the default config first so that the
+  // speedup baseline is measured even when a budget stops the sweep early.
+  std::vector<Work> work;
+  for (std::size_t p = 0; p < problems.size(); ++p) {
+    ProblemOutcome outcome;
+    outcome.problem = problems[p];
+    outcome.canonical = canonical_problem(space, problems[p]);
+    const std::unordered_set<std::string> existing =
+        options.force ? std::unordered_set<std::string>{} : db.existing_trials(device_id, kernel_id, outcome.canonical);
+    std::vector<Config> configs;
+    std::set<Config> seen;
+    if (default_config) {
+      configs.push_back(*default_config);
+      seen.insert(*default_config);
+    }
+    Enumerator enumerator(space, problems[p]);
+    while (auto c = enumerator.next())
+      if (seen.insert(*c).second) configs.push_back(std::move(*c));
+    for (Config& c : configs) {
+      if (existing.contains(canonical_config(space, c))) {
+        ++outcome.resumed;
+        continue;
+      }
+      Work w;
+      w.problem = p;
+      w.config = std::move(c);
+      try {
+        w.launch = evaluate_launch(space, problems[p], w.config);
+        if (w.launch->shared_bytes < 0)
+          w.pruned_reason = fmt::format("negative dynamic shared memory ({} B)", w.launch->shared_bytes);
+        else if (Occupancy pre = compute_occupancy(limits, footprint_of(*w.launch, nullptr)); !pre.launchable)
+          w.pruned_reason = pre.pruned_reason;
+      } catch (const EvalError& e) {
+        w.pruned_reason = e.what();
+      }
+      work.push_back(std::move(w));
+    }
+    report.problems.push_back(std::move(outcome));
+  }
+
+  // Compiles are shared by every problem: the same config compiles once.
+  CubinCache no_cache{std::filesystem::path{}};
+  const CubinCache& cache = options.cubin_cache ? *options.cubin_cache : no_cache;
+  CompilePool pool(options.compile_threads, cache);
+  std::map<Config, std::shared_future<CompileResult>> compiles;
+  const std::string arch = fmt::format("sm_{}", report.device.arch());
+  auto compile = [&](const Config& c) {
+    auto it = compiles.find(c);
+    if (it != compiles.end()) return it->second;
+    CompileRequest request;
+    request.source = &source;
+    request.options = compile_options(space, c);
+    request.arch = arch;
+    request.entry = space.entry;
+    auto f = pool.submit(std::move(request)).share();
+    compiles.emplace(c, f);
+    return f;
+  };
+  std::shared_future<CompileResult> reference_compiled;
+  if (reference_config) reference_compiled = compile(*reference_config);
+  for (Work& w : work)
+    if (w.pruned_reason.empty()) w.compiled = compile(w.config);
+
+  // Stage 2: measure in order, recording each trial as it completes.
+  std::uint64_t trial_budget = work.size();
+  if (options.budget.trials) trial_budget = std::min<std::uint64_t>(trial_budget, *options.budget.trials);
+  if (options.budget.fraction)
+    trial_budget = std::min<std::uint64_t>(
+        trial_budget, static_cast<std::uint64_t>(std::ceil(*options.budget.fraction * double(work.size()))));
+  SweepProgress progress;
+  progress.total = trial_budget;
+  std::uint64_t next_id = 1;
+  // What the worker process holds: after a fault or a timeout it is replaced by a fresh one,
+  // which has no buffers and no reference outputs yet.
+  std::optional<std::size_t> worker_problem;     // the problem whose buffers the worker holds
+  bool worker_has_reference = false;
+  auto worker_lost = [](TrialStatus s) { return s == TrialStatus::runtime_fault || s == TrialStatus::timeout; };
+
+  auto record = [&](const Work& w, SweepTrial& t) {
+    TrialRecord r;
+    r.key = TrialKey{device_id, kernel_id, report.problems[w.problem].canonical, canonical_config(space, w.config)};
+    r.status = t.status;
+    r.detail = t.detail;
+    if (t.resources) {
+      r.registers = t.resources->registers;
+      r.shared_bytes = t.resources->static_shared_bytes + (w.launch ? w.launch->shared_bytes : 0);
+      r.spill_bytes = t.resources->spill_store_bytes + t.resources->spill_load_bytes;
+    }
+    if (t.occupancy.launchable) r.occupancy_offline = t.occupancy.occupancy;
+    if (t.compile_seconds > 0) r.compile_ms = t.compile_seconds * 1000;
+    if (t.result) {
+      const TrialResult& m = *t.result;
+      if (m.samples > 0) {
+        r.time_ms = m.median_ms;
+        r.mean_ms = m.mean_ms;
+        r.min_ms = m.min_ms;
+        r.stddev_ms = m.stddev_ms;
+        r.samples = m.samples;
+      }
+      r.measure_ms = m.measure_ms;
+      if (m.driver_blocks_per_sm > 0 && t.occupancy.threads_per_block > 0 && limits.max_threads_per_sm > 0)
+        r.occupancy_driver = double(m.driver_blocks_per_sm) * t.occupancy.threads_per_block / limits.max_threads_per_sm;
+      if (t.gbps > 0) r.gbps = t.gbps;
+      if (t.gflops > 0) r.gflops = t.gflops;
+    }
+    if (r.status == TrialStatus::ok && !(r.time_ms && *r.time_ms > 0)) {
+      r.status = TrialStatus::runtime_fault;
+      r.detail = "the worker reported success without a time";
+    }
+    db.record_trial(r);
+    ++report.counts[static_cast<std::size_t>(t.status)];
+    report.trials.push_back(t);
+  };
+
+  auto run_in_worker = [&](const Work& w, SweepTrial& t, const CompiledKernel& k, bool is_reference) {
+    TrialRequest request = make_trial_request(space, problems[w.problem], w.config, *w.launch, k);
+    request.id = next_id++;
+    request.timing = options.timing;
+    request.is_reference = is_reference;
+    request.deadline_seconds = options.deadline_seconds;
+    // A fresh worker (or a new problem) first fills its buffers and computes the reference.
+    if (worker_problem != w.problem) request.deadline_seconds += kSetupAllowanceSeconds;
+    TrialResult result = worker.run(request);
+    if (worker_lost(result.status)) {
+      worker_problem.reset();
+      worker_has_reference = false;
+    } else {
+      if (worker_problem != w.problem) worker_has_reference = false;
+      worker_problem = w.problem;
+    }
+    report.load_seconds += result.load_ms / 1000;
+    report.verify_seconds += result.verify_ms / 1000;
+    report.measure_seconds += result.measure_ms / 1000;
+    t.status = result.status;
+    t.detail = result.detail;
+    if (result.status == TrialStatus::ok && result.median_ms > 0) {
+      const RunMetrics metrics = evaluate_metrics(space, problems[w.problem], w.config);
+      if (metrics.bytes) t.gbps = *metrics.bytes / (result.median_ms * 1e-3) / 1e9;
+      if (metrics.flops) t.gflops = *metrics.flops / (result.median_ms * 1e-3) / 1e9;
+    }
+    t.result = std::move(result);
+  };
+
+  for (const Work& w : work) {
+    if (progress.done >= trial_budget ||
+        (options.budget.seconds && seconds_since(start) > *options.budget.seconds)) {
+      report.budget_exhausted = true;
+      break;
+    }
+    SweepTrial t;
+    t.problem = w.problem;
+    t.config = w.config;
+    progress.current = fmt::format("{} {}", format_problem(space, problems[w.problem]), format_config(space, w.config));
+    if (!w.pruned_reason.empty()) {
+      t.status = TrialStatus::pruned;
+      t.detail = w.pruned_reason;
+    } else {
+      const auto wait_start = Clock::now();
+      const CompileResult& compiled = w.compiled.get();
+      report.wait_compile_seconds += seconds_since(wait_start);
+      t.compile_seconds = compiled.seconds;
+      if (!compiled.ok()) {
+        t.status = TrialStatus::compile_failed;
+        t.detail = compiled.error + "\n" + truncate_log(compiled.log);
+      } else {
+        t.resources = compiled.kernel->resources;
+        t.occupancy = compute_occupancy(limits, footprint_of(*w.launch, &*t.resources));
+        if (!t.occupancy.launchable) {
+          t.status = TrialStatus::pruned;
+          t.detail = t.occupancy.pruned_reason;
+        } else {
+          try {
+            if (reference_config && (worker_problem != w.problem || !worker_has_reference)) {
+              // The worker keeps the reference outputs of one problem; a new problem or a
+              // restarted worker needs the reference config run first.
+              const CompileResult& ref = reference_compiled.get();
+              if (!ref.ok())
+                throw Error(fmt::format("the reference config {} does not compile: {}",
+                                        format_config(space, *reference_config), ref.error));
+              Work rw;
+              rw.problem = w.problem;
+              rw.config = *reference_config;
+              rw.launch = evaluate_launch(space, problems[w.problem], rw.config);
+              SweepTrial rt;
+              run_in_worker(rw, rt, *ref.kernel, true);
+              if (rt.status != TrialStatus::ok)
+                throw Error(fmt::format("the reference config {} failed on {}: {}: {}",
+                                        format_config(space, *reference_config),
+                                        format_problem(space, problems[w.problem]), status_name(rt.status), rt.detail));
+              worker_has_reference = true;
+            }
+            run_in_worker(w, t, *compiled.kernel, false);
+          } catch (const EvalError& e) {
+            t.status = TrialStatus::pruned;
+            t.detail = e.what();
+          }
+        }
+      }
+    }
+    record(w, t);
+    ++progress.done;
+    ++progress.counts[static_cast<std::size_t>(t.status)];
+    progress.elapsed_seconds = seconds_since(start);
+    if (options.progress) options.progress(progress);
+  }
+
+  for (const auto& [config, future] : compiles)
+    if (future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) report.compile_seconds += future.get().seconds;
+  report.worker_starts = worker.starts();
+
+  // Stage 3: the ranking per problem, from the cache (so resumed trials count too).
+  for (ProblemOutcome& outcome : report.problems) {
+    TrialFilter filter;
+    filter.kernel = space.kernel;
+    filter.device = report.device.uuid;
+    filter.problem = outcome.canonical;
+    filter.current_only = true;
+    for (TrialRow& row : db.trials(filter)) {
+      if (default_config && row.trial.key.params == canonical_config(space, *default_config))
+        outcome.default_trial = row;
+      if (row.trial.status == TrialStatus::ok && row.trial.time_ms) outcome.ranked.push_back(std::move(row));
+    }
+    std::stable_sort(outcome.ranked.begin(), outcome.ranked.end(),
+                     [](const TrialRow& a, const TrialRow& b) { return *a.trial.time_ms < *b.trial.time_ms; });
+  }
+  report.wall_seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace tiletune
