@@ -57,6 +57,15 @@ class FakeHandler : public tiletune::TrialHandler {
     std::fflush(stdout);
     if (request.id == 1 && mode_ == "deaf" && ::close(in_fd_) != 0) std::perror("fake_worker: close");
     if (request.id == 2) misbehave();
+    if (request.id == 2 && mode_ == "lost") {
+      // Like a kernel that faulted: answer, then the serve loop exits (context_lost).
+      lost_ = true;
+      TrialResult r;
+      r.id = request.id;
+      r.status = tiletune::TrialStatus::runtime_fault;
+      r.detail = "CUDA_ERROR_ILLEGAL_ADDRESS: the CUDA context is lost";
+      return r;
+    }
     TrialResult r;
     r.id = request.id;
     r.median_ms = static_cast<double>(request.id);
@@ -67,6 +76,8 @@ class FakeHandler : public tiletune::TrialHandler {
     r.detail = std::string("fds=") + (fds ? fds : "") + " cubin=" + std::to_string(request.cubin.size());
     return r;
   }
+
+  [[nodiscard]] bool context_lost() const noexcept override { return lost_; }
 
   CopyCeiling measure_copy(std::uint64_t bytes) override {
     if (bytes == 0) throw std::runtime_error("fake copy of zero bytes");
@@ -98,6 +109,7 @@ class FakeHandler : public tiletune::TrialHandler {
   }
 
   std::string mode_;
+  bool lost_ = false;
   int in_fd_;
   int out_fd_;
 };
@@ -105,9 +117,9 @@ class FakeHandler : public tiletune::TrialHandler {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const std::set<std::string> kModes = {"ok", "sleep", "crash", "exit", "garbage", "huge", "throw", "linger", "deaf"};
+  static const std::set<std::string> kModes = {"ok", "sleep", "crash", "exit", "garbage", "huge", "throw", "linger", "deaf", "lost"};
   if (argc != 2 || kModes.count(argv[1]) == 0) {
-    std::fprintf(stderr, "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf\n");
+    std::fprintf(stderr, "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost\n");
     return 64;
   }
   std::string mode = argv[1];

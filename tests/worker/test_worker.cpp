@@ -601,6 +601,16 @@ TEST(WorkerProcess, AHandlerExceptionKeepsTheWorker) {
   EXPECT_EQ(s.first_pid, s.third_pid);
 }
 
+TEST(WorkerProcess, AWorkerThatLostItsContextAnswersExitsAndIsReplacedBeforeTheNextTrial) {
+  // The next request must not race the dying worker and be blamed for its exit.
+  for (int round = 0; round < 20; ++round) {
+    Sequence s = run_sequence("lost");
+    EXPECT_EQ(s.second.status, TrialStatus::runtime_fault);
+    EXPECT_NE(s.second.detail.find("context is lost"), std::string::npos) << s.second.detail;
+    expect_restarted(s);
+  }
+}
+
 TEST(WorkerProcess, AWorkerThatStopsReadingMeetsEpipeNotSigpipe) {
   // The default disposition, as in a program that never touched SIGPIPE: a write to the
   // closed pipe must not kill the parent, and no SIGPIPE may stay pending afterwards.

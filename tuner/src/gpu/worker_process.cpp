@@ -458,6 +458,23 @@ struct WorkerProcess::Impl {
     }
   }
 
+  // A worker whose CUDA context was lost answers its trial and then exits. Wait briefly for
+  // that exit, so that the next request goes to a fresh worker instead of racing the dying
+  // one (and being blamed for its death). A worker that lives on (the handler only threw)
+  // costs this wait and is kept.
+  void settle_after_fault() {
+    if (!child) return;
+    const auto until = Clock::now() + std::chrono::milliseconds(1000);
+    std::optional<int> status;
+    while (Clock::now() < until) {
+      if (child->try_reap(status)) {
+        child.reset();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
   // The worker is gone or useless: kill it (if needed), reap it, forget it.
   void discard() noexcept {
     if (child) {
@@ -574,6 +591,7 @@ TrialResult WorkerProcess::run(const TrialRequest& request) {
                   fmt::format("worker sent a malformed answer: the result of trial {} for trial {}",
                               m.result.id, request.id));
   }
+  if (m.result.status == TrialStatus::runtime_fault) impl_->settle_after_fault();
   return std::move(m.result);
 }
 
