@@ -11,10 +11,11 @@ extern "C" __global__ void planted(const float* __restrict__ in, float* __restri
 #if MODE == 1
   if (i == 0) out[static_cast<size_t>(1) << 40] = 1.0f;
 #elif MODE == 2
+  // Waits for a NaN that never comes (inputs are in [-1, 1)): a volatile local would be
+  // optimized away, a read of global memory the compiler cannot see through is not.
   if (i == 0) {
-    volatile int spin = 1;
-    while (spin) {
-    }
+    const volatile unsigned* first = reinterpret_cast<const volatile unsigned*>(in);
+    while (*first != 0x7fc00001u) __nanosleep(1000);
   }
 #elif MODE == 3
   if (i == 0) __trap();
