@@ -9,6 +9,7 @@
 
 #include "gpu/driver.hpp"
 #include "test_support.hpp"
+#include "tiletune/cache_db.hpp"
 
 namespace tiletune::testing {
 namespace {
@@ -126,7 +127,7 @@ TEST(Cli, BadArgumentsAreReported) {
 
 TEST(Cli, EveryCommandAnswersHelpWithExamples) {
   TempDir dir;
-  for (const std::string cmd : {"", "plan ", "tune ", "devices "}) {
+  for (const std::string cmd : {"", "plan ", "tune ", "devices ", "show ", "best ", "export ", "merge "}) {
     CommandResult r = tiletune_in(dir, cmd + "--help");
     EXPECT_EQ(r.exit_code, 0) << cmd << r.output;
     EXPECT_NE(r.output.find("Example"), std::string::npos) << cmd << r.output;
@@ -139,6 +140,74 @@ TEST(Cli, DevicesWithoutAGpu) {
   CommandResult r = tiletune_in(dir, "devices");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("no CUDA device present"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace tiletune::testing
+
+namespace tiletune::testing {
+namespace {
+
+/// A cache with one H200 and two transpose trials, as a sweep would leave it.
+void write_cache(const std::filesystem::path& path, const std::string& uuid, double fast_ms) {
+  CacheDb db = CacheDb::open(path);
+  DeviceRecord d;
+  d.uuid = uuid;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.copy_gbps = 4000;
+  const auto device = db.upsert_device(d);
+  const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "hash1", "--gpu-architecture=sm_90", "13.0"});
+  TrialRecord ok;
+  ok.key = TrialKey{device, kernel, "N=8192", "TILE=64;BLOCK_ROWS=2;PAD=1"};
+  ok.time_ms = fast_ms;
+  ok.samples = 20;
+  ok.gbps = 537.0 / fast_ms;
+  (void)db.record_trial(ok);
+  TrialRecord bad;
+  bad.key = TrialKey{device, kernel, "N=8192", "TILE=32;BLOCK_ROWS=8;PAD=0"};
+  bad.status = TrialStatus::wrong_result;
+  bad.detail = "out[12]: got nan, want 0.5";
+  (void)db.record_trial(bad);
+}
+
+TEST(Cli, ShowBestExportAndMergeReadTheCache) {
+  TempDir dir;
+  write_cache(dir.path() / "cache.db", "GPU-11111111-0000-0000-0000-000000000000", 0.15);
+  write_cache(dir.path() / "other.db", "GPU-22222222-0000-0000-0000-000000000000", 0.2);
+
+  CommandResult show = tiletune_in(dir, "show --status wrong_result");
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("out[12]: got nan"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("1 trials"), std::string::npos) << show.output;
+
+  CommandResult best = tiletune_in(dir, "best --format json");
+  ASSERT_EQ(best.exit_code, 0) << best.output;
+  const auto b = nlohmann::json::parse(best.output);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0]["params"], "TILE=64;BLOCK_ROWS=2;PAD=1");
+
+  CommandResult csv = tiletune_in(dir, "export --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 3) << csv.output;  // header + 2 trials
+  EXPECT_NE(csv.output.find("hash1"), std::string::npos);
+
+  CommandResult merge = tiletune_in(dir, "merge " + quote(dir.path() / "cache.db") + " " + quote(dir.path() / "other.db"));
+  ASSERT_EQ(merge.exit_code, 0) << merge.output;
+  EXPECT_NE(merge.output.find("2 trials read, 2 added"), std::string::npos) << merge.output;
+  const auto exported = nlohmann::json::parse(tiletune_in(dir, "export").output);
+  EXPECT_EQ(exported["devices"].size(), 2u);
+  EXPECT_EQ(exported["trials"].size(), 4u);
+
+  CommandResult self = tiletune_in(dir, "merge " + quote(dir.path() / "cache.db") + " " + quote(dir.path() / "cache.db"));
+  EXPECT_EQ(self.exit_code, 1) << self.output;
+
+  // A file that is not a cache is refused and left alone.
+  const auto foreign = dir.write("notes.txt", "not a database at all, just some text that is long enough");
+  CommandResult refused = tiletune_in(dir, "show --db " + quote(foreign));
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("not a tiletune cache"), std::string::npos) << refused.output;
+  EXPECT_EQ(read_file(foreign), "not a database at all, just some text that is long enough");
 }
 
 }  // namespace

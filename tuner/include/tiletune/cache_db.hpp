@@ -243,4 +243,18 @@ class CacheDb {
   std::unique_ptr<Impl> impl_;
 };
 
+/// What merge_cache did.
+struct MergeStats {
+  std::uint64_t trials_read = 0;
+  std::uint64_t added = 0;       ///< keys the target did not have
+  std::uint64_t replaced = 0;    ///< keys where the source's trial was better
+  std::uint64_t kept = 0;        ///< keys where the target's trial was as good or better
+};
+
+/// Copies every trial of `from` into `into` (caches of several machines into one), keeping per
+/// key (device, kernel version, problem, params) the better trial: an ok trial beats any other
+/// status, the faster of two ok trials wins, and otherwise the target's stays. Kernel versions
+/// that are current in `from` become current in `into`.
+MergeStats merge_cache(CacheDb& into, const CacheDb& from);
+
 }  // namespace tiletune

@@ -219,4 +219,103 @@ Runner add_best_command(CLI::App& app) {
   };
 }
 
+Runner add_export_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("export", "Write every trial of the result cache as CSV or JSON");
+  struct Options {
+    std::string db, kernel, format = "json";
+    bool current_only = false;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel");
+  cmd->add_flag("--current-only", o->current_only, "Only the latest version of each kernel's source");
+  cmd->add_option("--format", o->format, "Output: csv or json (default)")->check(CLI::IsMember({"csv", "json"}));
+  cmd->footer(R"(Examples:
+  tiletune export --format csv > trials.csv
+  tiletune export --kernel transpose > transpose.json
+
+Every trial with its full key: device (UUID, name, compute capability, copy bandwidth), kernel
+version (name, source hash, options, NVRTC version), problem and params, and all measurements.)");
+  return [o]() {
+    CacheDb db = CacheDb::open(o->db.empty() ? default_cache_path() : std::filesystem::path(o->db),
+                               CacheDb::Mode::read_only);
+    TrialFilter filter;
+    if (!o->kernel.empty()) filter.kernel = o->kernel;
+    filter.current_only = o->current_only;
+    const std::vector<TrialRow> rows = db.trials(filter);
+    if (o->format == "json") {
+      nlohmann::json devices = nlohmann::json::array();
+      for (const DeviceRow& d : db.devices()) {
+        nlohmann::json j = {{"uuid", d.device.uuid},
+                            {"name", d.device.name},
+                            {"compute_capability", fmt::format("{}.{}", d.device.cc_major, d.device.cc_minor)},
+                            {"last_seen", d.last_seen}};
+        if (d.device.sm_count) j["sm_count"] = *d.device.sm_count;
+        if (d.device.memory_bytes) j["memory_bytes"] = *d.device.memory_bytes;
+        if (d.device.l2_bytes) j["l2_bytes"] = *d.device.l2_bytes;
+        if (d.device.driver_version) j["driver_version"] = *d.device.driver_version;
+        if (d.device.copy_gbps) j["copy_gbps"] = *d.device.copy_gbps;
+        devices.push_back(std::move(j));
+      }
+      nlohmann::json trials = nlohmann::json::array();
+      for (const TrialRow& r : rows) {
+        nlohmann::json j = trial_json(r);
+        j["source_hash"] = r.kernel.source_hash;
+        j["options"] = r.kernel.options;
+        j["nvrtc_version"] = r.kernel.nvrtc_version;
+        trials.push_back(std::move(j));
+      }
+      std::cout << nlohmann::json{{"schema_version", db.schema_version()}, {"devices", devices}, {"trials", trials}}
+                       .dump(2)
+                << '\n';
+      return 0;
+    }
+    std::cout << "kernel,source_hash,options,nvrtc_version,device_uuid,device,problem,params,status,time_ms,mean_ms,"
+                 "min_ms,stddev_ms,samples,gbps,gflops,registers,shared_bytes,spill_bytes,occupancy_offline,"
+                 "occupancy_driver,compile_ms,measure_ms,best,current,created_at,detail\n";
+    for (const TrialRow& r : rows) {
+      const TrialRecord& t = r.trial;
+      auto i = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
+      auto d = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); };
+      std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                               csv_field(r.kernel.name), r.kernel.source_hash, csv_field(r.kernel.options),
+                               r.kernel.nvrtc_version, r.device_uuid, csv_field(r.device_name),
+                               csv_field(t.key.problem), csv_field(t.key.params), status_name(t.status), d(t.time_ms),
+                               d(t.mean_ms), d(t.min_ms), d(t.stddev_ms), i(t.samples), d(t.gbps), d(t.gflops),
+                               i(t.registers), i(t.shared_bytes), i(t.spill_bytes), d(t.occupancy_offline),
+                               d(t.occupancy_driver), d(t.compile_ms), d(t.measure_ms), r.is_best ? 1 : 0,
+                               r.current ? 1 : 0, r.created_at, csv_field(t.detail));
+    }
+    return 0;
+  };
+}
+
+Runner add_merge_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("merge", "Merge result caches from several machines into one");
+  struct Options {
+    std::string into;
+    std::vector<std::string> sources;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("into", o->into, "The cache to merge into (created if missing)")->required();
+  cmd->add_option("sources", o->sources, "Caches to read (never written)")->required()->check(CLI::ExistingFile);
+  cmd->footer(R"(Examples:
+  tiletune merge all.db h200.db a100.db l4.db
+
+Per key (device, kernel version, problem, params) the better trial is kept: an ok trial beats any
+other status, and of two ok trials the faster. The sources are opened read-only.)");
+  return [o]() {
+    CacheDb into = CacheDb::open(o->into);
+    for (const std::string& source : o->sources) {
+      if (std::filesystem::weakly_canonical(source) == std::filesystem::weakly_canonical(o->into))
+        throw Error(fmt::format("merge: {} is both the target and a source", source));
+      CacheDb from = CacheDb::open(source, CacheDb::Mode::read_only);
+      const MergeStats s = merge_cache(into, from);
+      std::cout << fmt::format("{}: {} trials read, {} added, {} replaced by a better one, {} kept\n", source,
+                               s.trials_read, s.added, s.replaced, s.kept);
+    }
+    return 0;
+  };
+}
+
 }  // namespace tiletune::cli

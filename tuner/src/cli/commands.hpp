@@ -24,6 +24,8 @@ Runner add_tune_command(CLI::App& app);
 Runner add_devices_command(CLI::App& app);
 Runner add_show_command(CLI::App& app);
 Runner add_best_command(CLI::App& app);
+Runner add_export_command(CLI::App& app);
+Runner add_merge_command(CLI::App& app);
 Runner add_worker_command(CLI::App& app);
 
 /// The shipped transpose space: the installed copy, else the one in the source tree.

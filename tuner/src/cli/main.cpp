@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   tiletune devices                                      list the CUDA devices
   tiletune best                                         the best config per device, kernel, problem
   tiletune show --kernel transpose --status ok          the trials in the result cache
+  tiletune merge all.db h200.db a100.db                 merge caches from several machines
 
 Run `tiletune COMMAND --help` for the options of a command.)");
 
@@ -35,6 +36,8 @@ Run `tiletune COMMAND --help` for the options of a command.)");
   add(tiletune::cli::add_devices_command);
   add(tiletune::cli::add_show_command);
   add(tiletune::cli::add_best_command);
+  add(tiletune::cli::add_export_command);
+  add(tiletune::cli::add_merge_command);
   add(tiletune::cli::add_worker_command);
 
   try {
