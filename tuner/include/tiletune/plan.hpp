@@ -54,6 +54,7 @@ struct PlanRow {
 struct PlanSummary {
   std::uint64_t points = 0;          ///< product of the params
   std::uint64_t valid = 0;           ///< after constraints
+  std::uint64_t sample_every = 1;    ///< rows hold every k-th config after constraints
   std::uint64_t ok = 0;
   std::uint64_t pruned = 0;          ///< by a resource limit (constraints are not counted here)
   std::uint64_t compile_failed = 0;
@@ -76,6 +77,9 @@ struct PlanOptions {
   Problem problem;
   unsigned threads = 0;              ///< compile threads; 0 = hardware concurrency
   const CubinCache* cache = nullptr; ///< nullptr: no cache
+  /// Plan only every k-th config after constraints (1: all). For spaces too large to
+  /// compile whole, e.g. in CI; the counts of the summary still cover the whole space.
+  std::uint64_t sample_every = 1;
   /// Called after each config completes (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -22,7 +22,8 @@
 namespace tiletune {
 
 /// When to stop early: after this many measured trials, this fraction of the trials, or
-/// this much wall time. Parsed from "200", "25%" or "90s" / "10m".
+/// this much wall time. Parsed from "200", "25%" or "90s" / "10m". Under a budget the configs
+/// of each problem are tried in a seeded random order (the default config first).
 struct SweepBudget {
   std::optional<std::uint64_t> trials;
   std::optional<double> fraction;

@@ -66,6 +66,7 @@ Plan run_plan(const Space& space, const PlanRunOptions& o) {
   options.device = resolve_target(o.arch, o.quiet);
   options.problem = select_problem(space, o.sizes);
   options.threads = o.threads;
+  options.sample_every = o.sample_every;
   std::optional<CubinCache> cache;
   if (!o.no_cache) {
     cache.emplace(o.cubin_cache.empty() ? CubinCache::default_directory() : std::filesystem::path(o.cubin_cache));
@@ -90,6 +91,8 @@ Runner add_plan_command(CLI::App& app) {
   add_plan_options(*cmd, *o);
   cmd->add_option("--format", o->format, "Output: table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--sample", o->sample_every, "Plan only every K-th config after constraints (large spaces)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--strict", o->strict, "Exit with status 3 when any config fails to compile");
   cmd->add_flag("--logs", o->show_logs, "Print the NVRTC log of every config that failed to compile");
   cmd->footer(R"(Examples:
@@ -97,6 +100,7 @@ Runner add_plan_command(CLI::App& app) {
   tiletune plan configs/transpose.yaml --arch sm_80 --size N=4096
   tiletune plan configs/transpose.yaml --format json > plan.json
   tiletune plan configs/matmul.yaml --strict --logs     fail (exit 3) on compile errors
+  tiletune plan configs/matmul.yaml --sample 20         every 20th config of a large space
 
 Every config passing the constraints is compiled with NVRTC (in parallel, through the cubin
 cache: a second plan compiles nothing) and checked against the device's limits: a config that

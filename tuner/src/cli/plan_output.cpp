@@ -14,7 +14,8 @@ std::string summary_text(const Space& space, const Plan& plan) {
   const PlanSummary& s = plan.summary;
   std::string text = fmt::format("{} for {}{}{}\n", space.kernel, plan.device.name,
                                  plan.problem.sizes.empty() ? "" : ", ", format_problem(space, plan.problem));
-  text += fmt::format("points {}, after constraints {}, ok {}, pruned {}, compile failures {}\n", s.points, s.valid,
+  text += fmt::format("points {}, after constraints {}{}, ok {}, pruned {}, compile failures {}\n", s.points, s.valid,
+                      s.sample_every > 1 ? fmt::format(" (planned every {}th: {})", s.sample_every, plan.rows.size()) : "",
                       s.ok, s.pruned, s.compile_failed);
   if (s.compiled == 0) {
     text += fmt::format("compiled nothing: {} cache hits, {:.2f} s wall\n", s.cache_hits, s.wall_seconds);
@@ -86,7 +87,8 @@ void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format 
                     {"ok", s.ok},                   {"pruned", s.pruned},
                     {"compile_failed", s.compile_failed}, {"compiled", s.compiled},
                     {"cache_hits", s.cache_hits},   {"compile_seconds", s.compile_seconds},
-                    {"wall_seconds", s.wall_seconds}, {"threads", s.threads}};
+                    {"wall_seconds", s.wall_seconds}, {"threads", s.threads},
+                    {"sample_every", s.sample_every}, {"planned", plan.rows.size()}};
     out << j.dump(2) << '\n';
     return;
   }

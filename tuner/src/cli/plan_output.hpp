@@ -22,6 +22,7 @@ struct PlanRunOptions {
   std::string format;
   bool strict = false;
   bool show_logs = false;
+  std::uint64_t sample_every = 1;
 };
 
 void add_plan_options(CLI::App& cmd, PlanRunOptions& options);

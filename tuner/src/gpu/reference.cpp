@@ -124,9 +124,91 @@ void vector_add_reference(const ReferenceArgs& args) {
   }
 }
 
+// out[0] = the sum of in[0, N) (floats), accumulated in double and rounded once.
+void reduction_reference(const ReferenceArgs& args) {
+  const HostBuffer& in_buffer = args.input("in");
+  HostBuffer& out_buffer = args.output("out");
+  const std::uint64_t n =
+      args.sizes().contains("N") ? positive_size(args, "N", "reduction") : in_buffer.count();
+  require_count(in_buffer, n, "reduction");
+  require_count(out_buffer, 1, "reduction");
+  const auto in = in_buffer.as<const float>();
+  double sum = 0;
+  for (std::uint64_t i = 0; i < n; ++i) sum += static_cast<double>(in[i]);
+  out_buffer.as<float>()[0] = static_cast<float>(sum);
+}
+
+// out[i] = sum_{j=-R..R} in[i+j] / (2R+1) for i < N, in[] read as 0 outside [0, N); in double.
+void stencil_1d_reference(const ReferenceArgs& args) {
+  const std::uint64_t n = positive_size(args, "N", "stencil_1d");
+  const std::int64_t r = args.size("R");
+  if (r < 0)
+    throw Error(fmt::format("CPU reference 'stencil_1d': radius R = {} must not be negative", r));
+  const HostBuffer& in_buffer = args.input("in");
+  HostBuffer& out_buffer = args.output("out");
+  require_count(in_buffer, n, "stencil_1d");
+  require_count(out_buffer, n, "stencil_1d");
+  const auto in = in_buffer.as<const float>();
+  const auto out = out_buffer.as<float>();
+  const auto size = static_cast<std::int64_t>(n);
+  const double w = 1.0 / static_cast<double>(2 * r + 1);
+  for (std::int64_t i = 0; i < size; ++i) {
+    double sum = 0;
+    for (std::int64_t g = std::max<std::int64_t>(i - r, 0); g <= std::min(i + r, size - 1); ++g)
+      sum += static_cast<double>(in[static_cast<std::size_t>(g)]);
+    out[static_cast<std::size_t>(i)] = static_cast<float>(sum * w);
+  }
+}
+
+// out[b] = the number of bytes equal to b in in[0, N), b < 256 (uint8 in, uint32 counts).
+void histogram_reference(const ReferenceArgs& args) {
+  const HostBuffer& in_buffer = args.input("in");
+  HostBuffer& out_buffer = args.output("out");
+  const std::uint64_t n =
+      args.sizes().contains("N") ? positive_size(args, "N", "histogram") : in_buffer.count();
+  require_count(in_buffer, n, "histogram");
+  require_count(out_buffer, 256, "histogram");
+  const auto in = in_buffer.as<const std::uint8_t>();
+  const auto out = out_buffer.as<std::uint32_t>();
+  std::fill(out.begin(), out.end(), 0u);
+  for (std::uint64_t i = 0; i < n; ++i) ++out[in[i]];
+}
+
+// C = A * B for row-major float matrices (M x K times K x N), summed over k in order in
+// double. For small sizes (tests): the shipped space checks matmul against a reference config.
+void matmul_reference(const ReferenceArgs& args) {
+  const std::uint64_t m = positive_size(args, "M", "matmul");
+  const std::uint64_t n = positive_size(args, "N", "matmul");
+  const std::uint64_t k = positive_size(args, "K", "matmul");
+  const HostBuffer& a_buffer = args.input("A");
+  const HostBuffer& b_buffer = args.input("B");
+  HostBuffer& c_buffer = args.output("C");
+  require_count(a_buffer, m * k, "matmul");
+  require_count(b_buffer, k * n, "matmul");
+  require_count(c_buffer, m * n, "matmul");
+  const auto a = a_buffer.as<const float>();
+  const auto b = b_buffer.as<const float>();
+  const auto c = c_buffer.as<float>();
+  std::vector<double> row(n);
+  for (std::uint64_t i = 0; i < m; ++i) {
+    std::fill(row.begin(), row.end(), 0.0);
+    for (std::uint64_t p = 0; p < k; ++p) {
+      const double x = a[i * k + p];
+      for (std::uint64_t j = 0; j < n; ++j) row[j] += x * static_cast<double>(b[p * n + j]);
+    }
+    for (std::uint64_t j = 0; j < n; ++j) c[i * n + j] = static_cast<float>(row[j]);
+  }
+}
+
 // The registry: one line per family, sorted by name.
 const std::vector<CpuReference>& registry() {
   static const std::vector<CpuReference> references = {
+      {"histogram", "out[b] = count of bytes b in in[0, N) (256 uint32 bins)",
+       histogram_reference},
+      {"matmul", "C = A * B (row-major floats, M x K times K x N; small sizes)", matmul_reference},
+      {"reduction", "out[0] = sum of in[0, N) (double accumulation)", reduction_reference},
+      {"stencil_1d", "out[i] = sum_{|j|<=R} in[i+j] / (2R+1), zero outside [0, N)",
+       stencil_1d_reference},
       {"transpose", "out[x*N+y] = in[y*N+x] (N x N floats)", transpose_reference},
       {"vector_add", "c[i] = a[i] + b[i]", vector_add_reference},
   };

@@ -94,7 +94,11 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
   Enumerator enumerator(space, options.problem);
   std::vector<std::future<CompileResult>> pending;
   std::vector<std::size_t> pending_row;
+  const std::uint64_t sample_every = std::max<std::uint64_t>(1, options.sample_every);
+  plan.summary.sample_every = sample_every;
+  std::uint64_t index = 0;
   while (auto config = enumerator.next()) {
+    if (index++ % sample_every != 0) continue;
     PlanRow row;
     row.config = std::move(*config);
     try {

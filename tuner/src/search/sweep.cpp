@@ -11,6 +11,7 @@
 #include <cmath>
 #include <future>
 #include <map>
+#include <random>
 #include <set>
 
 #include "tiletune/worker.hpp"
@@ -163,6 +164,14 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     Enumerator enumerator(space, problems[p]);
     while (auto c = enumerator.next())
       if (seen.insert(*c).second) configs.push_back(std::move(*c));
+    // Under a budget the sweep may stop early: try the configs in a random (seeded, so
+    // repeatable) order, so that a partial sweep samples the whole space rather than its
+    // first corner. The default config stays first: it is the baseline of the speedups.
+    const bool budgeted = options.budget.trials || options.budget.fraction || options.budget.seconds;
+    if (budgeted && configs.size() > 2) {
+      std::mt19937_64 rng(0x7469'6c65'7475'6e65ull + p);
+      std::shuffle(configs.begin() + (default_config ? 1 : 0), configs.end(), rng);
+    }
     for (Config& c : configs) {
       if (existing.contains(canonical_config(space, c))) {
         ++outcome.resumed;
@@ -205,8 +214,14 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   };
   std::shared_future<CompileResult> reference_compiled;
   if (reference_config) reference_compiled = compile(*reference_config);
-  for (Work& w : work)
-    if (w.pruned_reason.empty()) w.compiled = compile(w.config);
+  // The pool runs ahead of the GPU by a window of configs, not the whole list: a sweep that
+  // stops early (budget) must not leave minutes of queued compiles behind it.
+  const std::size_t window = std::max<std::size_t>(32, 4 * static_cast<std::size_t>(pool.threads()));
+  std::size_t submitted = 0;
+  auto submit_ahead = [&](std::size_t current) {
+    for (; submitted < work.size() && submitted <= current + window; ++submitted)
+      if (work[submitted].pruned_reason.empty()) work[submitted].compiled = compile(work[submitted].config);
+  };
 
   // Stage 2: measure in order, recording each trial as it completes.
   std::uint64_t trial_budget = work.size();
@@ -288,7 +303,9 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     t.result = std::move(result);
   };
 
-  for (const Work& w : work) {
+  for (std::size_t wi = 0; wi < work.size(); ++wi) {
+    submit_ahead(wi);
+    const Work& w = work[wi];
     if (progress.done >= trial_budget ||
         (options.budget.seconds && seconds_since(start) > *options.budget.seconds)) {
       report.budget_exhausted = true;

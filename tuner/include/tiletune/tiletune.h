@@ -1,0 +1,124 @@
+/* The C API of tiletune's query library: open a tuning cache read-only and look up the best
+ * config of a kernel for a device and problem size, from any language that can call C.
+ * Plain C (C89 and later, and C++); every function returns a status code or a value and never
+ * lets an exception or a crash out. The message of the last failed call on the calling thread
+ * is in tiletune_last_error().
+ *
+ *   tiletune_cache* cache = NULL;
+ *   tiletune_result* best = NULL;
+ *   if (tiletune_open("/path/tiletune.db", &cache) == TILETUNE_OK &&
+ *       tiletune_lookup(cache, "transpose", NULL, "N=8192", &best) == TILETUNE_OK) {
+ *     size_t i;
+ *     for (i = 0; i < tiletune_result_param_count(best); ++i)
+ *       printf("%s=%ld\n", tiletune_result_param_name(best, i), tiletune_result_param_value(best, i));
+ *   }
+ *   tiletune_result_free(best);
+ *   tiletune_close(cache);
+ *
+ * The result holds params only: the launch geometry is an expression of the search space's
+ * YAML, evaluated by the engine's launcher (or by the application) with these params.
+ */
+#ifndef TILETUNE_TILETUNE_H
+#define TILETUNE_TILETUNE_H
+
+#include <stddef.h>
+
+#if defined(_WIN32)
+#define TILETUNE_API
+#else
+#define TILETUNE_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What a call did. TILETUNE_OK is 0; every other value is a failure or a miss. */
+typedef enum tiletune_status {
+  TILETUNE_OK = 0,
+  TILETUNE_NOT_FOUND = 1,          /**< no tuned config at any match level: use your defaults */
+  TILETUNE_INVALID_ARGUMENT = 2,   /**< a null pointer, an empty or unknown kernel, a bad size */
+  TILETUNE_NOT_A_CACHE = 3,        /**< the file is not SQLite, or not a tiletune cache */
+  TILETUNE_UNSUPPORTED_SCHEMA = 4, /**< written by a newer tiletune, or never initialized */
+  TILETUNE_IO_ERROR = 5,           /**< missing or unreadable file, or SQLite failed reading */
+  TILETUNE_NO_DEVICE = 6,          /**< the live device was asked for and no driver could tell */
+  TILETUNE_OUT_OF_MEMORY = 7,
+  TILETUNE_INTERNAL_ERROR = 8
+} tiletune_status;
+
+/** How well a result matches the request, best first (see tiletune/query.hpp). */
+typedef enum tiletune_match_level {
+  TILETUNE_MATCH_EXACT = 0,             /**< this device, this problem */
+  TILETUNE_MATCH_NEAREST_PROBLEM = 1,   /**< this device, the nearest measured problem */
+  TILETUNE_MATCH_SAME_ARCHITECTURE = 2, /**< another device of the same compute capability */
+  TILETUNE_MATCH_PORTABLE_DEFAULT = 3,  /**< best mean relative time over all devices */
+  TILETUNE_MATCH_NONE = 4               /**< nothing found */
+} tiletune_match_level;
+
+typedef struct tiletune_cache tiletune_cache;   /**< an open cache; thread-safe */
+typedef struct tiletune_result tiletune_result; /**< one lookup's answer; immutable */
+
+/** Opens the cache at path read-only. On success *out is the cache (free with tiletune_close);
+ *  on failure *out is NULL. */
+TILETUNE_API tiletune_status tiletune_open(const char* path, tiletune_cache** out);
+
+/** Opens the default cache ($TILETUNE_DB, $XDG_CACHE_HOME/tiletune/tiletune.db or
+ *  ~/.cache/tiletune/tiletune.db). */
+TILETUNE_API tiletune_status tiletune_open_default(tiletune_cache** out);
+
+/** Copies the default cache path (with its terminating NUL) into buffer when size is large
+ *  enough; *needed (when not NULL) gets the size required. TILETUNE_INVALID_ARGUMENT when the
+ *  buffer is too small, TILETUNE_NOT_FOUND when none of the variables is set. */
+TILETUNE_API tiletune_status tiletune_default_cache_path(char* buffer, size_t size, size_t* needed);
+
+/** Closes a cache (NULL is allowed). Results already returned stay valid. */
+TILETUNE_API void tiletune_close(tiletune_cache* cache);
+
+/** Looks up the best config of kernel.
+ *  device_spec: a UUID ("GPU-..."), a compute capability ("sm_90", "9.0"), a device name
+ *    ("NVIDIA H200"), or NULL for the live device 0 (read through the CUDA driver, loaded at run
+ *    time; TILETUNE_NO_DEVICE when there is none).
+ *  sizes: the problem sizes, "N=8192,R=3" (',' or ';' between them; "" for none).
+ *  On TILETUNE_OK *out is the result (free with tiletune_result_free); otherwise *out is NULL:
+ *  TILETUNE_NOT_FOUND means no level matched (use your defaults), an unknown kernel name is
+ *  TILETUNE_INVALID_ARGUMENT. */
+TILETUNE_API tiletune_status tiletune_lookup(tiletune_cache* cache, const char* kernel,
+                                             const char* device_spec, const char* sizes,
+                                             tiletune_result** out);
+
+/** Number of params in a result (0 for NULL). */
+TILETUNE_API size_t tiletune_result_param_count(const tiletune_result* result);
+/** The name of param i, e.g. "TILE"; NULL when i is out of range. Valid until the result is freed. */
+TILETUNE_API const char* tiletune_result_param_name(const tiletune_result* result, size_t i);
+/** The value of param i; 0 when i is out of range. */
+TILETUNE_API long tiletune_result_param_value(const tiletune_result* result, size_t i);
+/** The value of the param called name into *value: TILETUNE_OK, or TILETUNE_NOT_FOUND. */
+TILETUNE_API tiletune_status tiletune_result_param(const tiletune_result* result, const char* name,
+                                                   long* value);
+/** The match level (TILETUNE_MATCH_NONE for NULL). */
+TILETUNE_API tiletune_match_level tiletune_result_match_level(const tiletune_result* result);
+/** Median time in ms of the measurement the config came from; -1 when there is none
+ *  (portable default). */
+TILETUNE_API double tiletune_result_time_ms(const tiletune_result* result);
+/** The measured problem it came from, "N=8192;R=3" ("" for the portable default). */
+TILETUNE_API const char* tiletune_result_problem(const tiletune_result* result);
+/** The name of the device it was measured on ("" for the portable default). */
+TILETUNE_API const char* tiletune_result_device_name(const tiletune_result* result);
+/** The canonical params text, "TILE=32;BLOCK_ROWS=8;PAD=1". */
+TILETUNE_API const char* tiletune_result_params_text(const tiletune_result* result);
+/** Frees a result (NULL is allowed). */
+TILETUNE_API void tiletune_result_free(tiletune_result* result);
+
+/** A static description of a status, e.g. "not a tiletune cache". */
+TILETUNE_API const char* tiletune_status_string(tiletune_status status);
+/** The message of the last call on this thread that did not return TILETUNE_OK ("" after a
+ *  successful call). Valid until the next tiletune call on this thread. */
+TILETUNE_API const char* tiletune_last_error(void);
+/** A static name of a match level, e.g. "nearest_problem". */
+TILETUNE_API const char* tiletune_match_level_string(tiletune_match_level level);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILETUNE_TILETUNE_H */

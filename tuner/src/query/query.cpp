@@ -1,0 +1,644 @@
+// QueryCache: opening a tuning cache read-only, the lookup with its fallback levels, and the
+// in-process memory of answers. See tiletune/query.hpp for the contract.
+//
+// Match rules (only `ok` trials of the kernel's current version count: the kernels row with the
+// highest used_seq for the name, ties to the highest id, exactly as the engine decides):
+//  1. exact: a best row of this device (the UUID's row; with no UUID, every row of that name)
+//     for the same problem (same size names and values, in any order). Several devices of one
+//     name: the fastest of them.
+//  2. nearest_problem: this device's best row whose problem has the same size names and the
+//     smallest distance sum_i |log a_i - log b_i|; ties go to the smaller problem, then the
+//     faster time. A size <= 0 only matches itself.
+//  3. same_architecture: devices with the request's compute capability (or, when the request
+//     has none, the capability the cache stores for its UUID or name), other than those of
+//     1-2: an exact problem first, else the nearest; ties prefer a device with the request's
+//     name, then the faster time.
+//  4. portable_default (CLBlast's rule): over every (device, problem) pair with ok trials, a
+//     config's relative time on a pair is its time / the pair's best time; the winner is the
+//     config measured on all pairs with the lowest mean relative time. When no config covers
+//     every pair (random search, failures), the rule runs over the configs that cover the most
+//     pairs. Ties go to the smaller params text.
+//  5. none: the caller's defaults.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+
+#include "query/reader.hpp"
+#include "tiletune/query.hpp"
+
+namespace tiletune {
+
+using query_detail::Failure;
+using query_detail::Statement;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::int64_t application_id = 0x54545431;  // 'TTT1', as the engine writes it
+// The schema versions this reader knows. Versions 1-3 differ only in tables and columns it does
+// not read (cubins, an index, devices.copy_gbps), so one set of statements serves them all. A
+// new migration must be checked against the statements below and this constant raised.
+constexpr int oldest_schema = 1;
+constexpr int newest_schema = 3;
+constexpr std::size_t memory_limit = 1 << 16;  // answers kept; all forgotten when full
+
+// A missing file or a directory gets a clear refusal before SQLite sees it. Anything else is left
+// to SQLite: a file that is not SQLite fails its first read with SQLITE_NOTADB (not_a_cache).
+void check_file(const fs::path& path) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (!fs::exists(st))
+    throw Failure(QueryStatus::io_error, path.string() + ": no tiletune cache there (run `tiletune tune` "
+                                         "to create one, or set TILETUNE_DB)");
+  if (fs::is_directory(st))
+    throw Failure(QueryStatus::not_a_cache, path.string() + " is a directory, not a tiletune cache");
+}
+
+std::string hex(std::int64_t v) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s = "0x";
+  for (int shift = 28; shift >= 0; shift -= 4) s += digits[(static_cast<std::uint32_t>(v) >> shift) & 0xf];
+  return s;
+}
+
+struct DeviceRow {
+  std::int64_t id = 0;
+  std::string uuid;
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+};
+
+// A candidate answer at levels 1-3. Ordered by `better`.
+struct Candidate {
+  bool set = false;
+  double distance = 0.0;
+  int name_rank = 0;  // 0: the request's device name (or one of the request's own devices)
+  std::vector<std::int64_t> values;  // sizes in name order, for the "smaller problem" tie-break
+  double time_ms = 0.0;
+  std::int64_t device_id = 0;
+  std::string problem;
+  std::string params;
+  std::string device_name;
+  std::string device_uuid;
+};
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
+
+bool better(const Candidate& a, const Candidate& b) {
+  if (!b.set) return a.set;
+  if (!close(a.distance, b.distance)) return a.distance < b.distance;
+  if (a.name_rank != b.name_rank) return a.name_rank < b.name_rank;
+  // The names are equal (both matched the request's): compare the values.
+  if (a.values != b.values) return a.values < b.values;
+  if (a.time_ms != b.time_ms) return a.time_ms < b.time_ms;
+  return a.device_id < b.device_id;
+}
+
+using SizeViews = std::vector<std::pair<std::string_view, std::int64_t>>;
+
+// Parses a stored problem ("N=8192;R=3") into out, sorted by name, without allocating once out
+// has grown. False for a text that is not NAME=INTEGER items (such a problem matches nothing).
+bool parse_problem(std::string_view text, SizeViews& out) {
+  out.clear();
+  while (!text.empty()) {
+    auto end = text.find_first_of(";,");
+    std::string_view item = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) return false;
+    std::int64_t v = 0;
+    auto value = item.substr(eq + 1);
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || p != value.data() + value.size()) return false;
+    out.emplace_back(item.substr(0, eq), v);
+  }
+  std::sort(out.begin(), out.end());
+  return true;
+}
+
+// Distance in log space between two problems with the same size names; nullopt when the names
+// differ or a non-positive size differs.
+std::optional<double> distance(const SizeViews& want, const SizeViews& have) {
+  if (want.size() != have.size()) return std::nullopt;
+  double d = 0.0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (want[i].first != have[i].first) return std::nullopt;
+    std::int64_t a = want[i].second;
+    std::int64_t b = have[i].second;
+    if (a == b) continue;
+    if (a <= 0 || b <= 0) return std::nullopt;
+    d += std::fabs(std::log(static_cast<double>(a)) - std::log(static_cast<double>(b)));
+  }
+  return d;
+}
+
+std::string memory_key(const QueryRequest& r) {
+  std::string key;
+  key.reserve(r.kernel.size() + r.device.uuid.size() + r.device.name.size() + 16 * r.sizes.size() + 16);
+  key += r.kernel;
+  key += '\x1f';
+  key += r.device.uuid;
+  key += '\x1f';
+  key += r.device.name;
+  key += '\x1f';
+  key += std::to_string(r.device.cc_major);
+  key += '.';
+  key += std::to_string(r.device.cc_minor);
+  for (const auto& [name, value] : r.sizes) {
+    key += '\x1f';
+    key += name;
+    key += '=';
+    key += std::to_string(value);
+  }
+  return key;
+}
+
+std::vector<QueryParam> to_params(std::string_view text) {
+  std::string why;
+  auto pairs = query_detail::parse_assignments(text, &why);
+  if (!pairs)
+    throw Failure(QueryStatus::internal_error,
+                  "stored params '" + std::string(text) + "' are not NAME=INTEGER;...: " + why);
+  std::vector<QueryParam> out;
+  out.reserve(pairs->size());
+  for (auto& [name, value] : *pairs) out.push_back(QueryParam{std::move(name), value});
+  return out;
+}
+
+// A result with only a status: what is left to return when even the message cannot be built.
+QueryResult bare(QueryStatus status) noexcept {
+  QueryResult r;
+  r.status = status;
+  return r;
+}
+
+QueryResult failure_result(QueryStatus status, std::string message) {
+  QueryResult r;
+  r.status = status;
+  r.message = std::move(message);
+  return r;
+}
+
+}  // namespace
+
+// --- names ------------------------------------------------------------------------------------
+
+std::string_view match_level_name(MatchLevel level) noexcept {
+  switch (level) {
+    case MatchLevel::exact: return "exact";
+    case MatchLevel::nearest_problem: return "nearest_problem";
+    case MatchLevel::same_architecture: return "same_architecture";
+    case MatchLevel::portable_default: return "portable_default";
+    case MatchLevel::none: return "none";
+  }
+  return "unknown";
+}
+
+std::string_view query_status_name(QueryStatus status) noexcept {
+  switch (status) {
+    case QueryStatus::ok: return "ok";
+    case QueryStatus::invalid_argument: return "invalid_argument";
+    case QueryStatus::unknown_kernel: return "unknown_kernel";
+    case QueryStatus::no_device: return "no_device";
+    case QueryStatus::not_a_cache: return "not_a_cache";
+    case QueryStatus::unsupported_schema: return "unsupported_schema";
+    case QueryStatus::io_error: return "io_error";
+    case QueryStatus::internal_error: return "internal_error";
+  }
+  return "unknown";
+}
+
+std::optional<std::int64_t> QueryResult::param(std::string_view name) const noexcept {
+  for (const auto& p : params)
+    if (p.name == name) return p.value;
+  return std::nullopt;
+}
+
+// --- QueryCache::Impl -------------------------------------------------------------------------
+
+struct QueryCache::Impl {
+  // The statements, prepared on first use (an open that answers one exact lookup prepares only
+  // what that needs) and kept for the connection's life.
+  enum Sql { begin_sql, commit_sql, kernel_sql, kernel_names_sql, device_by_uuid_sql, device_by_name_sql,
+             device_by_cc_sql, best_sql, ok_trials_sql, data_version_sql, sql_count };
+  static constexpr const char* sql_text[sql_count] = {
+      "BEGIN DEFERRED",
+      "COMMIT",
+      "SELECT id FROM kernels WHERE name = ?1 ORDER BY used_seq DESC, id DESC LIMIT 1",
+      "SELECT DISTINCT name FROM kernels ORDER BY name LIMIT 20",
+      "SELECT id, uuid, name, cc_major, cc_minor FROM devices WHERE uuid = ?1",
+      "SELECT id, uuid, name, cc_major, cc_minor FROM devices WHERE name = ?1 ORDER BY id",
+      "SELECT id, uuid, name, cc_major, cc_minor FROM devices WHERE cc_major = ?1 AND cc_minor = ?2 ORDER BY id",
+      // best holds only ok trials; the join's conditions check again, for a hand-edited file.
+      // (One join is cheaper here than a second statement for the winner's params.)
+      "SELECT b.problem, t.time_ms, t.params FROM best b JOIN trials t ON t.id = b.trial_id "
+      "WHERE b.device_id = ?1 AND b.kernel_id = ?2 AND t.status = 'ok' AND t.kernel_id = ?2",
+      "SELECT device_id, problem, params, time_ms FROM trials WHERE kernel_id = ?1 AND status = 'ok' AND time_ms > 0",
+      "PRAGMA data_version",
+  };
+
+  fs::path path;
+  QueryOptions options;
+  query_detail::Connection conn;
+  int version = 0;
+  std::unique_ptr<Statement> statements[sql_count];
+
+  std::mutex mutex;  // guards everything below and the connection
+  std::int64_t data_version = 0;
+  std::chrono::steady_clock::time_point last_check;
+  std::unordered_map<std::string, QueryResult> memory;
+  std::unordered_map<std::int64_t, QueryResult> portable;  // by kernel id
+  std::vector<std::pair<std::string_view, std::int64_t>> scratch;  // scan's parsed problem
+
+  Impl(fs::path p, QueryOptions o)
+      : path(std::move(p)),
+        options(o),
+        conn(path.string(), static_cast<int>(std::clamp<std::int64_t>(o.busy_timeout.count(), 0,
+                                                                      std::numeric_limits<int>::max()))) {}
+
+  Statement& stmt(Sql which) {
+    auto& s = statements[which];
+    if (!s) s = std::make_unique<Statement>(conn.get(), sql_text[which], conn.path());
+    return *s;
+  }
+
+  static std::unique_ptr<Impl> open(const fs::path& path, QueryOptions options) {
+    check_file(path);
+    auto impl = std::make_unique<Impl>(path, options);
+    try {
+      // One transaction for the header and data_version: the locks are taken once.
+      query_detail::ReadTransaction tx(impl->stmt(begin_sql), impl->stmt(commit_sql));
+      // One statement for the header, one snapshot (a writer may be creating the schema now).
+      Statement q(impl->conn.get(),
+                  "SELECT (SELECT application_id FROM pragma_application_id), "
+                  "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)",
+                  path.string());
+      Statement::Use use(q);
+      if (!q.step()) throw Failure(QueryStatus::io_error, path.string() + ": cannot read the header");
+      std::int64_t app = q.int64(0);
+      std::int64_t user_version = q.int64(1);
+      std::int64_t objects = q.int64(2);
+      if (app != application_id) {
+        if (app == 0 && user_version == 0 && objects == 0)
+          throw Failure(QueryStatus::unsupported_schema,
+                        path.string() + " is an empty SQLite database: not a tiletune cache yet");
+        throw Failure(QueryStatus::not_a_cache, path.string() + " is not a tiletune cache (application_id " +
+                                                    hex(app) + ", expected " + hex(application_id) + ")");
+      }
+      if (user_version > newest_schema)
+        throw Failure(QueryStatus::unsupported_schema,
+                      path.string() + " was written by a newer tiletune (schema version " +
+                          std::to_string(user_version) + "; this query library reads versions " +
+                          std::to_string(oldest_schema) + " to " + std::to_string(newest_schema) +
+                          "): upgrade the library");
+      if (user_version < oldest_schema)
+        throw Failure(QueryStatus::unsupported_schema,
+                      path.string() + " has schema version " + std::to_string(user_version) +
+                          ": the cache was never initialized");
+      impl->version = static_cast<int>(user_version);
+      impl->data_version = impl->read_data_version();
+    } catch (const Failure& f) {
+      if (f.status() == QueryStatus::not_a_cache && std::string_view(f.what()).find("SQLite code") != std::string_view::npos)
+        throw Failure(QueryStatus::not_a_cache, path.string() + " is not a tiletune cache (not an SQLite database)");
+      throw;
+    }
+    impl->conn.exec("PRAGMA query_only = ON");  // a second guard beside SQLITE_OPEN_READONLY
+    impl->last_check = std::chrono::steady_clock::now();
+    return impl;
+  }
+
+  std::int64_t read_data_version() {
+    Statement& q = stmt(data_version_sql);
+    Statement::Use use(q);
+    if (!q.step()) throw Failure(QueryStatus::io_error, "PRAGMA data_version returned no row");
+    return q.int64(0);
+  }
+
+  // Forgets the memory when another connection committed since the last check. Caller holds mutex.
+  bool check_changed() {
+    last_check = std::chrono::steady_clock::now();
+    std::int64_t v = read_data_version();
+    if (v == data_version) return false;
+    data_version = v;
+    memory.clear();
+    portable.clear();
+    return true;
+  }
+
+  std::vector<DeviceRow> devices(Statement& q) {
+    std::vector<DeviceRow> out;
+    while (q.step())
+      out.push_back(DeviceRow{q.int64(0), std::string(q.text(1)), std::string(q.text(2)),
+                              static_cast<int>(q.int64(3)), static_cast<int>(q.int64(4))});
+    return out;
+  }
+
+  // Scans the best rows of one device, keeping the best exact and nearest candidates.
+  void scan(const DeviceRow& d, std::int64_t kernel_id, const SizeViews& want, int name_rank, Candidate& exact,
+            Candidate& nearest) {
+    Statement& q = stmt(best_sql);
+    Statement::Use use(q);
+    q.bind(1, d.id);
+    q.bind(2, kernel_id);
+    while (q.step()) {
+      std::string_view problem = q.text(0);
+      if (!parse_problem(problem, scratch)) continue;
+      auto dist = distance(want, scratch);
+      if (!dist) continue;
+      Candidate& slot = *dist == 0.0 ? exact : nearest;
+      if (slot.set && *dist > slot.distance && !close(*dist, slot.distance)) continue;  // cheap reject
+      Candidate c;
+      c.set = true;
+      c.distance = *dist;
+      c.name_rank = name_rank;
+      c.values.reserve(scratch.size());
+      for (const auto& kv : scratch) c.values.push_back(kv.second);
+      c.time_ms = q.real(1);
+      c.device_id = d.id;
+      if (!better(c, slot)) continue;
+      c.problem = std::string(problem);
+      c.params = std::string(q.text(2));
+      c.device_name = d.name;
+      c.device_uuid = d.uuid;
+      slot = std::move(c);
+    }
+  }
+
+  static QueryResult from_candidate(Candidate c, MatchLevel level) {
+    QueryResult r;
+    r.match = level;
+    r.params = to_params(c.params);
+    r.params_text = std::move(c.params);
+    r.problem = std::move(c.problem);
+    r.time_ms = c.time_ms;
+    r.device_name = std::move(c.device_name);
+    r.device_uuid = std::move(c.device_uuid);
+    return r;
+  }
+
+  QueryResult portable_default(std::int64_t kernel_id) {
+    if (options.memory_cache) {
+      if (auto it = portable.find(kernel_id); it != portable.end()) return it->second;
+    }
+    struct PairKey {
+      std::int64_t device;
+      std::string problem;
+      bool operator==(const PairKey&) const = default;
+    };
+    struct PairHash {
+      std::size_t operator()(const PairKey& k) const noexcept {
+        return std::hash<std::string>()(k.problem) ^ (std::hash<std::int64_t>()(k.device) * 0x9e3779b97f4a7c15ULL);
+      }
+    };
+    std::unordered_map<PairKey, std::size_t, PairHash> pairs;
+    std::vector<double> pair_best;
+    std::unordered_map<std::string, std::vector<std::pair<std::size_t, double>>> configs;
+    {
+      Statement& q = stmt(ok_trials_sql);
+      Statement::Use use(q);
+      q.bind(1, kernel_id);
+      while (q.step()) {
+        PairKey key{q.int64(0), std::string(q.text(1))};
+        double t = q.real(3);
+        auto [it, inserted] = pairs.try_emplace(std::move(key), pair_best.size());
+        if (inserted) pair_best.push_back(t);
+        else pair_best[it->second] = std::min(pair_best[it->second], t);
+        configs[std::string(q.text(2))].emplace_back(it->second, t);
+      }
+    }
+    QueryResult r;
+    if (configs.empty()) return r;  // none
+    std::size_t coverage = 0;
+    for (const auto& [params, times] : configs) coverage = std::max(coverage, times.size());
+    const std::string* winner = nullptr;
+    double winner_mean = 0.0;
+    for (const auto& [params, times] : configs) {
+      if (times.size() != coverage) continue;
+      double sum = 0.0;
+      for (const auto& [pair, t] : times) sum += t / pair_best[pair];
+      double mean = sum / static_cast<double>(times.size());
+      if (!winner || mean < winner_mean - 1e-12 || (close(mean, winner_mean) && params < *winner)) {
+        winner = &params;
+        winner_mean = mean;
+      }
+    }
+    r.match = MatchLevel::portable_default;
+    r.params = to_params(*winner);
+    r.params_text = *winner;
+    r.relative_time = winner_mean;
+    if (coverage < pair_best.size())
+      r.message = "no config was measured on all " + std::to_string(pair_best.size()) +
+                  " (device, problem) pairs; chosen among those measured on " + std::to_string(coverage);
+    if (options.memory_cache) portable.emplace(kernel_id, r);
+    return r;
+  }
+
+  QueryResult compute(const QueryRequest& req) {
+    query_detail::ReadTransaction tx(stmt(begin_sql), stmt(commit_sql));
+    std::int64_t kernel_id = 0;
+    {
+      Statement& q = stmt(kernel_sql);
+      Statement::Use use(q);
+      q.bind(1, req.kernel);
+      if (!q.step()) {
+        std::string known;
+        Statement& names_q = stmt(kernel_names_sql);
+        Statement::Use names(names_q);
+        while (names_q.step()) known += (known.empty() ? "" : ", ") + std::string(names_q.text(0));
+        return failure_result(QueryStatus::unknown_kernel,
+                              "no kernel '" + req.kernel + "' was tuned in " + path.string() +
+                                  (known.empty() ? std::string(" (it holds no kernels)")
+                                                 : " (it holds: " + known + ")"));
+      }
+      kernel_id = q.int64(0);
+    }
+
+    SizeViews want;  // a map: sorted already
+    want.reserve(req.sizes.size());
+    for (const auto& [name, value] : req.sizes) want.emplace_back(name, value);
+    const QueryDevice& dev = req.device;
+
+    // Levels 1-2: the request's own device (its UUID's row, or every row of its name).
+    std::vector<DeviceRow> self;
+    if (!dev.uuid.empty()) {
+      Statement& q = stmt(device_by_uuid_sql);
+      Statement::Use use(q);
+      q.bind(1, dev.uuid);
+      self = devices(q);
+    } else if (!dev.name.empty()) {
+      Statement& q = stmt(device_by_name_sql);
+      Statement::Use use(q);
+      q.bind(1, dev.name);
+      self = devices(q);
+    }
+    Candidate exact;
+    Candidate nearest;
+    for (const auto& d : self) scan(d, kernel_id, want, 0, exact, nearest);
+    if (exact.set) return from_candidate(std::move(exact), MatchLevel::exact);
+    if (nearest.set) return from_candidate(std::move(nearest), MatchLevel::nearest_problem);
+
+    // Level 3: other devices of the same compute capability.
+    int cc_major = dev.cc_major;
+    int cc_minor = dev.cc_minor;
+    if (cc_major == 0 && cc_minor == 0) {
+      if (!self.empty()) {
+        cc_major = self.front().cc_major;
+        cc_minor = self.front().cc_minor;
+      } else if (!dev.name.empty()) {
+        Statement& q = stmt(device_by_name_sql);
+        Statement::Use use(q);
+        q.bind(1, dev.name);
+        auto named = devices(q);
+        if (!named.empty()) {
+          cc_major = named.front().cc_major;
+          cc_minor = named.front().cc_minor;
+        }
+      }
+    }
+    if (cc_major != 0 || cc_minor != 0) {
+      std::vector<DeviceRow> arch;
+      {
+        Statement& q = stmt(device_by_cc_sql);
+        Statement::Use use(q);
+        q.bind(1, cc_major);
+        q.bind(2, cc_minor);
+        arch = devices(q);
+      }
+      for (const auto& d : arch) {
+        bool mine = std::any_of(self.begin(), self.end(), [&](const DeviceRow& s) { return s.id == d.id; });
+        if (mine) continue;
+        scan(d, kernel_id, want, !dev.name.empty() && d.name == dev.name ? 0 : 1, exact, nearest);
+      }
+      if (exact.set) return from_candidate(std::move(exact), MatchLevel::same_architecture);
+      if (nearest.set) return from_candidate(std::move(nearest), MatchLevel::same_architecture);
+    }
+
+    // Level 4, else 5.
+    return portable_default(kernel_id);
+  }
+};
+
+// --- QueryCache -------------------------------------------------------------------------------
+
+QueryCache::QueryCache(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+QueryCache::QueryCache(QueryCache&&) noexcept = default;
+QueryCache& QueryCache::operator=(QueryCache&&) noexcept = default;
+QueryCache::~QueryCache() = default;
+
+std::optional<QueryCache> QueryCache::try_open(const fs::path& path, QueryError* error,
+                                               QueryOptions options) noexcept {
+  auto fail = [&](QueryStatus status, std::string message) -> std::optional<QueryCache> {
+    if (error) {
+      try {
+        *error = QueryError{status, std::move(message)};
+      } catch (...) {
+        error->status = status;
+      }
+    }
+    return std::nullopt;
+  };
+  try {
+    return QueryCache(Impl::open(path, options));
+  } catch (const Failure& f) {
+    return fail(f.status(), f.what());
+  } catch (const std::bad_alloc&) {
+    return fail(QueryStatus::internal_error, "out of memory opening " + path.string());
+  } catch (const std::exception& e) {
+    return fail(QueryStatus::io_error, std::string("cannot open ") + path.string() + ": " + e.what());
+  } catch (...) {
+    return fail(QueryStatus::internal_error, "unknown error opening the cache");
+  }
+}
+
+QueryCache QueryCache::open(const fs::path& path, QueryOptions options) {
+  QueryError error;
+  auto cache = try_open(path, &error, options);
+  if (!cache) throw std::runtime_error(error.message);
+  return std::move(*cache);
+}
+
+fs::path QueryCache::default_path() {
+  // The same rule as the engine's default_cache_path (which this library cannot link).
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+  };
+  if (auto p = env("TILETUNE_DB"); !p.empty()) return p;
+  // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
+  if (auto p = env("XDG_CACHE_HOME"); !p.empty() && fs::path(p).is_absolute())
+    return fs::path(p) / "tiletune" / "tiletune.db";
+  if (auto home = env("HOME"); !home.empty()) return fs::path(home) / ".cache" / "tiletune" / "tiletune.db";
+  return {};
+}
+
+const fs::path& QueryCache::path() const noexcept { return impl_->path; }
+int QueryCache::schema_version() const noexcept { return impl_->version; }
+
+bool QueryCache::refresh() const noexcept {
+  try {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->check_changed();
+  } catch (...) {
+    std::lock_guard lock(impl_->mutex);
+    impl_->memory.clear();
+    impl_->portable.clear();
+    return true;
+  }
+}
+
+QueryResult QueryCache::lookup(const QueryRequest& req) const noexcept {
+  try {
+    if (req.kernel.empty()) return failure_result(QueryStatus::invalid_argument, "the kernel name is empty");
+    for (const auto& [name, value] : req.sizes) {
+      if (name.empty()) return failure_result(QueryStatus::invalid_argument, "a problem size has no name");
+      if (value <= 0)
+        return failure_result(QueryStatus::invalid_argument,
+                              "problem size " + name + "=" + std::to_string(value) + " is not positive");
+    }
+    Impl& impl = *impl_;
+    std::lock_guard lock(impl.mutex);
+    if (!impl.options.memory_cache) return impl.compute(req);
+
+    auto now = std::chrono::steady_clock::now();
+    if (now - impl.last_check >= impl.options.recheck_interval) impl.check_changed();
+    std::string key = memory_key(req);
+    if (auto it = impl.memory.find(key); it != impl.memory.end()) {
+      QueryResult r = it->second;
+      r.from_memory = true;
+      return r;
+    }
+    QueryResult r = impl.compute(req);
+    // Errors of SQLite (a lock held too long, ...) are not remembered; a miss or unknown kernel is,
+    // until the file changes.
+    if (r.status == QueryStatus::ok || r.status == QueryStatus::unknown_kernel) {
+      if (impl.memory.size() >= memory_limit) impl.memory.clear();
+      impl.memory.emplace(std::move(key), r);
+    }
+    return r;
+  } catch (const Failure& f) {
+    try {
+      return failure_result(f.status(), f.what());
+    } catch (...) {
+      return bare(QueryStatus::internal_error);
+    }
+  } catch (const std::bad_alloc&) {
+    return bare(QueryStatus::internal_error);
+  } catch (const std::exception& e) {
+    try {
+      return failure_result(QueryStatus::internal_error, e.what());
+    } catch (...) {
+      return bare(QueryStatus::internal_error);
+    }
+  } catch (...) {
+    return bare(QueryStatus::internal_error);
+  }
+}
+
+}  // namespace tiletune
