@@ -212,3 +212,33 @@ TEST(Cli, ShowBestExportAndMergeReadTheCache) {
 
 }  // namespace
 }  // namespace tiletune::testing
+
+namespace tiletune::testing {
+namespace {
+
+TEST(Cli, BestLooksUpOneConfigWithFallbacks) {
+  TempDir dir;
+  write_cache(dir.path() / "cache.db", "GPU-11111111-0000-0000-0000-000000000000", 0.15);
+  CommandResult env = tiletune_in(dir, "best --kernel transpose --size N=8192 --device GPU-11111111-0000-0000-0000-000000000000 --format env");
+  ASSERT_EQ(env.exit_code, 0) << env.output;
+  EXPECT_EQ(env.output, "TILE=64\nBLOCK_ROWS=2\nPAD=1\nTILETUNE_MATCH=exact\n");
+  CommandResult cmake = tiletune_in(dir, "best --kernel transpose --size N=6000 --device GPU-11111111-0000-0000-0000-000000000000 --format cmake");
+  ASSERT_EQ(cmake.exit_code, 0) << cmake.output;
+  EXPECT_NE(cmake.output.find("set(TILE 64)\n"), std::string::npos) << cmake.output;
+  EXPECT_NE(cmake.output.find("set(TILETUNE_MATCH nearest_problem)"), std::string::npos) << cmake.output;
+  CommandResult json = tiletune_in(dir, "best --kernel transpose --size N=8192 --device sm_90 --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["params"]["TILE"], 64);
+  EXPECT_EQ(j["match"], "same_architecture");
+  CommandResult none = tiletune_in(dir, "best --kernel reduction --size N=100 --device sm_90");
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_NE(none.output.find("use your defaults"), std::string::npos) << none.output;
+  CommandResult bad = tiletune_in(dir, "best --kernel transpose --size N=abc");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  CommandResult no_kernel = tiletune_in(dir, "best --size N=8192");
+  EXPECT_EQ(no_kernel.exit_code, 1) << no_kernel.output;
+}
+
+}  // namespace
+}  // namespace tiletune::testing

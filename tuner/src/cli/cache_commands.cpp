@@ -1,6 +1,7 @@
 // `tiletune devices`, `show` and `best`: reading the machine and the result cache.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +9,7 @@
 #include "tiletune/cache_db.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/device.hpp"
+#include "tiletune/query.hpp"
 
 namespace tiletune::cli {
 
@@ -171,20 +173,105 @@ Runner add_show_command(CLI::App& app) {
   };
 }
 
+namespace {
+
+/// `best --kernel K --size N=...`: one lookup through the query library, with its fallbacks.
+int print_lookup(const std::string& db_path, const std::string& kernel, const std::vector<std::string>& sizes,
+                 const std::string& device_spec, const std::string& format) {
+  QueryRequest request;
+  request.kernel = kernel;
+  for (const std::string& s : sizes) {
+    const auto eq = s.find('=');
+    std::int64_t v = 0;
+    const char* first = s.data() + (eq == std::string::npos ? 0 : eq + 1);
+    const char* last = s.data() + s.size();
+    auto [end, ec] = std::from_chars(first, last, v);
+    if (eq == std::string::npos || eq == 0 || ec != std::errc() || end != last || first == last)
+      throw Error(fmt::format("--size '{}': expected NAME=VALUE with an integer value, e.g. N=8192", s));
+    request.sizes[s.substr(0, eq)] = v;
+  }
+  if (!device_spec.empty()) {
+    request.device = QueryDevice::parse(device_spec);
+  } else if (auto live = QueryDevice::detect(0)) {
+    request.device = *live;
+  }
+  QueryError open_error;
+  auto cache = QueryCache::try_open(db_path.empty() ? QueryCache::default_path() : std::filesystem::path(db_path),
+                                    &open_error);
+  if (!cache) throw Error(open_error.message);
+  const QueryResult r = cache->lookup(request);
+  if (r.status == QueryStatus::unknown_kernel) {
+    // Never tuned here: like a miss, the caller uses its defaults (exit status 2).
+    std::cerr << fmt::format("{}: {}: use your defaults\n", kernel, r.message);
+    if (format == "env") std::cout << "TILETUNE_MATCH=none\n";
+    if (format == "cmake") std::cout << "set(TILETUNE_MATCH none)\n";
+    if (format == "json") std::cout << nlohmann::json{{"kernel", kernel}, {"match", "none"}}.dump(2) << '\n';
+    return 2;
+  }
+  if (!r.ok()) throw Error(r.message);
+  const std::string level(match_level_name(r.match));
+  if (format == "json") {
+    nlohmann::json params = nlohmann::json::object();
+    for (const QueryParam& p : r.params) params[p.name] = p.value;
+    nlohmann::json j = {{"kernel", kernel}, {"match", level}, {"params", params}};
+    if (!r.problem.empty()) j["problem"] = r.problem;
+    if (r.time_ms >= 0) j["time_ms"] = r.time_ms;
+    if (!r.device_name.empty()) j["device"] = r.device_name;
+    if (!r.device_uuid.empty()) j["device_uuid"] = r.device_uuid;
+    std::cout << j.dump(2) << '\n';
+  } else if (format == "env") {
+    for (const QueryParam& p : r.params) std::cout << fmt::format("{}={}\n", p.name, p.value);
+    std::cout << fmt::format("TILETUNE_MATCH={}\n", level);
+  } else if (format == "cmake") {
+    for (const QueryParam& p : r.params) std::cout << fmt::format("set({} {})\n", p.name, p.value);
+    std::cout << fmt::format("set(TILETUNE_MATCH {})\n", level);
+  } else {
+    if (r.found()) {
+      std::cout << fmt::format("{}: {} ({}{}{})\n", kernel, r.params_text, level,
+                               r.problem.empty() ? "" : ", measured at " + r.problem,
+                               r.device_name.empty() ? "" : " on " + r.device_name);
+    } else {
+      std::cout << fmt::format("{}: nothing tuned that fits ({}): use your defaults\n", kernel,
+                               r.message.empty() ? "no match" : r.message);
+    }
+  }
+  return r.found() ? 0 : 2;
+}
+
+}  // namespace
+
 Runner add_best_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("best", "Print the best config per device, kernel and problem");
+  auto* cmd = app.add_subcommand("best", "Print the best config per device, kernel and problem, or look one up");
   struct Options {
     std::string db, kernel, device, format = "table";
+    std::vector<std::string> sizes;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
   cmd->add_option("--kernel", o->kernel, "Only this kernel");
-  cmd->add_option("--device", o->device, "Only this device (UUID or name)");
-  cmd->add_option("--format", o->format, "Output: table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->footer(R"(Examples:
-  tiletune best
-  tiletune best --kernel transpose --format json)");
+  cmd->add_option("--device", o->device, "A device UUID (GPU-...), name or compute capability (sm_90); "
+                                         "with --size the default is the first GPU, if any");
+  cmd->add_option("--size", o->sizes, "With --kernel: look up the config for this problem (NAME=VALUE, repeatable)")
+      ->type_name("NAME=VALUE");
+  cmd->add_option("--format", o->format, "Output: table, json, env or cmake (env and cmake need --size)")
+      ->check(CLI::IsMember({"table", "json", "env", "cmake"}));
+  cmd->footer(R"HELP(Examples:
+  tiletune best                                          every winner in the cache
+  tiletune best --kernel transpose --size N=8192         the config a program should use here
+  tiletune best --kernel transpose --size N=6000 --device sm_90 --format json
+  eval "$(tiletune best --kernel transpose --size N=8192 --format env)"
+  tiletune best --kernel matmul --size M=4096 --size N=4096 --size K=4096 --format cmake > tuned.cmake
+
+A lookup falls back like the query library: exact (this device and problem), nearest problem
+size on this device, the same architecture on another device, the portable default (best
+relative time across devices), or none (exit status 2: use your defaults).)HELP");
   return [o]() {
+    if (!o->sizes.empty()) {
+      if (o->kernel.empty()) throw Error("--size needs --kernel: tiletune best --kernel transpose --size N=8192");
+      return print_lookup(o->db, o->kernel, o->sizes, o->device, o->format);
+    }
+    if (o->format == "env" || o->format == "cmake")
+      throw Error(fmt::format("--format {} needs --kernel and --size (one config to print)", o->format));
     CacheDb db = CacheDb::open(o->db.empty() ? default_cache_path() : std::filesystem::path(o->db),
                                CacheDb::Mode::read_only);
     BestFilter filter;
