@@ -33,6 +33,8 @@ install(TARGETS ${_tiletune_export_targets} EXPORT tiletuneTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The installed CLI finds the query library next to it and NVRTC where the toolkit is.
+set_target_properties(tiletune PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${CUDAToolkit_LIBRARY_DIR}")
 install(TARGETS tiletune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The shipped spaces and kernels, so that `tiletune tune` with no argument works installed.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs ${PROJECT_SOURCE_DIR}/kernels

@@ -29,7 +29,19 @@ struct Axis {
 
 /// Element types a buffer may hold.
 enum class ElementType { f32, f64, i32, u32, i64, u8, f16 };
-[[nodiscard]] std::size_t element_size(ElementType t);
+/// Bytes of one element (half is 2).
+[[nodiscard]] constexpr std::size_t element_size(ElementType t) noexcept {
+  switch (t) {
+    case ElementType::f32: return 4;
+    case ElementType::f64: return 8;
+    case ElementType::i32: return 4;
+    case ElementType::u32: return 4;
+    case ElementType::i64: return 8;
+    case ElementType::u8: return 1;
+    case ElementType::f16: return 2;
+  }
+  return 0;
+}
 [[nodiscard]] const char* element_type_name(ElementType t);
 
 /// How a buffer is filled before a launch.

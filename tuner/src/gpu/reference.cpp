@@ -217,18 +217,7 @@ const std::vector<CpuReference>& registry() {
 
 }  // namespace
 
-std::size_t host_element_bytes(ElementType type) noexcept {
-  switch (type) {
-    case ElementType::f32: return 4;
-    case ElementType::f64: return 8;
-    case ElementType::i32: return 4;
-    case ElementType::u32: return 4;
-    case ElementType::i64: return 8;
-    case ElementType::u8: return 1;
-    case ElementType::f16: return 2;
-  }
-  return 1;
-}
+std::size_t host_element_bytes(ElementType type) noexcept { return element_size(type); }
 
 void HostBuffer::check_type(ElementType wanted) const {
   if (wanted != type) {

@@ -34,19 +34,6 @@ constexpr TypeName kScalarTypes[] = {{"int", ElementType::i32},
 
 }  // namespace
 
-std::size_t element_size(ElementType t) {
-  switch (t) {
-    case ElementType::f32: return 4;
-    case ElementType::f64: return 8;
-    case ElementType::i32: return 4;
-    case ElementType::u32: return 4;
-    case ElementType::i64: return 8;
-    case ElementType::u8: return 1;
-    case ElementType::f16: return 2;
-  }
-  return 0;
-}
-
 const char* element_type_name(ElementType t) {
   // The YAML spellings, so that messages and exports read like the search space.
   for (const TypeName& n : kBufferTypes)
