@@ -18,7 +18,7 @@ commit=$(cat .h200/commit.txt 2>/dev/null || git rev-parse --short HEAD 2>/dev/n
 } > "$OUT/env.txt" 2>&1
 $B/tuner/tiletune devices >> "$OUT/env.txt" 2>&1
 : > "$OUT/summary.txt"
-for t in gpu/test_device_gpu gpu/test_occupancy_device runner/test_runner sweep/test_sweep_gpu; do
+for t in gpu/test_device_gpu gpu/test_occupancy_device runner/test_runner sweep/test_sweep_gpu launcher/test_launcher_gpu; do
   name=$(basename "$t")
   start=$SECONDS
   timeout 420 "$B/tests/$t" > "$OUT/$name.log" 2>&1
