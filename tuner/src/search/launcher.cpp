@@ -35,6 +35,9 @@ struct LoadedKernel {
   std::string lowered_name;
   std::string what;  ///< "transpose TILE=32;BLOCK_ROWS=8;PAD=0 (sm_90)", for errors
   std::once_flag load_once;
+  // Declared before the module, so destroyed after it: a plan that outlives its Launcher
+  // still unloads its module while the context holds.
+  std::shared_ptr<cu::PrimaryContext> context;
   std::optional<cu::Module> module;
   CUfunction function = nullptr;
   std::mutex shared_mutex;
@@ -63,7 +66,7 @@ struct Launcher::Impl {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<detail::LoadedKernel>> kernels;
   std::once_flag context_once;
-  std::optional<cu::PrimaryContext> context;
+  std::shared_ptr<cu::PrimaryContext> context;
 
   void open_db();
 
@@ -317,11 +320,12 @@ void Launcher::launch(const LaunchPlan& plan, std::span<void* const> args, CUstr
     if (args[i] == nullptr)
       throw Error(fmt::format("Launcher::launch: {}: argument {} is a null address", what, i));
 
-  std::call_once(impl.context_once, [&] { impl.context.emplace(impl.options.ordinal); });
+  std::call_once(impl.context_once, [&] { impl.context = std::make_shared<cu::PrimaryContext>(impl.options.ordinal); });
   impl.context->make_current();
 
   detail::LoadedKernel& k = *plan.loaded_;
   std::call_once(k.load_once, [&] {
+    k.context = impl.context;
     k.module.emplace(k.cubin, k.what);
     k.function = k.module->get_function(k.lowered_name);
   });
