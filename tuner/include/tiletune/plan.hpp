@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tiletune/compile.hpp"
@@ -27,6 +29,20 @@ struct LaunchGeometry {
 
 /// Evaluates the launch expressions. Throws EvalError naming the expression and its place.
 [[nodiscard]] LaunchGeometry evaluate_launch(const Space& space, const Problem& problem, const Config& config);
+
+/// What a config asks of an SM: its launch geometry and, once compiled, its resources
+/// (registers, static shared memory, barriers; none before compiling).
+[[nodiscard]] KernelFootprint kernel_footprint(const LaunchGeometry& launch, const Resources* resources = nullptr);
+
+/// Why a launch can never run on the device, judged on its geometry alone (before compiling:
+/// too many threads, a dimension over its limit, too much or negative dynamic shared memory);
+/// nullopt when it may run.
+[[nodiscard]] std::optional<std::string> unlaunchable_geometry(const DeviceLimits& device, const LaunchGeometry& launch);
+
+/// The value of a space's expression for one config, or EvalError naming where it is written
+/// and `what` it is ("grid", "count of buffer in", ...).
+[[nodiscard]] std::int64_t eval_located(const LocatedExpr& e, std::span<const std::int64_t> slots,
+                                        std::string_view what);
 
 /// The -DNAME=value options of a config, followed by the space's extra options.
 [[nodiscard]] std::vector<std::string> compile_options(const Space& space, const Config& config);

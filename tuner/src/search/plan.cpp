@@ -11,9 +11,7 @@
 
 namespace tiletune {
 
-namespace {
-
-long long eval_at(const LocatedExpr& e, std::span<const std::int64_t> slots, const char* what) {
+std::int64_t eval_located(const LocatedExpr& e, std::span<const std::int64_t> slots, std::string_view what) {
   try {
     return e.expr.eval(slots);
   } catch (const EvalError& err) {
@@ -21,16 +19,38 @@ long long eval_at(const LocatedExpr& e, std::span<const std::int64_t> slots, con
   }
 }
 
-}  // namespace
+KernelFootprint kernel_footprint(const LaunchGeometry& g, const Resources* r) {
+  KernelFootprint fp;
+  fp.block_x = static_cast<int>(std::min<long long>(g.block[0], INT32_MAX));
+  fp.block_y = static_cast<int>(std::min<long long>(g.block[1], INT32_MAX));
+  fp.block_z = static_cast<int>(std::min<long long>(g.block[2], INT32_MAX));
+  fp.grid_x = g.grid[0];
+  fp.grid_y = g.grid[1];
+  fp.grid_z = g.grid[2];
+  fp.dynamic_shared_bytes = static_cast<std::size_t>(std::max<long long>(g.shared_bytes, 0));
+  if (r) {
+    fp.registers_per_thread = r->registers;
+    fp.static_shared_bytes = static_cast<std::size_t>(r->static_shared_bytes);
+    fp.barriers = std::max(1, r->barriers);
+  }
+  return fp;
+}
+
+std::optional<std::string> unlaunchable_geometry(const DeviceLimits& device, const LaunchGeometry& launch) {
+  if (launch.shared_bytes < 0) return fmt::format("negative dynamic shared memory ({} B)", launch.shared_bytes);
+  Occupancy geometry_only = compute_occupancy(device, kernel_footprint(launch));
+  if (!geometry_only.launchable) return geometry_only.pruned_reason;
+  return std::nullopt;
+}
 
 LaunchGeometry evaluate_launch(const Space& space, const Problem& problem, const Config& config) {
   const std::vector<std::int64_t> slots = slot_values(problem, config);
   LaunchGeometry g;
   for (int d = 0; d < 3; ++d) {
-    g.grid[d] = eval_at(space.launch.grid[d], slots, "grid");
-    g.block[d] = eval_at(space.launch.block[d], slots, "block");
+    g.grid[d] = eval_located(space.launch.grid[d], slots, "grid");
+    g.block[d] = eval_located(space.launch.block[d], slots, "block");
   }
-  g.shared_bytes = eval_at(space.launch.shared_bytes, slots, "shared_bytes");
+  g.shared_bytes = eval_located(space.launch.shared_bytes, slots, "shared_bytes");
   return g;
 }
 
@@ -110,25 +130,9 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
       continue;
     }
     // Geometry alone (no registers, no static shared memory yet) already rules some out.
-    KernelFootprint geometry_only;
-    geometry_only.block_x = static_cast<int>(std::min<long long>(row.launch->block[0], INT32_MAX));
-    geometry_only.block_y = static_cast<int>(std::min<long long>(row.launch->block[1], INT32_MAX));
-    geometry_only.block_z = static_cast<int>(std::min<long long>(row.launch->block[2], INT32_MAX));
-    geometry_only.grid_x = row.launch->grid[0];
-    geometry_only.grid_y = row.launch->grid[1];
-    geometry_only.grid_z = row.launch->grid[2];
-    geometry_only.dynamic_shared_bytes = static_cast<std::size_t>(std::max<long long>(row.launch->shared_bytes, 0));
-    if (row.launch->shared_bytes < 0) {
+    if (auto reason = unlaunchable_geometry(options.device, *row.launch)) {
       row.status = TrialStatus::pruned;
-      row.detail = fmt::format("negative dynamic shared memory ({} B)", row.launch->shared_bytes);
-      plan.rows.push_back(std::move(row));
-      continue;
-    }
-    Occupancy pre = compute_occupancy(options.device, geometry_only);
-    if (!pre.launchable) {
-      row.status = TrialStatus::pruned;
-      row.detail = pre.pruned_reason;
-      row.occupancy = pre;
+      row.detail = std::move(*reason);
       plan.rows.push_back(std::move(row));
       continue;
     }
@@ -166,18 +170,7 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
       row.compile_log = result.log;
     } else {
       row.resources = result.kernel->resources;
-      KernelFootprint fp;
-      fp.block_x = static_cast<int>(row.launch->block[0]);
-      fp.block_y = static_cast<int>(row.launch->block[1]);
-      fp.block_z = static_cast<int>(row.launch->block[2]);
-      fp.grid_x = row.launch->grid[0];
-      fp.grid_y = row.launch->grid[1];
-      fp.grid_z = row.launch->grid[2];
-      fp.registers_per_thread = row.resources->registers;
-      fp.static_shared_bytes = static_cast<std::size_t>(row.resources->static_shared_bytes);
-      fp.dynamic_shared_bytes = static_cast<std::size_t>(row.launch->shared_bytes);
-      fp.barriers = std::max(1, row.resources->barriers);
-      row.occupancy = compute_occupancy(options.device, fp);
+      row.occupancy = compute_occupancy(options.device, kernel_footprint(*row.launch, &*row.resources));
       if (!row.occupancy.launchable) {
         row.status = TrialStatus::pruned;
         row.detail = row.occupancy.pruned_reason;

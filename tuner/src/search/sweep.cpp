@@ -42,23 +42,6 @@ std::string truncate_log(const std::string& log, std::size_t max_bytes = 16384) 
   return log.substr(0, max_bytes) + fmt::format("\n[... {} more bytes of log]", log.size() - max_bytes);
 }
 
-KernelFootprint footprint_of(const LaunchGeometry& g, const Resources* r) {
-  KernelFootprint fp;
-  fp.block_x = static_cast<int>(std::min<long long>(g.block[0], INT32_MAX));
-  fp.block_y = static_cast<int>(std::min<long long>(g.block[1], INT32_MAX));
-  fp.block_z = static_cast<int>(std::min<long long>(g.block[2], INT32_MAX));
-  fp.grid_x = g.grid[0];
-  fp.grid_y = g.grid[1];
-  fp.grid_z = g.grid[2];
-  fp.dynamic_shared_bytes = static_cast<std::size_t>(std::max<long long>(g.shared_bytes, 0));
-  if (r) {
-    fp.registers_per_thread = r->registers;
-    fp.static_shared_bytes = static_cast<std::size_t>(r->static_shared_bytes);
-    fp.barriers = std::max(1, r->barriers);
-  }
-  return fp;
-}
-
 }  // namespace
 
 SweepBudget parse_budget(const std::string& text) {
@@ -182,10 +165,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
       w.config = std::move(c);
       try {
         w.launch = evaluate_launch(space, problems[p], w.config);
-        if (w.launch->shared_bytes < 0)
-          w.pruned_reason = fmt::format("negative dynamic shared memory ({} B)", w.launch->shared_bytes);
-        else if (Occupancy pre = compute_occupancy(limits, footprint_of(*w.launch, nullptr)); !pre.launchable)
-          w.pruned_reason = pre.pruned_reason;
+        if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
       } catch (const EvalError& e) {
         w.pruned_reason = e.what();
       }
@@ -328,7 +308,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
         t.detail = compiled.error + "\n" + truncate_log(compiled.log);
       } else {
         t.resources = compiled.kernel->resources;
-        t.occupancy = compute_occupancy(limits, footprint_of(*w.launch, &*t.resources));
+        t.occupancy = compute_occupancy(limits, kernel_footprint(*w.launch, &*t.resources));
         if (!t.occupancy.launchable) {
           t.status = TrialStatus::pruned;
           t.detail = t.occupancy.pruned_reason;

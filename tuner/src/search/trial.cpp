@@ -48,17 +48,6 @@ std::optional<Config> parse_canonical_config(const Space& space, const std::stri
   return config;
 }
 
-namespace {
-
-std::int64_t eval_named(const LocatedExpr& e, std::span<const std::int64_t> slots, const std::string& what) {
-  try {
-    return e.expr.eval(slots);
-  } catch (const EvalError& err) {
-    throw EvalError(fmt::format("{}: {} '{}': {}", e.where.str(), what, e.expr.text(), err.what()));
-  }
-}
-
-}  // namespace
 
 TrialRequest make_trial_request(const Space& space, const Problem& problem, const Config& config,
                                 const LaunchGeometry& launch, const CompiledKernel& kernel) {
@@ -79,7 +68,7 @@ TrialRequest make_trial_request(const Space& space, const Problem& problem, cons
     BufferPlan plan;
     plan.name = b.name;
     plan.type = b.type;
-    const std::int64_t count = eval_named(b.count, slots, "count of buffer " + b.name);
+    const std::int64_t count = eval_located(b.count, slots, "count of buffer " + b.name);
     if (count < 0) throw EvalError(fmt::format("{}: buffer {} has a negative count ({})", b.where.str(), b.name, count));
     plan.count = static_cast<std::uint64_t>(count);
     plan.init = b.init;
@@ -96,7 +85,7 @@ TrialRequest make_trial_request(const Space& space, const Problem& problem, cons
         if (space.buffers[i].name == a.buffer) arg.buffer = static_cast<int>(i);
     } else {
       arg.type = a.scalar_type;
-      arg.int_value = eval_named(a.value, slots, "argument");
+      arg.int_value = eval_located(a.value, slots, "argument");
       arg.float_value = static_cast<double>(arg.int_value);
     }
     r.args.push_back(arg);
@@ -117,8 +106,8 @@ TrialRequest make_trial_request(const Space& space, const Problem& problem, cons
 RunMetrics evaluate_metrics(const Space& space, const Problem& problem, const Config& config) {
   const std::vector<std::int64_t> slots = slot_values(problem, config);
   RunMetrics m;
-  if (space.metric_bytes) m.bytes = static_cast<double>(eval_named(*space.metric_bytes, slots, "metrics.bytes"));
-  if (space.metric_flops) m.flops = static_cast<double>(eval_named(*space.metric_flops, slots, "metrics.flops"));
+  if (space.metric_bytes) m.bytes = static_cast<double>(eval_located(*space.metric_bytes, slots, "metrics.bytes"));
+  if (space.metric_flops) m.flops = static_cast<double>(eval_located(*space.metric_flops, slots, "metrics.flops"));
   return m;
 }
 
