@@ -1,6 +1,7 @@
 // The SQLite cache (see tiletune/cache_db.hpp): opening with the checks that keep us from
 // touching a file that is not ours, schema creation and migration, and the reads and writes.
 #include "tiletune/cache_db.hpp"
+#include "tiletune/query.hpp"
 
 #include <fmt/format.h>
 #include <sys/statfs.h>
@@ -32,17 +33,11 @@ DbError::DbError(std::string message, std::string call, std::string sql, fs::pat
       sqlite_code_(sqlite_code) {}
 
 fs::path default_cache_path() {
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-  };
-  if (auto p = env("TILETUNE_DB"); !p.empty()) return p;
-  // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
-  if (auto p = env("XDG_CACHE_HOME"); !p.empty() && fs::path(p).is_absolute())
-    return fs::path(p) / "tiletune" / "tiletune.db";
-  if (auto home = env("HOME"); !home.empty())
-    return fs::path(home) / ".cache" / "tiletune" / "tiletune.db";
-  throw Error("no default cache path: none of TILETUNE_DB, XDG_CACHE_HOME and HOME is set (use --db)");
+  // One rule for the engine and the query library, which programs link alone.
+  fs::path p = QueryCache::default_path();
+  if (p.empty())
+    throw Error("no default cache path: none of TILETUNE_DB, XDG_CACHE_HOME and HOME is set (use --db)");
+  return p;
 }
 
 namespace {

@@ -565,7 +565,7 @@ QueryCache QueryCache::open(const fs::path& path, QueryOptions options) {
 }
 
 fs::path QueryCache::default_path() {
-  // The same rule as the engine's default_cache_path (which this library cannot link).
+  // The engine's default_cache_path is this rule too (this library links nothing of the engine).
   auto env = [](const char* name) -> std::string {
     const char* v = std::getenv(name);
     return v ? std::string(v) : std::string();
