@@ -96,6 +96,11 @@ nlohmann::json trial_json(const TrialRow& r) {
   return j;
 }
 
+/// The cache named by --db, else the default one, opened read-only (reading creates nothing).
+CacheDb open_for_reading(const std::string& db) {
+  return CacheDb::open(db.empty() ? default_cache_path() : std::filesystem::path(db), CacheDb::Mode::read_only);
+}
+
 std::string csv_field(std::string s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
@@ -129,8 +134,7 @@ Runner add_show_command(CLI::App& app) {
   tiletune show --status wrong_result --format json
   tiletune show --kernel transpose --format csv > transpose.csv)");
   return [o]() {
-    CacheDb db = CacheDb::open(o->db.empty() ? default_cache_path() : std::filesystem::path(o->db),
-                               CacheDb::Mode::read_only);
+    CacheDb db = open_for_reading(o->db);
     TrialFilter filter;
     if (!o->kernel.empty()) filter.kernel = o->kernel;
     if (!o->device.empty()) filter.device = o->device;
@@ -272,8 +276,7 @@ relative time across devices), or none (exit status 2: use your defaults).)HELP"
     }
     if (o->format == "env" || o->format == "cmake")
       throw Error(fmt::format("--format {} needs --kernel and --size (one config to print)", o->format));
-    CacheDb db = CacheDb::open(o->db.empty() ? default_cache_path() : std::filesystem::path(o->db),
-                               CacheDb::Mode::read_only);
+    CacheDb db = open_for_reading(o->db);
     BestFilter filter;
     if (!o->kernel.empty()) filter.kernel = o->kernel;
     if (!o->device.empty()) filter.device = o->device;
@@ -324,8 +327,7 @@ Runner add_export_command(CLI::App& app) {
 Every trial with its full key: device (UUID, name, compute capability, copy bandwidth), kernel
 version (name, source hash, options, NVRTC version), problem and params, and all measurements.)");
   return [o]() {
-    CacheDb db = CacheDb::open(o->db.empty() ? default_cache_path() : std::filesystem::path(o->db),
-                               CacheDb::Mode::read_only);
+    CacheDb db = open_for_reading(o->db);
     TrialFilter filter;
     if (!o->kernel.empty()) filter.kernel = o->kernel;
     filter.current_only = o->current_only;
