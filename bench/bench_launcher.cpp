@@ -60,7 +60,7 @@ int main() {
     const auto dev = db.upsert_device(d);
     const auto k = db.upsert_kernel(KernelRecord{"transpose", "bench", "--gpu-architecture=sm_90", "13.0"});
     TrialRecord t;
-    t.key = TrialKey{dev, k, "N=8192", "TILE=32;BLOCK_ROWS=8;PAD=1"};
+    t.key = TrialKey{dev, k, "N=8192", "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1"};
     t.time_ms = 0.5;
     (void)db.record_trial(t);
   }

@@ -3,8 +3,10 @@
 // rows and written by columns; PAD=1 makes the column reads of the tile hit 32 different
 // banks (tile[32][33]) instead of one. Correct for any n: edge tiles are bounds-checked.
 //
-// Tunables (-D): TILE (tile edge, = blockDim.x), BLOCK_ROWS (= blockDim.y; each thread
-// moves TILE / BLOCK_ROWS elements), PAD (0 or 1 extra column in the shared tile).
+// Tunables (-D): TILE (tile edge), VEC (1, 2 or 4 floats per global access: blockDim.x is
+// TILE / VEC, so a warp moves 16-byte pieces of a row instead of 4-byte ones), BLOCK_ROWS
+// (= blockDim.y; each thread moves TILE / BLOCK_ROWS rows of VEC elements), PAD (0 or 1 extra
+// column in the shared tile).
 #ifndef TILE
 #define TILE 32
 #endif
@@ -14,26 +16,68 @@
 #ifndef PAD
 #define PAD 1
 #endif
+#ifndef VEC
+#define VEC 1
+#endif
 
-extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
+#if VEC == 4
+typedef float4 tt_vec;
+#elif VEC == 2
+typedef float2 tt_vec;
+#elif VEC == 1
+typedef float tt_vec;
+#else
+#error "VEC must be 1, 2 or 4"
+#endif
+
+// Element k of a vector of VEC floats (the array view is how the compiler sees float2/float4).
+__device__ __forceinline__ float& tt_lane(tt_vec& v, int k) { return reinterpret_cast<float*>(&v)[k]; }
+
+extern "C" __global__ void __launch_bounds__((TILE / VEC) * BLOCK_ROWS)
 transpose(const float* __restrict__ in, float* __restrict__ out, int n) {
   __shared__ float tile[TILE][TILE + PAD];
 
-  const int x = blockIdx.x * TILE + threadIdx.x;
+  // Vector accesses need every row to start on a VEC boundary; otherwise each thread falls
+  // back to VEC scalar accesses (same coalescing, more instructions).
+  const bool aligned = (n % VEC) == 0;
+  const int tx = threadIdx.x * VEC;  // first column of this thread inside the tile
+
+  const int x = blockIdx.x * TILE + tx;
   const int y0 = blockIdx.y * TILE;
 #pragma unroll
   for (int j = threadIdx.y; j < TILE; j += BLOCK_ROWS) {
     const int y = y0 + j;
-    if (x < n && y < n) tile[j][threadIdx.x] = in[static_cast<size_t>(y) * n + x];
+    if (y >= n) break;
+    const float* row = in + static_cast<size_t>(y) * n;
+    if (aligned && x + VEC <= n) {
+      tt_vec v = *reinterpret_cast<const tt_vec*>(row + x);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) tile[j][tx + k] = tt_lane(v, k);
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k)
+        if (x + k < n) tile[j][tx + k] = row[x + k];
+    }
   }
   __syncthreads();
 
   // The block writes the mirrored tile: its columns become rows of the output.
-  const int ox = blockIdx.y * TILE + threadIdx.x;
+  const int ox = blockIdx.y * TILE + tx;
   const int oy0 = blockIdx.x * TILE;
 #pragma unroll
   for (int j = threadIdx.y; j < TILE; j += BLOCK_ROWS) {
     const int oy = oy0 + j;
-    if (ox < n && oy < n) out[static_cast<size_t>(oy) * n + ox] = tile[threadIdx.x][j];
+    if (oy >= n) break;
+    float* row = out + static_cast<size_t>(oy) * n;
+    if (aligned && ox + VEC <= n) {
+      tt_vec v;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) tt_lane(v, k) = tile[tx + k][j];
+      *reinterpret_cast<tt_vec*>(row + ox) = v;
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k)
+        if (ox + k < n) row[ox + k] = tile[tx + k][j];
+    }
   }
 }

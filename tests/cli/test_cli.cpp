@@ -68,12 +68,12 @@ TEST(Cli, PlanTransposeThenASecondPlanCompilesNothing) {
   CommandResult first = tiletune_in(dir, "plan --arch sm_90 --size N=8192 --format json " + quote(space));
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const auto j1 = nlohmann::json::parse(first.output);
-  EXPECT_EQ(j1["summary"]["points"], 36);
-  EXPECT_EQ(j1["summary"]["after_constraints"], 34);
+  EXPECT_EQ(j1["summary"]["points"], 108);
+  EXPECT_EQ(j1["summary"]["after_constraints"], 92);
   EXPECT_EQ(j1["summary"]["compile_failed"], 0);
   EXPECT_EQ(j1["summary"]["pruned"], 2);  // TILE=64 BLOCK_ROWS=32: 2048 threads per block
-  EXPECT_EQ(j1["summary"]["ok"], 32);
-  EXPECT_EQ(j1["summary"]["compiled"], 32);
+  EXPECT_EQ(j1["summary"]["ok"], 90);
+  EXPECT_EQ(j1["summary"]["compiled"], 90);
   EXPECT_EQ(j1["summary"]["cache_hits"], 0);
   EXPECT_EQ(j1["problem"]["N"], 8192);
   for (const auto& row : j1["rows"]) {
@@ -90,11 +90,11 @@ TEST(Cli, PlanTransposeThenASecondPlanCompilesNothing) {
 
   CommandResult second = tiletune_in(dir, "plan --arch sm_90 --size N=8192 " + quote(space));
   ASSERT_EQ(second.exit_code, 0) << second.output;
-  EXPECT_NE(second.output.find("compiled nothing: 32 cache hits"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("compiled nothing: 90 cache hits"), std::string::npos) << second.output;
 
   CommandResult csv = tiletune_in(dir, "plan --arch sm_80 --format csv " + quote(space));
   ASSERT_EQ(csv.exit_code, 0) << csv.output;
-  EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 1 + 34);  // header + one line per config
+  EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 1 + 92);  // header + one line per config
 }
 
 TEST(Cli, TuneWithoutAGpuSaysSoAndPlans) {
@@ -104,7 +104,7 @@ TEST(Cli, TuneWithoutAGpuSaysSoAndPlans) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("no CUDA device present"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("transpose"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("after constraints 34"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("after constraints 92"), std::string::npos) << r.output;
 }
 
 TEST(Cli, BadArgumentsAreReported) {

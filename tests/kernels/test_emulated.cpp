@@ -263,5 +263,30 @@ TEST(KernelsEmulated, MatmulEdges) {
   }
 }
 
+// Odd sizes take the scalar path everywhere; multiples of 4 that fit no tile take the vector
+// path inside and stop at the edge tiles.
+TEST(KernelsEmulated, TransposeEdges) {
+  const auto configs = configs_of("transpose");
+  ASSERT_FALSE(configs.empty());
+  for (const auto& [name, entry] : configs) {
+    const Params p = parse_params(name);
+    auto kernel = reinterpret_cast<void (*)(const float*, float*, int)>(entry);
+    for (const int n : {1, 3, 37, 68, 130}) {
+      SCOPED_TRACE(name + " N=" + std::to_string(n));
+      const auto count = static_cast<std::uint64_t>(n) * n;
+      const HostBuffer in = make("in", ElementType::f32, count, BufferInit::random);
+      HostBuffer out = make("out", ElementType::f32, count, BufferInit::zero);
+      const HostBuffer want = expected("transpose", {{"N", n}}, {in}, out);
+      poison(out);
+      const auto tiles = static_cast<unsigned>(ceil_div(n, p.at("TILE")));
+      const dim3 block{static_cast<unsigned>(p.at("TILE") / p.at("VEC")),
+                       static_cast<unsigned>(p.at("BLOCK_ROWS")), 1};
+      tt_emu::launch({tiles, tiles, 1}, block, 0,
+                     [&] { kernel(in.as<float>().data(), out.as<float>().data(), n); });
+      EXPECT_MATCHES(out, want, 0, 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tiletune

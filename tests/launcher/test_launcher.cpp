@@ -19,7 +19,7 @@ QueryDevice fake_device() { return QueryDevice{fake_uuid, "Fictional H200", 9, 0
 
 std::filesystem::path transpose_yaml() { return source_dir() / "configs" / "transpose.yaml"; }
 
-// A cache where transpose N=1000 on the fictional device was tuned: TILE=16;BLOCK_ROWS=4;PAD=1 won.
+// A cache where transpose N=1000 on the fictional device was tuned: TILE=16;BLOCK_ROWS=4;PAD=1;VEC=1 won.
 std::filesystem::path write_fixture(const std::filesystem::path& path) {
   auto db = CacheDb::open(path);
   DeviceRecord d;
@@ -30,7 +30,7 @@ std::filesystem::path write_fixture(const std::filesystem::path& path) {
   const auto dev = db.upsert_device(d);
   const auto k = db.upsert_kernel(KernelRecord{"transpose", "fixture-hash", "--gpu-architecture=sm_90", "13.0"});
   for (auto [params, ms] : std::vector<std::pair<std::string, double>>{
-           {"TILE=16;BLOCK_ROWS=4;PAD=1", 0.010}, {"TILE=32;BLOCK_ROWS=8;PAD=0", 0.020}}) {
+           {"TILE=16;BLOCK_ROWS=4;PAD=1;VEC=1", 0.010}, {"TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1", 0.020}}) {
     TrialRecord t;
     t.key = TrialKey{dev, k, "N=1000", params};
     t.status = TrialStatus::ok;
@@ -60,7 +60,7 @@ TEST(Launcher, ExactMatchCompilesOnceThenServesFromDatabase) {
     EXPECT_EQ(launcher.arch(), "sm_90");
     const LaunchPlan plan = launcher.prepare(sizes);
     EXPECT_EQ(plan.match, MatchLevel::exact) << plan.query_message;
-    EXPECT_EQ(plan.config_text, "TILE=16;BLOCK_ROWS=4;PAD=1");
+    EXPECT_EQ(plan.config_text, "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=1");
     EXPECT_EQ(plan.param("TILE"), 16);
     EXPECT_EQ(plan.param("BLOCK_ROWS"), 4);
     EXPECT_EQ(plan.problem_text, "N=1000");
@@ -98,7 +98,7 @@ TEST(Launcher, ExactMatchCompilesOnceThenServesFromDatabase) {
     auto second = Launcher::open(transpose_yaml(), offline(db_path));
     const LaunchPlan plan = second.prepare(sizes);
     EXPECT_EQ(plan.match, MatchLevel::exact);
-    EXPECT_EQ(plan.config_text, "TILE=16;BLOCK_ROWS=4;PAD=1");
+    EXPECT_EQ(plan.config_text, "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=1");
     EXPECT_EQ(plan.cubin_origin, CubinOrigin::database);
     EXPECT_FALSE(plan.compiled);
     EXPECT_EQ(plan.compile_ms, 0.0);
@@ -113,7 +113,7 @@ TEST(Launcher, EmptyCacheFallsBackToTheSpaceDefault) {
   const LaunchPlan plan = launcher.prepare({{"N", 2048}});
   EXPECT_EQ(plan.match, MatchLevel::none);
   EXPECT_FALSE(plan.query_message.empty());
-  EXPECT_EQ(plan.config_text, "TILE=32;BLOCK_ROWS=8;PAD=0");  // default: in transpose.yaml
+  EXPECT_EQ(plan.config_text, "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");  // default: in transpose.yaml
   EXPECT_EQ(plan.geometry.grid[0], 64);
   EXPECT_EQ(plan.geometry.block[0], 32);
   EXPECT_EQ(plan.geometry.block[1], 8);

@@ -25,19 +25,19 @@ TEST(Sweep, ParseBudget) {
 
 TEST(Sweep, CanonicalKeysRoundTrip) {
   const Space s = transpose();
-  const Config c{{32, 8, 1}};
-  EXPECT_EQ(canonical_config(s, c), "TILE=32;BLOCK_ROWS=8;PAD=1");
+  const Config c{{32, 8, 1, 4}};
+  EXPECT_EQ(canonical_config(s, c), "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4");
   EXPECT_EQ(canonical_problem(s, Problem{{8192}}), "N=8192");
-  EXPECT_EQ(parse_canonical_config(s, "PAD=1;TILE=32;BLOCK_ROWS=8"), c);
-  EXPECT_FALSE(parse_canonical_config(s, "TILE=32;BLOCK_ROWS=8").has_value());
-  EXPECT_FALSE(parse_canonical_config(s, "TILE=32;BLOCK_ROWS=8;PAD=1;X=2").has_value());
-  EXPECT_FALSE(parse_canonical_config(s, "TILE=3x;BLOCK_ROWS=8;PAD=1").has_value());
+  EXPECT_EQ(parse_canonical_config(s, "PAD=1;VEC=4;TILE=32;BLOCK_ROWS=8"), c);
+  EXPECT_FALSE(parse_canonical_config(s, "TILE=32;BLOCK_ROWS=8;PAD=1").has_value());
+  EXPECT_FALSE(parse_canonical_config(s, "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4;X=2").has_value());
+  EXPECT_FALSE(parse_canonical_config(s, "TILE=3x;BLOCK_ROWS=8;PAD=1;VEC=4").has_value());
 }
 
 TEST(Sweep, TrialRequestOfATransposeConfig) {
   const Space s = transpose();
   const Problem p{{1000}};
-  const Config c{{32, 8, 1}};
+  const Config c{{32, 8, 1, 1}};
   const LaunchGeometry g = evaluate_launch(s, p, c);
   EXPECT_EQ(g.grid[0], 32);  // ceil(1000 / 32)
   EXPECT_EQ(g.grid[1], 32);
@@ -47,7 +47,7 @@ TEST(Sweep, TrialRequestOfATransposeConfig) {
   k.cubin = "ELF";
   k.lowered_name = "transpose";
   const TrialRequest r = make_trial_request(s, p, c, g, k);
-  EXPECT_EQ(r.config_text, "TILE=32 BLOCK_ROWS=8 PAD=1");
+  EXPECT_EQ(r.config_text, "TILE=32 BLOCK_ROWS=8 PAD=1 VEC=1");
   EXPECT_EQ(r.sizes.at("N"), 1000);
   ASSERT_EQ(r.buffers.size(), 2u);
   EXPECT_EQ(r.buffers[0].count, 1000000u);

@@ -45,7 +45,7 @@ TEST(SweepGpu, TransposeBestBeatsTheUnpaddedDefault) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::cout << r.output;
   const auto rows = by_params(trials(dir), "N=8192");
-  ASSERT_EQ(rows.size(), 34u);  // 32 measured + 2 pruned (2048 threads per block)
+  ASSERT_EQ(rows.size(), 92u);  // 90 measured + 2 pruned (2048 threads per block)
   int ok = 0;
   std::string best_params;
   double best_ms = 1e30;
@@ -61,7 +61,7 @@ TEST(SweepGpu, TransposeBestBeatsTheUnpaddedDefault) {
     }
   }
   EXPECT_EQ(ok, 32);
-  const auto& default_row = rows.at("TILE=32;BLOCK_ROWS=8;PAD=0");
+  const auto& default_row = rows.at("TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
   ASSERT_EQ(default_row["status"], "ok");
   EXPECT_LT(best_ms, default_row["time_ms"].get<double>()) << best_params;
   EXPECT_NE(best_params.find("PAD=1"), std::string::npos) << "the winner should use the padded tile: " << best_params;
@@ -93,7 +93,7 @@ TEST(SweepGpu, TwoSweepsPickTheSameWinnerOrOneWithinOnePercent) {
 TEST(SweepGpu, ASweepKilledWithSigkillResumesWithoutLosingAnything) {
   TempDir dir;
   const std::string log = (dir.path() / "first.log").string();
-  // All three sizes: 3 x 34 trials.
+  // All three sizes: 3 x 92 trials.
   CommandResult started = run_command("TILETUNE_CUBIN_CACHE=" + quote(dir.path() / "cubin") + " " + quote(cli_path()) +
                                       " tune -q " + quote(kTranspose) + " --db " + quote(dir.path() / "cache.db") +
                                       " > " + quote(log) + " 2>&1 & echo $!");
@@ -110,7 +110,7 @@ TEST(SweepGpu, ASweepKilledWithSigkillResumesWithoutLosingAnything) {
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const std::size_t at_kill = trials(dir).size();
-  ASSERT_LT(at_kill, 102u) << "the sweep finished before it could be killed";
+  ASSERT_LT(at_kill, 276u) << "the sweep finished before it could be killed";
 
   CommandResult rerun = tiletune(dir, "tune -q " + quote(kTranspose));
   ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
@@ -118,9 +118,9 @@ TEST(SweepGpu, ASweepKilledWithSigkillResumesWithoutLosingAnything) {
   ASSERT_TRUE(std::regex_search(rerun.output, m, std::regex(R"((\d+) trials this run)"))) << rerun.output;
   const std::size_t redone = std::stoul(m[1]);
   std::cout << "killed after " << at_kill << " trials; the rerun did " << redone << "\n";
-  EXPECT_EQ(redone, 102u - at_kill);  // only the missing ones: at most the trial in flight is redone
+  EXPECT_EQ(redone, 276u - at_kill);  // only the missing ones: at most the trial in flight is redone
   const auto all = trials(dir);
-  EXPECT_EQ(all.size(), 102u);
+  EXPECT_EQ(all.size(), 276u);
   for (const auto& row : all) EXPECT_TRUE(row["status"] == "ok" || row["status"] == "pruned") << row.dump();
 }
 
