@@ -1,0 +1,796 @@
+// Search strategies on synthetic tuning landscapes: the domain's indexing and neighbours, the
+// protocol every strategy keeps (each point proposed once, nothing outside the domain, batches,
+// failures, repeatability), run_search's budgets, and how fast the structured strategies get to
+// within 5 % of a known optimum compared with random sampling.
+//
+// The landscapes imitate real sweeps: a few thousand configs, times spread 10-100x as a product
+// of per-param penalties with interactions, a region that fails (too much shared memory, too
+// many registers), holes where constraints prune configs, and a narrow optimum, often right
+// next to the failing region.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <iostream>
+#include <numeric>
+#include <set>
+
+#include "tiletune/error.hpp"
+#include "tiletune/strategy.hpp"
+
+namespace tiletune {
+namespace {
+
+using Values = std::vector<std::int64_t>;
+using Coords = std::vector<std::uint16_t>;
+
+/// A recorded sweep: every valid config's time, nullopt where it failed.
+struct Landscape {
+  std::string name;
+  SearchDomain domain;
+  std::vector<std::optional<double>> times;
+  std::optional<std::size_t> optimum;
+  double optimum_time = 0;
+
+  /// Every evaluation costs one second, so a seconds budget counts evaluations.
+  [[nodiscard]] Evaluation evaluate(std::size_t point) const { return {point, times.at(point), 1.0}; }
+  [[nodiscard]] bool within(std::size_t point, double share) const {
+    return times[point] && *times[point] * share <= optimum_time;
+  }
+};
+
+struct Param {
+  std::string name;
+  Values values;
+};
+
+using TimeModel = std::function<std::optional<double>(const Values&, const Coords&)>;
+
+/// Enumerates the grid (last param fastest), keeps the configs that allowed accepts (all when
+/// it is empty) and times each one.
+Landscape make_landscape(std::string name, const std::vector<Param>& params,
+                         const std::function<bool(const Values&)>& allowed, const TimeModel& time,
+                         const Values& start_values) {
+  std::vector<std::string> names;
+  std::vector<Values> lists;
+  for (const Param& p : params) {
+    names.push_back(p.name);
+    lists.push_back(p.values);
+  }
+  std::vector<Coords> points;
+  std::vector<std::optional<double>> times;
+  std::optional<std::size_t> start;
+  Coords c(params.size(), 0);
+  Values v(params.size());
+  for (bool more = !params.empty(); more;) {
+    for (std::size_t p = 0; p < params.size(); ++p) v[p] = lists[p][c[p]];
+    if (!allowed || allowed(v)) {
+      if (v == start_values) start = points.size();
+      points.push_back(c);
+      times.push_back(time(v, c));
+    }
+    more = false;
+    for (std::size_t p = params.size(); p-- > 0;) {
+      if (++c[p] < lists[p].size()) {
+        more = true;
+        break;
+      }
+      c[p] = 0;
+    }
+  }
+  Landscape l{std::move(name), SearchDomain(names, lists, points, start), std::move(times), {}, 0};
+  for (std::size_t i = 0; i < l.times.size(); ++i) {
+    if (l.times[i] && (!l.optimum || *l.times[i] < l.optimum_time)) {
+      l.optimum = i;
+      l.optimum_time = *l.times[i];
+    }
+  }
+  return l;
+}
+
+/// A fixed pseudo-random number in [0, 1) per config: the small, unstructured differences
+/// between neighbouring configs that make real landscapes rugged.
+double jitter(const Coords& c, std::uint64_t salt) {
+  std::uint64_t x = salt;
+  for (const std::uint16_t v : c) x = x * 1000003u + v;
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return static_cast<double>(x >> 11) * 0x1.0p-53;
+}
+
+/// A penalty that grows with the distance (in steps) from a param's best value: a cone near
+/// the optimum (one step off costs a + b), a bowl further out.
+double bowl(int steps, double a, double b) { return 1 + a * std::abs(steps) + b * steps * steps; }
+
+/// Three params, no holes, no failures: bowls with a diagonal valley between TILE and THREADS
+/// (moving one of them alone costs more than moving both).
+Landscape smooth3d() {
+  const std::vector<Param> params = {{"TILE", {4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}},
+                                     {"THREADS", {32, 64, 96, 128, 160, 192, 224, 256, 320, 384, 448, 512}},
+                                     {"UNROLL", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}};
+  const int best[] = {7, 4, 6};
+  const TimeModel time = [best](const Values&, const Coords& c) -> std::optional<double> {
+    double t = 10e-6;
+    for (int p = 0; p < 3; ++p) t *= bowl(c[p] - best[p], 0.06, 0.01);
+    const int skew = (c[0] - best[0]) - (c[1] - best[1]);
+    return t * (1 + 0.02 * skew * skew);
+  };
+  return make_landscape("smooth3d", params, nullptr, time, {16, 128, 1});
+}
+
+/// Four params with a pruned corner (too few or too many threads), a failing region (the
+/// tile's shared memory) and the optimum one step from it, plus a rugged surface.
+Landscape stencil4d(Values start = {8, 8, 1, 1}, std::int64_t shared_limit = 16384) {
+  const std::vector<Param> params = {{"TILE_X", {1, 2, 4, 8, 16, 32, 64, 128}},
+                                     {"TILE_Y", {1, 2, 4, 8, 16, 32, 64, 128}},
+                                     {"ITEMS", {1, 2, 3, 4, 5, 6, 7, 8}},
+                                     {"STAGES", {1, 2, 3, 4}}};
+  const auto allowed = [](const Values& v) { return v[0] * v[1] >= 16 && v[0] * v[1] <= 4096; };
+  const int best[] = {5, 4, 5, 2};
+  const TimeModel time = [best, shared_limit](const Values& v, const Coords& c) -> std::optional<double> {
+    if (v[0] * v[1] * v[2] * v[3] > shared_limit) return std::nullopt;
+    double t = 25e-6;
+    t *= bowl(c[0] - best[0], 0.1, 0.03) * bowl(c[1] - best[1], 0.1, 0.03);
+    t *= bowl(c[2] - best[2], 0.08, 0.02) * bowl(c[3] - best[3], 0.12, 0.05);
+    const int skew = (c[0] - best[0]) - (c[1] - best[1]);
+    return t * (1 + 0.03 * skew * skew) * (1 + 0.04 * jitter(c, 17));
+  };
+  return make_landscape("stencil4d", params, allowed, time, start);
+}
+
+/// Five params of a tiled GEMM with a crude performance model: memory traffic falls with the
+/// tile size, small BK pays for synchronisation, few stages expose latency, occupancy comes
+/// from threads, registers and shared memory, and partial waves of blocks waste the GPU.
+/// Too much shared memory fails to launch, and big register tiles with BK=64 fail to compile.
+/// The optimum is the only config within 5 % of it; the next ones are 8-15 % slower.
+Landscape gemm5d() {
+  const std::vector<Param> params = {{"BM", {16, 32, 48, 64, 96, 128, 192, 256}},
+                                     {"BN", {16, 32, 48, 64, 96, 128, 192, 256}},
+                                     {"BK", {8, 16, 32, 64}},
+                                     {"WARPS", {1, 2, 4, 8}},
+                                     {"STAGES", {1, 2, 3, 4}}};
+  const auto elements_per_thread = [](const Values& v) {
+    return static_cast<double>(v[0] * v[1]) / static_cast<double>(32 * v[3]);
+  };
+  const auto allowed = [&](const Values& v) {
+    const double e = elements_per_thread(v);
+    return e >= 2 && e <= 128;
+  };
+  const TimeModel time = [&](const Values& v, const Coords& c) -> std::optional<double> {
+    const double bm = static_cast<double>(v[0]), bn = static_cast<double>(v[1]), bk = static_cast<double>(v[2]);
+    const double threads = 32.0 * static_cast<double>(v[3]), stages = static_cast<double>(v[4]);
+    const double ept = elements_per_thread(v);
+    const double smem = (bm + bn) * bk * stages * 4;
+    if (smem > 96 * 1024 || (ept >= 64 && bk >= 64)) return std::nullopt;
+    const double blocks = std::ceil(4096 / bm) * std::ceil(4096 / bn);
+    const double per_sm =
+        std::min({std::max(1.0, std::floor(228 * 1024 / smem)), std::max(1.0, std::floor(2048 / threads)),
+                  std::max(1.0, std::floor(65536 / (threads * std::max(32.0, ept + 40))))});
+    const double waves = blocks / (132 * per_sm);
+    double t = 1e-3 * (1 + 1.5 * 64 * (1 / bm + 1 / bn)) * (1 + 0.6 / stages) * (1 + 6 / bk);
+    t *= std::ceil(waves) / waves;
+    t *= 1 + 0.8 * (1 - std::min(1.0, per_sm * threads / 512));
+    t *= 1 + 0.015 * std::pow(std::abs(std::log2(ept) - 5), 2);
+    return t * (1 + 0.06 * jitter(c, 5));
+  };
+  return make_landscape("gemm5d", params, allowed, time, {64, 64, 16, 4, 2});
+}
+
+/// A small 3-D domain with holes and failures, for the protocol tests that run to the end.
+Landscape mixed3d() {
+  const std::vector<Param> params = {
+      {"A", {1, 2, 3, 4, 5, 6}}, {"B", {10, 20, 30, 40, 50, 60}}, {"C", {0, 1, 2, 3, 4, 5, 6, 7}}};
+  const auto allowed = [](const Values& v) { return (v[0] + v[1] / 10 + v[2]) % 7 != 0; };
+  const TimeModel time = [](const Values& v, const Coords& c) -> std::optional<double> {
+    if (v[0] * v[1] > 200) return std::nullopt;
+    return (1 + std::abs(v[0] - 3)) * (1 + std::abs(v[1] - 20) / 10.0) * (1 + 0.1 * std::abs(v[2] - 5)) *
+           (1 + 0.1 * jitter(c, 3));
+  };
+  return make_landscape("mixed3d", params, allowed, time, {1, 10, 0});
+}
+
+/// Every config fails.
+Landscape all_failed() {
+  return make_landscape("all_failed", {{"A", {1, 2, 3, 4, 5}}, {"B", {1, 2, 3, 4}}}, nullptr,
+                        [](const Values&, const Coords&) { return std::nullopt; }, {1, 1});
+}
+
+const std::vector<std::string>& randomized() {
+  static const std::vector<std::string> names = {"random", "local", "genetic", "forest"};
+  return names;
+}
+const std::vector<std::string>& structured() {
+  static const std::vector<std::string> names = {"local", "genetic", "forest"};
+  return names;
+}
+
+/// Drives a strategy to the end by hand (propose k, observe all), checking the protocol;
+/// returns the points in the order they were proposed.
+std::vector<std::size_t> drain(const std::string& name, const Landscape& l, std::uint64_t seed, std::size_t k) {
+  const auto s = make_strategy(name, l.domain, seed);
+  std::vector<std::size_t> order;
+  std::vector<bool> seen(l.domain.size(), false);
+  for (std::size_t round = 0; round <= l.domain.size() + 1; ++round) {
+    const std::vector<std::size_t> batch = s->propose(k);
+    EXPECT_LE(batch.size(), k) << name;
+    if (batch.empty()) break;
+    for (const std::size_t p : batch) {
+      EXPECT_LT(p, l.domain.size()) << name << " proposed a point outside the domain";
+      if (p >= l.domain.size()) return order;
+      EXPECT_FALSE(seen[p]) << name << " proposed point " << p << " twice";
+      seen[p] = true;
+      order.push_back(p);
+    }
+    for (const std::size_t p : batch) s->observe(p, l.times[p]);
+  }
+  EXPECT_TRUE(s->propose(k).empty()) << name << " is done but still proposes";
+  return order;
+}
+
+/// How many evaluations a search needs to measure a config within 5 % of the optimum; cap + 1
+/// when it does not within cap evaluations. Stops at the target, which run_search cannot.
+std::size_t evaluations_to_target(const std::string& name, const Landscape& l, std::uint64_t seed, std::size_t cap,
+                                  std::size_t batch = 1) {
+  const auto s = make_strategy(name, l.domain, seed);
+  std::size_t evaluated = 0;
+  while (evaluated < cap) {
+    const std::vector<std::size_t> points = s->propose(batch);
+    if (points.empty()) break;
+    for (const std::size_t p : points) {
+      if (evaluated == cap) break;
+      ++evaluated;
+      if (l.within(p, 0.95)) return evaluated;
+      s->observe(p, l.times[p]);
+    }
+  }
+  return cap + 1;
+}
+
+/// The outcome of one strategy over many seeds.
+struct Runs {
+  std::vector<std::size_t> evaluations;  ///< to reach 95 % of the optimum, per seed
+  std::size_t cap = 0;
+
+  [[nodiscard]] std::size_t median() const {
+    std::vector<std::size_t> sorted = evaluations;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2];
+  }
+  [[nodiscard]] std::size_t within(std::size_t limit) const {
+    return static_cast<std::size_t>(
+        std::count_if(evaluations.begin(), evaluations.end(), [&](std::size_t e) { return e <= limit; }));
+  }
+};
+
+Runs over_seeds(const std::string& name, const Landscape& l, std::size_t cap, std::size_t batch = 1,
+                std::size_t seeds = 20) {
+  Runs r;
+  r.cap = cap;
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed)
+    r.evaluations.push_back(evaluations_to_target(name, l, seed, cap, batch));
+  return r;
+}
+
+std::size_t tenth(const Landscape& l) { return (l.domain.size() + 9) / 10; }
+
+// --- SearchDomain -----------------------------------------------------------------------
+
+/// A 3x4 grid with holes at (1,1) and (2,3):
+///   B:  0  1  2  3
+/// A=0   p0 p1 p2 p3
+/// A=1   p4 -- p5 p6
+/// A=2   p7 p8 p9 --
+SearchDomain grid_with_holes() {
+  return SearchDomain({"A", "B"}, {{10, 20, 30}, {1, 2, 4, 8}},
+                      {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {2, 2}}, 5);
+}
+
+std::set<std::size_t> as_set(const std::vector<std::size_t>& v) { return {v.begin(), v.end()}; }
+
+void expect_error(const std::function<void()>& f, const std::string& fragment) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an Error mentioning '" << fragment << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(SearchDomain, RejectsBadPoints) {
+  const std::vector<std::string> names = {"A", "B"};
+  const std::vector<Values> values = {{1, 2}, {5, 6, 7}};
+  expect_error([&] { (void)SearchDomain(names, values, {{0, 0}, {2, 1}}); },
+               "coordinate 2 of param 'A' is out of range");
+  expect_error([&] { (void)SearchDomain(names, values, {{0, 0}, {1, 3}}); }, "param 'B' is out of range");
+  expect_error([&] { (void)SearchDomain(names, values, {{0, 0}, {1}}); }, "has 1 coordinates, expected 2");
+  expect_error([&] { (void)SearchDomain(names, values, {{0, 0, 0}}); }, "has 3 coordinates");
+  expect_error([&] { (void)SearchDomain(names, values, {{0, 1}, {1, 1}, {0, 1}}); }, "point 2 (0, 1) repeats point 0");
+  expect_error([&] { (void)SearchDomain(names, values, {{0, 1}, {1, 1}}, 2); }, "start 2 is not a point");
+  expect_error([&] { (void)SearchDomain(names, {{1, 2}}, {}); }, "2 param names but 1 value lists");
+  expect_error([&] { (void)SearchDomain(names, values, {}, 0); }, "start 0 is not a point");
+  EXPECT_NO_THROW((void)SearchDomain(names, values, {{1, 2}, {0, 0}}, 1));
+}
+
+TEST(SearchDomain, FindsPointsAndValues) {
+  const SearchDomain d = grid_with_holes();
+  EXPECT_EQ(d.size(), 10u);
+  EXPECT_EQ(d.dimensions(), 2u);
+  EXPECT_EQ(d.start(), 5u);
+  const Coords at_2_1 = {2, 1};
+  EXPECT_EQ(d.find(at_2_1), 8u);
+  for (std::size_t p = 0; p < d.size(); ++p) EXPECT_EQ(d.find(d.coords(p)), p);
+  const Coords hole = {1, 1};
+  const Coords out_of_range = {3, 0};
+  const Coords short_tuple = {1};
+  EXPECT_FALSE(d.find(hole));
+  EXPECT_FALSE(d.find(out_of_range));
+  EXPECT_FALSE(d.find(short_tuple));
+  EXPECT_EQ(d.value(8, 0), 30);
+  EXPECT_EQ(d.value(8, 1), 2);
+  EXPECT_EQ(d.value(6, 1), 8);
+  EXPECT_THROW((void)d.value(10, 0), Error);
+  EXPECT_THROW((void)d.value(0, 2), Error);
+}
+
+TEST(SearchDomain, NeighboursStepAlongValueListsAndSkipHoles) {
+  const SearchDomain d = grid_with_holes();
+  EXPECT_EQ(as_set(d.neighbours(0)), (std::set<std::size_t>{1, 4}));
+  EXPECT_EQ(as_set(d.neighbours(1)), (std::set<std::size_t>{0, 2}));      // (1,1) is a hole
+  EXPECT_EQ(as_set(d.neighbours(5)), (std::set<std::size_t>{2, 6, 9}));   // (1,1) is a hole
+  EXPECT_EQ(as_set(d.neighbours(6)), (std::set<std::size_t>{3, 5}));      // (2,3) is a hole
+  EXPECT_EQ(as_set(d.neighbours(8)), (std::set<std::size_t>{7, 9}));
+  EXPECT_EQ(as_set(d.neighbours(9)), (std::set<std::size_t>{5, 8}));
+  EXPECT_EQ(d.neighbours(5), d.neighbours(5));  // a fixed order
+  EXPECT_EQ(d.neighbours(5).size(), 3u);        // no duplicates
+  EXPECT_THROW((void)d.neighbours(10), Error);
+
+  // 2x2x3 with the middle of the C axis missing at (1,1,*): steps never jump over a hole.
+  std::vector<Coords> points;
+  for (std::uint16_t a = 0; a < 2; ++a)
+    for (std::uint16_t b = 0; b < 2; ++b)
+      for (std::uint16_t c = 0; c < 3; ++c)
+        if (!(a == 1 && b == 1 && c == 1)) points.push_back({a, b, c});
+  const SearchDomain cube({"A", "B", "C"}, {{1, 2}, {1, 2}, {1, 2, 3}}, points);
+  const auto at = [&](std::uint16_t a, std::uint16_t b, std::uint16_t c) {
+    const Coords k = {a, b, c};
+    return *cube.find(k);
+  };
+  EXPECT_EQ(as_set(cube.neighbours(at(0, 0, 1))),
+            (std::set<std::size_t>{at(1, 0, 1), at(0, 1, 1), at(0, 0, 0), at(0, 0, 2)}));
+  EXPECT_EQ(as_set(cube.neighbours(at(1, 1, 0))), (std::set<std::size_t>{at(0, 1, 0), at(1, 0, 0)}));
+  EXPECT_EQ(as_set(cube.neighbours(at(1, 1, 2))), (std::set<std::size_t>{at(0, 1, 2), at(1, 0, 2)}));
+  EXPECT_EQ(as_set(cube.neighbours(at(1, 0, 1))), (std::set<std::size_t>{at(0, 0, 1), at(1, 0, 0), at(1, 0, 2)}));
+}
+
+TEST(SearchDomain, EmptyAndParamless) {
+  const SearchDomain none;
+  EXPECT_TRUE(none.empty());
+  const SearchDomain no_points({"A"}, {{1, 2}}, {});
+  EXPECT_EQ(no_points.size(), 0u);
+  const SearchDomain paramless({}, {}, {{}}, 0);
+  EXPECT_EQ(paramless.size(), 1u);
+  EXPECT_TRUE(paramless.neighbours(0).empty());
+  EXPECT_EQ(paramless.find(Coords{}), 0u);
+  expect_error([] { (void)SearchDomain({}, {}, {{}, {}}); }, "repeats point 0");
+}
+
+// --- the test landscapes -----------------------------------------------------------------
+
+TEST(Landscapes, LookLikeRealSweeps) {
+  for (const Landscape& l : {smooth3d(), stencil4d(), gemm5d()}) {
+    std::size_t failed = 0;
+    std::size_t near_optimum = 0;
+    double slowest = 0;
+    for (std::size_t p = 0; p < l.domain.size(); ++p) {
+      if (!l.times[p]) ++failed;
+      else slowest = std::max(slowest, *l.times[p]);
+      if (l.within(p, 0.95)) ++near_optimum;
+    }
+    const double failed_share = static_cast<double>(failed) / static_cast<double>(l.domain.size());
+    std::cout << l.name << ": " << l.domain.size() << " configs, " << failed_share * 100 << " % failed, times spread "
+              << slowest / l.optimum_time << "x, " << near_optimum << " within 5 % of the optimum\n";
+    EXPECT_GE(l.domain.size(), 1000u) << l.name;
+    EXPECT_LE(l.domain.size(), 3000u) << l.name;
+    EXPECT_LE(failed_share, 0.2) << l.name;
+    EXPECT_GE(slowest / l.optimum_time, 10.0) << l.name;
+    EXPECT_LE(slowest / l.optimum_time, 100.0) << l.name;
+    EXPECT_LE(near_optimum, 5u) << l.name << ": the optimum should be narrow";
+    ASSERT_TRUE(l.domain.start()) << l.name;
+  }
+  const Landscape s = stencil4d();
+  EXPECT_GE(std::count(s.times.begin(), s.times.end(), std::nullopt), 100) << "stencil4d needs a failing region";
+}
+
+// --- every strategy -------------------------------------------------------------------------
+
+TEST(Strategies, NamesAndFactory) {
+  EXPECT_EQ(strategy_names(), (std::vector<std::string>{"exhaustive", "random", "local", "genetic", "forest"}));
+  const Landscape l = mixed3d();
+  for (const std::string& name : strategy_names()) EXPECT_EQ(make_strategy(name, l.domain, 1)->name(), name);
+  expect_error([&] { (void)make_strategy("annealing", l.domain, 1); },
+               "unknown search strategy 'annealing' (known: exhaustive, random, local, genetic, forest)");
+}
+
+TEST(Strategies, ExhaustiveGoesInDomainOrderFromTheStart) {
+  for (const Landscape& l : {mixed3d(), smooth3d(), stencil4d(), gemm5d()}) {
+    const auto s = make_strategy("exhaustive", l.domain, 7);
+    const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, {});
+    ASSERT_EQ(t.evaluations.size(), l.domain.size()) << l.name;
+    EXPECT_EQ(t.evaluations[0].point, *l.domain.start()) << l.name;
+    for (std::size_t i = 1, expected = 0; i < t.evaluations.size(); ++i, ++expected) {
+      if (expected == *l.domain.start()) ++expected;
+      ASSERT_EQ(t.evaluations[i].point, expected) << l.name;
+    }
+    EXPECT_EQ(t.best, l.optimum) << l.name;
+    EXPECT_DOUBLE_EQ(t.best_time, l.optimum_time) << l.name;
+    EXPECT_FALSE(t.budget_exhausted);
+  }
+}
+
+TEST(Strategies, EveryStrategyProposesEveryPointOnce) {
+  for (const Landscape& l : {mixed3d(), stencil4d({64, 64, 8, 4})}) {
+    for (const std::string& name : strategy_names()) {
+      for (const std::size_t k : {1u, 8u, 32u}) {
+        const std::vector<std::size_t> order = drain(name, l, 3, k);
+        EXPECT_EQ(order.size(), l.domain.size()) << name << " k=" << k << " on " << l.name;
+      }
+    }
+  }
+}
+
+TEST(Strategies, TinyDomains) {
+  const SearchDomain empty({"A"}, {{1, 2}}, {});
+  const SearchDomain one({"A", "B"}, {{1, 2}, {3}}, {{1, 0}});
+  const SearchDomain one_started({"A"}, {{1, 2}}, {{1}}, 0);
+  const SearchDomain paramless({}, {}, {{}}, 0);
+  const SearchDomain two({"A"}, {{1, 2}}, {{0}, {1}}, 1);
+  for (const std::string& name : strategy_names()) {
+    EXPECT_TRUE(make_strategy(name, empty, 1)->propose(8).empty()) << name;
+    for (const SearchDomain* d : {&one, &one_started, &paramless}) {
+      const auto s = make_strategy(name, *d, 1);
+      EXPECT_EQ(s->propose(4), (std::vector<std::size_t>{0})) << name;
+      EXPECT_TRUE(s->propose(4).empty()) << name << ": the point is outstanding";
+      s->observe(0, 2.0);
+      EXPECT_TRUE(s->propose(4).empty()) << name;
+    }
+    for (const std::optional<double> t : {std::optional<double>(1.0), std::optional<double>()}) {
+      const auto s = make_strategy(name, two, 1);
+      std::set<std::size_t> got;
+      for (int round = 0; round < 4; ++round) {
+        for (const std::size_t p : s->propose(1)) {
+          EXPECT_TRUE(got.insert(p).second) << name;
+          s->observe(p, t);
+        }
+      }
+      EXPECT_EQ(got, (std::set<std::size_t>{0, 1})) << name;
+    }
+  }
+}
+
+TEST(Strategies, RepeatableForASeed) {
+  const Landscape l = gemm5d();
+  const auto sequence = [&](const std::string& name, std::uint64_t seed) {
+    const auto s = make_strategy(name, l.domain, seed);
+    SearchBudget b;
+    b.evaluations = 200;
+    const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 4);
+    std::vector<std::size_t> points;
+    for (const Evaluation& e : t.evaluations) points.push_back(e.point);
+    return points;
+  };
+  for (const std::string& name : strategy_names()) {
+    EXPECT_EQ(sequence(name, 11), sequence(name, 11)) << name;
+  }
+  for (const std::string& name : randomized()) EXPECT_NE(sequence(name, 11), sequence(name, 12)) << name;
+  EXPECT_EQ(sequence("exhaustive", 11), sequence("exhaustive", 12));
+}
+
+TEST(Strategies, ProposalsAheadOfObservations) {
+  // A driver may ask again before it has observed everything: still no repeats, and the
+  // strategy carries on once the outcomes come in, in any order.
+  const Landscape l = mixed3d();
+  for (const std::string& name : strategy_names()) {
+    const auto s = make_strategy(name, l.domain, 5);
+    std::vector<bool> seen(l.domain.size(), false);
+    std::vector<std::size_t> pending;
+    std::size_t proposed = 0;
+    for (int round = 0; round < 2000 && proposed < l.domain.size(); ++round) {
+      for (const std::size_t p : s->propose(round % 3 == 0 ? 8 : 3)) {
+        ASSERT_LT(p, l.domain.size()) << name;
+        ASSERT_FALSE(seen[p]) << name << " proposed " << p << " twice";
+        seen[p] = true;
+        pending.push_back(p);
+        ++proposed;
+      }
+      // Observe the older half, newest of them first; the rest stays outstanding.
+      const std::size_t done = (pending.size() + 1) / 2;
+      for (std::size_t i = done; i-- > 0;) s->observe(pending[i], l.times[pending[i]]);
+      pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(done));
+    }
+    for (const std::size_t p : pending) s->observe(p, l.times[p]);
+    EXPECT_EQ(proposed, l.domain.size()) << name;
+    EXPECT_TRUE(s->propose(8).empty()) << name;
+  }
+}
+
+TEST(Strategies, ObserveChecksTheProtocol) {
+  const Landscape l = mixed3d();
+  for (const std::string& name : strategy_names()) {
+    const auto s = make_strategy(name, l.domain, 1);
+    const std::vector<std::size_t> batch = s->propose(2);
+    ASSERT_EQ(batch.size(), 2u) << name;
+    std::size_t never = 0;
+    while (never == batch[0] || never == batch[1]) ++never;
+    expect_error([&] { s->observe(never, 1.0); }, "not outstanding");
+    expect_error([&] { s->observe(l.domain.size(), 1.0); }, "not outstanding");
+    expect_error([&] { s->observe(batch[0], 0.0); }, "must be positive and finite");
+    expect_error([&] { s->observe(batch[0], std::nan("")); }, "must be positive and finite");
+    s->observe(batch[0], 1.0);
+    expect_error([&] { s->observe(batch[0], 1.0); }, "not outstanding");
+  }
+}
+
+// --- run_search ---------------------------------------------------------------------------
+
+TEST(RunSearch, StopsAtTheEvaluationBudget) {
+  const Landscape l = mixed3d();
+  for (const std::string& name : strategy_names()) {
+    for (const std::size_t batch : {1u, 8u}) {
+      const auto s = make_strategy(name, l.domain, 2);
+      SearchBudget b;
+      b.evaluations = 21;
+      const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, batch);
+      EXPECT_EQ(t.evaluations.size(), 21u) << name;
+      EXPECT_TRUE(t.budget_exhausted) << name;
+      EXPECT_DOUBLE_EQ(t.cost_seconds, 21.0) << name;
+    }
+  }
+}
+
+TEST(RunSearch, StopsAtAShareOfTheDomain) {
+  // 100 points, where 0.07 * 100 is 7.000000000000001 in floating point and must still be 7.
+  const Values ten = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const Landscape hundred = make_landscape(
+      "hundred", {{"A", ten}, {"B", ten}}, nullptr,
+      [](const Values& v, const Coords&) { return 1.0 + static_cast<double>(v[0] + v[1]); }, {0, 0});
+  const Landscape l = mixed3d();
+  for (const Landscape* d : {&hundred, &l}) {
+    const std::size_t n = d->domain.size();
+    for (const auto& [fraction, expected] : std::vector<std::pair<double, std::size_t>>{
+             {0.1, (n + 9) / 10}, {0.07, (7 * n + 99) / 100}, {1.0 / 3, (n + 2) / 3}, {1.0, n}}) {
+      const auto s = make_strategy("random", d->domain, 2);
+      SearchBudget b;
+      b.fraction = fraction;
+      const SearchTrace t = run_search(d->domain, *s, [&](std::size_t p) { return d->evaluate(p); }, b, 4);
+      EXPECT_EQ(t.evaluations.size(), expected) << fraction << " of " << n;
+      EXPECT_EQ(t.budget_exhausted, fraction < 1) << fraction << " of " << n;
+    }
+  }
+  // The tighter of two limits wins.
+  SearchBudget both;
+  both.fraction = 0.5;
+  both.evaluations = 7;
+  const auto s = make_strategy("local", l.domain, 2);
+  EXPECT_EQ(run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, both).evaluations.size(), 7u);
+}
+
+TEST(RunSearch, StopsAtTheTimeBudget) {
+  const Landscape l = mixed3d();
+  for (const std::string& name : strategy_names()) {
+    const auto s = make_strategy(name, l.domain, 2);
+    SearchBudget b;
+    b.seconds = 10;
+    // Each evaluation costs 0.75 s: the 14th starts at 9.75 s, the 15th would start at 10.5 s.
+    const SearchTrace t = run_search(
+        l.domain, *s, [&](std::size_t p) { return Evaluation{p, l.times[p], 0.75}; }, b, 4);
+    EXPECT_EQ(t.evaluations.size(), 14u) << name;
+    EXPECT_DOUBLE_EQ(t.cost_seconds, 10.5) << name;
+    EXPECT_TRUE(t.budget_exhausted) << name;
+  }
+}
+
+TEST(RunSearch, AGenerousBudgetIsNotExhausted) {
+  const Landscape l = mixed3d();
+  for (const std::string& name : strategy_names()) {
+    const auto s = make_strategy(name, l.domain, 2);
+    SearchBudget b;
+    b.evaluations = l.domain.size();
+    b.fraction = 1.0;
+    b.seconds = 1e9;
+    const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 8);
+    EXPECT_EQ(t.evaluations.size(), l.domain.size()) << name;
+    EXPECT_FALSE(t.budget_exhausted) << name;
+    EXPECT_EQ(t.best, l.optimum) << name;
+  }
+}
+
+TEST(RunSearch, TracesOutcomesInOrderAndKeepsTheBest) {
+  const Landscape l = mixed3d();
+  const auto s = make_strategy("genetic", l.domain, 4);
+  SearchBudget b;
+  b.evaluations = 60;
+  const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 8);
+  ASSERT_EQ(t.evaluations.size(), 60u);
+  std::optional<std::size_t> best;
+  for (const Evaluation& e : t.evaluations) {
+    EXPECT_EQ(e.time, l.times[e.point]);
+    if (e.time && (!best || *e.time < *l.times[*best])) best = e.point;
+  }
+  EXPECT_EQ(t.best, best);
+  ASSERT_TRUE(best);
+  EXPECT_DOUBLE_EQ(t.best_time, *l.times[*best]);
+}
+
+TEST(RunSearch, RejectsBadArgumentsAndBadStrategies) {
+  const Landscape l = mixed3d();
+  const auto evaluate = [&](std::size_t p) { return l.evaluate(p); };
+  const auto s = make_strategy("random", l.domain, 1);
+  expect_error([&] { (void)run_search(l.domain, *s, evaluate, {}, 0); }, "batch size must be at least 1");
+  for (const double bad : {0.0, -0.5, 1.5, std::nan("")}) {
+    SearchBudget b;
+    b.fraction = bad;
+    expect_error([&] { (void)run_search(l.domain, *s, evaluate, b); }, "budget fraction");
+  }
+  SearchBudget negative;
+  negative.seconds = -1;
+  expect_error([&] { (void)run_search(l.domain, *s, evaluate, negative); }, "seconds");
+
+  // Proposes 0, 1, 2, then last: 2 again, or a point outside the domain.
+  class Broken final : public SearchStrategy {
+   public:
+    explicit Broken(std::size_t last) : last_(last) {}
+    std::string_view name() const override { return "broken"; }
+    std::vector<std::size_t> propose(std::size_t) override { return {next_ < 3 ? next_++ : last_}; }
+    void observe(std::size_t, std::optional<double>) override {}
+
+   private:
+    std::size_t next_ = 0;
+    std::size_t last_;
+  };
+  Broken twice(2);
+  expect_error([&] { (void)run_search(l.domain, twice, evaluate, {}); }, "strategy 'broken' proposed point 2 (A=");
+  Broken outside(l.domain.size());
+  expect_error([&] { (void)run_search(l.domain, outside, evaluate, {}); }, "outside the domain");
+  const auto zero = [&](std::size_t p) { return Evaluation{p, 0.0, 1.0}; };
+  const auto fresh = make_strategy("random", l.domain, 1);
+  expect_error([&] { (void)run_search(l.domain, *fresh, zero, {}); }, "must be positive and finite");
+}
+
+// --- failures ---------------------------------------------------------------------------------
+
+TEST(Failures, AreNeverTheBest) {
+  for (const Landscape& l : {mixed3d(), stencil4d()}) {
+    for (const std::string& name : strategy_names()) {
+      const auto s = make_strategy(name, l.domain, 9);
+      SearchBudget b;
+      b.fraction = 0.3;
+      const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 4);
+      ASSERT_TRUE(t.best) << name;
+      EXPECT_TRUE(l.times[*t.best]) << name << " reported a failed point as best";
+      double fastest = INFINITY;
+      for (const Evaluation& e : t.evaluations)
+        if (e.time) fastest = std::min(fastest, *e.time);
+      EXPECT_DOUBLE_EQ(t.best_time, fastest) << name;
+    }
+  }
+}
+
+TEST(Failures, AFailingStartIsNoObstacle) {
+  const Landscape l = stencil4d({64, 64, 8, 4});
+  ASSERT_FALSE(l.times[*l.domain.start()]);
+  for (const std::string& name : structured()) {
+    const Runs r = over_seeds(name, l, 3 * tenth(l), 1, 10);
+    EXPECT_GE(r.within(3 * tenth(l)), 8u) << name << ": median " << r.median();
+  }
+}
+
+TEST(Failures, AllFailedHasNoBest) {
+  const Landscape l = all_failed();
+  for (const std::string& name : strategy_names()) {
+    for (const std::size_t batch : {1u, 8u}) {
+      const auto s = make_strategy(name, l.domain, 1);
+      const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, {}, batch);
+      EXPECT_EQ(t.evaluations.size(), l.domain.size()) << name;
+      EXPECT_FALSE(t.best) << name;
+      EXPECT_FALSE(t.budget_exhausted) << name;
+    }
+  }
+}
+
+TEST(Failures, TheModelLearnsWhereConfigsFail) {
+  // Half of this domain fails. Once the forest has a model, it should propose far fewer
+  // failing configs than random sampling does.
+  const Landscape l = stencil4d({8, 8, 1, 1}, 2048);
+  const double failing_share =
+      static_cast<double>(std::count(l.times.begin(), l.times.end(), std::nullopt)) /
+      static_cast<double>(l.domain.size());
+  ASSERT_GE(failing_share, 0.4);
+  std::size_t failed = 0;
+  std::size_t proposed = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const auto s = make_strategy("forest", l.domain, seed);
+    SearchBudget b;
+    b.evaluations = 200;
+    const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b);
+    for (std::size_t i = 50; i < t.evaluations.size(); ++i, ++proposed) failed += !t.evaluations[i].time;
+  }
+  const double model_share = static_cast<double>(failed) / static_cast<double>(proposed);
+  std::cout << "failing configs: " << failing_share * 100 << " % of the domain, " << model_share * 100
+            << " % of the forest's proposals 50-200\n";
+  EXPECT_LE(model_share, failing_share / 2);
+}
+
+// --- quality --------------------------------------------------------------------------------
+
+/// Most seeds of every structured strategy reach 95 % of the optimum within a tenth of the
+/// domain, and their median beats random sampling's.
+void expect_structured_beat_random(const Landscape& l, std::size_t batch) {
+  const Runs random = over_seeds("random", l, l.domain.size(), batch);
+  for (const std::string& name : structured()) {
+    const Runs r = over_seeds(name, l, 3 * tenth(l), batch);
+    std::cout << l.name << " batch " << batch << ": " << name << " median " << r.median() << " (" << r.within(tenth(l))
+              << "/20 within " << tenth(l) << "), random median " << random.median() << "\n";
+    EXPECT_GE(r.within(tenth(l)), 14u) << name << " on " << l.name;
+    EXPECT_LT(r.median(), random.median()) << name << " on " << l.name;
+  }
+}
+
+TEST(Quality, Smooth3d) { expect_structured_beat_random(smooth3d(), 1); }
+TEST(Quality, Stencil4d) { expect_structured_beat_random(stencil4d(), 1); }
+TEST(Quality, Stencil4dInBatchesOf8) { expect_structured_beat_random(stencil4d(), 8); }
+
+TEST(Quality, Gemm5dMediansOver20Seeds) {
+  // The hardest landscape: only the optimum itself is within 5 %.
+  const Landscape l = gemm5d();
+  const Runs random = over_seeds("random", l, l.domain.size());
+  std::cout << "gemm5d (" << l.domain.size() << " configs): median evaluations to 95 % of the optimum over 20 seeds\n"
+            << "  random      " << random.median() << " (" << random.within(tenth(l)) << "/20 within " << tenth(l)
+            << ")\n";
+  const std::size_t in_order = evaluations_to_target("exhaustive", l, 1, l.domain.size());
+  std::cout << "  exhaustive  " << in_order << "\n";
+  std::size_t best_median = l.domain.size();
+  for (const std::string& name : structured()) {
+    for (const std::size_t batch : {1u, 8u}) {
+      const Runs r = over_seeds(name, l, 3 * tenth(l), batch);
+      std::cout << "  " << name << " batch " << batch << "  " << r.median() << (r.median() > r.cap ? "+" : "") << " ("
+                << r.within(tenth(l)) << "/20 within " << tenth(l) << ")\n";
+      if (batch == 1) best_median = std::min(best_median, r.median());
+      EXPECT_LT(r.median(), random.median()) << name << " batch " << batch;
+    }
+  }
+  EXPECT_LE(best_median, tenth(l)) << "the best strategy should need under a tenth of the domain";
+  EXPECT_LE(3 * best_median, random.median()) << "the best strategy should need 3x fewer evaluations than random";
+}
+
+TEST(Forest, RefitAtThreeHundredObservationsIsCheap) {
+  // Observe 300 points, then time the next proposal: one refit and a score of every one of
+  // the ~2500 unproposed configs. The fastest of a few seeds, since a proposal may be one of
+  // the random ones that need no model, and the machine may be busy.
+  const Landscape l = gemm5d();
+  ASSERT_GE(l.domain.size(), 2000u + 300u);
+  using Clock = std::chrono::steady_clock;
+  double fastest = INFINITY;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const auto s = make_strategy("forest", l.domain, seed);
+    std::size_t observed = 0;
+    while (observed < 300) {
+      for (const std::size_t p : s->propose(300 - observed)) {
+        s->observe(p, l.times[p]);
+        ++observed;
+      }
+    }
+    const auto t0 = Clock::now();
+    (void)s->propose(1);
+    fastest = std::min(fastest, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::cout << "forest refit + score, 300 observations x " << l.domain.size() - 300 << " candidates: " << fastest
+            << " ms\n";
+  EXPECT_LT(fastest, 50.0);
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,31 @@
+// random: a seeded random permutation of the domain, drawn lazily. The baseline every other
+// strategy has to beat; it does not start at the default config on purpose.
+#include "search/strategy/common.hpp"
+
+namespace tiletune::strategy_detail {
+
+namespace {
+
+class RandomOrder final : public StrategyBase {
+ public:
+  RandomOrder(const SearchDomain& domain, std::uint64_t seed) : StrategyBase("random", domain), rng_(seed) {}
+
+  std::vector<std::size_t> propose(std::size_t max_count) override {
+    std::vector<std::size_t> batch;
+    while (batch.size() < max_count && !unproposed().empty()) claim(unproposed().pick(rng_), batch);
+    return batch;
+  }
+
+ private:
+  void on_observed(std::size_t, double) override {}
+
+  Rng rng_;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> make_random(const SearchDomain& domain, std::uint64_t seed) {
+  return std::make_unique<RandomOrder>(domain, seed);
+}
+
+}  // namespace tiletune::strategy_detail
