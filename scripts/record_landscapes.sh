@@ -6,7 +6,8 @@
 #   scripts/record_landscapes.sh [TILETUNE_BIN]      (default build-h200/tuner/tiletune)
 #
 # Environment: OUT (default /tmp/tiletune-out) gets env.txt, record.log and landscapes.db;
-# TOTAL_S (default 570) bounds the whole script: a sweep cut short keeps what it measured.
+# TOTAL_S (default 570) bounds the whole script: a sweep cut short keeps what it measured;
+# ONLY="vector_add histogram" records only those spaces.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -48,6 +49,7 @@ for run in "${runs[@]}"; do
   (( left > 10 )) || { echo "SKIPPED (out of time): $run" >> "$OUT/record.log"; continue; }
   set -- $run
   space=$1; shift
+  [[ -z "${ONLY:-}" || " $ONLY " == *" $space "* ]] || continue
   start=$SECONDS
   # A cold cubin cache per problem: the recorded compile times are what a sweep pays.
   TILETUNE_CUBIN_CACHE=$WORK/cubin-$i timeout "$left" "$TT" tune -q "configs/$space.yaml" --db "$DB" "$@" \
