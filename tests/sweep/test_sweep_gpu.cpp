@@ -1,6 +1,7 @@
 // End-to-end sweeps on a real GPU through the `tiletune` executable (label gpu): the
 // transpose sweep and its winner against the unpadded default, repeatability of the winner,
-// a sweep killed with SIGKILL and resumed, and a space with planted bad configs.
+// a sweep killed with SIGKILL and resumed, a space with planted bad configs, and sweeps driven
+// by a search strategy (budget per problem, resume from the cache, `auto` on matmul).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "test_support.hpp"
+#include "tiletune/landscape.hpp"
 
 namespace tiletune::testing {
 namespace {
@@ -60,7 +62,7 @@ TEST(SweepGpu, TransposeBestBeatsTheUnpaddedDefault) {
       EXPECT_EQ(row["status"], "pruned") << row.dump();
     }
   }
-  EXPECT_EQ(ok, 32);
+  EXPECT_EQ(ok, 90);
   const auto& default_row = rows.at("TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
   ASSERT_EQ(default_row["status"], "ok");
   EXPECT_LT(best_ms, default_row["time_ms"].get<double>()) << best_params;
@@ -145,6 +147,47 @@ TEST(SweepGpu, PlantedBadConfigsGetTheirStatusAndTheSweepGoesOn) {
   EXPECT_NE(rows.at("MODE=1;BLOCK=128")["detail"].get<std::string>().find("ILLEGAL_ADDRESS"), std::string::npos);
   EXPECT_NE(rows.at("MODE=4;BLOCK=128")["detail"].get<std::string>().find("500001"), std::string::npos)
       << "the first bad index is n/2";
+}
+
+TEST(SweepGpu, AStrategyMeasuresItsBudgetPerProblemAndAResumeMeasuresNothingAgain) {
+  TempDir dir;
+  const std::string args = "tune -q " + quote(kTranspose) + " --size N=4096 --size N=1024 --strategy local --budget 20";
+  CommandResult first = tiletune(dir, args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::cout << first.output;
+  EXPECT_NE(first.output.find("40 trials this run"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("strategy local"), std::string::npos) << first.output;
+  EXPECT_EQ(by_params(trials(dir), "N=4096").size(), 20u);
+  EXPECT_EQ(by_params(trials(dir), "N=1024").size(), 20u);
+  // The default config is the first of each problem's 20.
+  EXPECT_TRUE(by_params(trials(dir), "N=4096").contains("TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1"));
+  // The same search again: every proposal is answered from the cache, and the search goes on
+  // past them to 20 new configs per problem.
+  CommandResult second = tiletune(dir, args);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("40 trials this run"), std::string::npos) << second.output;
+  EXPECT_EQ(by_params(trials(dir), "N=4096").size(), 40u);
+}
+
+// auto on matmul 1000^3: 1420 configs are estimated at over a minute, so the sweep searches with
+// the forest over 10 % of them; the winner must be within 10 % of the recorded exhaustive optimum.
+TEST(SweepGpu, AutoSearchesMatmulAndFindsNearlyTheRecordedOptimum) {
+  TempDir dir;
+  const std::string matmul = (source_dir() / "configs" / "matmul.yaml").string();
+  CommandResult r = tiletune(dir, "tune -q " + quote(matmul) + " --size M=1000 --size N=1000 --size K=1000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::cout << r.output;
+  EXPECT_NE(r.output.find("strategy forest (auto"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("142 trials this run"), std::string::npos) << r.output;
+  double best_ms = 1e30;
+  for (const auto& row : trials(dir))
+    if (row["status"] == "ok") best_ms = std::min(best_ms, row["time_ms"].get<double>());
+  const Landscape recorded = load_landscape(test_data_dir() / "data" / "landscapes" / "matmul.csv");
+  double optimum_ms = 1e30;
+  for (const LandscapeTrial& t : recorded.find_problem("M=1000;N=1000;K=1000")->trials)
+    if (t.time_ms) optimum_ms = std::min(optimum_ms, *t.time_ms);
+  std::cout << "best found " << best_ms << " ms, recorded optimum " << optimum_ms << " ms\n";
+  EXPECT_LE(best_ms, 1.10 * optimum_ms);
 }
 
 }  // namespace

@@ -21,9 +21,9 @@
 
 namespace tiletune {
 
-/// When to stop early: after this many measured trials, this fraction of the trials, or
-/// this much wall time. Parsed from "200", "25%" or "90s" / "10m". Under a budget the configs
-/// of each problem are tried in a seeded random order (the default config first).
+/// When to stop early, per problem: after this many measured trials, this fraction of the
+/// problem's configs, or (for the whole sweep, shared equally by the problems) this much wall
+/// time. Parsed from "200", "25%" or "90s" / "10m".
 struct SweepBudget {
   std::optional<std::uint64_t> trials;
   std::optional<double> fraction;
@@ -52,6 +52,11 @@ struct SweepOptions {
   TimingSettings timing;
   double deadline_seconds = 10;          ///< per trial, after which the worker is killed
   SweepBudget budget;
+  /// A search strategy (strategy_names()) or "auto": exhaustive when the sweep is estimated at
+  /// a minute or less, else the best strategy of the replay benchmark with a budget of 10 % of
+  /// each problem's configs (at least 30) unless budget is set.
+  std::string strategy = "auto";
+  std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
   std::vector<std::string> worker_argv;  ///< empty: default_worker_argv(device)
   std::uint64_t copy_bytes = 256ull << 20;  ///< size of the bandwidth-ceiling copy
   std::function<void(const SweepProgress&)> progress;
@@ -76,7 +81,9 @@ struct ProblemOutcome {
   std::string canonical;                 ///< "N=8192"
   std::vector<TrialRow> ranked;          ///< ok trials of the current kernel version, fastest first
   std::optional<TrialRow> default_trial; ///< the space's default config, when measured
-  std::uint64_t resumed = 0;             ///< trials skipped because the cache had them
+  std::uint64_t resumed = 0;             ///< proposals answered from the cache (not measured again)
+  std::uint64_t evaluations = 0;         ///< trials measured for this problem in this run
+  bool budget_reached = false;           ///< the search stopped at the budget
 };
 
 struct SweepReport {
@@ -86,7 +93,10 @@ struct SweepReport {
   std::vector<ProblemOutcome> problems;
   std::vector<SweepTrial> trials;        ///< this run's, in order
   StatusCounts counts{};
-  bool budget_exhausted = false;
+  std::string strategy;                  ///< the strategy used ("auto" resolved)
+  double estimated_seconds = 0;          ///< the estimate "auto" decided by
+  bool default_budget = false;           ///< "auto" chose the budget (none was given)
+  bool budget_exhausted = false;         ///< some problem stopped at the budget
   int worker_starts = 0;
   double wall_seconds = 0;
   double compile_seconds = 0;            ///< NVRTC time summed over threads

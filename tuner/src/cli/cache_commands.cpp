@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "tiletune/cache_db.hpp"
+#include "tiletune/landscape.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/device.hpp"
 #include "tiletune/query.hpp"
@@ -312,22 +313,32 @@ relative time across devices), or none (exit status 2: use your defaults).)HELP"
 Runner add_export_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("export", "Write every trial of the result cache as CSV or JSON");
   struct Options {
-    std::string db, kernel, format = "json";
+    std::string db, kernel, device, format = "json";
     bool current_only = false;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
   cmd->add_option("--kernel", o->kernel, "Only this kernel");
+  cmd->add_option("--device", o->device, "Landscape: the device (UUID or name) when the kernel ran on several");
   cmd->add_flag("--current-only", o->current_only, "Only the latest version of each kernel's source");
-  cmd->add_option("--format", o->format, "Output: csv or json (default)")->check(CLI::IsMember({"csv", "json"}));
+  cmd->add_option("--format", o->format, "Output: csv, json (default) or landscape (needs --kernel)")
+      ->check(CLI::IsMember({"csv", "json", "landscape"}));
   cmd->footer(R"(Examples:
   tiletune export --format csv > trials.csv
   tiletune export --kernel transpose > transpose.json
+  tiletune export --format landscape --kernel matmul > matmul.csv    a recording for `tune --replay`
 
 Every trial with its full key: device (UUID, name, compute capability, copy bandwidth), kernel
-version (name, source hash, options, NVRTC version), problem and params, and all measurements.)");
+version (name, source hash, options, NVRTC version), problem and params, and all measurements.
+A landscape is the current version of one kernel on one device, every problem, in the compact
+format that `tiletune tune SPACE --replay FILE` reads.)");
   return [o]() {
     CacheDb db = open_for_reading(o->db);
+    if (o->format == "landscape") {
+      if (o->kernel.empty()) throw Error("export --format landscape: name the kernel with --kernel");
+      write_landscape(std::cout, landscape_from_cache(db, o->kernel, o->device));
+      return 0;
+    }
     TrialFilter filter;
     if (!o->kernel.empty()) filter.kernel = o->kernel;
     filter.current_only = o->current_only;

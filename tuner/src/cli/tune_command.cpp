@@ -11,6 +11,9 @@
 #include "cli/plan_output.hpp"
 #include "gpu/driver.hpp"
 #include "tiletune/device.hpp"
+#include "tiletune/landscape.hpp"
+#include "tiletune/replay.hpp"
+#include "tiletune/strategy.hpp"
 #include "tiletune/runner.hpp"
 #include "tiletune/sweep.hpp"
 #include "tiletune/worker.hpp"
@@ -32,6 +35,10 @@ struct TuneOptions {
   int min_samples = 10;
   double deadline = 10;
   std::size_t top = 10;
+  std::string strategy = "auto";
+  std::uint64_t seed = 1;
+  std::string replay;
+  std::size_t batch = 1;
 };
 
 /// Problems from --size: each named size takes the values given (repeat a name for several),
@@ -108,12 +115,96 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
   const double wall = std::max(r.wall_seconds, 1e-9);
   out << fmt::format("\n{} trials this run: {}{}\n", r.trials.size(), counts_text(r.counts),
                      r.budget_exhausted ? " (budget reached)" : "");
+  out << fmt::format("strategy {}{}\n", r.strategy,
+                     r.default_budget ? fmt::format(" (auto: the sweep was estimated at {:.0f} s; measured 10 % of each "
+                                                    "problem's configs, at least 30)",
+                                                    r.estimated_seconds)
+                                      : "");
   out << fmt::format(
       "{:.1f} s wall, {:.1f} trials/s; NVRTC {:.1f} s (over all threads), GPU waited {:.1f} s for it; "
       "module load + setup {:.1f} s, verify {:.1f} s, timing {:.1f} s; {} worker start{}\n",
       r.wall_seconds, double(r.trials.size()) / wall, r.compile_seconds, r.wait_compile_seconds, r.load_seconds,
       r.verify_seconds, r.measure_seconds, r.worker_starts, r.worker_starts == 1 ? "" : "s");
   out << fmt::format("results in {}\n", r.db_path.string());
+}
+
+std::string config_text(const Space& space, const Config& c) { return format_config(space, c); }
+
+// `tune --replay`: the strategy against a recording, one problem after another.
+int run_replay(const Space& space, const TuneOptions& o) {
+  const Landscape landscape = load_landscape(o.replay);
+  if (landscape.kernel != space.kernel)
+    throw Error(fmt::format("replay: the recording is of kernel '{}', the space of '{}'", landscape.kernel,
+                            space.kernel));
+  std::vector<Problem> problems = select_problems(space, o.plan.sizes);
+  // Without --size, the problems the recording has (a space lists more sizes than were recorded).
+  if (o.plan.sizes.empty()) {
+    std::vector<Problem> recorded;
+    for (const Problem& p : problems)
+      if (landscape.find_problem(canonical_problem(space, p))) recorded.push_back(p);
+    if (recorded.empty())
+      throw Error(fmt::format("replay: {} has none of the problems of {}", o.replay, space.yaml_path.string()));
+    problems = std::move(recorded);
+  }
+  SearchBudget budget;
+  const SweepBudget b = parse_budget(o.budget);
+  budget.evaluations = b.trials;
+  budget.fraction = b.fraction;
+  budget.seconds = b.seconds;
+  std::string strategy = o.strategy;
+  std::cout << fmt::format("replay of {} ({} on {}, recorded {})\n", o.replay, landscape.kernel,
+                           landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"));
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const ReplayProblem rp = replay_problem(space, landscape, problems[i]);
+    std::string chosen = strategy;
+    SearchBudget problem_budget = budget;
+    if (chosen == "auto") {
+      // The rule of a real sweep, on the recorded costs instead of the estimate.
+      const bool budgeted = budget.evaluations || budget.fraction || budget.seconds;
+      if (!budgeted && rp.exhaustive_cost_seconds <= 60) {
+        chosen = "exhaustive";
+      } else {
+        chosen = "forest";
+        if (!budgeted)
+          problem_budget.evaluations =
+              std::max<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(0.1 * double(rp.space.domain.size()))),
+                                      std::min<std::uint64_t>(rp.space.domain.size(), 30));
+      }
+    }
+    const auto s = make_strategy(chosen, rp.space.domain, o.seed + i);
+    const SearchTrace trace = replay(rp, *s, problem_budget, o.batch);
+    std::cout << fmt::format("\n{} — {} configs recorded{}; strategy {}, seed {}\n", rp.canonical,
+                             rp.space.domain.size(),
+                             rp.unrecorded ? fmt::format(" ({} configs of the space are not: left out)", rp.unrecorded) : "",
+                             chosen, o.seed + i);
+    std::uint64_t failed = 0;
+    for (const Evaluation& e : trace.evaluations) failed += e.time ? 0 : 1;
+    std::cout << fmt::format("  evaluations {} of {} ({:.1f} %), {} failed{}\n", trace.evaluations.size(),
+                             rp.space.domain.size(), 100.0 * double(trace.evaluations.size()) / double(rp.space.domain.size()),
+                             failed, trace.budget_exhausted ? " (budget reached)" : "");
+    std::cout << fmt::format("  recorded sweep time {:.1f} s of {:.1f} s for every config (compile + measure)\n",
+                             trace.cost_seconds, rp.exhaustive_cost_seconds);
+    if (!rp.optimum) {
+      std::cout << "  no config of this problem ran in the recording\n";
+      continue;
+    }
+    if (trace.best) {
+      std::cout << fmt::format("  best found  {:<44} {:.4f} ms = {:.1f} % of the optimum's speed\n",
+                               config_text(space, rp.space.configs[*trace.best]), trace.best_time,
+                               100.0 * rp.optimum_ms / trace.best_time);
+    } else {
+      std::cout << "  best found  nothing (every evaluation failed)\n";
+    }
+    std::cout << fmt::format("  optimum     {:<44} {:.4f} ms\n", config_text(space, rp.space.configs[*rp.optimum]),
+                             rp.optimum_ms);
+    std::string reach;
+    for (const double f : {0.90, 0.95, 0.99}) {
+      const auto n = evaluations_to_reach(trace, rp.optimum_ms, f);
+      reach += fmt::format("{}{:.0f} % after {}", reach.empty() ? "" : ", ", 100 * f, n ? std::to_string(*n) : "-");
+    }
+    std::cout << "  reached " << reach << " evaluations\n";
+  }
+  return 0;
 }
 
 }  // namespace
@@ -143,11 +234,30 @@ Runner add_tune_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--top", o->top, "Configs listed per problem at the end (default 10)");
   cmd->add_option("--arch", o->plan.arch, "Architecture to plan for when no GPU is present (default sm_90)");
+  std::string strategies = "auto";
+  for (const std::string& n : strategy_names()) strategies += ", " + n;
+  cmd->add_option("--strategy", o->strategy,
+                  "Search strategy: " + strategies +
+                      " (default auto: exhaustive when the sweep is estimated at a minute or less, else forest "
+                      "with a budget of 10 % of each problem's configs, at least 30)")
+      ->check([](const std::string& v) {
+        if (v == "auto") return std::string();
+        for (const std::string& n : strategy_names())
+          if (v == n) return std::string();
+        return "unknown strategy '" + v + "'";
+      });
+  cmd->add_option("--seed", o->seed, "Seed of the strategy: the same seed repeats a search (default 1)");
+  cmd->add_option("--replay", o->replay,
+                  "Run the strategy against a recorded landscape (tests/data/landscapes/) instead of the GPU")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--batch", o->batch, "Replay: configs proposed at a time (a GPU sweep proposes a compile batch)")
+      ->check(CLI::PositiveNumber);
   cmd->footer(R"(Examples:
   tiletune tune                                   the shipped transpose space, every problem size
   tiletune tune configs/transpose.yaml --size N=8192 --size N=4096
   tiletune tune configs/matmul.yaml --budget 10m --db results.db
   tiletune tune configs/transpose.yaml --force    measure again what the cache already has
+  tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
 
 Each config is compiled (in parallel, ahead of the GPU), checked against the device's limits,
 run once in a worker process and verified against the reference, then timed (cold: L2 flushed
@@ -155,10 +265,17 @@ before each sample; sampling stops when the relative standard error is under --m
 --min-samples and --min-time, or at --max-time). Every trial is written to the cache as it
 completes: rerunning a sweep measures only what is missing. A config that fails to compile or
 launch, faults, hangs past --deadline or computes a wrong result is recorded with that status
-and the sweep goes on. Without a CUDA device, tune says so and runs `plan` on the same space.)");
+and the sweep goes on. Without a CUDA device, tune says so and runs `plan` on the same space.
+
+A strategy proposes the configs of each problem: exhaustive (all, in order), random, local
+(iterated local search over grid neighbours), genetic, forest (a random-forest surrogate). The
+default config is always measured first. --budget applies per problem (a time budget is shared
+equally by the problems). --replay answers the strategy from a recording instead of the GPU: it
+prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.)");
   return [o]() {
     if (o->plan.space.empty()) o->plan.space = default_space_path().string();
     Space space = load_space(o->plan.space);
+    if (!o->replay.empty()) return run_replay(space, *o);
     if (cu::device_count() == 0) {
       std::cout << fmt::format("no CUDA device present ({}): running `plan` on {} instead\n",
                                cu::driver_unavailable_reason(), o->plan.space);
@@ -179,6 +296,8 @@ and the sweep goes on. Without a CUDA device, tune says so and runs `plan` on th
     options.db_path = o->db;
     options.force = o->force;
     options.budget = parse_budget(o->budget);
+    options.strategy = o->strategy;
+    options.seed = o->seed;
     options.timing.cold = !o->hot;
     options.timing.min_samples = o->min_samples;
     options.timing.min_seconds = o->min_time;

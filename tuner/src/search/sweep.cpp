@@ -12,8 +12,12 @@
 #include <future>
 #include <map>
 #include <random>
+#include <deque>
 #include <set>
+#include <unordered_map>
 
+#include "tiletune/replay.hpp"
+#include "tiletune/strategy.hpp"
 #include "tiletune/worker.hpp"
 
 namespace tiletune {
@@ -36,6 +40,17 @@ struct Work {
 /// Extra time the first trial of a problem gets in a fresh worker: it allocates and fills the
 /// buffers and computes the CPU reference before the kernel runs.
 constexpr double kSetupAllowanceSeconds = 120;
+
+// `--strategy auto`: the sweep is exhaustive when its estimate is at most a minute. The
+// estimate is 0.1 s per trial: the H200 sweeps of the shipped spaces ran 12 to 50 trials/s with
+// a cold compile cache (bench/results/2026-11-29-h200-landscapes.md).
+constexpr double kAutoSecondsPerTrial = 0.1;
+constexpr double kAutoExhaustiveSeconds = 60;
+// Otherwise the best strategy of the replay benchmark, measuring this share of each problem's
+// configs (at least kAutoMinTrials) unless --budget says otherwise.
+constexpr const char* kBestStrategy = "forest";
+constexpr double kAutoFraction = 0.10;
+constexpr std::uint64_t kAutoMinTrials = 30;
 
 std::string truncate_log(const std::string& log, std::size_t max_bytes = 16384) {
   if (log.size() <= max_bytes) return log;
@@ -129,49 +144,63 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     reference_config = c;
   }
 
-  // Stage 1: the work list, problem by problem; the default config first so that the
-  // speedup baseline is measured even when a budget stops the sweep early.
-  std::vector<Work> work;
+  // Stage 1: per problem, the valid configs as a search domain and what the cache already
+  // knows about them (a rerun answers those from the cache instead of measuring again).
+  struct ProblemWork {
+    SpaceDomain space;
+    std::unordered_map<std::string, std::optional<double>> known;  // canonical params -> time (nullopt: failed)
+    std::uint64_t limit = 0;                                        // trials this run may measure
+  };
+  std::vector<ProblemWork> problem_work(problems.size());
+  std::uint64_t unknown_total = 0;
   for (std::size_t p = 0; p < problems.size(); ++p) {
     ProblemOutcome outcome;
     outcome.problem = problems[p];
     outcome.canonical = canonical_problem(space, problems[p]);
-    const std::unordered_set<std::string> existing =
-        options.force ? std::unordered_set<std::string>{} : db.existing_trials(device_id, kernel_id, outcome.canonical);
-    std::vector<Config> configs;
-    std::set<Config> seen;
-    if (default_config) {
-      configs.push_back(*default_config);
-      seen.insert(*default_config);
+    ProblemWork& pw = problem_work[p];
+    pw.space = space_domain(space, problems[p]);
+    if (!options.force) {
+      TrialFilter filter;
+      filter.kernel = space.kernel;
+      filter.device = report.device.uuid;
+      filter.problem = outcome.canonical;
+      filter.current_only = true;
+      for (const TrialRow& row : db.trials(filter))
+        pw.known.emplace(row.trial.key.params,
+                         row.trial.status == TrialStatus::ok ? row.trial.time_ms : std::optional<double>{});
     }
-    Enumerator enumerator(space, problems[p]);
-    while (auto c = enumerator.next())
-      if (seen.insert(*c).second) configs.push_back(std::move(*c));
-    // Under a budget the sweep may stop early: try the configs in a random (seeded, so
-    // repeatable) order, so that a partial sweep samples the whole space rather than its
-    // first corner. The default config stays first: it is the baseline of the speedups.
-    const bool budgeted = options.budget.trials || options.budget.fraction || options.budget.seconds;
-    if (budgeted && configs.size() > 2) {
-      std::mt19937_64 rng(0x7469'6c65'7475'6e65ull + p);
-      std::shuffle(configs.begin() + (default_config ? 1 : 0), configs.end(), rng);
-    }
-    for (Config& c : configs) {
-      if (existing.contains(canonical_config(space, c))) {
-        ++outcome.resumed;
-        continue;
-      }
-      Work w;
-      w.problem = p;
-      w.config = std::move(c);
-      try {
-        w.launch = evaluate_launch(space, problems[p], w.config);
-        if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
-      } catch (const EvalError& e) {
-        w.pruned_reason = e.what();
-      }
-      work.push_back(std::move(w));
-    }
+    std::uint64_t unknown = 0;
+    for (const Config& c : pw.space.configs) unknown += pw.known.contains(canonical_config(space, c)) ? 0 : 1;
+    unknown_total += unknown;
+    pw.limit = unknown;
     report.problems.push_back(std::move(outcome));
+  }
+
+  // The strategy: `auto` measures everything when that takes under a minute, and otherwise
+  // searches with the best strategy of the replay benchmark (bench/results/) within a budget.
+  report.strategy = options.strategy.empty() ? std::string("auto") : options.strategy;
+  const bool budgeted = options.budget.trials || options.budget.fraction || options.budget.seconds;
+  report.estimated_seconds = double(unknown_total) * kAutoSecondsPerTrial;
+  SweepBudget budget = options.budget;
+  if (report.strategy == "auto") {
+    if (!budgeted && report.estimated_seconds <= kAutoExhaustiveSeconds) {
+      report.strategy = "exhaustive";
+    } else {
+      report.strategy = kBestStrategy;
+      if (!budgeted) {
+        budget.fraction = kAutoFraction;
+        report.default_budget = true;
+      }
+    }
+  }
+  for (ProblemWork& pw : problem_work) {
+    const auto size = pw.space.configs.size();
+    if (budget.trials) pw.limit = std::min<std::uint64_t>(pw.limit, *budget.trials);
+    if (budget.fraction) {
+      auto share = static_cast<std::uint64_t>(std::ceil(*budget.fraction * double(size)));
+      if (report.default_budget) share = std::max<std::uint64_t>(share, std::min<std::uint64_t>(size, kAutoMinTrials));
+      pw.limit = std::min<std::uint64_t>(pw.limit, share);
+    }
   }
 
   // Compiles are shared by every problem: the same config compiles once.
@@ -195,22 +224,29 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   std::shared_future<CompileResult> reference_compiled;
   if (reference_config) reference_compiled = compile(*reference_config);
   // The pool runs ahead of the GPU by a window of configs, not the whole list: a sweep that
-  // stops early (budget) must not leave minutes of queued compiles behind it.
+  // stops early (budget) must not leave minutes of queued compiles behind it. A strategy that
+  // learns from results gets fewer proposals in flight, so that each proposal knows more.
   const std::size_t window = std::max<std::size_t>(32, 4 * static_cast<std::size_t>(pool.threads()));
-  std::size_t submitted = 0;
-  auto submit_ahead = [&](std::size_t current) {
-    for (; submitted < work.size() && submitted <= current + window; ++submitted)
-      if (work[submitted].pruned_reason.empty()) work[submitted].compiled = compile(work[submitted].config);
+  const bool learns = report.strategy != "exhaustive" && report.strategy != "random";
+  const std::size_t in_flight = learns ? std::max<std::size_t>(4, pool.threads()) : window;
+
+  auto plan_work = [&](std::size_t p, const Config& c) {
+    Work w;
+    w.problem = p;
+    w.config = c;
+    try {
+      w.launch = evaluate_launch(space, problems[p], w.config);
+      if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
+    } catch (const EvalError& e) {
+      w.pruned_reason = e.what();
+    }
+    if (w.pruned_reason.empty()) w.compiled = compile(w.config);
+    return w;
   };
 
-  // Stage 2: measure in order, recording each trial as it completes.
-  std::uint64_t trial_budget = work.size();
-  if (options.budget.trials) trial_budget = std::min<std::uint64_t>(trial_budget, *options.budget.trials);
-  if (options.budget.fraction)
-    trial_budget = std::min<std::uint64_t>(
-        trial_budget, static_cast<std::uint64_t>(std::ceil(*options.budget.fraction * double(work.size()))));
+  // Stage 2: measure, recording each trial as it completes.
   SweepProgress progress;
-  progress.total = trial_budget;
+  for (const ProblemWork& pw : problem_work) progress.total += pw.limit;
   std::uint64_t next_id = 1;
   // What the worker process holds: after a fault or a timeout it is replaced by a fresh one,
   // which has no buffers and no reference outputs yet.
@@ -248,6 +284,8 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     if (r.status == TrialStatus::ok && !(r.time_ms && *r.time_ms > 0)) {
       r.status = TrialStatus::runtime_fault;
       r.detail = "the worker reported success without a time";
+      t.status = r.status;
+      t.detail = r.detail;
     }
     db.record_trial(r);
     ++report.counts[static_cast<std::size_t>(t.status)];
@@ -283,14 +321,8 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     t.result = std::move(result);
   };
 
-  for (std::size_t wi = 0; wi < work.size(); ++wi) {
-    submit_ahead(wi);
-    const Work& w = work[wi];
-    if (progress.done >= trial_budget ||
-        (options.budget.seconds && seconds_since(start) > *options.budget.seconds)) {
-      report.budget_exhausted = true;
-      break;
-    }
+  // One trial: wait for its compile, check it against the device, verify and time it, record it.
+  auto measure = [&](const Work& w) {
     SweepTrial t;
     t.problem = w.problem;
     t.config = w.config;
@@ -346,6 +378,72 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     ++progress.counts[static_cast<std::size_t>(t.status)];
     progress.elapsed_seconds = seconds_since(start);
     if (options.progress) options.progress(progress);
+    return t.status == TrialStatus::ok && t.result ? std::optional<double>(t.result->median_ms) : std::nullopt;
+  };
+
+  for (std::size_t p = 0; p < problems.size(); ++p) {
+    ProblemWork& pw = problem_work[p];
+    ProblemOutcome& outcome = report.problems[p];
+    const std::size_t problems_left = problems.size() - p;
+    // A time budget is shared out: each problem gets an equal part of what is left.
+    std::optional<double> problem_deadline;
+    if (budget.seconds) problem_deadline = seconds_since(start) + (*budget.seconds - seconds_since(start)) / double(problems_left);
+    std::uint64_t measured = 0;
+    auto out_of_budget = [&] {
+      return measured >= pw.limit || (problem_deadline && seconds_since(start) > *problem_deadline);
+    };
+
+    // The default config first: it is the baseline of the speedups, even when a budget stops
+    // the search early. Its result answers the strategy when the strategy proposes it.
+    std::optional<std::string> default_key;
+    if (default_config && pw.space.domain.start()) {
+      default_key = canonical_config(space, *default_config);
+      if (!pw.known.contains(*default_key) && !out_of_budget()) {
+        pw.known.emplace(*default_key, measure(plan_work(p, *default_config)));
+        ++measured;
+        ++outcome.evaluations;
+      }
+    }
+
+    const std::unique_ptr<SearchStrategy> strategy =
+        make_strategy(report.strategy, pw.space.domain, options.seed + p);
+    std::deque<std::pair<std::size_t, Work>> queue;  // proposed, not yet measured, in order
+    bool strategy_done = false;
+    auto top_up = [&] {
+      while (!strategy_done && queue.size() < in_flight) {
+        const std::vector<std::size_t> points = strategy->propose(in_flight - queue.size());
+        if (points.empty()) {
+          strategy_done = queue.empty();
+          return;
+        }
+        for (const std::size_t point : points) {
+          const Config& c = pw.space.configs.at(point);
+          const std::string key = canonical_config(space, c);
+          if (auto it = pw.known.find(key); it != pw.known.end()) {
+            strategy->observe(point, it->second);
+            if (key != default_key) ++outcome.resumed;
+            continue;
+          }
+          queue.emplace_back(point, plan_work(p, c));
+        }
+      }
+    };
+    for (top_up(); !queue.empty(); top_up()) {
+      if (out_of_budget()) {
+        outcome.budget_reached = true;
+        break;
+      }
+      auto [point, work] = std::move(queue.front());
+      queue.pop_front();
+      const std::optional<double> time = measure(work);
+      pw.known.emplace(canonical_config(space, work.config), time);
+      strategy->observe(point, time);
+      ++measured;
+      ++outcome.evaluations;
+    }
+    if (outcome.budget_reached) report.budget_exhausted = true;
+    // Progress counts what this problem was allowed; when it stopped short, the rest is not coming.
+    progress.total -= pw.limit - std::min(pw.limit, measured);
   }
 
   for (const auto& [config, future] : compiles)

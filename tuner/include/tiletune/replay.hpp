@@ -1,0 +1,54 @@
+// Replays: a search strategy run against a recorded landscape instead of the GPU. Each point
+// the strategy proposes is answered with its recorded outcome (failures stay failures) and
+// costs its recorded compile and measure time, so a replay says how many evaluations and how
+// much sweep time a strategy would have needed, in milliseconds of CPU.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tiletune/enumerate.hpp"
+#include "tiletune/landscape.hpp"
+#include "tiletune/space.hpp"
+#include "tiletune/strategy.hpp"
+
+namespace tiletune {
+
+/// A space's valid configs for one problem as a search domain; configs[i] is point i.
+struct SpaceDomain {
+  SearchDomain domain;
+  std::vector<Config> configs;
+};
+/// Throws Error when a param has more than 65535 values.
+[[nodiscard]] SpaceDomain space_domain(const Space& space, const Problem& problem);
+
+/// One problem of a space joined with its recording.
+struct ReplayProblem {
+  Problem problem;
+  std::string canonical;                    ///< "N=8192"
+  SpaceDomain space;                        ///< only the configs the recording has
+  std::vector<LandscapeTrial> outcomes;     ///< per point of space.domain
+  std::uint64_t unrecorded = 0;             ///< valid configs the recording lacks (left out)
+  std::optional<std::size_t> optimum;       ///< fastest ok point
+  double optimum_ms = 0;
+  double exhaustive_cost_seconds = 0;       ///< what measuring every point cost the recording
+};
+
+/// Joins a problem of a space with a landscape. Throws Error when the landscape is of another
+/// kernel, has no trials for the problem, or none of them is a config of the space.
+[[nodiscard]] ReplayProblem replay_problem(const Space& space, const Landscape& landscape,
+                                           const Problem& problem);
+
+/// Runs a strategy against the recording: evaluations answer from outcomes, costing the
+/// recorded compile + measure time.
+[[nodiscard]] SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy,
+                                 const SearchBudget& budget, std::size_t batch = 1);
+
+/// The number of evaluations after which the trace's best reached fraction (0.95: 95 %) of the
+/// optimum's speed (optimum_ms / best_ms >= fraction); nullopt when it never did.
+[[nodiscard]] std::optional<std::size_t> evaluations_to_reach(const SearchTrace& trace, double optimum_ms,
+                                                              double fraction);
+
+}  // namespace tiletune
