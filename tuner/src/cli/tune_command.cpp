@@ -219,7 +219,7 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_option("--db", o->db,
                   "Result cache (default: $TILETUNE_DB, else $XDG_CACHE_HOME/tiletune/tiletune.db, else "
                   "~/.cache/tiletune/tiletune.db)");
-  cmd->add_option("--budget", o->budget, "Stop after N trials, a share of the space (25%) or a time (90s, 10m)");
+  cmd->add_option("--budget", o->budget, "Stop each problem after N trials or a share of its configs (25%), or the sweep after a time (90s, 10m)");
   cmd->add_flag("--force", o->force, "Re-measure configs the cache already has");
   cmd->add_flag("--hot", o->hot, "Time back-to-back runs (default: cold, L2 flushed before each sample)");
   cmd->add_option("--min-samples", o->min_samples, "Samples before the noise rule may stop (default 10)")
