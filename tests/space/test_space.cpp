@@ -64,40 +64,45 @@ TEST(Space, LoadsTheTransposeConfig) {
   ASSERT_EQ(s.problem.size(), 1u);
   EXPECT_EQ(s.problem[0].name, "N");
   EXPECT_EQ(s.problem[0].values, (Values{1024, 4096, 8192}));
-  EXPECT_EQ(s.problem[0].where.line, 7);
+  EXPECT_EQ(s.problem[0].where.line, 8);
   EXPECT_EQ(s.problem[0].where.column, 3);
-  ASSERT_EQ(s.params.size(), 3u);
+  ASSERT_EQ(s.params.size(), 4u);
   EXPECT_EQ(s.params[0].name, "TILE");
   EXPECT_EQ(s.params[0].values, (Values{16, 32, 64}));
   EXPECT_EQ(s.params[1].name, "BLOCK_ROWS");
   EXPECT_EQ(s.params[1].values, (Values{1, 2, 4, 8, 16, 32}));
   EXPECT_EQ(s.params[2].name, "PAD");
   EXPECT_EQ(s.params[2].values, (Values{0, 1}));
-  EXPECT_EQ(s.variable_names(), (std::vector<std::string>{"N", "TILE", "BLOCK_ROWS", "PAD"}));
+  EXPECT_EQ(s.params[3].name, "VEC");
+  EXPECT_EQ(s.params[3].values, (Values{1, 2, 4}));
+  EXPECT_EQ(s.variable_names(), (std::vector<std::string>{"N", "TILE", "BLOCK_ROWS", "PAD", "VEC"}));
   EXPECT_EQ(s.param_index("BLOCK_ROWS"), 1);
   EXPECT_EQ(s.param_index("N"), -1);
   EXPECT_EQ(s.problem_index("N"), 0);
   EXPECT_EQ(s.problem_index("TILE"), -1);
 
-  // Slots: N=4096 TILE=32 BLOCK_ROWS=8 PAD=1.
-  const Values slots{4096, 32, 8, 1};
-  ASSERT_EQ(s.constraints.size(), 2u);
+  // Slots: N=4096 TILE=32 BLOCK_ROWS=8 PAD=1 VEC=1.
+  const Values slots{4096, 32, 8, 1, 1};
+  ASSERT_EQ(s.constraints.size(), 3u);
   EXPECT_EQ(s.constraints[0].condition.expr.text(), "BLOCK_ROWS <= TILE");
   EXPECT_EQ(s.constraints[1].condition.expr.text(), "TILE % BLOCK_ROWS == 0");
-  EXPECT_EQ(s.constraints[1].condition.where.line, 14);
+  EXPECT_EQ(s.constraints[2].condition.expr.text(), "TILE / VEC >= 8");
+  EXPECT_EQ(s.constraints[2].condition.expr.eval(Values{4096, 16, 4, 0, 4}), 0);
+  EXPECT_EQ(s.constraints[1].condition.where.line, 16);
   EXPECT_EQ(s.constraints[1].condition.where.column, 5);
   EXPECT_EQ(s.constraints[0].condition.expr.eval(slots), 1);
-  EXPECT_EQ(s.constraints[0].condition.expr.eval(Values{4096, 16, 32, 0}), 0);
+  EXPECT_EQ(s.constraints[0].condition.expr.eval(Values{4096, 16, 32, 0, 1}), 0);
 
   // The flow list splits "ceil_div(N, TILE)" at its comma; the loader joins it back.
   EXPECT_EQ(s.launch.grid[0].expr.text(), "ceil_div(N, TILE)");
   EXPECT_EQ(s.launch.grid[1].expr.text(), "ceil_div(N, TILE)");
-  EXPECT_EQ(s.launch.grid[0].where.line, 16);
+  EXPECT_EQ(s.launch.grid[0].where.line, 19);
   EXPECT_EQ(s.launch.grid[0].where.column, 10);
   EXPECT_EQ(s.launch.grid[1].where.column, 29);
   EXPECT_EQ(s.launch.grid[0].expr.eval(slots), 128);
   EXPECT_EQ(s.launch.grid[2].expr.eval(slots), 1);
   EXPECT_EQ(s.launch.block[0].expr.eval(slots), 32);
+  EXPECT_EQ(s.launch.block[0].expr.eval(Values{4096, 32, 8, 1, 4}), 8);  // TILE / VEC
   EXPECT_EQ(s.launch.block[1].expr.eval(slots), 8);
   EXPECT_EQ(s.launch.block[2].expr.eval(slots), 1);
   EXPECT_EQ(s.launch.shared_bytes.expr.eval(slots), 0);
@@ -124,13 +129,13 @@ TEST(Space, LoadsTheTransposeConfig) {
   EXPECT_EQ(s.verify.reference, VerifySpec::Reference::cpu);
   EXPECT_EQ(s.verify.rtol, 0.0);
   EXPECT_EQ(s.verify.atol, 0.0);
-  EXPECT_EQ(s.verify.where.line, 23);
+  EXPECT_EQ(s.verify.where.line, 26);
   ASSERT_TRUE(s.metric_bytes);
   EXPECT_EQ(s.metric_bytes->expr.eval(slots), 2LL * 4096 * 4096 * 4);
   EXPECT_FALSE(s.metric_flops);
   ASSERT_TRUE(s.default_config);
-  EXPECT_EQ(*s.default_config, (Values{32, 8, 0}));
-  EXPECT_EQ(s.default_where.line, 25);
+  EXPECT_EQ(*s.default_config, (Values{32, 8, 0, 1}));
+  EXPECT_EQ(s.default_where.line, 28);
 }
 
 TEST(Space, ParsesFromText) {
