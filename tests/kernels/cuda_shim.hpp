@@ -2,8 +2,9 @@
 // is run as blockDim std::threads (all of them at once, so that __syncthreads and warp
 // shuffles are real barriers), the blocks of a grid one after another. Shared memory is a
 // function-local static (one block runs at a time), dynamic shared memory a buffer per block,
-// atomics are std::atomic_ref. It checks the kernels' index arithmetic, bounds and
-// synchronisation logic, not their speed; it cannot find a race between blocks.
+// atomics are std::atomic_ref, cp.async copies are done at the wait (see the end). It checks
+// the kernels' index arithmetic, bounds and synchronisation logic, not their speed; it cannot
+// find a race between blocks.
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -56,6 +60,15 @@ struct Block {
 
 inline thread_local Block* current_block = nullptr;
 
+// cp.async copies of this thread not yet waited for.
+struct AsyncCopy {
+  void* dst;
+  const void* src;
+  int size;   // bytes written to dst
+  int bytes;  // of which read from src; the rest are zeros
+};
+inline thread_local std::vector<AsyncCopy> async_copies;
+
 inline unsigned linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
@@ -82,6 +95,10 @@ void launch(dim3 grid, dim3 block, std::size_t shared_bytes, Body body) {
             blockIdx = {bx, by, bz};
             threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
             body();
+            if (!async_copies.empty()) {
+              std::fprintf(stderr, "cuda_shim: a thread ended with cp.async copies in flight\n");
+              std::abort();
+            }
           });
         }
         for (auto& th : pool) th.join();
@@ -119,3 +136,26 @@ template <class T>
 inline T atomicExch(T* p, T v) {
   return std::atomic_ref<T>(*p).exchange(v);
 }
+
+// cp.async (sm_80+), as the kernels wrap it: tt_cp_async16/4(dst, src, bytes) copies 16 (4)
+// bytes into shared memory, the first `bytes` from src and zeros after them, asynchronously;
+// tt_cp_async_wait_all waits for the thread's copies. Here the copies are done at the wait,
+// the latest a GPU may do them, so that a read before the wait sees stale data. A kernel
+// compiled with TT_EMU_NO_CP_ASYNC sees no cp.async (its path for older GPUs).
+#ifndef TT_EMU_NO_CP_ASYNC
+#define TT_EMULATED_CP_ASYNC 1
+inline void tt_cp_async16(float* dst, const float* src, int bytes) {
+  tt_emu::async_copies.push_back({dst, src, 16, bytes});
+}
+inline void tt_cp_async4(float* dst, const float* src, int bytes) {
+  tt_emu::async_copies.push_back({dst, src, 4, bytes});
+}
+inline void tt_cp_async_wait_all() {
+  for (const tt_emu::AsyncCopy& c : tt_emu::async_copies) {
+    std::memcpy(c.dst, c.src, static_cast<std::size_t>(c.bytes));
+    std::memset(static_cast<char*>(c.dst) + c.bytes, 0,
+                static_cast<std::size_t>(c.size - c.bytes));
+  }
+  tt_emu::async_copies.clear();
+}
+#endif
