@@ -1,5 +1,6 @@
 // bench_strategies (issue 6): every search strategy against every recorded H200 landscape
-// (tests/data/landscapes/), many seeds each, on the CPU. For each space, problem and strategy:
+// (tests/data/landscapes/*.csv, named by file: matmul-previous-kernel.csv is the matmul space
+// recorded with the kernel before its rewrite), many seeds each, on the CPU. For each space, problem and strategy:
 // the fraction of the optimum's speed reached after k evaluations (median and quartiles over
 // the seeds) and the evaluations needed for 90 %, 95 % and 99 % of it, against random sampling.
 //
@@ -172,7 +173,7 @@ int main(int argc, char** argv) try {
           n99.push_back(evaluations_to_reach(trace, rp.optimum_ms, 0.99));
         }
         Row row;
-        row.space = landscape.kernel;
+        row.space = file.stem().string();  // the recording: two may be of one kernel
         row.problem = lp.problem;
         row.strategy = name;
         row.configs = n;

@@ -7,7 +7,8 @@
 #
 # Environment: OUT (default /tmp/tiletune-out) gets env.txt, record.log and landscapes.db;
 # TOTAL_S (default 570) bounds the whole script: a sweep cut short keeps what it measured;
-# ONLY="vector_add histogram" records only those spaces.
+# ONLY="vector_add histogram" records only those spaces. An existing $OUT/landscapes.db is
+# kept: a second call completes what a first one left out (each trial keeps its own times).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -52,7 +53,7 @@ for run in "${runs[@]}"; do
   [[ -z "${ONLY:-}" || " $ONLY " == *" $space "* ]] || continue
   start=$SECONDS
   # A cold cubin cache per problem: the recorded compile times are what a sweep pays.
-  TILETUNE_CUBIN_CACHE=$WORK/cubin-$i timeout "$left" "$TT" tune -q "configs/$space.yaml" --db "$DB" "$@" \
+  TILETUNE_CUBIN_CACHE=$WORK/cubin-$i timeout "$left" "$TT" tune -q "configs/$space.yaml" --db "$DB" --strategy exhaustive "$@" \
     > "$WORK/run-$i.log" 2>&1
   rc=$?
   { echo "=== $run: rc=$rc, $((SECONDS - start)) s"; tail -25 "$WORK/run-$i.log"; } >> "$OUT/record.log"
