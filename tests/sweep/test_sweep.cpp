@@ -11,13 +11,13 @@ namespace {
 Space transpose() { return load_space(testing::source_dir() / "configs" / "transpose.yaml"); }
 
 TEST(Sweep, ParseBudget) {
-  EXPECT_EQ(parse_budget("200").trials, 200u);
+  EXPECT_EQ(parse_budget("200").evaluations, 200u);
   EXPECT_DOUBLE_EQ(*parse_budget("25%").fraction, 0.25);
   EXPECT_DOUBLE_EQ(*parse_budget("90s").seconds, 90.0);
   EXPECT_DOUBLE_EQ(*parse_budget("10m").seconds, 600.0);
   EXPECT_DOUBLE_EQ(*parse_budget("2h").seconds, 7200.0);
   const SweepBudget none = parse_budget("");
-  EXPECT_FALSE(none.trials || none.fraction || none.seconds);
+  EXPECT_FALSE(none.evaluations || none.fraction || none.seconds);
   for (const char* bad : {"abc", "-3", "0", "1.5", "150%", "10x", "nan"}) {
     EXPECT_THROW((void)parse_budget(bad), Error) << bad;
   }

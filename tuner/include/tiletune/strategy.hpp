@@ -85,6 +85,10 @@ struct SearchBudget {
   std::optional<double> seconds;
 };
 
+/// The evaluations a budget's count and fraction allow on a domain of domain_size points (the
+/// smaller of the two; nullopt when it sets neither).
+[[nodiscard]] std::optional<std::uint64_t> budget_evaluations(const SearchBudget& budget, std::size_t domain_size);
+
 /// The outcome of evaluating one point.
 struct Evaluation {
   std::size_t point = 0;

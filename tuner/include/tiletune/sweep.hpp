@@ -17,19 +17,31 @@
 #include "tiletune/device.hpp"
 #include "tiletune/measure.hpp"
 #include "tiletune/plan.hpp"
+#include "tiletune/strategy.hpp"
 #include "tiletune/trial.hpp"
 
 namespace tiletune {
 
-/// When to stop early, per problem: after this many measured trials, this fraction of the
-/// problem's configs, or (for the whole sweep, shared equally by the problems) this much wall
-/// time. Parsed from "200", "25%" or "90s" / "10m".
-struct SweepBudget {
-  std::optional<std::uint64_t> trials;
-  std::optional<double> fraction;
-  std::optional<double> seconds;
-};
+/// When a sweep stops early, per problem: after this many measured trials (evaluations), this
+/// fraction of the problem's configs, or (for the whole sweep, shared equally by the problems)
+/// this much wall time. The budget of a replay is the same. Parsed from "200", "25%" or "90s" / "10m".
+using SweepBudget = SearchBudget;
 [[nodiscard]] SweepBudget parse_budget(const std::string& text);
+
+/// A strategy name with `auto` resolved: exhaustive when no budget is given and the sweep is
+/// estimated at a minute or less, else the best strategy of the replay benchmark, with a default
+/// budget of 10 % of each problem's configs (at least 30) when none is given.
+struct StrategyChoice {
+  std::string strategy;
+  SearchBudget budget;          ///< the budget given, or auto's default
+  bool default_budget = false;  ///< auto chose the budget
+};
+[[nodiscard]] StrategyChoice choose_strategy(const std::string& requested, const SearchBudget& budget,
+                                             double estimated_seconds);
+/// The evaluations a choice allows on a problem of `configs` configs (nullopt: no count limit).
+[[nodiscard]] std::optional<std::uint64_t> choice_evaluations(const StrategyChoice& choice, std::size_t configs);
+/// The estimate `auto` uses for a sweep: seconds per trial still to measure.
+inline constexpr double auto_seconds_per_trial = 0.1;
 
 /// Counts per TrialStatus, indexed by the enum's value.
 using StatusCounts = std::array<std::uint64_t, 7>;

@@ -146,31 +146,17 @@ int run_replay(const Space& space, const TuneOptions& o) {
       throw Error(fmt::format("replay: {} has none of the problems of {}", o.replay, space.yaml_path.string()));
     problems = std::move(recorded);
   }
-  SearchBudget budget;
-  const SweepBudget b = parse_budget(o.budget);
-  budget.evaluations = b.trials;
-  budget.fraction = b.fraction;
-  budget.seconds = b.seconds;
-  std::string strategy = o.strategy;
+  const SearchBudget budget = parse_budget(o.budget);
   std::cout << fmt::format("replay of {} ({} on {}, recorded {})\n", o.replay, landscape.kernel,
                            landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"));
   for (std::size_t i = 0; i < problems.size(); ++i) {
     const ReplayProblem rp = replay_problem(space, landscape, problems[i]);
-    std::string chosen = strategy;
-    SearchBudget problem_budget = budget;
-    if (chosen == "auto") {
-      // The rule of a real sweep, on the recorded costs instead of the estimate.
-      const bool budgeted = budget.evaluations || budget.fraction || budget.seconds;
-      if (!budgeted && rp.exhaustive_cost_seconds <= 60) {
-        chosen = "exhaustive";
-      } else {
-        chosen = "forest";
-        if (!budgeted)
-          problem_budget.evaluations =
-              std::max<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(0.1 * double(rp.space.domain.size()))),
-                                      std::min<std::uint64_t>(rp.space.domain.size(), 30));
-      }
-    }
+    // The rule of a real sweep, on this problem's recorded cost instead of the estimate.
+    const StrategyChoice choice = choose_strategy(o.strategy, budget, rp.exhaustive_cost_seconds);
+    const std::string& chosen = choice.strategy;
+    SearchBudget problem_budget = choice.budget;
+    problem_budget.evaluations = choice_evaluations(choice, rp.space.domain.size());
+    problem_budget.fraction.reset();  // counted in evaluations
     const auto s = make_strategy(chosen, rp.space.domain, o.seed + i);
     const SearchTrace trace = replay(rp, *s, problem_budget, o.batch);
     std::cout << fmt::format("\n{} — {} configs recorded{}; strategy {}, seed {}\n", rp.canonical,

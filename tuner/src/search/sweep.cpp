@@ -9,11 +9,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <deque>
 #include <future>
 #include <map>
-#include <random>
-#include <deque>
-#include <set>
 #include <unordered_map>
 
 #include "tiletune/replay.hpp"
@@ -42,9 +40,8 @@ struct Work {
 constexpr double kSetupAllowanceSeconds = 120;
 
 // `--strategy auto`: the sweep is exhaustive when its estimate is at most a minute. The
-// estimate is 0.1 s per trial: the H200 sweeps of the shipped spaces ran 12 to 50 trials/s with
-// a cold compile cache (bench/results/2026-11-29-h200-landscapes.md).
-constexpr double kAutoSecondsPerTrial = 0.1;
+// estimate is auto_seconds_per_trial (0.1 s): the H200 sweeps of the shipped spaces ran 12 to 50
+// trials/s with a cold compile cache (bench/results/2026-11-29-h200-landscapes.md).
 constexpr double kAutoExhaustiveSeconds = 60;
 // Otherwise the best strategy of the replay benchmark, measuring this share of each problem's
 // configs (at least kAutoMinTrials) unless --budget says otherwise.
@@ -72,7 +69,7 @@ SweepBudget parse_budget(const std::string& text) {
                             text));
   if (unit.empty()) {
     if (value != std::floor(value)) throw Error(fmt::format("--budget '{}': a trial count is a whole number", text));
-    b.trials = static_cast<std::uint64_t>(value);
+    b.evaluations = static_cast<std::uint64_t>(value);
   } else if (unit == "%") {
     if (value > 100) throw Error(fmt::format("--budget '{}': a share of the space is at most 100%", text));
     b.fraction = value / 100.0;
@@ -86,6 +83,29 @@ SweepBudget parse_budget(const std::string& text) {
     throw Error(fmt::format("--budget '{}': unknown unit '{}' (use %, s, m or h)", text, unit));
   }
   return b;
+}
+
+StrategyChoice choose_strategy(const std::string& requested, const SearchBudget& budget, double estimated_seconds) {
+  StrategyChoice c{requested.empty() ? std::string("auto") : requested, budget, false};
+  if (c.strategy != "auto") return c;
+  const bool budgeted = budget.evaluations || budget.fraction || budget.seconds;
+  if (!budgeted && estimated_seconds <= kAutoExhaustiveSeconds) {
+    c.strategy = "exhaustive";
+  } else {
+    c.strategy = kBestStrategy;
+    if (!budgeted) {
+      c.budget.fraction = kAutoFraction;
+      c.default_budget = true;
+    }
+  }
+  return c;
+}
+
+std::optional<std::uint64_t> choice_evaluations(const StrategyChoice& choice, std::size_t configs) {
+  std::optional<std::uint64_t> limit = budget_evaluations(choice.budget, configs);
+  if (limit && choice.default_budget)
+    limit = std::max<std::uint64_t>(*limit, std::min<std::uint64_t>(configs, kAutoMinTrials));
+  return limit;
 }
 
 KernelRecord kernel_record(const Space& space, const KernelSource& source, int arch) {
@@ -178,30 +198,13 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
 
   // The strategy: `auto` measures everything when that takes under a minute, and otherwise
   // searches with the best strategy of the replay benchmark (bench/results/) within a budget.
-  report.strategy = options.strategy.empty() ? std::string("auto") : options.strategy;
-  const bool budgeted = options.budget.trials || options.budget.fraction || options.budget.seconds;
-  report.estimated_seconds = double(unknown_total) * kAutoSecondsPerTrial;
-  SweepBudget budget = options.budget;
-  if (report.strategy == "auto") {
-    if (!budgeted && report.estimated_seconds <= kAutoExhaustiveSeconds) {
-      report.strategy = "exhaustive";
-    } else {
-      report.strategy = kBestStrategy;
-      if (!budgeted) {
-        budget.fraction = kAutoFraction;
-        report.default_budget = true;
-      }
-    }
-  }
-  for (ProblemWork& pw : problem_work) {
-    const auto size = pw.space.configs.size();
-    if (budget.trials) pw.limit = std::min<std::uint64_t>(pw.limit, *budget.trials);
-    if (budget.fraction) {
-      auto share = static_cast<std::uint64_t>(std::ceil(*budget.fraction * double(size)));
-      if (report.default_budget) share = std::max<std::uint64_t>(share, std::min<std::uint64_t>(size, kAutoMinTrials));
-      pw.limit = std::min<std::uint64_t>(pw.limit, share);
-    }
-  }
+  report.estimated_seconds = double(unknown_total) * auto_seconds_per_trial;
+  const StrategyChoice choice = choose_strategy(options.strategy, options.budget, report.estimated_seconds);
+  report.strategy = choice.strategy;
+  report.default_budget = choice.default_budget;
+  const SearchBudget& budget = choice.budget;
+  for (ProblemWork& pw : problem_work)
+    if (auto limit = choice_evaluations(choice, pw.space.configs.size())) pw.limit = std::min(pw.limit, *limit);
 
   // Compiles are shared by every problem: the same config compiles once.
   CubinCache no_cache{std::filesystem::path{}};

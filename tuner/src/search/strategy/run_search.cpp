@@ -11,21 +11,16 @@
 
 namespace tiletune {
 
-namespace {
-
-/// The evaluation count allowed by the count and fraction limits, if any.
-std::optional<std::uint64_t> evaluation_limit(const SearchDomain& domain, const SearchBudget& budget) {
+std::optional<std::uint64_t> budget_evaluations(const SearchBudget& budget, std::size_t domain_size) {
   std::optional<std::uint64_t> limit = budget.evaluations;
   if (budget.fraction) {
     // The epsilon keeps 0.07 * 100 (= 7.000000000000001) from becoming 8.
-    const double share = std::ceil(*budget.fraction * static_cast<double>(domain.size()) - 1e-9);
+    const double share = std::ceil(*budget.fraction * static_cast<double>(domain_size) - 1e-9);
     const auto count = static_cast<std::uint64_t>(std::max(share, 0.0));
     limit = limit ? std::min(*limit, count) : count;
   }
   return limit;
 }
-
-}  // namespace
 
 SearchTrace run_search(const SearchDomain& domain, SearchStrategy& strategy,
                        const std::function<Evaluation(std::size_t)>& evaluate, const SearchBudget& budget,
@@ -36,7 +31,7 @@ SearchTrace run_search(const SearchDomain& domain, SearchStrategy& strategy,
   if (budget.seconds && !(*budget.seconds >= 0))
     throw Error(fmt::format("run_search: budget of {} seconds is not a time", *budget.seconds));
 
-  const std::optional<std::uint64_t> max_evaluations = evaluation_limit(domain, budget);
+  const std::optional<std::uint64_t> max_evaluations = budget_evaluations(budget, domain.size());
   const auto budget_left = [&](const SearchTrace& t) {
     if (max_evaluations && t.evaluations.size() >= *max_evaluations) return false;
     if (budget.seconds && t.cost_seconds >= *budget.seconds) return false;
