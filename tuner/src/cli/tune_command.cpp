@@ -128,8 +128,6 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
   out << fmt::format("results in {}\n", r.db_path.string());
 }
 
-std::string config_text(const Space& space, const Config& c) { return format_config(space, c); }
-
 // `tune --replay`: the strategy against a recording, one problem after another.
 int run_replay(const Space& space, const TuneOptions& o) {
   const Landscape landscape = load_landscape(o.replay);
@@ -176,12 +174,12 @@ int run_replay(const Space& space, const TuneOptions& o) {
     }
     if (trace.best) {
       std::cout << fmt::format("  best found  {:<44} {:.4f} ms = {:.1f} % of the optimum's speed\n",
-                               config_text(space, rp.space.configs[*trace.best]), trace.best_time,
+                               format_config(space, rp.space.configs[*trace.best]), trace.best_time,
                                100.0 * rp.optimum_ms / trace.best_time);
     } else {
       std::cout << "  best found  nothing (every evaluation failed)\n";
     }
-    std::cout << fmt::format("  optimum     {:<44} {:.4f} ms\n", config_text(space, rp.space.configs[*rp.optimum]),
+    std::cout << fmt::format("  optimum     {:<44} {:.4f} ms\n", format_config(space, rp.space.configs[*rp.optimum]),
                              rp.optimum_ms);
     std::string reach;
     for (const double f : {0.90, 0.95, 0.99}) {

@@ -38,6 +38,13 @@ std::string one_line(std::string_view s) {
 
 std::string number(double v) { return fmt::format("{:.6g}", v); }
 
+/// The landscape's problem of that name, appended when it is new (problems keep file order).
+LandscapeProblem& problem_named(Landscape& l, std::string_view name) {
+  for (LandscapeProblem& p : l.problems)
+    if (p.problem == name) return p;
+  return l.problems.emplace_back(LandscapeProblem{std::string(name), {}});
+}
+
 [[noreturn]] void fail(const std::filesystem::path& path, int line, const std::string& what) {
   throw Error(fmt::format("{}:{}: landscape: {}", path.string(), line, what));
 }
@@ -150,10 +157,7 @@ Landscape load_landscape(const std::filesystem::path& path) {
     t.detail = std::string(rest);
     if (!seen.emplace(std::string(f[0]), t.params).second)
       fail(path, n, fmt::format("a second trial of {} at {}", t.params, f[0]));
-    auto it = std::find_if(l.problems.begin(), l.problems.end(),
-                           [&](const LandscapeProblem& p) { return p.problem == f[0]; });
-    if (it == l.problems.end()) it = l.problems.insert(l.problems.end(), LandscapeProblem{std::string(f[0]), {}});
-    it->trials.push_back(std::move(t));
+    problem_named(l, f[0]).trials.push_back(std::move(t));
   }
   if (n == 0) fail(path, 1, "the file is empty");
   if (l.kernel.empty()) fail(path, n, "no '# kernel: NAME' line in the header");
@@ -204,9 +208,6 @@ Landscape landscape_from_cache(const CacheDb& db, const std::string& kernel, con
 
   for (const TrialRow& r : rows) {
     const TrialRecord& t = r.trial;
-    auto it = std::find_if(l.problems.begin(), l.problems.end(),
-                           [&](const LandscapeProblem& p) { return p.problem == t.key.problem; });
-    if (it == l.problems.end()) it = l.problems.insert(l.problems.end(), LandscapeProblem{t.key.problem, {}});
     LandscapeTrial lt;
     lt.params = t.key.params;
     lt.status = t.status;
@@ -217,7 +218,7 @@ Landscape landscape_from_cache(const CacheDb& db, const std::string& kernel, con
     lt.shared_bytes = t.shared_bytes;
     lt.occupancy = t.occupancy_driver ? t.occupancy_driver : t.occupancy_offline;
     lt.detail = t.detail;
-    it->trials.push_back(std::move(lt));
+    problem_named(l, t.key.problem).trials.push_back(std::move(lt));
   }
   // A stable order (the cache's is by id): problems and params sorted as text.
   std::sort(l.problems.begin(), l.problems.end(),
