@@ -1,0 +1,21 @@
+// The exit status of every tiletune command, declared once. The README's table of exit
+// statuses lists the same values; a command returns one of these and nothing else.
+#pragma once
+
+namespace tiletune::cli {
+
+/// 0: the command did what it was asked.
+inline constexpr int exit_ok = 0;
+/// 1: it could not: a file, the search space, the cache, NVRTC or the GPU (one line on stderr
+/// naming what failed and where).
+inline constexpr int exit_error = 1;
+/// 2: bad command-line arguments (a malformed or out-of-range value, an unknown option, a
+/// missing one), whatever the machine has: the same with or without a GPU.
+inline constexpr int exit_usage = 2;
+/// 3: `plan --strict`: at least one config failed to compile.
+inline constexpr int exit_compile_failures = 3;
+/// 4: nothing usable came out: `plan` where no config compiles, `best` with no match (level
+/// `none`), `tune` where no trial is `ok`.
+inline constexpr int exit_no_result = 4;
+
+}  // namespace tiletune::cli
