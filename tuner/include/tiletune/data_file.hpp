@@ -1,0 +1,55 @@
+// Data files for inputs (`init: {file: ...}`) and expected outputs (`verify: {files: ...}`):
+// NumPy .npy files (named *.npy: the dtype and shape are read from the header and checked;
+// C order, little-endian, versions 1 to 3) and raw binary files (any other name: the bytes of
+// the elements, little-endian, their number checked). Host code only, no CUDA.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tiletune/space.hpp"
+
+namespace tiletune {
+
+/// What a data file holds, from its header.
+struct DataFileInfo {
+  std::filesystem::path path;
+  bool npy = false;                   ///< named *.npy
+  std::optional<ElementType> type;    ///< npy: the dtype
+  std::vector<std::uint64_t> shape;   ///< npy: the shape (empty for a scalar)
+  std::uint64_t data_offset = 0;      ///< where the elements start
+  std::uint64_t data_bytes = 0;       ///< bytes after the header
+  /// Elements of `type` the file holds: npy, the product of the shape; raw, data_bytes / size.
+  [[nodiscard]] std::uint64_t count(ElementType as) const;
+};
+
+/// Reads the header of an .npy file or the size of a raw one. Throws Error "PATH: what is
+/// wrong" for a missing or unreadable file, an .npy that is not one, big-endian or Fortran-order
+/// data, a dtype tiletune has no element type for, or fewer bytes than the header announces.
+[[nodiscard]] DataFileInfo inspect_data_file(const std::filesystem::path& path);
+
+/// Throws Error naming `what` (a buffer, "expected output 'y'"), the file and the mismatch
+/// unless the file holds exactly `count` elements of `type` (.npy: its dtype is `type`; raw:
+/// count x element size bytes).
+void check_data_file(const DataFileInfo& info, ElementType type, std::uint64_t count, std::string_view what);
+
+/// The elements of the file, checked by check_data_file (count: every element the file holds
+/// when nullopt; a raw file must then be a whole number of elements).
+[[nodiscard]] std::vector<std::byte> read_data_file(const std::filesystem::path& path, ElementType type,
+                                                    std::optional<std::uint64_t> count, std::string_view what);
+
+/// The .npy dtype of an element type: "<f4", "<f8", "<i4", "<u4", "<i8", "|u1", "<f2".
+[[nodiscard]] const char* npy_dtype(ElementType type) noexcept;
+
+/// Writes an .npy file (version 1.0, C order, little-endian) of `data`, elements of `type`,
+/// with `shape` (empty: one dimension of all the elements). Throws Error when the shape does not
+/// hold data.size() / element size elements or the file cannot be written.
+void write_npy(const std::filesystem::path& path, ElementType type, std::span<const std::byte> data,
+               std::vector<std::uint64_t> shape = {});
+
+}  // namespace tiletune
