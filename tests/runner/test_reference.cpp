@@ -17,7 +17,7 @@ BufferPlan plan(std::string name, ElementType type, std::uint64_t count, BufferI
   p.name = std::move(name);
   p.type = type;
   p.count = count;
-  p.init = init;
+  p.init.kind = init;
   p.output = output;
   return p;
 }
@@ -196,6 +196,60 @@ TEST(HalfFloat, RoundTripsAndRounds) {
   EXPECT_EQ(float_to_half_bits(1.0f + 0x1p-11f + 0x1p-20f), 0x3C01);
   EXPECT_TRUE(std::isnan(half_bits_to_float(0xFFFF)));  // the poison pattern
   EXPECT_TRUE(std::isnan(half_bits_to_float(float_to_half_bits(std::nanf("")))));
+}
+
+}  // namespace
+}  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+std::string misfit(std::string_view reference, std::vector<std::string> sizes, std::vector<ReferenceBufferUse> buffers) {
+  return cpu_reference_misfit(*find_cpu_reference(reference), sizes, buffers).value_or("fits");
+}
+
+TEST(CpuReference, MisfitsAreFoundBeforeAnythingRuns) {
+  using T = ElementType;
+  EXPECT_EQ(misfit("transpose", {"N"}, {{"in", T::f32, false, false}, {"out", T::f32, true, true}}), "fits");
+  // Renamed buffers are found as the only input and the only output, as when it runs.
+  EXPECT_EQ(misfit("transpose", {"N"}, {{"src", T::f32, false, false}, {"dst", T::f32, true, true}}), "fits");
+  EXPECT_NE(misfit("transpose", {"M"}, {{"in", T::f32, false, false}, {"out", T::f32, true, true}})
+                .find("needs problem size N"),
+            std::string::npos);
+  EXPECT_NE(misfit("transpose", {"N"}, {{"in", T::f64, false, false}, {"out", T::f32, true, true}})
+                .find("takes input 'in' as float, not double"),
+            std::string::npos);
+  EXPECT_NE(misfit("transpose", {"N"}, {{"a", T::f32, false, false}, {"b", T::f32, false, false},
+                                        {"out", T::f32, true, true}})
+                .find("needs an input buffer named 'in'"),
+            std::string::npos);
+  EXPECT_NE(misfit("transpose", {"N"}, {{"in", T::f32, false, false}, {"o1", T::f32, true, true},
+                                        {"o2", T::f32, true, true}})
+                .find("needs an output buffer named 'out'"),
+            std::string::npos);
+  EXPECT_NE(misfit("stencil_1d", {"N", "R"}, {{"in", T::f32, false, false}, {"out", T::f32, true, true},
+                                              {"tmp", T::f32, true, true}})
+                .find("does not write output 'tmp'"),
+            std::string::npos);
+  EXPECT_EQ(misfit("stencil_1d", {"N", "R"}, {{"in", T::f32, false, false}, {"out", T::f32, true, true},
+                                              {"tmp", T::f32, true, false}}),
+            "fits");  // a scratch output that is not checked
+  EXPECT_EQ(misfit("vector_add", {}, {{"a", T::f64, false, false}, {"b", T::f64, false, false},
+                                      {"c", T::f64, true, true}}),
+            "fits");
+  EXPECT_NE(misfit("vector_add", {}, {{"a", T::f64, false, false}, {"b", T::f32, false, false},
+                                      {"c", T::f64, true, true}})
+                .find("of one type"),
+            std::string::npos);
+}
+
+TEST(CpuReference, EveryBuiltInDeclaresWhatItNeeds) {
+  for (const auto name : cpu_reference_names()) {
+    const CpuReference& r = *find_cpu_reference(name);
+    EXPECT_FALSE(r.buffers.empty()) << name;
+    EXPECT_TRUE(std::any_of(r.buffers.begin(), r.buffers.end(), [](const ReferenceBuffer& b) { return b.output; }))
+        << name;
+  }
 }
 
 }  // namespace

@@ -1,13 +1,16 @@
-// CPU references for the shipped kernel families, and the deterministic host-side inputs
-// they (and the GPU worker) start from. A reference computes the expected outputs of one
-// problem from its inputs and sizes, on the host; the worker uploads them once per problem
-// and checks every candidate against them. Adding a family is one function and one line in
-// the registry (reference.cpp).
+// CPU references: the built-in ones of the shipped kernel families (named explicitly in a
+// space: `verify: {reference: {builtin: transpose}}`), a user's in a shared library
+// (tiletune/reference.h), and the deterministic host-side inputs they start from. A reference
+// computes the expected outputs of one problem from its inputs and sizes, on the host; the
+// worker uploads them once per problem and checks every candidate against them. Adding a
+// built-in is one function and one entry in the registry (reference.cpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <map>
 #include <span>
 #include <string>
@@ -98,25 +101,77 @@ class ReferenceArgs {
   std::vector<HostBuffer>& outputs_;
 };
 
+/// A buffer a built-in reference reads or writes: found by `name`, or as the only input
+/// (output) when no buffer has that name; its element type one of `types`.
+struct ReferenceBuffer {
+  std::string_view name;
+  bool output = false;
+  std::vector<ElementType> types;
+};
+
 /// A registered CPU reference: fills the outputs from the inputs. Throws Error when the
 /// buffers do not fit it (a missing size, a wrong type or element count).
 struct CpuReference {
-  std::string_view name;         ///< the kernel family ("transpose")
+  std::string_view name;         ///< what `builtin:` names ("transpose")
   std::string_view description;  ///< what it computes, for messages
+  std::vector<std::string_view> sizes;    ///< problem sizes it needs
+  std::vector<ReferenceBuffer> buffers;   ///< what it reads and writes; all of one type when several are listed
   std::function<void(const ReferenceArgs&)> compute;
 };
 
-/// The reference registered for a kernel family, or nullptr.
+/// The reference registered under a name, or nullptr.
 [[nodiscard]] const CpuReference* find_cpu_reference(std::string_view name);
 /// Every registered name, sorted.
 [[nodiscard]] std::vector<std::string_view> cpu_reference_names();
 
-/// A buffer filled the way the worker fills it on the device: `random` draws uniform floats
-/// in [-1, 1) (f16 too) and small integers (i32/i64 in [-64, 64), u32 in [0, 128), u8 in
-/// [0, 256)) from a PRNG seeded by `seed` and the buffer's name, so that the same request
-/// always sees the same data and two buffers never share a stream; `iota` is 0, 1, 2, ...
-/// (converted to the type; u8 wraps); `zero` and `none` are zeros.
-[[nodiscard]] HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed);
+/// A buffer of a space as a built-in reference would see it.
+struct ReferenceBufferUse {
+  std::string name;
+  ElementType type = ElementType::f32;
+  bool output = false;
+  bool checked = false;  ///< an output whose check is not `none`
+};
+/// Why a built-in reference cannot check a space with these problem sizes and buffers (a size
+/// it needs is missing, a buffer it reads or writes is missing or of a type it does not take,
+/// a checked output it does not write), or nullopt when it fits. Element counts are checked
+/// when it runs.
+[[nodiscard]] std::optional<std::string> cpu_reference_misfit(const CpuReference& reference,
+                                                              const std::vector<std::string>& sizes,
+                                                              const std::vector<ReferenceBufferUse>& buffers);
+
+/// A CPU reference in a shared library, with the C ABI of tiletune/reference.h: loaded with
+/// dlopen (RTLD_NOW | RTLD_LOCAL) and unloaded on destruction.
+class LibraryReference {
+ public:
+  /// Throws Error naming the library and what dlopen or dlsym said.
+  LibraryReference(const std::filesystem::path& library, const std::string& function);
+  ~LibraryReference();
+  LibraryReference(LibraryReference&& other) noexcept;
+  LibraryReference& operator=(LibraryReference&& other) noexcept;
+  LibraryReference(const LibraryReference&) = delete;
+  LibraryReference& operator=(const LibraryReference&) = delete;
+
+  /// Calls the function on the sizes, inputs and outputs (which it fills). Throws Error with
+  /// the function's message when it returns non-zero.
+  void compute(const ProblemSizes& sizes, const std::vector<HostBuffer>& inputs,
+               std::vector<HostBuffer>& outputs) const;
+
+ private:
+  void close() noexcept;
+  void* handle_ = nullptr;
+  void* function_ = nullptr;
+  std::string name_;  ///< "function in library", for messages
+};
+
+/// A buffer filled on the host the way the worker fills it on the device (the generators of
+/// gpu/input_generators.h, seeded by `seed` and the buffer's name): `random` draws uniform
+/// floats in [-1, 1) (f16 too) and small integers (i32/i64 in [-64, 64), u32 in [0, 128), u8 in
+/// [0, 256)); `iota` is 0, 1, 2, ... (converted to the type; u8 wraps); `constant`, `uniform`,
+/// `normal` and the CSR kinds as BufferInit says; `zero` and `none` are zeros; `file` reads
+/// the file (type and count checked). `copy` copies `source` and `csr_columns` reads its row
+/// offsets from `source`: for those two, `source` must be given (Error otherwise).
+[[nodiscard]] HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed,
+                                          const HostBuffer* source = nullptr);
 
 /// IEEE half bits of a float (round to nearest even) and back; for f16 buffers.
 [[nodiscard]] std::uint16_t float_to_half_bits(float value) noexcept;

@@ -1,52 +1,23 @@
-// The CPU references of the shipped kernel families and the deterministic inputs shared by
-// the host and the GPU worker. References are plain loops, written for obviousness rather
-// than speed: they run once per problem, and a reference that is wrong makes every
-// candidate wrong, so it must be easy to check by eye.
+// The CPU references of the shipped kernel families, the loader of a user's reference library
+// and the host side of the deterministic inputs shared with the GPU worker. References are
+// plain loops, written for obviousness rather than speed: they run once per problem, and a
+// reference that is wrong makes every candidate wrong, so it must be easy to check by eye.
 #include "tiletune/reference.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
-#include <bit>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "gpu/generators.hpp"
+#include "tiletune/data_file.hpp"
+#include "tiletune/reference.h"
+
 namespace tiletune {
 namespace {
-
-// splitmix64: tiny, fast and good enough to fill test inputs; one step per element.
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() noexcept {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
-
-// FNV-1a of the buffer name, so that each buffer of a problem draws its own stream.
-std::uint64_t name_hash(std::string_view name) noexcept {
-  std::uint64_t h = 0xCBF29CE484222325ull;
-  for (const char c : name) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001B3ull;
-  }
-  return h;
-}
-
-// Uniform in [-1, 1): 24 (53) random bits, so every value is exact in the type.
-float unit_float(std::uint64_t x) noexcept {
-  return static_cast<float>(x >> 40) * 0x1p-23f - 1.0f;
-}
-double unit_double(std::uint64_t x) noexcept {
-  return static_cast<double>(x >> 11) * 0x1p-52 - 1.0;
-}
-
-template <class T, class Gen>
-void fill(HostBuffer& b, Gen gen) {
-  auto elements = b.as<T>();
-  for (std::size_t i = 0; i < elements.size(); ++i) elements[i] = gen(i);
-}
 
 const HostBuffer* find_buffer(const std::vector<HostBuffer>& buffers, std::string_view name) {
   for (const auto& b : buffers) {
@@ -200,19 +171,84 @@ void matmul_reference(const ReferenceArgs& args) {
   }
 }
 
-// The registry: one line per family, sorted by name.
+// The registry: one entry per family, sorted by name, with the sizes and buffers it needs.
 const std::vector<CpuReference>& registry() {
+  using T = ElementType;
   static const std::vector<CpuReference> references = {
-      {"histogram", "out[b] = count of bytes b in in[0, N) (256 uint32 bins)",
-       histogram_reference},
-      {"matmul", "C = A * B (row-major floats, M x K times K x N; small sizes)", matmul_reference},
-      {"reduction", "out[0] = sum of in[0, N) (double accumulation)", reduction_reference},
-      {"stencil_1d", "out[i] = sum_{|j|<=R} in[i+j] / (2R+1), zero outside [0, N)",
-       stencil_1d_reference},
-      {"transpose", "out[x*N+y] = in[y*N+x] (N x N floats)", transpose_reference},
-      {"vector_add", "c[i] = a[i] + b[i]", vector_add_reference},
+      {"histogram", "out[b] = count of bytes b in in[0, N) (256 uint32 bins)", {},
+       {{"in", false, {T::u8}}, {"out", true, {T::u32}}}, histogram_reference},
+      {"matmul", "C = A * B (row-major floats, M x K times K x N; small sizes)", {"M", "N", "K"},
+       {{"A", false, {T::f32}}, {"B", false, {T::f32}}, {"C", true, {T::f32}}}, matmul_reference},
+      {"reduction", "out[0] = sum of in[0, N) (double accumulation)", {},
+       {{"in", false, {T::f32}}, {"out", true, {T::f32}}}, reduction_reference},
+      {"stencil_1d", "out[i] = sum_{|j|<=R} in[i+j] / (2R+1), zero outside [0, N)", {"N", "R"},
+       {{"in", false, {T::f32}}, {"out", true, {T::f32}}}, stencil_1d_reference},
+      {"transpose", "out[x*N+y] = in[y*N+x] (N x N floats)", {"N"},
+       {{"in", false, {T::f32}}, {"out", true, {T::f32}}}, transpose_reference},
+      {"vector_add", "c[i] = a[i] + b[i] (a, b and c of one type)", {},
+       {{"a", false, {T::f32, T::f64, T::i32, T::i64}},
+        {"b", false, {T::f32, T::f64, T::i32, T::i64}},
+        {"c", true, {T::f32, T::f64, T::i32, T::i64}}},
+       vector_add_reference},
   };
   return references;
+}
+
+std::string type_list(const std::vector<ElementType>& types) {
+  std::string s;
+  for (const ElementType t : types) s += fmt::format("{}{}", s.empty() ? "" : " or ", element_type_name(t));
+  return s;
+}
+
+// The buffer a reference's `name` finds among the space's inputs (outputs), by the rule of
+// ReferenceArgs: that name, else the only one.
+const ReferenceBufferUse* find_use(const std::vector<ReferenceBufferUse>& buffers, std::string_view name, bool output) {
+  const ReferenceBufferUse* only = nullptr;
+  std::size_t count = 0;
+  for (const ReferenceBufferUse& b : buffers) {
+    if (b.output != output) continue;
+    if (b.name == name) return &b;
+    only = &b;
+    ++count;
+  }
+  return count == 1 ? only : nullptr;
+}
+
+static_assert(TILETUNE_FLOAT == static_cast<int>(ElementType::f32) && TILETUNE_DOUBLE == static_cast<int>(ElementType::f64) &&
+                  TILETUNE_INT == static_cast<int>(ElementType::i32) && TILETUNE_UINT == static_cast<int>(ElementType::u32) &&
+                  TILETUNE_INT64 == static_cast<int>(ElementType::i64) && TILETUNE_UINT8 == static_cast<int>(ElementType::u8) &&
+                  TILETUNE_HALF == static_cast<int>(ElementType::f16),
+              "tiletune/reference.h numbers the element types like ElementType");
+
+void call_library(void* function, const std::string& name, const ProblemSizes& sizes,
+                  const std::vector<HostBuffer>& inputs, std::vector<HostBuffer>& outputs) {
+  std::vector<tiletune_size> c_sizes;
+  for (const auto& [size_name, value] : sizes) c_sizes.push_back({size_name.c_str(), value});
+  auto c_buffer = [](const HostBuffer& b) {
+    return tiletune_buffer{b.name.c_str(), static_cast<int>(b.type), b.count(),
+                           const_cast<std::byte*>(b.bytes.data())};
+  };
+  std::vector<tiletune_buffer> c_inputs;
+  for (const HostBuffer& b : inputs) c_inputs.push_back(c_buffer(b));
+  std::vector<tiletune_buffer> c_outputs;
+  for (HostBuffer& b : outputs) c_outputs.push_back(c_buffer(b));
+  char error[1024] = {};
+  tiletune_reference_call call{};
+  call.abi = TILETUNE_REFERENCE_ABI;
+  call.sizes = c_sizes.data();
+  call.size_count = static_cast<int>(c_sizes.size());
+  call.inputs = c_inputs.data();
+  call.input_count = static_cast<int>(c_inputs.size());
+  call.outputs = c_outputs.data();
+  call.output_count = static_cast<int>(c_outputs.size());
+  call.error = error;
+  call.error_size = sizeof error;
+  const int status = reinterpret_cast<tiletune_reference_fn>(function)(&call);
+  if (status != 0) {
+    error[sizeof error - 1] = '\0';
+    throw Error(fmt::format("the reference {} failed (returned {}): {}", name, status,
+                            error[0] != '\0' ? error : "it gave no message"));
+  }
 }
 
 }  // namespace
@@ -221,8 +257,8 @@ std::size_t host_element_bytes(ElementType type) noexcept { return element_size(
 
 void HostBuffer::check_type(ElementType wanted) const {
   if (wanted != type) {
-    throw Error(fmt::format("buffer '{}' holds element type {}, read as type {}", name,
-                            static_cast<int>(type), static_cast<int>(wanted)));
+    throw Error(fmt::format("buffer '{}' holds {}, read as {}", name, element_type_name(type),
+                            element_type_name(wanted)));
   }
 }
 
@@ -263,113 +299,120 @@ std::vector<std::string_view> cpu_reference_names() {
   return names;
 }
 
-HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed) {
+std::optional<std::string> cpu_reference_misfit(const CpuReference& reference, const std::vector<std::string>& sizes,
+                                                const std::vector<ReferenceBufferUse>& buffers) {
+  for (const std::string_view size : reference.sizes) {
+    if (std::find(sizes.begin(), sizes.end(), size) == sizes.end())
+      return fmt::format("the built-in reference '{}' needs problem size {}", reference.name, size);
+  }
+  std::optional<ElementType> common;
+  std::vector<const ReferenceBufferUse*> used;
+  for (const ReferenceBuffer& want : reference.buffers) {
+    const ReferenceBufferUse* b = find_use(buffers, want.name, want.output);
+    if (b == nullptr)
+      return fmt::format("the built-in reference '{}' needs an {} buffer named '{}'", reference.name,
+                         want.output ? "output" : "input", want.name);
+    if (std::find(want.types.begin(), want.types.end(), b->type) == want.types.end())
+      return fmt::format("the built-in reference '{}' takes {} '{}' as {}, not {}", reference.name,
+                         want.output ? "output" : "input", b->name, type_list(want.types), element_type_name(b->type));
+    if (want.types.size() > 1) {
+      if (common && *common != b->type)
+        return fmt::format("the built-in reference '{}' needs its buffers of one type ('{}' is {})", reference.name,
+                           b->name, element_type_name(b->type));
+      common = b->type;
+    }
+    used.push_back(b);
+  }
+  for (const ReferenceBufferUse& b : buffers) {
+    if (b.output && b.checked && std::find(used.begin(), used.end(), &b) == used.end())
+      return fmt::format("the built-in reference '{}' does not write output '{}': set its check to none",
+                         reference.name, b.name);
+  }
+  return std::nullopt;
+}
+
+LibraryReference::LibraryReference(const std::filesystem::path& library, const std::string& function)
+    : name_(fmt::format("'{}' in {}", function, library.string())) {
+  ::dlerror();
+  handle_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle_ == nullptr) {
+    const char* why = ::dlerror();
+    throw Error(fmt::format("cannot load the reference library {}: {}", library.string(),
+                            why != nullptr ? why : "dlopen failed"));
+  }
+  function_ = ::dlsym(handle_, function.c_str());
+  if (function_ == nullptr) {
+    close();
+    throw Error(fmt::format("the reference library {} has no function '{}' (an extern \"C\" "
+                            "int {}(const tiletune_reference_call*), see tiletune/reference.h)",
+                            library.string(), function, function));
+  }
+}
+
+LibraryReference::~LibraryReference() { close(); }
+
+LibraryReference::LibraryReference(LibraryReference&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      function_(std::exchange(other.function_, nullptr)),
+      name_(std::move(other.name_)) {}
+
+LibraryReference& LibraryReference::operator=(LibraryReference&& other) noexcept {
+  if (this != &other) {
+    close();
+    handle_ = std::exchange(other.handle_, nullptr);
+    function_ = std::exchange(other.function_, nullptr);
+    name_ = std::move(other.name_);
+  }
+  return *this;
+}
+
+void LibraryReference::close() noexcept {
+  if (handle_ != nullptr) ::dlclose(handle_);
+  handle_ = nullptr;
+  function_ = nullptr;
+}
+
+void LibraryReference::compute(const ProblemSizes& sizes, const std::vector<HostBuffer>& inputs,
+                               std::vector<HostBuffer>& outputs) const {
+  call_library(function_, name_, sizes, inputs, outputs);
+}
+
+HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed, const HostBuffer* source) {
   HostBuffer b;
   b.name = plan.name;
   b.type = plan.type;
-  b.bytes.assign(plan.count * host_element_bytes(plan.type), std::byte{0});
-  if (plan.init == BufferInit::zero || plan.init == BufferInit::none) return b;
-
-  if (plan.init == BufferInit::iota) {
-    switch (plan.type) {
-      case ElementType::f32:
-        fill<float>(b, [](std::size_t i) { return static_cast<float>(i); });
-        break;
-      case ElementType::f64:
-        fill<double>(b, [](std::size_t i) { return static_cast<double>(i); });
-        break;
-      case ElementType::i32:
-        fill<std::int32_t>(b, [](std::size_t i) { return static_cast<std::int32_t>(i); });
-        break;
-      case ElementType::u32:
-        fill<std::uint32_t>(b, [](std::size_t i) { return static_cast<std::uint32_t>(i); });
-        break;
-      case ElementType::i64:
-        fill<std::int64_t>(b, [](std::size_t i) { return static_cast<std::int64_t>(i); });
-        break;
-      case ElementType::u8:
-        fill<std::uint8_t>(b, [](std::size_t i) { return static_cast<std::uint8_t>(i); });
-        break;
-      case ElementType::f16:
-        fill<std::uint16_t>(
-            b, [](std::size_t i) { return float_to_half_bits(static_cast<float>(i)); });
-        break;
-    }
+  const InitPlan& init = plan.init;
+  const bool needs_source = init.kind == BufferInit::copy || init.kind == BufferInit::csr_columns;
+  if (needs_source && source == nullptr)
+    throw Error(fmt::format("buffer '{}': filling it on the host needs the buffer it derives from", plan.name));
+  if (init.kind == BufferInit::file) {
+    b.bytes = read_data_file(init.file, plan.type, plan.count, fmt::format("buffer '{}'", plan.name));
     return b;
   }
-
-  // random
-  SplitMix64 rng{seed ^ name_hash(plan.name)};
-  rng.next();  // decorrelate neighbouring seeds before the first element
-  switch (plan.type) {
-    case ElementType::f32:
-      fill<float>(b, [&](std::size_t) { return unit_float(rng.next()); });
-      break;
-    case ElementType::f64:
-      fill<double>(b, [&](std::size_t) { return unit_double(rng.next()); });
-      break;
-    case ElementType::i32:
-      fill<std::int32_t>(
-          b, [&](std::size_t) { return static_cast<std::int32_t>(rng.next() >> 57) - 64; });
-      break;
-    case ElementType::u32:
-      fill<std::uint32_t>(
-          b, [&](std::size_t) { return static_cast<std::uint32_t>(rng.next() >> 57); });
-      break;
-    case ElementType::i64:
-      fill<std::int64_t>(
-          b, [&](std::size_t) { return static_cast<std::int64_t>(rng.next() >> 57) - 64; });
-      break;
-    case ElementType::u8:
-      fill<std::uint8_t>(b,
-                         [&](std::size_t) { return static_cast<std::uint8_t>(rng.next() >> 56); });
-      break;
-    case ElementType::f16:
-      fill<std::uint16_t>(b,
-                          [&](std::size_t) { return float_to_half_bits(unit_float(rng.next())); });
-      break;
+  if (init.kind == BufferInit::copy) {
+    if (source->type != plan.type || source->count() != plan.count)
+      throw Error(fmt::format("buffer '{}' ({} x {}) cannot be a copy of '{}' ({} x {})", plan.name, plan.count,
+                              element_type_name(plan.type), source->name, source->count(),
+                              element_type_name(source->type)));
+    b.bytes = source->bytes;
+    return b;
   }
+  b.bytes.assign(plan.count * host_element_bytes(plan.type), std::byte{0});
+  if (!is_generated(init.kind)) return b;
+  tiletune_gen::Params params = generator_params(plan.name, plan.type, plan.count, init, seed);
+  if (init.kind == BufferInit::csr_columns) {
+    if (source->count() < init.rows + 1)
+      throw Error(fmt::format("buffer '{}': the row offsets '{}' hold {} elements, {} rows need {}", plan.name,
+                              source->name, source->count(), init.rows, init.rows + 1));
+    params.offsets = source->bytes.data();
+    params.offsets_type = static_cast<int>(source->type);
+  }
+  generate_on_host(params, b.bytes.data());
   return b;
 }
 
-std::uint16_t float_to_half_bits(float value) noexcept {
-  const std::uint32_t f = std::bit_cast<std::uint32_t>(value);
-  const std::uint32_t sign = (f >> 16) & 0x8000u;
-  const std::uint32_t exponent = (f >> 23) & 0xFFu;
-  std::uint32_t mantissa = f & 0x7FFFFFu;
-  if (exponent == 0xFF) {  // inf or NaN (keep NaN quiet)
-    return static_cast<std::uint16_t>(sign | 0x7C00u | (mantissa != 0 ? 0x200u : 0u));
-  }
-  const int e = static_cast<int>(exponent) - 127 + 15;
-  if (e >= 31) return static_cast<std::uint16_t>(sign | 0x7C00u);  // overflow: inf
-  if (e <= 0) {
-    if (e < -10) return static_cast<std::uint16_t>(sign);  // underflows to zero
-    // Subnormal half: shift the mantissa (with its implicit 1) right, rounding to even.
-    mantissa |= 0x800000u;
-    const int shift = 14 - e;
-    std::uint32_t half = mantissa >> shift;
-    const std::uint32_t rest = mantissa & ((1u << shift) - 1u);
-    const std::uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1u) != 0)) ++half;
-    return static_cast<std::uint16_t>(sign | half);
-  }
-  std::uint32_t half = sign | (static_cast<std::uint32_t>(e) << 10) | (mantissa >> 13);
-  const std::uint32_t rest = mantissa & 0x1FFFu;
-  // Round to nearest even; a carry into the exponent is the right result (up to inf).
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u) != 0)) ++half;
-  return static_cast<std::uint16_t>(half);
-}
+std::uint16_t float_to_half_bits(float value) noexcept { return tiletune_gen::half_bits(value); }
 
-float half_bits_to_float(std::uint16_t bits) noexcept {
-  const std::uint32_t sign = (static_cast<std::uint32_t>(bits) & 0x8000u) << 16;
-  const std::uint32_t exponent = (bits >> 10) & 0x1Fu;
-  const std::uint32_t mantissa = bits & 0x3FFu;
-  if (exponent == 0) {
-    const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-    return sign != 0 ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
-  return std::bit_cast<float>(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
-}
+float half_bits_to_float(std::uint16_t bits) noexcept { return tiletune_gen::half_value(bits); }
 
 }  // namespace tiletune
