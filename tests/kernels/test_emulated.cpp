@@ -52,7 +52,7 @@ HostBuffer make(const std::string& name, ElementType type, std::uint64_t count, 
   plan.name = name;
   plan.type = type;
   plan.count = count;
-  plan.init = init;
+  plan.init.kind = init;
   return make_host_buffer(plan, seed);
 }
 

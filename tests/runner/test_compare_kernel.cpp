@@ -1,39 +1,42 @@
-// The comparison kernels the GPU worker compiles at start: they must compile with NVRTC as
-// they stand (no headers) and define one entry per element type. NVRTC needs no GPU.
+// The GPU worker's own kernels (input generators, comparison, sum), which it compiles at start:
+// they must compile with NVRTC as they stand (no headers) and define their entries. NVRTC
+// needs no GPU.
 #include <gtest/gtest.h>
 
+#include "gpu/worker_kernels.hpp"
 #include "tiletune/compile.hpp"
 
 namespace tiletune {
 namespace {
 
-constexpr char kCompareSource[] =
-#include "gpu/compare_kernel.cu.inc"
-    ;
-
 void expect_compiles_for(const std::string& arch) {
   KernelSource source;
-  source.main = {"tiletune_compare.cu", kCompareSource};
+  source.main = {"tiletune_worker_kernels.cu", worker_kernels_source()};
   CompileRequest request;
   request.source = &source;
   request.arch = arch;
   request.entry = "tiletune_compare_f32";
+  request.options = worker_kernels_options();
   const CompileResult result = compile_nvrtc(request);
   ASSERT_TRUE(result.ok()) << result.error << "\n" << result.log;
   EXPECT_EQ(result.kernel->lowered_name, "tiletune_compare_f32");
   for (const char* type : {"f32", "f64", "f16", "i32", "u32", "i64", "u8"}) {
-    const std::string name = std::string("tiletune_compare_") + type;
-    const Resources r = parse_ptxas_report(result.log, name);  // throws when it is missing
-    EXPECT_EQ(r.spill_store_bytes, 0) << name;
-    EXPECT_EQ(r.static_shared_bytes, 0) << name;
+    const std::string compare = std::string("tiletune_compare_") + type;
+    const Resources r = parse_ptxas_report(result.log, compare);  // throws when it is missing
+    EXPECT_EQ(r.spill_store_bytes, 0) << compare;
+    EXPECT_EQ(r.static_shared_bytes, 0) << compare;
+    const std::string sum = std::string("tiletune_sum_") + type;
+    EXPECT_EQ(parse_ptxas_report(result.log, sum).static_shared_bytes, 256 * 8) << sum;
   }
+  const Resources generate = parse_ptxas_report(result.log, "tiletune_generate");
+  EXPECT_EQ(generate.static_shared_bytes, 0);
 }
 
-TEST(CompareKernel, CompilesForHopper) {
+TEST(WorkerKernels, CompileForHopper) {
   expect_compiles_for("sm_90");
 }
 
-TEST(CompareKernel, CompilesForTheOldestSupportedArch) {
+TEST(WorkerKernels, CompileForTheOldestSupportedArch) {
   const std::vector<int> archs = nvrtc_supported_archs();
   ASSERT_FALSE(archs.empty());
   expect_compiles_for(std::to_string(archs.front()));

@@ -120,10 +120,10 @@ TrialRequest transpose_request(const CompiledKernel& kernel, int n, long long bl
   in.name = "in";
   in.type = ElementType::f32;
   in.count = static_cast<std::uint64_t>(n) * n;
-  in.init = BufferInit::random;
+  in.init.kind = BufferInit::random;
   BufferPlan out = in;
   out.name = "out";
-  out.init = BufferInit::zero;
+  out.init.kind = BufferInit::none;
   out.output = true;
   r.buffers = {in, out};
   ArgPlan a0, a1, a2;

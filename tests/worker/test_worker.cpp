@@ -51,9 +51,44 @@ TrialRequest full_request() {
   r.grid[0] = 128; r.grid[1] = 64; r.grid[2] = 3;
   r.block[0] = 32; r.block[1] = 8; r.block[2] = 2;
   r.shared_bytes = 99 * 1024;
-  r.buffers = {{"in", ElementType::f64, 1ull << 33, BufferInit::random, false},
-               {"out", ElementType::f16, 17, BufferInit::none, true},
-               {"idx", ElementType::u8, 0, BufferInit::iota, false}};
+  // Every init kind, with every InitPlan field set somewhere.
+  auto init = [](BufferInit kind) {
+    InitPlan i;
+    i.kind = kind;
+    return i;
+  };
+  InitPlan uniform = init(BufferInit::uniform);
+  uniform.a = -0.25;
+  uniform.b = 1e300;
+  InitPlan offsets = init(BufferInit::csr_offsets);
+  offsets.rows = 1000;
+  offsets.columns = 1ull << 40;
+  offsets.nnz = 123456789;
+  InitPlan columns = offsets;
+  columns.kind = BufferInit::csr_columns;
+  columns.source = 4;
+  InitPlan file = init(BufferInit::file);
+  file.file = "/data/x_{N}/\xe2\x82\xac.npy";
+  InitPlan copy = init(BufferInit::copy);
+  copy.source = 0;
+  InitPlan normal = init(BufferInit::normal);
+  normal.a = 3;
+  normal.b = 0.5;
+  InitPlan constant = init(BufferInit::constant);
+  constant.a = -7.5;
+  r.buffers = {{"in", ElementType::f64, 1ull << 33, init(BufferInit::random), false},
+               {"out", ElementType::f16, 17, init(BufferInit::none), true},
+               {"idx", ElementType::u8, 0, init(BufferInit::iota), false},
+               {"u", ElementType::f32, 5, uniform, false},
+               {"rows", ElementType::i32, 1001, offsets, false},
+               {"cols", ElementType::i64, 123456789, columns, false},
+               {"f", ElementType::u32, 9, file, false},
+               {"y", ElementType::f64, 1ull << 33, copy, true},
+               {"z", ElementType::f32, 3, init(BufferInit::zero), true},
+               {"n", ElementType::f32, 3, normal, false},
+               {"c", ElementType::f32, 3, constant, false}};
+  r.globals = {{"conv::weights", "_ZN4conv7weightsE", ElementType::f32, 9, normal},
+               {"lut", "lut", ElementType::u8, 256, copy}};
   ArgPlan a0;
   a0.is_buffer = true;
   a0.buffer = 1;
@@ -63,11 +98,17 @@ TrialRequest full_request() {
   ArgPlan a2;
   a2.type = ElementType::f32;
   a2.float_value = -0.125;
-  r.args = {a0, a1, a2};
-  r.verify.mode = VerifySettings::Mode::reference_run;
+  ArgPlan a3;
+  a3.type = ElementType::f16;
+  a3.float_value = 0.5;
+  r.args = {a0, a1, a2, a3};
+  r.verify.mode = VerifySettings::Mode::library;
   r.verify.cpu_reference = "transpose_ref";
-  r.verify.rtol = 1e-5;
-  r.verify.atol = 0.25;
+  r.verify.library = "/opt/ref/libref.so";
+  r.verify.function = "my_reference";
+  r.verify.checks = {{1, OutputCheck::Compare::elements, 17, 1e-5, 0.25, "/expected/out_4096.npy"},
+                     {7, OutputCheck::Compare::sum, 1ull << 20, 0, 1e-3, ""},
+                     {8, OutputCheck::Compare::none, 0, 0, 0, ""}};
   r.timing.cold = false;
   r.timing.warmup_runs = 3;
   r.timing.min_samples = 25;
@@ -101,6 +142,7 @@ void expect_same(const TrialRequest& a, const TrialRequest& b) {
     EXPECT_EQ(a.buffers[i].init, b.buffers[i].init);
     EXPECT_EQ(a.buffers[i].output, b.buffers[i].output);
   }
+  EXPECT_EQ(a.globals, b.globals);
   ASSERT_EQ(a.args.size(), b.args.size());
   for (std::size_t i = 0; i < a.args.size(); ++i) {
     EXPECT_EQ(a.args[i].is_buffer, b.args[i].is_buffer);
@@ -111,8 +153,9 @@ void expect_same(const TrialRequest& a, const TrialRequest& b) {
   }
   EXPECT_EQ(a.verify.mode, b.verify.mode);
   EXPECT_EQ(a.verify.cpu_reference, b.verify.cpu_reference);
-  EXPECT_EQ(a.verify.rtol, b.verify.rtol);
-  EXPECT_EQ(a.verify.atol, b.verify.atol);
+  EXPECT_EQ(a.verify.library, b.verify.library);
+  EXPECT_EQ(a.verify.function, b.verify.function);
+  EXPECT_EQ(a.verify.checks, b.verify.checks);
   EXPECT_EQ(a.timing.cold, b.timing.cold);
   EXPECT_EQ(a.timing.warmup_runs, b.timing.warmup_runs);
   EXPECT_EQ(a.timing.min_samples, b.timing.min_samples);
@@ -138,6 +181,7 @@ TrialResult full_result(TrialStatus status) {
   r.max_error = 0.5;
   r.first_bad_index = 12;
   r.load_ms = 3.25;
+  r.setup_ms = 2.125;
   r.verify_ms = 4.5;
   r.measure_ms = 250;
   return r;
@@ -156,6 +200,7 @@ void expect_same(const TrialResult& a, const TrialResult& b) {
   EXPECT_EQ(a.max_error, b.max_error);
   EXPECT_EQ(a.first_bad_index, b.first_bad_index);
   EXPECT_EQ(a.load_ms, b.load_ms);
+  EXPECT_EQ(a.setup_ms, b.setup_ms);
   EXPECT_EQ(a.verify_ms, b.verify_ms);
   EXPECT_EQ(a.measure_ms, b.measure_ms);
 }
@@ -309,11 +354,26 @@ TEST(WorkerProtocol, EachRequestFieldIsChecked) {
       {"sizes not a map", [](Json& j) { j["sizes"] = Json::array(); }, "'sizes'"},
       {"size as a float", [](Json& j) { j["sizes"]["N"] = 1.5; }, "sizes.N"},
       {"unknown element type", [](Json& j) { j["buffers"][0]["type"] = "f128"; }, "buffers[0].type"},
-      {"unknown init", [](Json& j) { j["buffers"][1]["init"] = "ones"; }, "buffers[1].init"},
+      {"init not a map", [](Json& j) { j["buffers"][1]["init"] = "ones"; }, "buffers[1].init"},
+      {"unknown init kind", [](Json& j) { j["buffers"][1]["init"]["kind"] = "ones"; }, "buffers[1].init.kind"},
+      {"init bound as text", [](Json& j) { j["buffers"][3]["init"]["a"] = "0"; }, "buffers[3].init.a"},
+      {"missing csr rows", [](Json& j) { j["buffers"][4]["init"].erase("rows"); }, "buffers[4].init"},
+      {"copy of no buffer", [](Json& j) { j["buffers"][7]["init"]["source"] = 11; }, "buffers[7].init.source"},
+      {"csr columns of no buffer", [](Json& j) { j["buffers"][5]["init"]["source"] = -1; }, "buffers[5].init.source"},
+      {"file not a string", [](Json& j) { j["buffers"][6]["init"]["file"] = 3; }, "buffers[6].init.file"},
+      {"globals not an array", [](Json& j) { j["globals"] = Json::object(); }, "'globals'"},
+      {"global without symbol", [](Json& j) { j["globals"][0].erase("symbol"); }, "globals[0]"},
+      {"global type unknown", [](Json& j) { j["globals"][0]["type"] = "bf16"; }, "globals[0].type"},
+      {"global copy of no buffer", [](Json& j) { j["globals"][1]["init"]["source"] = 99; }, "globals[1].init.source"},
+      {"check of no buffer", [](Json& j) { j["verify"]["checks"][0]["buffer"] = 11; }, "verify.checks[0].buffer"},
+      {"unknown compare", [](Json& j) { j["verify"]["checks"][1]["compare"] = "max"; }, "verify.checks[1].compare"},
+      {"check count negative", [](Json& j) { j["verify"]["checks"][0]["count"] = -1; }, "verify.checks[0].count"},
+      {"missing library", [](Json& j) { j["verify"].erase("library"); }, "verify"},
+      {"function not a string", [](Json& j) { j["verify"]["function"] = 1; }, "verify.function"},
       {"count negative", [](Json& j) { j["buffers"][0]["count"] = -5; }, "buffers[0].count"},
       {"output not bool", [](Json& j) { j["buffers"][0]["output"] = 1; }, "buffers[0].output"},
       {"buffer not a map", [](Json& j) { j["buffers"][0] = 3; }, "buffers[0]"},
-      {"arg buffer out of range", [](Json& j) { j["args"][0]["buffer"] = 9; }, "args[0].buffer"},
+      {"arg buffer out of range", [](Json& j) { j["args"][0]["buffer"] = 99; }, "args[0].buffer"},
       {"arg int too big", [](Json& j) { j["args"][1]["int_value"] = std::numeric_limits<std::uint64_t>::max(); },
        "args[1].int_value"},
       {"unknown verify mode", [](Json& j) { j["verify"]["mode"] = "gpu"; }, "verify.mode"},
@@ -333,7 +393,7 @@ TEST(WorkerProtocol, EachRequestFieldIsChecked) {
 TEST(WorkerProtocol, EachResultFieldIsChecked) {
   const Json base = as_json(encode_result(full_result(TrialStatus::wrong_result)));
   for (const char* field : {"id", "status", "detail", "median_ms", "mean_ms", "min_ms", "stddev_ms", "samples",
-                            "driver_blocks_per_sm", "max_error", "first_bad_index", "load_ms", "verify_ms",
+                            "driver_blocks_per_sm", "max_error", "first_bad_index", "load_ms", "setup_ms", "verify_ms",
                             "measure_ms"}) {
     SCOPED_TRACE(field);
     Json missing = base;

@@ -12,20 +12,53 @@
 
 namespace tiletune {
 
-/// A buffer with its element count evaluated for one problem and config.
+/// How one buffer or module global is filled, its InitSpec evaluated for one problem and config.
+struct InitPlan {
+  BufferInit kind = BufferInit::zero;
+  double a = 0;              ///< constant: the value; uniform: the low bound; normal: the mean
+  double b = 0;              ///< uniform: the high bound (excluded); normal: the standard deviation
+  std::uint64_t rows = 0;    ///< csr_offsets, csr_columns: rows of the matrix
+  std::uint64_t columns = 0; ///< csr_offsets, csr_columns: columns of the matrix
+  std::uint64_t nnz = 0;     ///< csr_offsets, csr_columns: stored entries
+  int source = -1;           ///< copy, csr_columns: index into TrialRequest::buffers of `of`
+  std::string file;          ///< file: the absolute path, `{NAME}` expanded
+  friend bool operator==(const InitPlan&, const InitPlan&) = default;
+};
+
+/// True for the kinds whose contents are generated, read or copied (everything but zero and none).
+[[nodiscard]] constexpr bool carries_data(BufferInit kind) noexcept {
+  return kind != BufferInit::zero && kind != BufferInit::none;
+}
+
+/// A buffer with its type and element count evaluated for one problem and config.
 struct BufferPlan {
   std::string name;
   ElementType type = ElementType::f32;
   std::uint64_t count = 0;
-  BufferInit init = BufferInit::zero;
+  InitPlan init;
   bool output = false;
+  /// An output the kernel reads too (any init but none; zero included): an in/out buffer,
+  /// restored to its initial contents before every launch. An output with init none is
+  /// poisoned (0xFF bytes) before the checked launch, so that an element never written fails.
+  [[nodiscard]] bool in_out() const noexcept { return output && init.kind != BufferInit::none; }
+  friend bool operator==(const BufferPlan&, const BufferPlan&) = default;
+};
+
+/// A __constant__ or __device__ variable of the module, filled before every launch.
+struct GlobalPlan {
+  std::string name;          ///< as the space writes it ("conv::weights"), for messages
+  std::string symbol;        ///< as cuModuleGetGlobal finds it ("_ZN4conv7weightsE")
+  ElementType type = ElementType::f32;
+  std::uint64_t count = 0;   ///< the symbol must be count x element size bytes
+  InitPlan init;             ///< `source` indexes TrialRequest::buffers
+  friend bool operator==(const GlobalPlan&, const GlobalPlan&) = default;
 };
 
 /// One kernel argument, evaluated: a buffer index or a scalar of a given type.
 struct ArgPlan {
   bool is_buffer = false;
   int buffer = -1;                         ///< index into TrialRequest::buffers
-  ElementType type = ElementType::i32;     ///< scalar type (i32, u32, i64, f32, f64)
+  ElementType type = ElementType::i32;     ///< scalar type (i32, u32, i64, f32, f64, f16)
   std::int64_t int_value = 0;
   double float_value = 0;
 };
@@ -42,13 +75,33 @@ struct TimingSettings {
   double max_seconds = 0.5;     ///< stop here whatever the noise
 };
 
-/// How outputs are checked before timing.
-struct VerifySettings {
-  enum class Mode { none, cpu, reference_run };
-  Mode mode = Mode::cpu;
-  std::string cpu_reference;    ///< registered reference name (the kernel family), for Mode::cpu
+/// How one output buffer is checked (an OutputCheck evaluated for one run).
+struct CheckPlan {
+  int buffer = -1;                         ///< index into TrialRequest::buffers (an output)
+  OutputCheck::Compare compare = OutputCheck::Compare::elements;
+  /// Elements compared or summed, from the start of the buffer; for the run that produces the
+  /// reference (is_reference) the reference's own count.
+  std::uint64_t count = 0;
   double rtol = 0;
   double atol = 0;
+  std::string expected_file;               ///< Mode::files: the expected outputs (absolute path)
+  friend bool operator==(const CheckPlan&, const CheckPlan&) = default;
+};
+
+/// How outputs are checked before timing, and against what.
+struct VerifySettings {
+  enum class Mode {
+    none,           ///< nothing is checked
+    cpu,            ///< a built-in CPU reference (cpu_reference)
+    reference_run,  ///< the outputs of the request marked is_reference (a config or another kernel)
+    library,        ///< a CPU reference in a shared library (library, function)
+    files,          ///< expected outputs read from CheckPlan::expected_file
+  };
+  Mode mode = Mode::cpu;
+  std::string cpu_reference;    ///< Mode::cpu: the built-in reference's name
+  std::string library;          ///< Mode::library: absolute path of the shared library
+  std::string function;         ///< Mode::library: the function (tiletune/reference.h)
+  std::vector<CheckPlan> checks;  ///< one per output buffer
 };
 
 /// Everything a worker needs to run, verify and time one config.
@@ -56,20 +109,25 @@ struct TrialRequest {
   std::uint64_t id = 0;
   std::string kernel;                        ///< family name, for messages
   std::string config_text;                   ///< "TILE=32 BLOCK_ROWS=8 PAD=1", for messages
-  std::string problem_key;                   ///< inputs and references are reused while it is unchanged
+  /// The problem and the types its buffers follow: inputs and reference outputs are reused
+  /// while it, the seed, the verify settings and the generated buffers are unchanged (a zero
+  /// or none buffer whose count alone changes, a scratch sized by the grid, is reallocated).
+  std::string problem_key;
   std::map<std::string, std::int64_t> sizes; ///< problem sizes by name (CPU references read them)
   std::string cubin;
   std::string function;                      ///< lowered name
   long long grid[3] = {1, 1, 1};
   long long block[3] = {1, 1, 1};
   long long shared_bytes = 0;                ///< dynamic
-  std::vector<BufferPlan> buffers;
+  std::vector<BufferPlan> buffers;           ///< generated in an order where `source` comes first
+  std::vector<GlobalPlan> globals;
   std::vector<ArgPlan> args;
   VerifySettings verify;
   TimingSettings timing;
-  std::uint64_t seed = 1;                    ///< for random inputs
+  std::uint64_t seed = 1;                    ///< for generated inputs
   /// This run produces the reference outputs (verify mode reference_run): its outputs are
-  /// kept as the reference for the problem, and it is timed like any other.
+  /// kept as the reference for the problem, and it is timed like any other. A module global
+  /// its module lacks is skipped (a reference kernel of another file need not have them).
   bool is_reference = false;
   double deadline_seconds = 10;              ///< the parent kills the worker after this
 };
@@ -85,6 +143,7 @@ struct TrialResult {
   double max_error = 0;          ///< largest error found by verification (0 when exact)
   long long first_bad_index = -1;
   double load_ms = 0;            ///< module load + setup
+  double setup_ms = 0;           ///< of load_ms: buffers allocated and filled, reference computed (0 when reused)
   double verify_ms = 0;
   double measure_ms = 0;         ///< wall time of the timing loop
 };

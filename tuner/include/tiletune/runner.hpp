@@ -1,7 +1,7 @@
-// The measurement inside a GPU worker: load a candidate's cubin, launch it once on
-// poisoned outputs, check the outputs against a reference on the GPU, then time it the
-// way nvbench does (warm-up, CUDA events, an L2 flush before each cold sample, stop when
-// the noise is low enough or the time is up). The statistics and the stopping rule are
+// The measurement inside a GPU worker: load a candidate's cubin, fill its module globals,
+// launch it once on poisoned outputs, check each output against a reference on the GPU, then
+// time it the way nvbench does (warm-up, CUDA events, in/out buffers restored and then an L2
+// flush before each cold sample, stop when the noise is low enough or the time is up). The statistics and the stopping rule are
 // pure functions so that they are tested without a GPU.
 #pragma once
 
@@ -47,10 +47,14 @@ enum class StopReason {
 
 /// Runs, verifies and times trials on one GPU: what `tiletune __worker --device K` serves.
 ///
-/// Per problem (request.problem_key, seed and buffer layout) it allocates the buffers, fills
-/// the inputs (make_host_buffer, copied once) and computes the expected outputs: with
-/// VerifySettings::Mode::cpu from the registered CPU reference, with Mode::reference_run
-/// from the outputs of the request marked is_reference, which must come first.
+/// Per problem (problem_cache_key: the problem key, seed, verify settings and generated
+/// buffers) it allocates the buffers, generates the inputs on the device (the generators of
+/// gpu/input_generators.h; files read and copies made once) and computes the expected outputs:
+/// Mode::cpu from the built-in CPU reference and Mode::library from the user's library (on
+/// host copies downloaded from the device), Mode::files from the expected files, and
+/// Mode::reference_run from the outputs of the request marked is_reference, which must come
+/// first. Each output is then checked as its CheckPlan says: element by element on its first
+/// `count` elements, or the double sum of its first `count` against the reference's sum.
 ///
 /// A kernel fault (illegal address, trap, ...) poisons the CUDA context for good: that
 /// trial returns `runtime_fault` and context_lost() becomes true; every later trial returns
@@ -69,12 +73,13 @@ class GpuRunner final : public TrialHandler {
   GpuRunner(const GpuRunner&) = delete;
   GpuRunner& operator=(const GpuRunner&) = delete;
 
-  /// One trial: load, occupancy, launch on poisoned outputs, verify, time. Everything the
-  /// candidate does wrong comes back as a status (launch_failed, runtime_fault,
-  /// wrong_result). Throws Error only for a request that no candidate could pass: an
-  /// unknown CPU reference or one that does not fit the buffers, Mode::reference_run with
-  /// no reference run for the problem yet, an argument that names no buffer, or buffers
-  /// that do not fit in device memory.
+  /// One trial: load, globals, occupancy, launch on poisoned outputs, verify, time. Everything
+  /// the candidate does wrong comes back as a status (launch_failed, also for a module global
+  /// missing or of the wrong size; runtime_fault; wrong_result). Throws Error only for a request
+  /// that no candidate could pass: an unknown CPU reference or one that does not fit the
+  /// buffers, a library or file that does not load, Mode::reference_run with no reference
+  /// run for the problem yet, an argument or check that names no buffer, a check of more
+  /// elements than the reference produced, or buffers that do not fit in device memory.
   [[nodiscard]] TrialResult run_trial(const TrialRequest& request) override;
 
   /// A device-to-device copy of `bytes` (cuMemcpyDtoDAsync): warm-up, then 20 timed

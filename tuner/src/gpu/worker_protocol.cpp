@@ -21,7 +21,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Our messages nest three deep (message, buffers, buffer); anything much deeper is garbage,
+// Our messages nest four deep (message, buffers, buffer, init); anything much deeper is garbage,
 // and nlohmann's CBOR reader recurses once per level, so a deep one could overflow the stack.
 constexpr std::size_t kMaxDepth = 8;
 
@@ -203,11 +203,22 @@ constexpr std::pair<ElementType, const char*> kElementTypes[] = {
     {ElementType::u32, "u32"}, {ElementType::i64, "i64"}, {ElementType::u8, "u8"},
     {ElementType::f16, "f16"}};
 constexpr std::pair<BufferInit, const char*> kBufferInits[] = {
-    {BufferInit::zero, "zero"}, {BufferInit::random, "random"},
-    {BufferInit::iota, "iota"}, {BufferInit::none, "none"}};
+    {BufferInit::zero, "zero"},         {BufferInit::none, "none"},
+    {BufferInit::random, "random"},     {BufferInit::iota, "iota"},
+    {BufferInit::constant, "constant"}, {BufferInit::uniform, "uniform"},
+    {BufferInit::normal, "normal"},     {BufferInit::file, "file"},
+    {BufferInit::copy, "copy"},         {BufferInit::csr_offsets, "csr_offsets"},
+    {BufferInit::csr_columns, "csr_columns"}};
 constexpr std::pair<VerifySettings::Mode, const char*> kVerifyModes[] = {
-    {VerifySettings::Mode::none, "none"}, {VerifySettings::Mode::cpu, "cpu"},
-    {VerifySettings::Mode::reference_run, "reference_run"}};
+    {VerifySettings::Mode::none, "none"},
+    {VerifySettings::Mode::cpu, "cpu"},
+    {VerifySettings::Mode::reference_run, "reference_run"},
+    {VerifySettings::Mode::library, "library"},
+    {VerifySettings::Mode::files, "files"}};
+constexpr std::pair<OutputCheck::Compare, const char*> kCompares[] = {
+    {OutputCheck::Compare::elements, "elements"},
+    {OutputCheck::Compare::sum, "sum"},
+    {OutputCheck::Compare::none, "none"}};
 
 template <class E, std::size_t N>
 const char* enum_name(const std::pair<E, const char*> (&table)[N], E value) {
@@ -224,14 +235,89 @@ E enum_value(const std::pair<E, const char*> (&table)[N], const Fields& f, const
   malformed(fmt::format("field '{}': unknown value '{}'", f.name(key), s));
 }
 
+Json init_json(const InitPlan& i) {
+  return {{"kind", enum_name(kBufferInits, i.kind)},
+          {"a", i.a},
+          {"b", i.b},
+          {"rows", i.rows},
+          {"columns", i.columns},
+          {"nnz", i.nnz},
+          {"source", i.source},
+          {"file", i.file}};
+}
+
+// `buffers`: how many buffers a `source` may index.
+InitPlan init_from(const Fields& f, std::size_t buffers) {
+  InitPlan i;
+  i.kind = enum_value(kBufferInits, f, "kind");
+  i.a = f.f64("a");
+  i.b = f.f64("b");
+  i.rows = f.u64("rows");
+  i.columns = f.u64("columns");
+  i.nnz = f.u64("nnz");
+  i.source = f.i32("source");
+  i.file = f.str("file");
+  const bool derived = i.kind == BufferInit::copy || i.kind == BufferInit::csr_columns;
+  if (derived && (i.source < 0 || static_cast<std::size_t>(i.source) >= buffers))
+    malformed(fmt::format("field '{}': {} is not a buffer index (there are {})", f.name("source"), i.source, buffers));
+  return i;
+}
+
+Json verify_json(const VerifySettings& v) {
+  Json checks = Json::array();
+  for (const CheckPlan& c : v.checks)
+    checks.push_back({{"buffer", c.buffer},
+                      {"compare", enum_name(kCompares, c.compare)},
+                      {"count", c.count},
+                      {"rtol", c.rtol},
+                      {"atol", c.atol},
+                      {"expected_file", c.expected_file}});
+  return {{"mode", enum_name(kVerifyModes, v.mode)},
+          {"cpu_reference", v.cpu_reference},
+          {"library", v.library},
+          {"function", v.function},
+          {"checks", std::move(checks)}};
+}
+
+VerifySettings verify_from(const Fields& v, std::size_t buffers) {
+  VerifySettings s;
+  s.mode = enum_value(kVerifyModes, v, "mode");
+  s.cpu_reference = v.str("cpu_reference");
+  s.library = v.str("library");
+  s.function = v.str("function");
+  const Json& checks = v.array("checks");
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    Fields c(checks[i], fmt::format("verify.checks[{}]", i));
+    CheckPlan check;
+    check.buffer = c.i32("buffer");
+    check.compare = enum_value(kCompares, c, "compare");
+    check.count = c.u64("count");
+    check.rtol = c.f64("rtol");
+    check.atol = c.f64("atol");
+    check.expected_file = c.str("expected_file");
+    if (check.buffer < 0 || static_cast<std::size_t>(check.buffer) >= buffers)
+      malformed(fmt::format("field '{}': {} is not a buffer index (there are {})", c.name("buffer"), check.buffer,
+                            buffers));
+    s.checks.push_back(std::move(check));
+  }
+  return s;
+}
+
 Json request_json(const TrialRequest& r) {
   Json buffers = Json::array();
   for (const BufferPlan& b : r.buffers)
     buffers.push_back({{"name", b.name},
                        {"type", enum_name(kElementTypes, b.type)},
                        {"count", b.count},
-                       {"init", enum_name(kBufferInits, b.init)},
+                       {"init", init_json(b.init)},
                        {"output", b.output}});
+  Json globals = Json::array();
+  for (const GlobalPlan& g : r.globals)
+    globals.push_back({{"name", g.name},
+                       {"symbol", g.symbol},
+                       {"type", enum_name(kElementTypes, g.type)},
+                       {"count", g.count},
+                       {"init", init_json(g.init)}});
   Json args = Json::array();
   for (const ArgPlan& a : r.args)
     args.push_back({{"is_buffer", a.is_buffer},
@@ -254,12 +340,9 @@ Json request_json(const TrialRequest& r) {
       {"block", {r.block[0], r.block[1], r.block[2]}},
       {"shared_bytes", r.shared_bytes},
       {"buffers", std::move(buffers)},
+      {"globals", std::move(globals)},
       {"args", std::move(args)},
-      {"verify",
-       {{"mode", enum_name(kVerifyModes, r.verify.mode)},
-        {"cpu_reference", r.verify.cpu_reference},
-        {"rtol", r.verify.rtol},
-        {"atol", r.verify.atol}}},
+      {"verify", verify_json(r.verify)},
       {"timing",
        {{"cold", r.timing.cold},
         {"warmup_runs", r.timing.warmup_runs},
@@ -296,9 +379,24 @@ TrialRequest request_from(const Fields& f) {
     plan.name = b.str("name");
     plan.type = enum_value(kElementTypes, b, "type");
     plan.count = b.u64("count");
-    plan.init = enum_value(kBufferInits, b, "init");
     plan.output = b.boolean("output");
     r.buffers.push_back(std::move(plan));
+  }
+  // Sources are checked once every buffer is known: a buffer may derive from a later one.
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    Fields b(buffers[i], fmt::format("buffers[{}]", i));
+    r.buffers[i].init = init_from(Fields(b.map("init"), b.name("init")), r.buffers.size());
+  }
+  const Json& globals = f.array("globals");
+  for (std::size_t i = 0; i < globals.size(); ++i) {
+    Fields g(globals[i], fmt::format("globals[{}]", i));
+    GlobalPlan plan;
+    plan.name = g.str("name");
+    plan.symbol = g.str("symbol");
+    plan.type = enum_value(kElementTypes, g, "type");
+    plan.count = g.u64("count");
+    plan.init = init_from(Fields(g.map("init"), g.name("init")), r.buffers.size());
+    r.globals.push_back(std::move(plan));
   }
   const Json& args = f.array("args");
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -314,11 +412,7 @@ TrialRequest request_from(const Fields& f) {
                             plan.buffer, r.buffers.size()));
     r.args.push_back(plan);
   }
-  Fields v(f.map("verify"), "verify");
-  r.verify.mode = enum_value(kVerifyModes, v, "mode");
-  r.verify.cpu_reference = v.str("cpu_reference");
-  r.verify.rtol = v.f64("rtol");
-  r.verify.atol = v.f64("atol");
+  r.verify = verify_from(Fields(f.map("verify"), "verify"), r.buffers.size());
   Fields t(f.map("timing"), "timing");
   r.timing.cold = t.boolean("cold");
   r.timing.warmup_runs = t.i32("warmup_runs");
@@ -347,6 +441,7 @@ Json result_json(const TrialResult& r) {
       {"max_error", r.max_error},
       {"first_bad_index", r.first_bad_index},
       {"load_ms", r.load_ms},
+      {"setup_ms", r.setup_ms},
       {"verify_ms", r.verify_ms},
       {"measure_ms", r.measure_ms},
   };
@@ -369,6 +464,7 @@ TrialResult result_from(const Fields& f) {
   r.max_error = f.f64("max_error");
   r.first_bad_index = f.i64("first_bad_index");
   r.load_ms = f.f64("load_ms");
+  r.setup_ms = f.f64("setup_ms");
   r.verify_ms = f.f64("verify_ms");
   r.measure_ms = f.f64("measure_ms");
   return r;

@@ -1,0 +1,125 @@
+// The GPU worker's own kernels: one NVRTC program (generators, comparison, sum) compiled for the
+// device at start, and the launches that use it. Grids are grid-stride: enough blocks to fill
+// the device (16 per SM), not one per 256 elements.
+#include "gpu/worker_kernels.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tiletune/compile.hpp"
+
+namespace tiletune {
+namespace {
+
+constexpr char kGeneratorSource[] =
+#include "gpu/input_generators.cu.inc"
+    ;
+constexpr char kCompareSource[] =
+#include "gpu/compare_kernel.cu.inc"
+    ;
+
+constexpr unsigned kBlock = 256;
+constexpr unsigned kBlocksPerSm = 16;
+
+constexpr const char* kSuffixes[] = {"f32", "f64", "i32", "u32", "i64", "u8", "f16"};  // ElementType order
+
+std::size_t index_of(ElementType type) { return static_cast<std::size_t>(type); }
+
+}  // namespace
+
+std::string worker_kernels_source() {
+  return std::string(kGeneratorSource) + "\n" + kCompareSource;
+}
+
+std::vector<std::string> worker_kernels_options() { return {"--fmad=false"}; }
+
+WorkerKernels::WorkerKernels(int arch, int sm_count, int ordinal) : sm_count_(std::max(sm_count, 1)) {
+  // NVRTC 12.9+ (with a driver on the machine) serves ptxas from the driver's on-disk
+  // compute cache, keyed by the PTX, and a hit comes back without the ptxas report that
+  // compile_nvrtc requires: a restarted worker would fail here. A device variable named
+  // after this process and moment makes the PTX, and so the compile, new each time; it
+  // costs one compile per worker start. Drop it once compile_nvrtc copes with cache hits.
+  static std::atomic<unsigned> starts{0};
+  KernelSource source;
+  source.main = {"tiletune_worker_kernels.cu",
+                 fmt::format("__device__ unsigned long long tiletune_compile_nonce_{}_{}_{};\n{}", ::getpid(),
+                             std::chrono::steady_clock::now().time_since_epoch().count(), starts++,
+                             worker_kernels_source())};
+  CompileRequest request;
+  request.source = &source;
+  request.arch = std::to_string(arch);
+  request.entry = "tiletune_compare_f32";
+  request.options = worker_kernels_options();
+  const CompileResult compiled = compile_nvrtc(request);
+  if (!compiled.ok()) {
+    throw Error(fmt::format("compiling the worker's kernels for sm_{} (device {}) failed: {}\n{}", arch, ordinal,
+                            compiled.error, compiled.log));
+  }
+  module_.emplace(compiled.kernel->cubin, "tiletune worker kernels");
+  for (std::size_t t = 0; t < std::size(kSuffixes); ++t) {
+    compare_[t] = module_->get_function(fmt::format("tiletune_compare_{}", kSuffixes[t]));
+    sum_[t] = module_->get_function(fmt::format("tiletune_sum_{}", kSuffixes[t]));
+  }
+  generate_ = module_->get_function("tiletune_generate");
+  partials_ = cu::DeviceBuffer(kBlocksPerSm * static_cast<std::size_t>(sm_count_) * sizeof(double));
+}
+
+unsigned WorkerKernels::grid_for(std::uint64_t count) const {
+  const std::uint64_t needed = (count + kBlock - 1) / kBlock;
+  return static_cast<unsigned>(std::max<std::uint64_t>(
+      1, std::min<std::uint64_t>(needed, std::uint64_t{kBlocksPerSm} * static_cast<unsigned>(sm_count_))));
+}
+
+Comparison WorkerKernels::compare(ElementType type, CUdeviceptr got, CUdeviceptr want, std::uint64_t count,
+                                  double atol, double rtol, CUstream stream) {
+  Comparison c;
+  if (count == 0) return c;
+  // result = {0 bad, ~0 first bad index, 0 max error}
+  compare_result_.fill_async(0, stream);
+  TILETUNE_CU_CTX(cuMemsetD32Async(compare_result_.ptr() + sizeof(std::uint64_t), 0xFFFFFFFFu, 2, stream),
+                  "comparison result");
+  CUdeviceptr result = compare_result_.ptr();
+  void* params[] = {&got, &want, &count, &atol, &rtol, &result};
+  TILETUNE_CU_CTX(cuLaunchKernel(compare_[index_of(type)], grid_for(count), 1, 1, kBlock, 1, 1, 0, stream, params,
+                                 nullptr),
+                  "launching the comparison kernel");
+  TILETUNE_CU_CTX(cuStreamSynchronize(stream), "the comparison kernel");
+  std::uint64_t host[3] = {};
+  compare_result_.download(host, sizeof host);
+  c.bad = host[0];
+  c.first_bad = host[1];
+  std::memcpy(&c.max_error, &host[2], sizeof c.max_error);
+  return c;
+}
+
+double WorkerKernels::sum(ElementType type, CUdeviceptr x, std::uint64_t count, CUstream stream) {
+  if (count == 0) return 0;
+  const unsigned grid = grid_for(count);
+  CUdeviceptr partials = partials_.ptr();
+  void* params[] = {&x, &count, &partials};
+  TILETUNE_CU_CTX(cuLaunchKernel(sum_[index_of(type)], grid, 1, 1, kBlock, 1, 1, 0, stream, params, nullptr),
+                  "launching the sum kernel");
+  TILETUNE_CU_CTX(cuStreamSynchronize(stream), "the sum kernel");
+  std::vector<double> host(grid);
+  partials_.download(host.data(), host.size() * sizeof(double));
+  double total = 0;
+  for (const double p : host) total += p;
+  return total;
+}
+
+void WorkerKernels::generate(CUdeviceptr out, const tiletune_gen::Params& params, CUstream stream) {
+  if (params.count == 0) return;
+  tiletune_gen::Params p = params;
+  void* args[] = {&out, &p};
+  TILETUNE_CU_CTX(cuLaunchKernel(generate_, grid_for(p.count), 1, 1, kBlock, 1, 1, 0, stream, args, nullptr),
+                  "launching the input generator");
+}
+
+}  // namespace tiletune

@@ -1,0 +1,58 @@
+// The GPU worker's own kernels, compiled once with NVRTC for the device when the worker
+// starts: the input generators (gpu/input_generators.h), the comparison of an output with the
+// expected one and the sum of an output (gpu/compare_kernel.cu.inc). One program, one module.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gpu/driver.hpp"
+#include "gpu/input_generators.h"
+#include "tiletune/space.hpp"
+
+namespace tiletune {
+
+/// The text NVRTC compiles: the generators, then the comparison and sum kernels.
+[[nodiscard]] std::string worker_kernels_source();
+
+/// The options the worker compiles its kernels with: no contraction into FMAs, so that a
+/// generated value is the same bits as on the host.
+[[nodiscard]] std::vector<std::string> worker_kernels_options();
+
+/// Outcome of one comparison.
+struct Comparison {
+  std::uint64_t bad = 0;        ///< elements outside the tolerance (or NaN)
+  std::uint64_t first_bad = 0;  ///< the first of them
+  double max_error = 0;         ///< largest |got - want| (NaN: +inf)
+};
+
+/// The module and its functions on one device; the context must be current.
+class WorkerKernels {
+ public:
+  /// Compiles for compute capability `arch` (x10) and loads the module. Throws Error.
+  WorkerKernels(int arch, int sm_count, int ordinal);
+
+  /// Compares `count` elements of `type` at got with those at want.
+  [[nodiscard]] Comparison compare(ElementType type, CUdeviceptr got, CUdeviceptr want, std::uint64_t count,
+                                   double atol, double rtol, CUstream stream);
+  /// The sum of `count` elements of `type` at x, in double (the same bits for the same data).
+  [[nodiscard]] double sum(ElementType type, CUdeviceptr x, std::uint64_t count, CUstream stream);
+  /// Fills params.count elements at `out` (params.offsets: a device pointer, for csr_columns).
+  void generate(CUdeviceptr out, const tiletune_gen::Params& params, CUstream stream);
+
+ private:
+  [[nodiscard]] unsigned grid_for(std::uint64_t count) const;
+
+  int sm_count_ = 1;
+  std::optional<cu::Module> module_;
+  CUfunction compare_[7] = {};
+  CUfunction sum_[7] = {};
+  CUfunction generate_ = nullptr;
+  cu::DeviceBuffer compare_result_{3 * sizeof(std::uint64_t)};
+  cu::DeviceBuffer partials_;
+};
+
+}  // namespace tiletune
