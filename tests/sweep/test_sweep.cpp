@@ -51,7 +51,7 @@ TEST(Sweep, TrialRequestOfATransposeConfig) {
   EXPECT_EQ(r.sizes.at("N"), 1000);
   ASSERT_EQ(r.buffers.size(), 2u);
   EXPECT_EQ(r.buffers[0].count, 1000000u);
-  EXPECT_EQ(r.buffers[0].init, BufferInit::random);
+  EXPECT_EQ(r.buffers[0].init.kind, BufferInit::random);
   EXPECT_TRUE(r.buffers[1].output);
   ASSERT_EQ(r.args.size(), 3u);
   EXPECT_TRUE(r.args[0].is_buffer);

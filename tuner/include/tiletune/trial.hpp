@@ -1,5 +1,6 @@
-// From a planned config to what a worker runs: buffers and arguments evaluated for one
-// problem, the metrics (bytes, flops) that turn a time into GB/s and GFLOP/s.
+// From a planned config to what a worker runs: buffers, inputs, module globals, arguments and
+// checks evaluated for one problem; the run of a reference kernel; the metrics (bytes, flops)
+// that turn a time into GB/s and GFLOP/s.
 #pragma once
 
 #include <optional>
@@ -16,10 +17,38 @@ namespace tiletune {
 /// Parses canonical_config's text back; nullopt when it names other params.
 [[nodiscard]] std::optional<Config> parse_canonical_config(const Space& space, const std::string& text);
 
-/// Builds the request for one compiled config. Throws EvalError naming the buffer or
-/// argument whose expression failed for this config.
+/// Builds the request for one compiled config. Throws EvalError naming the buffer, global,
+/// argument or check whose expression failed for this config (or an input that cannot be
+/// generated: CSR offsets whose count is not rows + 1, nnz over rows x columns, ...).
 [[nodiscard]] TrialRequest make_trial_request(const Space& space, const Problem& problem, const Config& config,
                                               const LaunchGeometry& launch, const CompiledKernel& kernel);
+
+/// The params a buffer's, global's or argument's type follows (text params), in params order.
+[[nodiscard]] std::vector<int> type_params(const Space& space);
+/// "|T=float" for the type params' values in `config` ("" when there are none): part of the
+/// problem key, since the inputs and the reference outputs depend on the types.
+[[nodiscard]] std::string type_key(const Space& space, const Config& config);
+
+/// The symbol cuModuleGetGlobal finds for a module global written as in the source: "weights"
+/// as it is, "conv::weights" mangled as a namespace member ("_ZN4conv7weightsE").
+[[nodiscard]] std::string global_symbol(const std::string& name);
+
+/// The reference config of `verify: {config: ...}` for a candidate: the space's reference config
+/// with the candidate's values of the type params (the reference runs with the candidate's types).
+[[nodiscard]] Config reference_config_for(const Space& space, const Config& candidate);
+
+/// The NVRTC options of the reference kernel (`verify: {kernel: ...}`) for a candidate: its
+/// params as -DNAME=text (the type params with the candidate's values), the problem sizes when
+/// problem_defines is set, then its own options.
+[[nodiscard]] std::vector<std::string> reference_kernel_options(const Space& space, const Problem& problem,
+                                                                const Config& candidate);
+
+/// The request that runs the reference kernel first on a problem (is_reference set): its
+/// launch and arguments from its own params, the space's buffers, globals and checks with
+/// its params where it defines them (the candidate's elsewhere: plan's validation makes sure
+/// nothing it needs is left to the candidate but the types). Throws EvalError.
+[[nodiscard]] TrialRequest make_reference_kernel_request(const Space& space, const Problem& problem,
+                                                         const Config& candidate, const CompiledKernel& kernel);
 
 /// Bytes and flops per run from the space's metrics (nullopt where none is given).
 struct RunMetrics {

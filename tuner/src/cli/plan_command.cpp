@@ -10,6 +10,7 @@
 #include "cli/plan_output.hpp"
 #include "tiletune/device.hpp"
 #include "tiletune/plan.hpp"
+#include "tiletune/validate.hpp"
 
 namespace tiletune::cli {
 
@@ -72,6 +73,7 @@ Plan run_plan(const Space& space, const PlanRunOptions& o) {
     cache.emplace(o.cubin_cache.empty() ? CubinCache::default_directory() : std::filesystem::path(o.cubin_cache));
     options.cache = &*cache;
   }
+  validate_inputs_and_checks(space, {fmt::format("sm_{}", options.device.arch()), options.cache});
   const bool show_progress = !o.quiet && stderr_is_tty();
   if (show_progress) {
     options.progress = [](std::size_t done, std::size_t total) {

@@ -16,6 +16,7 @@
 
 #include "tiletune/replay.hpp"
 #include "tiletune/strategy.hpp"
+#include "tiletune/validate.hpp"
 #include "tiletune/worker.hpp"
 
 namespace tiletune {
@@ -133,6 +134,9 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   report.device = devices[static_cast<std::size_t>(options.device)];
   const DeviceLimits limits = device_limits(report.device);
 
+  // An impossible check or input is the space's error: say so before any GPU work.
+  validate_inputs_and_checks(space, {fmt::format("sm_{}", report.device.arch()), options.cubin_cache});
+
   report.db_path = options.db_path.empty() ? default_cache_path() : options.db_path;
   CacheDb db = CacheDb::open(report.db_path);
   const KernelSource source = load_kernel_source(space.source);
@@ -157,10 +161,8 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   std::vector<Problem> problems = options.problems.empty() ? all_problems(space) : options.problems;
   std::optional<Config> default_config;
   if (space.default_config) default_config = Config{*space.default_config};
-  std::optional<Config> reference_config;
-  if (space.verify.reference == VerifySpec::Reference::config) {
-    reference_config = Config{space.verify.reference_config};
-  }
+  const bool reference_run =
+      space.verify.reference == VerifySpec::Reference::config || space.verify.reference == VerifySpec::Reference::kernel;
 
   // Stage 1: per problem, the valid configs as a search domain and what the cache already
   // knows about them (a rerun answers those from the cache instead of measuring again).
@@ -222,8 +224,24 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     compiles.emplace(c, f);
     return f;
   };
-  std::shared_future<CompileResult> reference_compiled;
-  if (reference_config) reference_compiled = compile(*reference_config);
+  // A reference kernel compiles once per set of options (they change with the problem sizes
+  // under problem_defines, and with the types).
+  std::optional<KernelSource> reference_source;
+  if (space.verify.kernel) reference_source = load_kernel_source(space.verify.kernel->source);
+  std::map<std::vector<std::string>, std::shared_future<CompileResult>> reference_compiles;
+  auto compile_reference_kernel = [&](const Problem& problem, const Config& candidate) {
+    std::vector<std::string> reference_options = reference_kernel_options(space, problem, candidate);
+    auto it = reference_compiles.find(reference_options);
+    if (it != reference_compiles.end()) return it->second;
+    CompileRequest request;
+    request.source = &*reference_source;
+    request.options = reference_options;
+    request.arch = arch;
+    request.entry = space.verify.kernel->entry;
+    auto f = pool.submit(std::move(request)).share();
+    reference_compiles.emplace(std::move(reference_options), f);
+    return f;
+  };
   // The pool runs ahead of the GPU by a window of configs, not the whole list: a sweep that
   // stops early (budget) must not leave minutes of queued compiles behind it. A strategy that
   // learns from results gets fewer proposals in flight, so that each proposal knows more.
@@ -252,8 +270,8 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   std::uint64_t next_id = 1;
   // What the worker process holds: after a fault or a timeout it is replaced by a fresh one,
   // which has no buffers and no reference outputs yet.
-  std::optional<std::size_t> worker_problem;     // the problem whose buffers the worker holds
-  bool worker_has_reference = false;
+  std::optional<std::string> worker_key;        // the problem key whose buffers the worker holds
+  std::optional<std::string> worker_reference;  // the problem key whose reference outputs it holds
   auto worker_lost = [](TrialStatus s) { return s == TrialStatus::runtime_fault || s == TrialStatus::timeout; };
 
   auto record = [&](const Work& w, SweepTrial& t) {
@@ -294,33 +312,62 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     report.trials.push_back(t);
   };
 
-  auto run_in_worker = [&](const Work& w, SweepTrial& t, const CompiledKernel& k, bool is_reference) {
-    TrialRequest request = make_trial_request(space, problems[w.problem], w.config, *w.launch, k);
+  auto run_in_worker = [&](TrialRequest request, SweepTrial& t) {
     request.id = next_id++;
     request.timing = options.timing;
-    request.is_reference = is_reference;
     request.deadline_seconds = options.deadline_seconds;
     // A fresh worker (or a new problem) first fills its buffers and computes the reference.
-    if (worker_problem != w.problem) request.deadline_seconds += kSetupAllowanceSeconds;
+    if (worker_key != request.problem_key) request.deadline_seconds += kSetupAllowanceSeconds;
     TrialResult result = worker.run(request);
     if (worker_lost(result.status)) {
-      worker_problem.reset();
-      worker_has_reference = false;
+      worker_key.reset();
+      worker_reference.reset();
     } else {
-      if (worker_problem != w.problem) worker_has_reference = false;
-      worker_problem = w.problem;
+      if (worker_key != request.problem_key) worker_reference.reset();
+      worker_key = request.problem_key;
+      if (request.is_reference && result.status == TrialStatus::ok) worker_reference = request.problem_key;
     }
     report.load_seconds += result.load_ms / 1000;
     report.verify_seconds += result.verify_ms / 1000;
     report.measure_seconds += result.measure_ms / 1000;
     t.status = result.status;
     t.detail = result.detail;
+    t.result = std::move(result);
+  };
+  auto add_metrics = [&](const Work& w, SweepTrial& t) {
+    const TrialResult& result = *t.result;
     if (result.status == TrialStatus::ok && result.median_ms > 0) {
       const RunMetrics metrics = evaluate_metrics(space, problems[w.problem], w.config);
       if (metrics.bytes) t.gbps = *metrics.bytes / (result.median_ms * 1e-3) / 1e9;
       if (metrics.flops) t.gflops = *metrics.flops / (result.median_ms * 1e-3) / 1e9;
     }
-    t.result = std::move(result);
+  };
+
+  // The reference (a config or another kernel) runs first on each problem key the worker meets:
+  // the worker keeps the reference outputs of one problem, and a restarted worker has none.
+  auto run_reference = [&](const Work& w) {
+    const Problem& problem = problems[w.problem];
+    TrialRequest request;
+    std::string what;
+    if (space.verify.reference == VerifySpec::Reference::config) {
+      const Config rc = reference_config_for(space, w.config);
+      what = "the reference config " + format_config(space, rc);
+      const CompileResult& ref = compile(rc).get();
+      if (!ref.ok()) throw Error(fmt::format("{} does not compile: {}", what, ref.error));
+      request = make_trial_request(space, problem, rc, evaluate_launch(space, problem, rc), *ref.kernel);
+    } else {
+      what = fmt::format("the reference kernel {} ({})", space.verify.kernel->entry,
+                         space.verify.kernel->source.string());
+      const CompileResult& ref = compile_reference_kernel(problem, w.config).get();
+      if (!ref.ok()) throw Error(fmt::format("{} does not compile: {}\n{}", what, ref.error, truncate_log(ref.log)));
+      request = make_reference_kernel_request(space, problem, w.config, *ref.kernel);
+    }
+    request.is_reference = true;
+    SweepTrial rt;
+    run_in_worker(std::move(request), rt);
+    if (rt.status != TrialStatus::ok)
+      throw Error(fmt::format("{} failed on {}: {}: {}", what, format_problem(space, problem), status_name(rt.status),
+                              rt.detail));
   };
 
   // One trial: wait for its compile, check it against the device, verify and time it, record it.
@@ -348,26 +395,11 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
           t.detail = t.occupancy.pruned_reason;
         } else {
           try {
-            if (reference_config && (worker_problem != w.problem || !worker_has_reference)) {
-              // The worker keeps the reference outputs of one problem; a new problem or a
-              // restarted worker needs the reference config run first.
-              const CompileResult& ref = reference_compiled.get();
-              if (!ref.ok())
-                throw Error(fmt::format("the reference config {} does not compile: {}",
-                                        format_config(space, *reference_config), ref.error));
-              Work rw;
-              rw.problem = w.problem;
-              rw.config = *reference_config;
-              rw.launch = evaluate_launch(space, problems[w.problem], rw.config);
-              SweepTrial rt;
-              run_in_worker(rw, rt, *ref.kernel, true);
-              if (rt.status != TrialStatus::ok)
-                throw Error(fmt::format("the reference config {} failed on {}: {}: {}",
-                                        format_config(space, *reference_config),
-                                        format_problem(space, problems[w.problem]), status_name(rt.status), rt.detail));
-              worker_has_reference = true;
-            }
-            run_in_worker(w, t, *compiled.kernel, false);
+            TrialRequest request =
+                make_trial_request(space, problems[w.problem], w.config, *w.launch, *compiled.kernel);
+            if (reference_run && worker_reference != request.problem_key) run_reference(w);
+            run_in_worker(std::move(request), t);
+            add_metrics(w, t);
           } catch (const EvalError& e) {
             t.status = TrialStatus::pruned;
             t.detail = e.what();
