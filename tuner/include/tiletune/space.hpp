@@ -167,9 +167,12 @@ struct OutputCheck {
   };
   std::string buffer;
   Compare compare = Compare::elements;
-  /// Elements compared (elements) or summed (sum), evaluated for each run with that run's params
-  /// (the reference's own for a reference config or kernel); nullopt: the whole buffer.
+  /// Elements compared (elements) or summed (sum) of a candidate's output, evaluated with its
+  /// problem and config (a reference config's too); nullopt: the whole buffer.
   std::optional<LocatedExpr> count;
+  /// The same for the output of a reference kernel, bound to reference_slot_names(); nullopt: the
+  /// whole buffer. (builtin, library and files references always give the whole buffer.)
+  std::optional<LocatedExpr> reference_count;
   double rtol = 0;
   double atol = 0;
   SourceLocation where;
