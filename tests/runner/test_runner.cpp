@@ -1,7 +1,9 @@
 // GpuRunner on a real device: the shipped transpose verified and timed, kernels that leave
 // elements unwritten or compute wrong values, launch failures that leave the context
-// usable, a reference config, the copy ceiling, and last an illegal address that poisons
-// the context. The fault suite is defined last on purpose: GoogleTest runs suites in the
+// usable, a reference config, the copy ceiling; kernels written elsewhere (module globals,
+// a reference kernel, partial sums checked by their sum, in/out buffers restored, half and
+// float scalars, expected files, a library reference, a check of the first elements); and
+// last an illegal address that poisons the context. The fault suite is defined last on purpose: GoogleTest runs suites in the
 // order they are defined, and nothing on the device works after it.
 #include <gtest/gtest.h>
 
@@ -9,12 +11,15 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <span>
 
 #include <unistd.h>
 
 #include "test_support.hpp"
 #include "tiletune/compile.hpp"
+#include "tiletune/data_file.hpp"
 #include "tiletune/error.hpp"
+#include "tiletune/reference.hpp"
 #include "tiletune/runner.hpp"
 
 namespace tiletune {
@@ -136,6 +141,10 @@ TrialRequest transpose_request(const CompiledKernel& kernel, int n, long long bl
   r.args = {a0, a1, a2};
   r.verify.mode = VerifySettings::Mode::cpu;
   r.verify.cpu_reference = "transpose";
+  CheckPlan check_out;
+  check_out.buffer = 1;
+  check_out.count = out.count;
+  r.verify.checks = {check_out};
   r.seed = 12345;
   return r;
 }
@@ -231,7 +240,7 @@ TEST_F(Runner, TolerancesDecide) {
   EXPECT_NEAR(r.max_error, 1e-3, 1e-4);
 
   TrialRequest tolerant = exact;
-  tolerant.verify.atol = 1e-2;
+  tolerant.verify.checks[0].atol = 1e-2;
   const TrialResult t = runner().run_trial(tolerant);
   EXPECT_EQ(t.status, TrialStatus::ok) << t.detail;
   EXPECT_NEAR(t.max_error, 1e-3, 1e-4);
@@ -329,6 +338,302 @@ TEST_F(Runner, CopyCeiling) {
   EXPECT_GT(c.gbps, 1000);
   std::printf("device-to-device copy of 256 MiB: %.4f ms, %.0f GB/s (read + write)\n", c.median_ms,
               c.gbps);
+}
+
+// --- kernels written elsewhere: inputs, globals, checks, references ----------------------
+
+constexpr const char* kForeignKernels = R"(
+#include <cuda_fp16.h>
+namespace filters {
+__constant__ float taps[4];
+}
+__device__ unsigned int launches;
+// out[i] = sum_k taps[k] * in[i + k] (zero past the end); C++ linkage, a namespaced constant.
+__global__ void fir(const float* in, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0) atomicAdd(&launches, 1u);
+  if (i >= n) return;
+  float s = 0;
+  for (int k = 0; k < 4; ++k) s += filters::taps[k] * (i + k < n ? in[i + k] : 0.0f);
+  out[i] = s;
+}
+// The same, one thread doing everything: the reference kernel.
+__global__ void fir_naive(const float* in, float* out, int n) {
+  for (int i = 0; i < n; ++i) {
+    float s = 0;
+    for (int k = 0; k < 4; ++k) s += filters::taps[k] * (i + k < n ? in[i + k] : 0.0f);
+    out[i] = s;
+  }
+}
+// One partial sum per block; `drop_last` leaves the last block's partial unwritten.
+__global__ void partial_sums(const float* in, float* partials, int n, int drop_last) {
+  __shared__ float share[256];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  share[threadIdx.x] = i < n ? in[i] : 0.0f;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) share[threadIdx.x] += share[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0 && !(drop_last && blockIdx.x == gridDim.x - 1)) partials[blockIdx.x] = share[0];
+}
+// In place: x[i] = x[i] * scale (a float scalar); y = a half scalar times x, in half.
+__global__ void scale_in_place(float* x, float scale, __half* y, __half h, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    x[i] = x[i] * scale;
+    y[i] = __float2half(__half2float(h) * 2.0f);
+  }
+}
+// y = 0.5 x + y (in place), what the test library's saxpy_reference computes.
+__global__ void saxpy(const float* x, float* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 0.5f * x[i] + y[i];
+}
+// Writes n good elements, then garbage: a check of the first n passes.
+__global__ void first_n(const float* in, float* out, int n, int total) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i] + in[i];
+  else if (i < total) out[i] = -1.0f;
+}
+)";
+
+KernelSource foreign_kernels() {
+  KernelSource source;
+  source.main = {"runner_foreign_kernels.cu", kForeignKernels};
+  return source;
+}
+
+CompiledKernel compile_foreign(const std::string& entry, int arch) {
+  // The toolkit's headers for cuda_fp16.h (NVRTC finds them through -I).
+  return compile(foreign_kernels(), entry, arch, {"-I/usr/local/cuda/include"});
+}
+
+BufferPlan buffer(std::string name, ElementType type, std::uint64_t count, BufferInit kind, bool output = false) {
+  BufferPlan b;
+  b.name = std::move(name);
+  b.type = type;
+  b.count = count;
+  b.init.kind = kind;
+  b.output = output;
+  return b;
+}
+ArgPlan buffer_arg(int index) {
+  ArgPlan a;
+  a.is_buffer = true;
+  a.buffer = index;
+  return a;
+}
+ArgPlan scalar(ElementType type, double value) {
+  ArgPlan a;
+  a.type = type;
+  a.float_value = value;
+  a.int_value = static_cast<std::int64_t>(value);
+  return a;
+}
+CheckPlan check(int buffer, std::uint64_t count, OutputCheck::Compare compare = OutputCheck::Compare::elements) {
+  CheckPlan c;
+  c.buffer = buffer;
+  c.count = count;
+  c.compare = compare;
+  return c;
+}
+
+// A FIR filter of n floats with its taps in __constant__ memory, checked against fir_naive.
+TrialRequest fir_request(const CompiledKernel& kernel, int n, bool reference) {
+  TrialRequest r;
+  r.id = 1;
+  r.kernel = "fir";
+  r.config_text = reference ? "reference" : "candidate";
+  r.problem_key = "fir|N=" + std::to_string(n);
+  r.sizes = {{"N", n}};
+  r.cubin = kernel.cubin;
+  r.function = kernel.lowered_name;
+  r.grid[0] = reference ? 1 : (n + 255) / 256;
+  r.block[0] = reference ? 1 : 256;
+  BufferPlan in = buffer("in", ElementType::f32, static_cast<std::uint64_t>(n), BufferInit::normal);
+  in.init.a = 1;
+  in.init.b = 0.25;
+  r.buffers = {in, buffer("out", ElementType::f32, static_cast<std::uint64_t>(n), BufferInit::none, true)};
+  GlobalPlan taps;
+  taps.name = "filters::taps";
+  taps.symbol = "_ZN7filters4tapsE";
+  taps.type = ElementType::f32;
+  taps.count = 4;
+  taps.init.kind = BufferInit::uniform;
+  taps.init.a = -1;
+  taps.init.b = 1;
+  GlobalPlan counter;
+  counter.name = "launches";
+  counter.symbol = "launches";
+  counter.type = ElementType::u32;
+  counter.count = 1;
+  r.globals = {taps, counter};
+  r.args = {buffer_arg(0), buffer_arg(1), scalar(ElementType::i32, n)};
+  r.verify.mode = VerifySettings::Mode::reference_run;
+  r.verify.checks = {check(1, static_cast<std::uint64_t>(n))};
+  r.verify.checks[0].rtol = 1e-6;
+  r.is_reference = reference;
+  r.seed = 3;
+  return r;
+}
+
+TEST_F(Runner, ModuleGlobalsAreFilledAndAReferenceKernelChecksTheCandidate) {
+  const CompiledKernel naive = compile_foreign("fir_naive", arch());
+  const CompiledKernel fir = compile_foreign("fir", arch());
+  EXPECT_NE(fir.lowered_name, "fir") << "C++ linkage: the entry is found by its name expression";
+  const TrialResult ref = runner().run_trial(fir_request(naive, 5000, true));
+  ASSERT_EQ(ref.status, TrialStatus::ok) << ref.detail;
+  EXPECT_GT(ref.setup_ms, 0);
+  const TrialResult good = runner().run_trial(fir_request(fir, 5000, false));
+  EXPECT_EQ(good.status, TrialStatus::ok) << good.detail;
+  EXPECT_EQ(good.setup_ms, 0) << "the inputs and the reference of the problem are reused";
+  EXPECT_LE(good.max_error, 1e-5);
+  EXPECT_GT(good.max_error, 0) << "the taps are not zero: a sum in another order differs a little";
+
+  // The candidate's module lacks the symbol, or has it with another size: launch_failed.
+  TrialRequest missing = fir_request(fir, 5000, false);
+  missing.globals[0].symbol = "_ZN7filters5gainsE";
+  missing.globals[0].name = "filters::gains";
+  missing.verify.mode = VerifySettings::Mode::none;  // another problem: no reference for it
+  const TrialResult m = runner().run_trial(missing);
+  EXPECT_EQ(m.status, TrialStatus::launch_failed);
+  EXPECT_NE(m.detail.find("module global 'filters::gains' (symbol _ZN7filters5gainsE) is not in the module"),
+            std::string::npos)
+      << m.detail;
+  TrialRequest wrong_size = fir_request(fir, 5000, false);
+  wrong_size.globals[0].count = 5;
+  wrong_size.problem_key += "|other";  // a new problem (the reference runs first)
+  wrong_size.is_reference = true;
+  const TrialResult w = runner().run_trial(wrong_size);
+  EXPECT_EQ(w.status, TrialStatus::launch_failed);
+  EXPECT_NE(w.detail.find("'filters::taps' is 16 bytes in the module"), std::string::npos) << w.detail;
+  EXPECT_NE(w.detail.find("5 x float = 20 bytes"), std::string::npos) << w.detail;
+  EXPECT_FALSE(runner().context_lost());
+}
+
+TrialRequest partial_sums_request(const CompiledKernel& kernel, int n, int drop_last) {
+  TrialRequest r;
+  r.id = 2;
+  r.kernel = "partial_sums";
+  r.config_text = "drop_last=" + std::to_string(drop_last);
+  r.problem_key = "partial_sums|N=" + std::to_string(n);
+  r.sizes = {{"N", n}};
+  r.cubin = kernel.cubin;
+  r.function = kernel.lowered_name;
+  r.grid[0] = (n + 255) / 256;
+  r.block[0] = 256;
+  BufferPlan in = buffer("in", ElementType::f32, static_cast<std::uint64_t>(n), BufferInit::uniform);
+  in.init.a = 0;
+  in.init.b = 1;
+  const auto blocks = static_cast<std::uint64_t>(r.grid[0]);
+  r.buffers = {in, buffer("out", ElementType::f32, blocks, BufferInit::none, true)};
+  r.args = {buffer_arg(0), buffer_arg(1), scalar(ElementType::i32, n), scalar(ElementType::i32, drop_last)};
+  r.verify.mode = VerifySettings::Mode::cpu;
+  r.verify.cpu_reference = "reduction";  // out[0] = the sum; a partial-sum kernel is checked by its sum
+  r.verify.checks = {check(1, blocks, OutputCheck::Compare::sum)};
+  r.verify.checks[0].rtol = 1e-5;
+  return r;
+}
+
+TEST_F(Runner, PartialSumsAreCheckedByTheirSum) {
+  const CompiledKernel kernel = compile_foreign("partial_sums", arch());
+  const TrialResult good = runner().run_trial(partial_sums_request(kernel, 100000, 0));
+  ASSERT_EQ(good.status, TrialStatus::ok) << good.detail;
+  const TrialResult bad = runner().run_trial(partial_sums_request(kernel, 100000, 1));
+  ASSERT_EQ(bad.status, TrialStatus::wrong_result);
+  EXPECT_EQ(bad.detail.rfind("sum of out[0, 391): got nan, want ", 0), 0u) << bad.detail;
+  std::printf("%s\n", bad.detail.c_str());
+  // Elements would not do: the partials are not the reference's layout.
+  TrialRequest elements = partial_sums_request(kernel, 100000, 0);
+  elements.verify.checks[0].compare = OutputCheck::Compare::elements;
+  EXPECT_EQ(runner().run_trial(elements).status, TrialStatus::wrong_result);
+}
+
+TEST_F(Runner, InOutBuffersAreRestoredBeforeEveryRun) {
+  const CompiledKernel kernel = compile_foreign("scale_in_place", arch());
+  constexpr int n = 4096;
+  TrialRequest r;
+  r.kernel = "scale_in_place";
+  r.config_text = "test";
+  r.problem_key = "scale|N=4096";
+  r.cubin = kernel.cubin;
+  r.function = kernel.lowered_name;
+  r.grid[0] = n / 256;
+  r.block[0] = 256;
+  BufferPlan source = buffer("source", ElementType::f32, n, BufferInit::iota);
+  BufferPlan x = buffer("x", ElementType::f32, n, BufferInit::copy, true);
+  x.init.source = 0;
+  BufferPlan y = buffer("y", ElementType::f16, n, BufferInit::none, true);
+  r.buffers = {source, x, y};
+  r.args = {buffer_arg(1), scalar(ElementType::f32, 0.5), buffer_arg(2), scalar(ElementType::f16, 1.5),
+            scalar(ElementType::i32, n)};
+  // Expected files: x = iota / 2, y = 3 (half).
+  testing::TempDir dir;
+  std::vector<float> half_iota(n);
+  std::vector<std::uint16_t> threes(n, float_to_half_bits(3.0f));
+  for (int i = 0; i < n; ++i) half_iota[i] = 0.5f * static_cast<float>(i);
+  write_npy(dir.path() / "x.npy", ElementType::f32, std::as_bytes(std::span(half_iota)));
+  write_npy(dir.path() / "y.npy", ElementType::f16, std::as_bytes(std::span(threes)));
+  r.verify.mode = VerifySettings::Mode::files;
+  r.verify.checks = {check(1, n), check(2, n)};
+  r.verify.checks[0].expected_file = (dir.path() / "x.npy").string();
+  r.verify.checks[1].expected_file = (dir.path() / "y.npy").string();
+  // The second trial sees x restored: without the restore, the first one's timed runs would
+  // have halved it again and again.
+  for (int trial = 0; trial < 2; ++trial) {
+    const TrialResult result = runner().run_trial(r);
+    ASSERT_EQ(result.status, TrialStatus::ok) << result.detail;
+    EXPECT_GE(result.samples, 10);
+  }
+}
+
+TEST_F(Runner, ALibraryReferenceSeesWhatTheGpuGenerated) {
+  const CompiledKernel kernel = compile_foreign("saxpy", arch());
+  constexpr int n = 10000;
+  TrialRequest r;
+  r.kernel = "saxpy";
+  r.config_text = "test";
+  r.problem_key = "saxpy|N=10000";
+  r.sizes = {{"N", n}};
+  r.cubin = kernel.cubin;
+  r.function = kernel.lowered_name;
+  r.grid[0] = (n + 127) / 128;
+  r.block[0] = 128;
+  BufferPlan y = buffer("y", ElementType::f32, n, BufferInit::normal, true);
+  y.init.b = 1;
+  r.buffers = {buffer("x", ElementType::f32, n, BufferInit::random), y};
+  r.args = {buffer_arg(0), buffer_arg(1), scalar(ElementType::i32, n)};
+  r.verify.mode = VerifySettings::Mode::library;
+  r.verify.library = TILETUNE_TEST_REFERENCE_LIBRARY;
+  r.verify.function = "saxpy_reference";
+  r.verify.checks = {check(1, n)};
+  const TrialResult good = runner().run_trial(r);
+  EXPECT_EQ(good.status, TrialStatus::ok) << good.detail;
+  EXPECT_EQ(good.max_error, 0);  // 0.5 x + y in float, the same on both sides
+  TrialRequest other = r;
+  other.verify.function = "failing_reference";
+  EXPECT_THROW((void)runner().run_trial(other), Error);
+}
+
+TEST_F(Runner, AnElementsCheckCoversItsCount) {
+  const CompiledKernel kernel = compile_foreign("first_n", arch());
+  TrialRequest r = partial_sums_request(kernel, 1000, 0);
+  r.kernel = "first_n";
+  r.problem_key = "first_n";
+  r.grid[0] = 8;
+  r.block[0] = 128;
+  r.buffers[1].count = 1024;
+  r.args = {buffer_arg(0), buffer_arg(1), scalar(ElementType::i32, 900), scalar(ElementType::i32, 1024)};
+  r.verify.mode = VerifySettings::Mode::cpu;
+  r.verify.cpu_reference = "vector_add";  // c = a + b: "a" and "b" are both the only input
+  r.verify.checks = {check(1, 900)};
+  r.sizes = {{"N", 900}};
+  EXPECT_EQ(runner().run_trial(r).status, TrialStatus::ok);
+  r.verify.checks[0].count = 901;
+  const TrialResult over = runner().run_trial(r);
+  EXPECT_EQ(over.status, TrialStatus::wrong_result) << over.detail;
+  EXPECT_EQ(over.first_bad_index, 900);
 }
 
 // Last: nothing on this device works in this process afterwards.

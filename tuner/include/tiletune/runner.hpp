@@ -77,7 +77,7 @@ class GpuRunner final : public TrialHandler {
   /// the candidate does wrong comes back as a status (launch_failed, also for a module global
   /// missing or of the wrong size; runtime_fault; wrong_result). Throws Error only for a request
   /// that no candidate could pass: an unknown CPU reference or one that does not fit the
-  /// buffers, a library or file that does not load, Mode::reference_run with no reference
+  /// buffers, a library or file that does not load, a reference but no checks, Mode::reference_run with no reference
   /// run for the problem yet, an argument or check that names no buffer, a check of more
   /// elements than the reference produced, or buffers that do not fit in device memory.
   [[nodiscard]] TrialResult run_trial(const TrialRequest& request) override;

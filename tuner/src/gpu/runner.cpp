@@ -420,6 +420,8 @@ TrialResult GpuRunner::run_trial(const TrialRequest& request) {
                              s.ordinal, where)});
   }
 
+  if (request.verify.mode != VerifySettings::Mode::none && request.verify.checks.empty())
+    throw Error(fmt::format("{}: the request verifies against a reference but has no checks", where));
   const auto load_start = Clock::now();
   s.context.make_current();
   if (s.problem.prepare(request, *s.kernels, s.stream.get()))  // throws Error for what no config could pass
