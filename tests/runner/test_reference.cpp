@@ -3,8 +3,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
 
+#include "gpu/problem_setup.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/reference.hpp"
 
@@ -249,6 +251,58 @@ TEST(CpuReference, EveryBuiltInDeclaresWhatItNeeds) {
     EXPECT_FALSE(r.buffers.empty()) << name;
     EXPECT_TRUE(std::any_of(r.buffers.begin(), r.buffers.end(), [](const ReferenceBuffer& b) { return b.output; }))
         << name;
+  }
+}
+
+}  // namespace
+}  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// The worker reuses a problem's inputs and reference while this key holds: it changes with
+// everything that decides them, but not with the count of a zero or none buffer (a scratch
+// sized by the grid), which the worker reallocates on its own.
+TEST(ProblemKey, ChangesWithWhatDecidesTheInputs) {
+  TrialRequest base;
+  base.kernel = "k";
+  base.problem_key = "k|N=10";
+  BufferPlan in;
+  in.name = "in";
+  in.count = 10;
+  in.init.kind = BufferInit::uniform;
+  in.init.b = 1;
+  BufferPlan scratch;
+  scratch.name = "scratch";
+  scratch.count = 4;
+  scratch.output = true;
+  scratch.init.kind = BufferInit::none;
+  base.buffers = {in, scratch};
+  const std::string key = problem_cache_key(base);
+
+  TrialRequest same = base;
+  same.buffers[1].count = 8;
+  same.id = 9;
+  same.cubin = "another config";
+  EXPECT_EQ(problem_cache_key(same), key);
+
+  std::vector<std::function<void(TrialRequest&)>> changes = {
+      [](TrialRequest& r) { r.seed = 2; },
+      [](TrialRequest& r) { r.problem_key = "k|N=10|T=double"; },
+      [](TrialRequest& r) { r.buffers[0].count = 11; },
+      [](TrialRequest& r) { r.buffers[0].init.b = 2; },
+      [](TrialRequest& r) { r.buffers[0].type = ElementType::f64; },
+      [](TrialRequest& r) { r.buffers[1].init.kind = BufferInit::zero; },
+      [](TrialRequest& r) { r.verify.cpu_reference = "other"; },
+      [](TrialRequest& r) { r.verify.mode = VerifySettings::Mode::files; },
+      [](TrialRequest& r) { r.verify.library = "/lib.so"; },
+      [](TrialRequest& r) { r.verify.checks = {CheckPlan{1, OutputCheck::Compare::elements, 4, 0, 0, "/e.npy"}}; },
+      [](TrialRequest& r) { r.globals = {GlobalPlan{"w", "w", ElementType::f32, 9, {}}}; },
+  };
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    TrialRequest changed = base;
+    changes[i](changed);
+    EXPECT_NE(problem_cache_key(changed), key) << "change " << i;
   }
 }
 

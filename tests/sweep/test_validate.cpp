@@ -229,3 +229,20 @@ TEST(Validate, AReferenceKernelMustDefineWhatItsCheckedOutputsNeed) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+TEST(Validate, AReferenceConfigMustPassTheConstraints) {
+  testing::SpaceBuilder b = vector_add();
+  b.space.verify.reference = VerifySpec::Reference::config;
+  b.space.verify.reference_config = {128};
+  b.space.constraints.push_back({b.expr("BLOCK * 4 <= N")});
+  EXPECT_NO_THROW(validate_inputs_and_checks(b.space));
+  b.space.problem[0].values = {1000, 256};
+  expect_space_error(b.space, b.space.verify.where,
+                     {"the reference config BLOCK=128 is not a config of the space for N=256", "BLOCK * 4 <= N"});
+}
+
+}  // namespace
+}  // namespace tiletune

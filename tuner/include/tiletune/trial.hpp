@@ -44,9 +44,10 @@ namespace tiletune {
                                                                 const Config& candidate);
 
 /// The request that runs the reference kernel first on a problem (is_reference set): its
-/// launch and arguments from its own params, the space's buffers, globals and checks with
-/// its params where it defines them (the candidate's elsewhere: plan's validation makes sure
-/// nothing it needs is left to the candidate but the types). Throws EvalError.
+/// launch and arguments from its own params; the space's buffers and globals with its params
+/// where it defines them (the candidate's elsewhere: only the types may come from the candidate,
+/// validation makes sure the checked outputs do not); each check takes reference_count
+/// elements (its own slots) or the whole buffer. Throws EvalError.
 [[nodiscard]] TrialRequest make_reference_kernel_request(const Space& space, const Problem& problem,
                                                          const Config& candidate, const CompiledKernel& kernel);
 

@@ -348,6 +348,14 @@ TrialRequest make_reference_kernel_request(const Space& space, const Problem& pr
   }
   r.shared_bytes = eval_located(k.launch.shared_bytes, own_slots, "shared_bytes of the reference kernel");
   plan_data(space, problem, candidate, space_slots, r);
+  // A check takes reference_count elements of the reference kernel's output (its own slots).
+  for (std::size_t i = 0; i < space.verify.outputs.size(); ++i) {
+    const OutputCheck& c = space.verify.outputs[i];
+    CheckPlan& check = r.verify.checks[i];
+    check.count = c.reference_count
+                      ? evaluated_count(*c.reference_count, own_slots, c.where, "the reference's check of " + c.buffer)
+                      : r.buffers[static_cast<std::size_t>(check.buffer)].count;
+  }
   const bool own_args = !k.args.empty();
   const std::span<const std::int64_t> arg_slots = own_args ? std::span<const std::int64_t>(own_slots) : space_slots;
   for (const ArgSpec& a : own_args ? k.args : space.args) {

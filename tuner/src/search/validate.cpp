@@ -336,15 +336,34 @@ void check_reference_params(const Space& space, const ReferenceKernel& k) {
       if (!defined(v))
         throw SpaceError(k.where, fmt::format("{} uses param {} ('{}'), which the reference kernel does not define", what,
                                               v, e.expr.text()),
-                         fmt::format("give {} in the reference kernel's params: its run needs a value of its own", v));
+                         fmt::format("give {} in the reference kernel's params (its run needs a value of its own), "
+                                     "or a reference_count for the check",
+                                     v));
   };
-  for (const BufferSpec& b : space.buffers) require(b.count, fmt::format("the count of buffer '{}'", b.name));
+  // A checked output without a reference_count takes the whole buffer, which must not depend
+  // on the candidate; inputs are the same whatever their count (generated element by element).
+  for (const OutputCheck& c : space.verify.outputs) {
+    if (c.compare == OutputCheck::Compare::none || c.reference_count) continue;
+    const BufferSpec& b = space.buffers[static_cast<std::size_t>(space.buffer_index(c.buffer))];
+    require(b.count, fmt::format("the count of output '{}' (compared whole: no reference_count)", b.name));
+  }
   for (const GlobalSpec& g : space.globals) require(g.count, fmt::format("the count of global '{}'", g.name));
-  for (const OutputCheck& c : space.verify.outputs)
-    if (c.count) require(*c.count, fmt::format("the check of '{}'", c.buffer));
   if (k.args.empty())
     for (const ArgSpec& a : space.args)
       if (a.kind == ArgSpec::Kind::scalar && a.value.is_integer()) require(a.value.expr, "an argument");
+}
+
+// A reference config must be a config of the space for every problem: one a constraint
+// rejects would be refused by the sweep after the GPU work has started.
+void check_reference_config(const Space& space, const std::vector<Problem>& problems) {
+  const Config config{space.verify.reference_config};
+  for (const Problem& problem : problems) {
+    if (auto rejection = Enumerator(space, problem).check(config))
+      throw SpaceError(space.verify.where,
+                       fmt::format("the reference config {} is not a config of the space for {}: {}",
+                                   format_config(space, config), format_problem(space, problem), rejection->reason),
+                       "choose a reference config that passes every constraint");
+  }
 }
 
 void check_reference_kernel(const Space& space, const std::vector<Problem>& problems, const ValidationOptions& options) {
@@ -366,6 +385,9 @@ void check_reference_kernel(const Space& space, const std::vector<Problem>& prob
         (void)eval_located(k.launch.grid[d], slots, "grid of the reference kernel");
         (void)eval_located(k.launch.block[d], slots, "block of the reference kernel");
       }
+      for (const OutputCheck& c : space.verify.outputs)
+        if (c.reference_count && eval_located(*c.reference_count, slots, "reference_count") < 0)
+          throw EvalError(fmt::format("{}: the reference_count of '{}' is negative", c.where.str(), c.buffer));
     } catch (const EvalError& e) {
       throw SpaceError(k.where, fmt::format("the reference kernel's launch for {}: {}", format_problem(space, problem),
                                             e.what()));
@@ -400,7 +422,7 @@ void validate_inputs_and_checks(const Space& space, const ValidationOptions& opt
     case VerifySpec::Reference::library: check_library(space); break;
     case VerifySpec::Reference::files: check_files(space, problems); break;
     case VerifySpec::Reference::kernel: check_reference_kernel(space, problems, options); break;
-    case VerifySpec::Reference::config:
+    case VerifySpec::Reference::config: check_reference_config(space, problems); break;
     case VerifySpec::Reference::none: break;
   }
 }
