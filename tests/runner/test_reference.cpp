@@ -261,8 +261,8 @@ namespace tiletune {
 namespace {
 
 // The worker reuses a problem's inputs and reference while this key holds: it changes with
-// everything that decides them, but not with the count of a zero or none buffer (a scratch
-// sized by the grid), which the worker reallocates on its own.
+// everything that decides them, but not with a buffer's count (a scratch sized by the grid),
+// which the worker rebuilds on its own.
 TEST(ProblemKey, ChangesWithWhatDecidesTheInputs) {
   TrialRequest base;
   base.kernel = "k";
@@ -281,6 +281,7 @@ TEST(ProblemKey, ChangesWithWhatDecidesTheInputs) {
   const std::string key = problem_cache_key(base);
 
   TrialRequest same = base;
+  same.buffers[0].count = 16;
   same.buffers[1].count = 8;
   same.id = 9;
   same.cubin = "another config";
@@ -289,7 +290,6 @@ TEST(ProblemKey, ChangesWithWhatDecidesTheInputs) {
   std::vector<std::function<void(TrialRequest&)>> changes = {
       [](TrialRequest& r) { r.seed = 2; },
       [](TrialRequest& r) { r.problem_key = "k|N=10|T=double"; },
-      [](TrialRequest& r) { r.buffers[0].count = 11; },
       [](TrialRequest& r) { r.buffers[0].init.b = 2; },
       [](TrialRequest& r) { r.buffers[0].type = ElementType::f64; },
       [](TrialRequest& r) { r.buffers[1].init.kind = BufferInit::zero; },

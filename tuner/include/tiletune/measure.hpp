@@ -110,8 +110,8 @@ struct TrialRequest {
   std::string kernel;                        ///< family name, for messages
   std::string config_text;                   ///< "TILE=32 BLOCK_ROWS=8 PAD=1", for messages
   /// The problem and the types its buffers follow: inputs and reference outputs are reused
-  /// while it, the seed, the verify settings and the generated buffers are unchanged (a zero
-  /// or none buffer whose count alone changes, a scratch sized by the grid, is reallocated).
+  /// while it, the seed, the verify settings and the buffers' descriptions are unchanged (a
+  /// buffer whose count alone changes, a scratch sized by the grid, is rebuilt on its own).
   std::string problem_key;
   std::map<std::string, std::int64_t> sizes; ///< problem sizes by name (CPU references read them)
   std::string cubin;

@@ -1,7 +1,7 @@
 // What a GPU worker holds for one problem: the buffers (generated on the device, read from
 // files, copied), the contents of the module globals, and the expected outputs (from a CPU
 // reference, a reference library, expected files, or the reference run). Built once per
-// problem key and reused by every config of the problem; a buffer whose plan alone changes
+// problem key and reused by every config of the problem; a buffer whose count alone changes
 // (a scratch sized by the grid) is rebuilt on its own.
 #pragma once
 
