@@ -246,6 +246,14 @@ Json init_json(const InitPlan& i) {
           {"file", i.file}};
 }
 
+// An index into the request's buffers (0 <= index < buffers).
+int buffer_index(const Fields& f, const char* key, std::size_t buffers) {
+  const int index = f.i32(key);
+  if (index < 0 || static_cast<std::size_t>(index) >= buffers)
+    malformed(fmt::format("field '{}': {} is not a buffer index (there are {})", f.name(key), index, buffers));
+  return index;
+}
+
 // `buffers`: how many buffers a `source` may index.
 InitPlan init_from(const Fields& f, std::size_t buffers) {
   InitPlan i;
@@ -255,11 +263,9 @@ InitPlan init_from(const Fields& f, std::size_t buffers) {
   i.rows = f.u64("rows");
   i.columns = f.u64("columns");
   i.nnz = f.u64("nnz");
-  i.source = f.i32("source");
-  i.file = f.str("file");
   const bool derived = i.kind == BufferInit::copy || i.kind == BufferInit::csr_columns;
-  if (derived && (i.source < 0 || static_cast<std::size_t>(i.source) >= buffers))
-    malformed(fmt::format("field '{}': {} is not a buffer index (there are {})", f.name("source"), i.source, buffers));
+  i.source = derived ? buffer_index(f, "source", buffers) : f.i32("source");
+  i.file = f.str("file");
   return i;
 }
 
@@ -289,15 +295,12 @@ VerifySettings verify_from(const Fields& v, std::size_t buffers) {
   for (std::size_t i = 0; i < checks.size(); ++i) {
     Fields c(checks[i], fmt::format("verify.checks[{}]", i));
     CheckPlan check;
-    check.buffer = c.i32("buffer");
+    check.buffer = buffer_index(c, "buffer", buffers);
     check.compare = enum_value(kCompares, c, "compare");
     check.count = c.u64("count");
     check.rtol = c.f64("rtol");
     check.atol = c.f64("atol");
     check.expected_file = c.str("expected_file");
-    if (check.buffer < 0 || static_cast<std::size_t>(check.buffer) >= buffers)
-      malformed(fmt::format("field '{}': {} is not a buffer index (there are {})", c.name("buffer"), check.buffer,
-                            buffers));
     s.checks.push_back(std::move(check));
   }
   return s;
@@ -403,13 +406,10 @@ TrialRequest request_from(const Fields& f) {
     Fields a(args[i], fmt::format("args[{}]", i));
     ArgPlan plan;
     plan.is_buffer = a.boolean("is_buffer");
-    plan.buffer = a.i32("buffer");
+    plan.buffer = plan.is_buffer ? buffer_index(a, "buffer", r.buffers.size()) : a.i32("buffer");
     plan.type = enum_value(kElementTypes, a, "type");
     plan.int_value = a.i64("int_value");
     plan.float_value = a.f64("float_value");
-    if (plan.is_buffer && (plan.buffer < 0 || static_cast<std::size_t>(plan.buffer) >= r.buffers.size()))
-      malformed(fmt::format("field 'args[{}].buffer': {} is not a buffer index (there are {})", i,
-                            plan.buffer, r.buffers.size()));
     r.args.push_back(plan);
   }
   r.verify = verify_from(Fields(f.map("verify"), "verify"), r.buffers.size());
