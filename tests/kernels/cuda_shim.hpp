@@ -109,6 +109,7 @@ void launch(dim3 grid, dim3 block, std::size_t shared_bytes, Body body) {
 
 #define __global__
 #define __device__
+#define __constant__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
@@ -127,6 +128,22 @@ inline float __shfl_down_sync(unsigned /*mask*/, float v, int delta) {
   w.barrier.arrive_and_wait();
   return r;
 }
+
+// The sub-warp form: lanes shuffle within groups of `width` (a power of two up to 32).
+inline float __shfl_down_sync(unsigned /*mask*/, float v, int delta, int width) {
+  const unsigned lane = tt_emu::linear_thread() % 32;
+  tt_emu::Warp& w = *tt_emu::current_block->warps[tt_emu::linear_thread() / 32];
+  w.values[lane] = v;
+  w.barrier.arrive_and_wait();
+  const unsigned group_end = (lane / static_cast<unsigned>(width) + 1) * static_cast<unsigned>(width);
+  const float r = lane + static_cast<unsigned>(delta) < group_end ? w.values[lane + delta] : v;
+  w.barrier.arrive_and_wait();
+  return r;
+}
+
+// The device's integer min and max.
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
 
 template <class T>
 inline T atomicAdd(T* p, T v) {
