@@ -536,3 +536,29 @@ TEST(ForeignForms, OtherReferences) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+TEST(ForeignForms, VectorTypesCountTheirElements) {
+  const std::string text =
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: transpose\nproblem: {n: [1000]}\nparams: {B: [32]}\n"
+      "launch: {grid: 1, block: B}\n"
+      "buffers: {points: {type: float2, count: n + 1, init: {uniform: [-1, 1]}}, out: {type: int4, count: 3, output: true}}\n"
+      "globals: {d_vertices: {type: float2, count: 600, init: random}}\n"
+      "args: [out, points, n]\nverify: none\n";
+  const Space s = parse_space(text, testing::source_dir() / "configs/inline.yaml");
+  const std::vector<std::int64_t> slots{1000, 32};
+  EXPECT_EQ(s.buffers[0].type, ElementType::f32);
+  EXPECT_EQ(s.buffers[0].count.expr.eval(slots), 2002);
+  EXPECT_EQ(s.buffers[1].type, ElementType::i32);
+  EXPECT_EQ(s.buffers[1].count.expr.eval(slots), 12);
+  EXPECT_EQ(s.globals[0].count.expr.eval(slots), 1200);
+  // Scalars take no vector type.
+  EXPECT_THROW((void)parse_space(text.substr(0, text.find("args:")) + "args: [out, points, {value: 1, type: float2}]\nverify: none\n",
+                                 testing::source_dir() / "configs/inline.yaml"),
+               SpaceError);
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -26,6 +26,17 @@ constexpr TypeName kScalarTypes[] = {{"int", ElementType::i32},
                                      {"float", ElementType::f32},
                                      {"double", ElementType::f64}};
 
+// CUDA's vector types: a buffer of N float2 is a buffer of 2N floats to tiletune.
+struct VectorType {
+  std::string_view name;
+  ElementType type;
+  int lanes;
+};
+constexpr VectorType kVectorTypes[] = {{"float2", ElementType::f32, 2}, {"float4", ElementType::f32, 4},
+                                       {"double2", ElementType::f64, 2}, {"int2", ElementType::i32, 2},
+                                       {"int4", ElementType::i32, 4},   {"uint2", ElementType::u32, 2},
+                                       {"uint4", ElementType::u32, 4},  {"half2", ElementType::f16, 2}};
+
 constexpr std::string_view kBufferKeys[] = {"type", "count", "init", "output"};
 constexpr std::string_view kGlobalKeys[] = {"type", "count", "init"};
 constexpr std::string_view kArgKeys[] = {"value", "type"};
@@ -48,6 +59,14 @@ std::vector<std::string_view> names_of(const TypeName (&table)[N]) {
 
 bool is_integer_type(ElementType t) { return !is_floating(t); }
 
+// A count of vectors as a count of their elements: "N" of float2 is "(N) * 2".
+LocatedExpr vector_count(LocatedExpr count, int lanes, std::span<const std::string> slots) {
+  if (lanes == 1) return count;
+  Expr scaled = Expr::parse("(" + count.expr.text() + ") * " + std::to_string(lanes));
+  scaled.bind(slots);
+  return LocatedExpr{std::move(scaled), count.where};
+}
+
 // A C++ name, possibly qualified: "weights", "conv::weights".
 bool is_qualified_identifier(std::string_view s) {
   if (s.starts_with("::")) s.remove_prefix(2);
@@ -61,9 +80,10 @@ bool is_qualified_identifier(std::string_view s) {
 
 }  // namespace
 
-ElementType SpaceLoader::read_type(const YamlValue& v, int& type_param, bool scalar) const {
+ElementType SpaceLoader::read_type(const YamlValue& v, int& type_param, bool scalar, int* lanes) const {
   const std::vector<std::string_view> types = scalar ? names_of(kScalarTypes) : names_of(kBufferTypes);
   const std::string hint = std::string(scalar ? "scalar argument" : "element") + " types: " + join_names(types) +
+                           (lanes ? ", the vector types float2 float4 double2 int2 int4 uint2 uint4 half2" : "") +
                            ", or a text param whose values are such types";
   const std::string t = yaml_.string(v, "a type", hint, kMaxNameLength);
   const auto table_match = [&](std::string_view name) -> std::optional<ElementType> {
@@ -72,6 +92,12 @@ ElementType SpaceLoader::read_type(const YamlValue& v, int& type_param, bool sca
     return std::nullopt;
   };
   if (auto direct = table_match(t)) return *direct;
+  if (lanes)
+    for (const VectorType& vt : kVectorTypes)
+      if (vt.name == t) {
+        *lanes = vt.lanes;
+        return vt.type;
+      }
   // A text param: every value must name a type this place takes.
   if (const int p = space_.param_index(t); p >= 0 && space_.params[static_cast<std::size_t>(p)].kind == AxisKind::text) {
     const Axis& axis = space_.params[static_cast<std::size_t>(p)];
@@ -236,9 +262,10 @@ void SpaceLoader::read_buffers(const YamlValue& v) {
     b.where = yaml_.at(e.key_mark);
     const Entries fields = yaml_.entries(e.value, kBufferKeys, "a map {type, count, init, output}",
                                          "for example '" + e.key + ": {type: float, count: N*N}'");
-    if (const YamlEntry* f = find(fields, "type")) b.type = read_type(f->value, b.type_param, false);
+    int lanes = 1;
+    if (const YamlEntry* f = find(fields, "type")) b.type = read_type(f->value, b.type_param, false, &lanes);
     const YamlEntry& count = require(fields, e.value, "count", "count: N*N");
-    b.count = read_expr(count.value);
+    b.count = vector_count(read_expr(count.value), lanes, names_);
     if (auto c = constant(b.count, count.value); c && *c < 1)
       yaml_.fail(count.value, count.value.name() + " is " + std::to_string(*c) + "; a buffer holds at least one element",
                  "count is the number of elements, for example N*N");
@@ -267,9 +294,10 @@ void SpaceLoader::read_globals(const YamlValue& v) {
     g.where = yaml_.at(e.key_mark);
     const Entries fields = yaml_.entries(e.value, kGlobalKeys, "a map {type, count, init}",
                                          "for example '" + e.key + ": {type: float, count: 81, init: random}'");
-    if (const YamlEntry* f = find(fields, "type")) g.type = read_type(f->value, g.type_param, false);
+    int lanes = 1;
+    if (const YamlEntry* f = find(fields, "type")) g.type = read_type(f->value, g.type_param, false, &lanes);
     const YamlEntry& count = require(fields, e.value, "count", "count: 81");
-    g.count = read_expr(count.value);
+    g.count = vector_count(read_expr(count.value), lanes, names_);
     if (auto c = constant(g.count, count.value); c && *c < 1)
       yaml_.fail(count.value, count.value.name() + " is " + std::to_string(*c) + "; a global holds at least one element",
                  "count is the number of elements of the variable");

@@ -59,7 +59,9 @@ class SpaceLoader {
   [[nodiscard]] std::vector<std::int64_t> read_config(const YamlValue& v, std::string_view what) const;
 
   // load_data.cpp
-  [[nodiscard]] ElementType read_type(const YamlValue& v, int& type_param, bool scalar) const;
+  /// A type name, or a text param's name (type_param); with `lanes`, also a vector type such
+  /// as float2 (its element type, and *lanes = 2).
+  [[nodiscard]] ElementType read_type(const YamlValue& v, int& type_param, bool scalar, int* lanes = nullptr) const;
   [[nodiscard]] NumberSpec read_number(const YamlValue& v, std::span<const std::string> slots) const;
   [[nodiscard]] InitSpec read_init(const YamlValue& v, ElementType type, int type_param) const;
   void read_buffers(const YamlValue& v);
