@@ -37,10 +37,10 @@ struct BufferPlan {
   std::uint64_t count = 0;
   InitPlan init;
   bool output = false;
-  /// An output the kernel reads too (any init but none; zero included): an in/out buffer,
-  /// restored to its initial contents before every launch. An output with init none is
-  /// poisoned (0xFF bytes) before the checked launch, so that an element never written fails.
-  [[nodiscard]] bool in_out() const noexcept { return output && init.kind != BufferInit::none; }
+  /// An output with data (any init but zero and none): an in/out buffer, restored to its
+  /// initial contents before every launch. An output with zero or none is poisoned (0xFF bytes)
+  /// before the checked launch, so that an element never written fails.
+  [[nodiscard]] bool in_out() const noexcept { return output && carries_data(init.kind); }
   friend bool operator==(const BufferPlan&, const BufferPlan&) = default;
 };
 

@@ -118,7 +118,7 @@ void ProblemSetup::fit_buffer(const TrialRequest& request, std::size_t index, st
   held.device = cu::DeviceBuffer(held.bytes());
   fill(held.device.ptr(), fmt::format("buffer '{}'", want.name), want.name, want.type, want.count, want.init, request,
        kernels, stream);
-  if (want.in_out() && carries_data(want.init.kind)) {
+  if (want.in_out()) {
     held.initial = cu::DeviceBuffer(held.bytes());
     copy_async(held.initial.ptr(), held.device.ptr(), held.bytes(), stream, fmt::format("keeping '{}'", want.name));
   }
@@ -262,13 +262,8 @@ void ProblemSetup::keep_expected(std::size_t index, const std::byte* bytes, std:
 
 void ProblemSetup::restore_inputs(const std::vector<CUdeviceptr>& symbols, CUstream stream) {
   for (HeldBuffer& b : buffers_) {
-    if (!b.plan.in_out()) continue;
-    const std::string what = fmt::format("restoring buffer '{}'", b.plan.name);
-    if (b.initial.size() != 0) {
-      copy_async(b.device.ptr(), b.initial.ptr(), b.bytes(), stream, what);
-    } else {
-      memset_async(b.device.ptr(), 0, b.bytes(), stream, what);
-    }
+    if (b.plan.in_out())
+      copy_async(b.device.ptr(), b.initial.ptr(), b.bytes(), stream, fmt::format("restoring buffer '{}'", b.plan.name));
   }
   for (std::size_t i = 0; i < globals_.size() && i < symbols.size(); ++i) {
     if (symbols[i] == 0) continue;
@@ -279,7 +274,7 @@ void ProblemSetup::restore_inputs(const std::vector<CUdeviceptr>& symbols, CUstr
 
 void ProblemSetup::reset_for_launch(const std::vector<CUdeviceptr>& symbols, CUstream stream) {
   for (HeldBuffer& b : buffers_) {
-    if (b.plan.output && b.plan.init.kind == BufferInit::none)
+    if (b.plan.output && !b.plan.in_out())
       memset_async(b.device.ptr(), kPoison, b.bytes(), stream, fmt::format("poisoning buffer '{}'", b.plan.name));
   }
   restore_inputs(symbols, stream);

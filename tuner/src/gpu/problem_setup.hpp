@@ -21,7 +21,7 @@ namespace tiletune {
 struct HeldBuffer {
   BufferPlan plan;
   cu::DeviceBuffer device;   ///< what the kernel reads and writes
-  cu::DeviceBuffer initial;  ///< an in/out buffer's pristine contents (not for zero: a memset restores it)
+  cu::DeviceBuffer initial;  ///< an in/out buffer's pristine contents
   bool ready = false;
   [[nodiscard]] std::size_t bytes() const { return plan.count * element_size(plan.type); }
   /// Where its initial contents are (for copies made from it).
@@ -54,7 +54,7 @@ class ProblemSetup {
   /// file or the reference) for what no config could pass.
   bool prepare(const TrialRequest& request, WorkerKernels& kernels, CUstream stream);
 
-  /// Poisons the outputs with init none (0xFF bytes), restores every in/out buffer and copies
+  /// Poisons the outputs with init zero or none (0xFF bytes), restores every in/out buffer and copies
   /// each global into its symbol (`symbols[i]`, 0: skipped), on `stream`.
   void reset_for_launch(const std::vector<CUdeviceptr>& symbols, CUstream stream);
   /// Restores the in/out buffers and the globals only (between timed runs).

@@ -121,13 +121,6 @@ std::uint64_t evaluated_count(const LocatedExpr& count, std::span<const std::int
   return non_negative(eval_located(count, slots, "count of " + what), where, "the count of " + what);
 }
 
-// An output whose init is not written is poisoned before the checked launch (none), so that an
-// element the kernel never writes fails; `init: zero` on an output hands the kernel zeros.
-BufferInit output_default(const BufferSpec& b) {
-  const bool unwritten = b.init.kind == BufferInit::zero && b.init.where.line == 0;
-  return b.output && unwritten ? BufferInit::none : b.init.kind;
-}
-
 // The buffers, globals and checks of one run: counts from `slots`, types from `types`.
 void plan_data(const Space& space, const Problem& problem, const Config& types, std::span<const std::int64_t> slots,
                TrialRequest& r) {
@@ -137,7 +130,6 @@ void plan_data(const Space& space, const Problem& problem, const Config& types, 
     plan.type = resolved_type(space, b.type, b.type_param, types);
     plan.count = evaluated_count(b.count, slots, b.where, "buffer " + b.name);
     plan.init = init_plan(space, b.init, plan.count, slots, problem, "buffer " + b.name);
-    plan.init.kind = output_default(b);
     plan.output = b.output;
     r.buffers.push_back(std::move(plan));
   }
@@ -356,12 +348,17 @@ TrialRequest make_reference_kernel_request(const Space& space, const Problem& pr
                       ? evaluated_count(*c.reference_count, own_slots, c.where, "the reference's check of " + c.buffer)
                       : r.buffers[static_cast<std::size_t>(check.buffer)].count;
   }
-  const bool own_args = !k.args.empty();
-  const std::span<const std::int64_t> arg_slots = own_args ? std::span<const std::int64_t>(own_slots) : space_slots;
-  for (const ArgSpec& a : own_args ? k.args : space.args) {
+  // Its arguments are evaluated with its own slots: rebound to them, since the loader may hand
+  // it the space's arguments (bound to the space's slots) when it gives none of its own.
+  const std::vector<std::string> own_names = reference_slot_names(space, k);
+  for (const ArgSpec& a : k.args.empty() ? space.args : k.args) {
     r.args.push_back(plan_arg(
         space, a, candidate,
-        [&](const LocatedExpr& e) { return eval_located(e, arg_slots, "argument of the reference kernel"); },
+        [&](const LocatedExpr& e) {
+          LocatedExpr rebound = e;
+          rebound.expr.bind(own_names);
+          return eval_located(rebound, own_slots, "argument of the reference kernel");
+        },
         [&](const NumberSpec& n) {
           if (n.real) return *n.real;
           const Axis& axis = space.params.at(static_cast<std::size_t>(n.real_param));
