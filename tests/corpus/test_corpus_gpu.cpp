@@ -100,6 +100,42 @@ TEST_P(CorpusGpu, TunesWithItsCheckAndCatchesThePlantedBug) {
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusGpu, ::testing::ValuesIn(testing::corpus_spaces()),
                          [](const auto& info) { return info.param; });
 
+// The corpus's axpy checked against a user's reference library (tests/runner/reference_library.c,
+// the C ABI of tiletune/reference.h) through the whole sweep: ok, and its planted bug wrong_result.
+TEST(CorpusGpuLibrary, AxpyAgainstAReferenceLibrary) {
+  testing::TempDir dir;
+  const auto yaml = dir.write("axpy_library.yaml", fmt::format(R"(kernel: corpus_axpy_library
+source: {}
+entry: axpy
+problem: {{N: [1000003]}}
+params: {{BLOCK: [128, 256], ITEMS: [1, 4]}}
+launch: {{grid: ["ceil_div(N, BLOCK * ITEMS)"], block: [BLOCK]}}
+buffers:
+  x: {{type: float, count: N, init: {{uniform: [-1, 1]}}}}
+  y: {{type: float, count: N, init: {{normal: {{mean: 0, stddev: 1}}}}, output: true}}
+args: [{{value: 0.5, type: float}}, x, y, N]
+verify: {{reference: {{library: {}, function: saxpy_reference}}, rtol: 1e-6}}
+)",
+                                                           (testing::corpus_dir() / "axpy.cu").string(),
+                                                           TILETUNE_TEST_REFERENCE_LIBRARY));
+  const Space space = load_space(yaml);
+  const SweepReport good = sweep(space, dir, 4);
+  std::uint64_t ok = 0;
+  for (const SweepTrial& t : good.trials) {
+    EXPECT_EQ(t.status, TrialStatus::ok) << format_config(space, t.config) << ": " << t.detail;
+    ok += t.status == TrialStatus::ok ? 1 : 0;
+  }
+  EXPECT_EQ(ok, 4u);
+  Space planted = space;
+  planted.kernel += "_planted";
+  OptionTemplate bug;
+  bug.text = "-DCORPUS_PLANT_BUG=1";
+  bug.pieces = {bug.text};
+  planted.compile_options.push_back(bug);
+  for (const SweepTrial& t : sweep(planted, dir, 4).trials)
+    EXPECT_EQ(t.status, TrialStatus::wrong_result) << format_config(space, t.config) << ": " << t.detail;
+}
+
 class TablePrinter : public ::testing::Environment {
  public:
   void TearDown() override {

@@ -246,3 +246,40 @@ TEST(Validate, AReferenceConfigMustPassTheConstraints) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// Through the CLI: `plan` and `tune` refuse an impossible check with the YAML's file:line:column
+// and exit 1, before any GPU work (tune on a machine with a GPU validates before its worker starts).
+TEST(Validate, PlanAndTuneRefuseAnImpossibleCheckWithItsPlace) {
+  testing::TempDir dir;
+  (void)dir.write("k.cu", "__global__ void k(float* out, int n) { if (threadIdx.x < n) out[threadIdx.x] = 1; }\n");
+  const auto yaml = dir.write("k.yaml", R"(kernel: my_kernel
+source: k.cu
+entry: k
+problem: {N: [64]}
+params: {BLOCK: [64]}
+launch: {grid: [1], block: [BLOCK]}
+buffers:
+  out: {type: float, count: N, output: true}
+args: [out, N]
+verify:
+  reference: {library: ./libbroken.so, function: my_reference}
+)");
+  (void)dir.write("libbroken.so", "not a shared library\n");
+  const std::string cli = "'" + testing::cli_path().string() + "' ";
+  for (const std::string command : {"plan --arch sm_90 '" + yaml.string() + "'",
+                                    "tune '" + yaml.string() + "' --db '" + (dir.path() / "cache.db").string() + "'"}) {
+    SCOPED_TRACE(command);
+    const testing::CommandResult r = testing::run_command(cli + command + " 2>&1");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("k.yaml:11:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("cannot load the reference library"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("libbroken.so"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "cache.db")) << "nothing is written before the check is known";
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -336,9 +336,11 @@ LibraryReference::LibraryReference(const std::filesystem::path& library, const s
   ::dlerror();
   handle_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) {
-    const char* why = ::dlerror();
-    throw Error(fmt::format("cannot load the reference library {}: {}", library.string(),
-                            why != nullptr ? why : "dlopen failed"));
+    const char* said = ::dlerror();
+    std::string why = said != nullptr ? said : "dlopen failed";
+    const std::string prefix = library.string() + ": ";  // dlerror names the file: say it once
+    if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+    throw Error(fmt::format("cannot load the reference library {}: {}", library.string(), why));
   }
   function_ = ::dlsym(handle_, function.c_str());
   if (function_ == nullptr) {
