@@ -104,7 +104,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusGpu, ::testing::ValuesIn(testing::corpus_
 // the C ABI of tiletune/reference.h) through the whole sweep: ok, and its planted bug wrong_result.
 TEST(CorpusGpuLibrary, AxpyAgainstAReferenceLibrary) {
   testing::TempDir dir;
-  const auto yaml = dir.write("axpy_library.yaml", fmt::format(R"(kernel: corpus_axpy_library
+  const auto yaml = dir.write("axpy_library.yaml", fmt::format(R"yaml(kernel: corpus_axpy_library
 source: {}
 entry: axpy
 problem: {{N: [1000003]}}
@@ -115,7 +115,7 @@ buffers:
   y: {{type: float, count: N, init: {{normal: {{mean: 0, stddev: 1}}}}, output: true}}
 args: [{{value: 0.5, type: float}}, x, y, N]
 verify: {{reference: {{library: {}, function: saxpy_reference}}, rtol: 1e-6}}
-)",
+)yaml",
                                                            (testing::corpus_dir() / "axpy.cu").string(),
                                                            TILETUNE_TEST_REFERENCE_LIBRARY));
   const Space space = load_space(yaml);
