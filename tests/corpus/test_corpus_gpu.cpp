@@ -53,6 +53,16 @@ SweepReport sweep(const Space& space, const testing::TempDir& dir, std::uint64_t
   return run_sweep(space, o);
 }
 
+// The same space with -DCORPUS_PLANT_BUG=1, under a family name of its own.
+Space with_planted_bug(Space space) {
+  space.kernel += "_planted";
+  OptionTemplate bug;
+  bug.text = "-DCORPUS_PLANT_BUG=1";
+  bug.pieces = {bug.text};
+  space.compile_options.push_back(std::move(bug));
+  return space;
+}
+
 std::string& table() {
   static std::string t = "| kernel | check | outputs | best config | median ms | ok trials |\n|---|---|---|---|---|---|\n";
   return t;
@@ -80,13 +90,7 @@ TEST_P(CorpusGpu, TunesWithItsCheckAndCatchesThePlantedBug) {
   table() += fmt::format("| {} | {} | {} | {} | {:.4f} | {} |\n", space.kernel, check_name(space), compares(space),
                          best.trial.key.params, *best.trial.time_ms, ok);
 
-  Space planted = space;
-  planted.kernel += "_planted";
-  OptionTemplate bug;
-  bug.text = "-DCORPUS_PLANT_BUG=1";
-  bug.pieces = {bug.text};
-  planted.compile_options.push_back(bug);
-  const SweepReport bad = sweep(planted, dir, 4);
+  const SweepReport bad = sweep(with_planted_bug(space), dir, 4);
   std::uint64_t wrong = 0;
   for (const SweepTrial& t : bad.trials) {
     if (t.status == TrialStatus::pruned) continue;
@@ -126,13 +130,7 @@ verify: {{reference: {{library: {}, function: saxpy_reference}}, rtol: 1e-6}}
     ok += t.status == TrialStatus::ok ? 1 : 0;
   }
   EXPECT_EQ(ok, 4u);
-  Space planted = space;
-  planted.kernel += "_planted";
-  OptionTemplate bug;
-  bug.text = "-DCORPUS_PLANT_BUG=1";
-  bug.pieces = {bug.text};
-  planted.compile_options.push_back(bug);
-  for (const SweepTrial& t : sweep(planted, dir, 4).trials)
+  for (const SweepTrial& t : sweep(with_planted_bug(space), dir, 4).trials)
     EXPECT_EQ(t.status, TrialStatus::wrong_result) << format_config(space, t.config) << ": " << t.detail;
 }
 
