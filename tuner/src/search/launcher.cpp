@@ -254,7 +254,12 @@ LaunchPlan Launcher::prepare(const std::map<std::string, std::int64_t>& sizes) {
   // 3. The cubin: this Launcher's, the database's, or NVRTC's.
   std::lock_guard lock(impl.mutex);
   CompileRequest request;
-  request.options = compile_options(space, plan.problem, plan.config);
+  try {
+    request.options = compile_options(space, plan.problem, plan.config);
+  } catch (const EvalError& e) {
+    throw Error(fmt::format("Launcher::prepare: {} problem {}: compile_options: {}", what, plan.problem_text,
+                            e.what()));
+  }
   request.source = &impl.sources->for_options(request.options);
   request.arch = impl.arch;
   request.entry = space.entry;

@@ -56,18 +56,22 @@ LaunchGeometry evaluate_launch(const Space& space, const Problem& problem, const
 }
 
 std::vector<std::string> space_options(const Space& space) {
-  return resolve_include_dirs(space.compile_options, space.yaml_path.parent_path());
+  std::vector<std::string> texts;
+  for (const OptionTemplate& o : space.compile_options) texts.push_back(o.text);  // ${} as written
+  return resolve_include_dirs(texts, space.yaml_path.parent_path());
 }
 
 std::vector<std::string> compile_options(const Space& space, const Problem& problem, const Config& config) {
-  (void)problem;  // the sizes reach the options with `problem_defines` and ${} templates
   std::vector<std::string> options;
-  options.reserve(space.params.size() + space.compile_options.size());
+  options.reserve(space.params.size() + space.problem.size() + space.compile_options.size());
   for (std::size_t i = 0; i < space.params.size(); ++i)
-    options.push_back(fmt::format("-D{}={}", space.params[i].name, config.values.at(i)));
-  const std::vector<std::string> own = space_options(space);
-  options.insert(options.end(), own.begin(), own.end());
-  return options;
+    options.push_back(fmt::format("-D{}={}", space.params[i].name, space.params[i].text_of(config.values.at(i))));
+  if (space.problem_defines)
+    for (std::size_t i = 0; i < space.problem.size(); ++i)
+      options.push_back(fmt::format("-D{}={}", space.problem[i].name, problem.sizes.at(i)));
+  const std::vector<std::int64_t> slots = slot_values(problem, config);
+  for (const OptionTemplate& o : space.compile_options) options.push_back(expand_option(o, slots));
+  return resolve_include_dirs(options, space.yaml_path.parent_path());
 }
 
 Problem select_problem(const Space& space, const std::vector<std::string>& overrides) {
@@ -167,7 +171,14 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
       continue;
     }
     CompileRequest request;
-    request.options = compile_options(space, options.problem, row.config);
+    try {
+      request.options = compile_options(space, options.problem, row.config);
+    } catch (const EvalError& e) {  // an ${} of `options:` that fails for this config
+      row.status = TrialStatus::pruned;
+      row.detail = e.what();
+      plan.rows.push_back(std::move(row));
+      continue;
+    }
     request.source = &sources.for_options(request.options);
     request.arch = arch;
     request.entry = space.entry;

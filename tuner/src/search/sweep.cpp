@@ -117,7 +117,9 @@ KernelRecord kernel_record(const Space& space, const KernelSource& source, int a
   const CompileRequest request{&source, space_options(space), fmt::format("sm_{}", arch), space.entry};
   std::string options;
   for (const std::string& o : key_options(request)) options += (options.empty() ? "" : " ") + o;
-  k.options = options + " entry=" + space.entry;
+  // Problem sizes as -D and ${} in options are values of the trial's problem and config; the
+  // version records that they are passed.
+  k.options = options + (space.problem_defines ? " problem_defines" : "") + " entry=" + space.entry;
   k.nvrtc_version = nvrtc_version();
   return k;
 }
@@ -162,9 +164,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   if (space.default_config) default_config = Config{*space.default_config};
   std::optional<Config> reference_config;
   if (space.verify.reference == VerifySpec::Reference::config) {
-    Config c;
-    for (const Axis& a : space.params) c.values.push_back(space.verify.reference_config.at(a.name));
-    reference_config = c;
+    reference_config = Config{space.verify.reference_config};
   }
 
   // Stage 1: per problem, the valid configs as a search domain and what the cache already
@@ -245,10 +245,10 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     try {
       w.launch = evaluate_launch(space, problems[p], w.config);
       if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
+      else w.compiled = compile(p, w.config);  // an ${} of `options:` may fail for this config
     } catch (const EvalError& e) {
       w.pruned_reason = e.what();
     }
-    if (w.pruned_reason.empty()) w.compiled = compile(p, w.config);
     return w;
   };
 
