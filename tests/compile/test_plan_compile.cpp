@@ -2,8 +2,9 @@
 // against the YAML's directory) edited between two plans is recompiled and starts a new kernel
 // version; the version is built from the options NVRTC gets, defaults included, and does not
 // change with the checkout's path; failed compiles are cached, so a second plan compiles
-// nothing; `plan` exits 4 when no config compiles (with the most common reason), 3 with
-// --strict when some fail; warnings reach --logs and the JSON.
+// nothing; problem sizes (`problem_defines`) and ${EXPR} in options reach NVRTC and the keys;
+// `plan` exits 4 when no config compiles (with the most common reason), 3 with --strict when
+// some fail; warnings reach --logs and the JSON.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -138,6 +139,59 @@ TEST(PlanCompile, FailedCompilesAreCachedSoASecondPlanCompilesNothing) {
   EXPECT_EQ(second.summary.compile_failed, 2u);
   EXPECT_EQ(second.rows[1].detail, first.rows[1].detail);
   EXPECT_EQ(second.rows[1].compile_log, first.rows[1].compile_log);
+}
+
+// An option template "-DNAME=${EXPR}" as the loader builds it.
+OptionTemplate option_template(const Space& space, const std::string& name, const std::string& expr) {
+  OptionTemplate option;
+  option.text = "-D" + name + "=${" + expr + "}";
+  option.pieces = {"-D" + name + "=", ""};
+  LocatedExpr e{Expr::parse(expr), {}};
+  e.expr.bind(space.variable_names());
+  option.exprs.push_back(std::move(e));
+  return option;
+}
+
+TEST(PlanCompile, ProblemSizesAndOptionExpressionsReachTheCompilerAndTheKeys) {
+  TempDir dir;
+  dir.write("d/kernels/k.cu",
+            "static_assert(WIDTH == 2 * N, \"WIDTH follows N\");\n"
+            "extern \"C\" __global__ void k(float* p) {\n"
+            "  __shared__ float s[N / 8];\n  s[threadIdx.x] = P;\n  __syncthreads();\n"
+            "  p[threadIdx.x] = s[threadIdx.x + 1];\n}\n");
+  const fs::path yaml = dir.write("d/space.yaml",
+                                  "kernel: sized\nsource: kernels/k.cu\nentry: k\nproblem:\n  N: [1024, 2048]\n"
+                                  "params:\n  P: [1, 2]\nlaunch: {grid: [1], block: [32]}\n"
+                                  "buffers:\n  p: {type: float, count: 64}\nargs: [p]\nverify: {reference: none}\n");
+  Space space = load_space(yaml);
+  space.problem_defines = true;
+  space.compile_options.push_back(option_template(space, "WIDTH", "2 * N"));
+  space.compile_options.push_back(option_template(space, "INV", "100 / (P - 1)"));
+
+  EXPECT_EQ(compile_options(space, Problem{{2048}}, Config{{2}}),
+            (std::vector<std::string>{"-DP=2", "-DN=2048", "-DWIDTH=4096", "-DINV=100"}));
+  const CubinCache cache(dir.path() / "cubin");
+  PlanOptions options;
+  options.device = *builtin_device_limits(90);
+  options.cache = &cache;
+  options.problem = Problem{{1024}};
+  const Plan small = plan_space(space, options);
+  options.problem = Problem{{2048}};
+  const Plan large = plan_space(space, options);
+  // P = 1 divides by zero in INV's expression: pruned, with the option named.
+  EXPECT_EQ(small.rows[0].status, TrialStatus::pruned);
+  EXPECT_NE(small.rows[0].detail.find("option '-DINV=${100 / (P - 1)}'"), std::string::npos) << small.rows[0].detail;
+  ASSERT_EQ(small.rows[1].status, TrialStatus::ok) << small.rows[1].detail;
+  ASSERT_EQ(large.rows[1].status, TrialStatus::ok) << large.rows[1].detail;
+  EXPECT_EQ(small.rows[1].resources->static_shared_bytes, 1024 / 8 * 4);
+  EXPECT_EQ(large.rows[1].resources->static_shared_bytes, 2048 / 8 * 4);
+  EXPECT_NE(small.rows[1].cubin_key, large.rows[1].cubin_key);
+  EXPECT_EQ(large.summary.cache_hits, 0u);
+
+  KernelSources sources(space.source);
+  const KernelRecord version = kernel_record(space, sources.for_options(space_options(space)), 90);
+  EXPECT_NE(version.options.find("-DWIDTH=${2 * N} -DINV=${100 / (P - 1)}"), std::string::npos) << version.options;
+  EXPECT_NE(version.options.find(" problem_defines "), std::string::npos) << version.options;
 }
 
 CommandResult tiletune_plan(const TempDir& dir, const std::string& args) {

@@ -44,13 +44,15 @@ struct LaunchGeometry {
 [[nodiscard]] std::int64_t eval_located(const LocatedExpr& e, std::span<const std::int64_t> slots,
                                         std::string_view what);
 
-/// The options NVRTC gets for one config of one problem: -DNAME=value for each param, then the
-/// space's `options:` with each relative -I made absolute against the YAML's directory.
+/// The options NVRTC gets for one config of one problem: -DNAME=value for each param, then for
+/// each problem size with `problem_defines`, then the space's `options:` with their ${EXPR}
+/// evaluated; each relative -I made absolute against the YAML's directory. Throws EvalError
+/// naming the option whose expression fails for this config.
 [[nodiscard]] std::vector<std::string> compile_options(const Space& space, const Problem& problem,
                                                        const Config& config);
 
-/// The space's own options as written (`options:`, -I made absolute like compile_options), with
-/// no param or problem size in them: what the kernel version records besides the defaults.
+/// The space's own options as written (`options:` with ${EXPR} unevaluated, -I made absolute
+/// like compile_options): what the kernel version records besides NVRTC's defaults.
 [[nodiscard]] std::vector<std::string> space_options(const Space& space);
 
 /// The problem named by `NAME=value` overrides, other sizes taking their first YAML value.
