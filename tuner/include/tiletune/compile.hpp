@@ -1,6 +1,7 @@
-// NVRTC compilation of a kernel source for one config: source loading (with its quoted
-// #includes), the compile itself, the resource report of ptxas, a content-addressed
-// cubin cache on disk and a pool of threads that compiles many configs at once.
+// NVRTC compilation of a kernel source for one config: source loading (with every header it
+// may include, found the way NVRTC finds them and hashed by content), the compile itself and
+// its diagnostics, the resource report of ptxas, a content-addressed cache on disk of cubins
+// and of failed compiles, and a pool of threads that compiles many configs at once.
 #pragma once
 
 #include <chrono>
