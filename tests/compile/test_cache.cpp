@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "scoped_env.hpp"
 #include "test_support.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"
@@ -241,23 +242,7 @@ TEST_F(CacheTest, WarningsAreKeptWithTheCubin) {
   EXPECT_EQ(hit.kernel->warnings, first.warnings);
 }
 
-// Sets an environment variable for one scope and restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using tiletune::testing::ScopedEnv;
 
 TEST(CubinCacheDefault, FollowsTheEnvironment) {
   {

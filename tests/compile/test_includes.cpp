@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "compile/includes.hpp"
+#include "scoped_env.hpp"
 #include "test_support.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"
@@ -23,23 +24,7 @@ namespace fs = std::filesystem;
 using compile_detail::IncludeDirective;
 using tiletune::testing::TempDir;
 
-// Sets an environment variable for one scope and restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using tiletune::testing::ScopedEnv;
 
 std::vector<std::string> dependency_names(const KernelSource& source) {
   std::vector<std::string> names;

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -198,7 +199,7 @@ std::optional<CompileFailure> parse_failure(const std::string& text, const std::
 
 // Writes `bytes` to `target` through a temp file in the same directory and rename(), which
 // is atomic on POSIX: readers see the old file, or none, or the whole new one.
-bool write_atomically(const fs::path& target, const std::string& bytes) {
+bool write_atomically(const fs::path& target, std::string_view bytes) {
   static std::atomic<unsigned long long> counter{0};
   const auto unique = std::to_string(::getpid()) + "." +
                       std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) +
@@ -230,6 +231,29 @@ void warn_unwritable_once(const fs::path& dir, const std::string& why) {
   if (warned.exchange(true)) return;
   std::fprintf(stderr, "tiletune: warning: cannot write the cubin cache in '%s' (%s); "
                        "compiling without caching\n", dir.c_str(), why.c_str());
+}
+
+// Writes the files of one entry, in order (name suffix, bytes), into the key's directory; what
+// cannot be written is a warning, once: the cache is an optimisation.
+void write_entry(const fs::path& root, const std::string& key,
+                 std::initializer_list<std::pair<std::string_view, std::string_view>> files) {
+  try {
+    const fs::path dir = entry_dir(root, key);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+      warn_unwritable_once(root, ec.message());
+      return;
+    }
+    for (const auto& [suffix, bytes] : files) {
+      if (!write_atomically(dir / (key + std::string(suffix)), bytes)) {
+        warn_unwritable_once(root, "write or rename failed");
+        return;
+      }
+    }
+  } catch (const std::exception& e) {
+    warn_unwritable_once(root, e.what());
+  }
 }
 
 }  // namespace
@@ -277,22 +301,8 @@ std::optional<CompiledKernel> CubinCache::get(const std::string& key) const {
 
 void CubinCache::put(const std::string& key, const CompiledKernel& kernel) const {
   if (dir_.empty() || !valid_key(key)) return;
-  try {
-    const fs::path dir = entry_dir(dir_, key);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
-      warn_unwritable_once(dir_, ec.message());
-      return;
-    }
-    // Cubin first: once the meta is in place its cubin is too.
-    if (!write_atomically(dir / (key + ".cubin"), kernel.cubin) ||
-        !write_atomically(dir / (key + ".meta"), serialize_meta(key, kernel))) {
-      warn_unwritable_once(dir_, "write or rename failed");
-    }
-  } catch (const std::exception& e) {
-    warn_unwritable_once(dir_, e.what());
-  }
+  // Cubin first: once the meta is in place its cubin is too.
+  write_entry(dir_, key, {{".cubin", kernel.cubin}, {".meta", serialize_meta(key, kernel)}});
 }
 
 std::optional<CompileFailure> CubinCache::get_failure(const std::string& key) const {
@@ -308,19 +318,7 @@ std::optional<CompileFailure> CubinCache::get_failure(const std::string& key) co
 
 void CubinCache::put_failure(const std::string& key, const CompileFailure& failure) const {
   if (dir_.empty() || !valid_key(key)) return;
-  try {
-    const fs::path dir = entry_dir(dir_, key);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
-      warn_unwritable_once(dir_, ec.message());
-      return;
-    }
-    if (!write_atomically(dir / (key + ".fail"), serialize_failure(key, failure)))
-      warn_unwritable_once(dir_, "write or rename failed");
-  } catch (const std::exception& e) {
-    warn_unwritable_once(dir_, e.what());
-  }
+  write_entry(dir_, key, {{".fail", serialize_failure(key, failure)}});
 }
 
 namespace {
