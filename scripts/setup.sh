@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite3 libfmt-dev
-          libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev)
+          libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
+          python3-yaml)   # python3-yaml: test_yaml_interop reads every shipped space with PyYAML too
 
 missing=()
 for p in "${packages[@]}"; do

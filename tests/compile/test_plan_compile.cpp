@@ -31,7 +31,7 @@ fs::path write_space(const TempDir& dir, const std::string& root, const std::str
                    "kernel: stale\nsource: kernels/k.cu\nentry: " + entry + "\noptions: " + options +
                        "\nparams:\n  P: [1, 2]\nlaunch: {grid: [1], block: [32]}\n"
                        "buffers:\n  p: {type: float, count: 64}\nargs: [p]\n"
-                       "verify: {reference: none}\n");
+                       "verify: none\n");
 }
 
 // kernels/k.cu takes its shared array's size from include/lib/smem.cuh, found through -I.
@@ -141,17 +141,6 @@ TEST(PlanCompile, FailedCompilesAreCachedSoASecondPlanCompilesNothing) {
   EXPECT_EQ(second.rows[1].compile_log, first.rows[1].compile_log);
 }
 
-// An option template "-DNAME=${EXPR}" as the loader builds it.
-OptionTemplate option_template(const Space& space, const std::string& name, const std::string& expr) {
-  OptionTemplate option;
-  option.text = "-D" + name + "=${" + expr + "}";
-  option.pieces = {"-D" + name + "=", ""};
-  LocatedExpr e{Expr::parse(expr), {}};
-  e.expr.bind(space.variable_names());
-  option.exprs.push_back(std::move(e));
-  return option;
-}
-
 TEST(PlanCompile, ProblemSizesAndOptionExpressionsReachTheCompilerAndTheKeys) {
   TempDir dir;
   dir.write("d/kernels/k.cu",
@@ -161,12 +150,10 @@ TEST(PlanCompile, ProblemSizesAndOptionExpressionsReachTheCompilerAndTheKeys) {
             "  p[threadIdx.x] = s[threadIdx.x + 1];\n}\n");
   const fs::path yaml = dir.write("d/space.yaml",
                                   "kernel: sized\nsource: kernels/k.cu\nentry: k\nproblem:\n  N: [1024, 2048]\n"
+                                  "problem_defines: true\noptions: [\"-DWIDTH=${2 * N}\", \"-DINV=${100 / (P - 1)}\"]\n"
                                   "params:\n  P: [1, 2]\nlaunch: {grid: [1], block: [32]}\n"
-                                  "buffers:\n  p: {type: float, count: 64}\nargs: [p]\nverify: {reference: none}\n");
-  Space space = load_space(yaml);
-  space.problem_defines = true;
-  space.compile_options.push_back(option_template(space, "WIDTH", "2 * N"));
-  space.compile_options.push_back(option_template(space, "INV", "100 / (P - 1)"));
+                                  "buffers:\n  p: {type: float, count: 64}\nargs: [p]\nverify: none\n");
+  const Space space = load_space(yaml);
 
   EXPECT_EQ(compile_options(space, Problem{{2048}}, Config{{2}}),
             (std::vector<std::string>{"-DP=2", "-DN=2048", "-DWIDTH=4096", "-DINV=100"}));

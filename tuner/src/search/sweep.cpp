@@ -245,6 +245,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     try {
       w.launch = evaluate_launch(space, problems[p], w.config);
       if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
+      else if (auto too_big = buffer_size_problem(space, problems[p], w.config)) w.pruned_reason = std::move(*too_big);
       else w.compiled = compile(p, w.config);  // an ${} of `options:` may fail for this config
     } catch (const EvalError& e) {
       w.pruned_reason = e.what();
