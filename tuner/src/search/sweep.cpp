@@ -111,11 +111,15 @@ std::optional<std::uint64_t> choice_evaluations(const StrategyChoice& choice, st
 KernelRecord kernel_record(const Space& space, const KernelSource& source, int arch) {
   KernelRecord k;
   k.name = space.kernel;
-  k.source_hash = source.hash;
-  std::string options = fmt::format("--gpu-architecture=sm_{}", arch);
-  for (const OptionTemplate& o : space.compile_options) options += ' ' + o.text;
-  options += " entry=" + space.entry;
-  k.options = options;
+  k.source_hash = source.hash;  // the source and every header it may include, by content
+  // The options NVRTC gets, defaults included, with include directories by their role (the
+  // same in every checkout); the params' -DNAME=value are the trial's key, not the version's.
+  const CompileRequest request{&source, space_options(space), fmt::format("sm_{}", arch), space.entry};
+  std::string options;
+  for (const std::string& o : key_options(request)) options += (options.empty() ? "" : " ") + o;
+  // Problem sizes as -D and ${} in options are values of the trial's problem and config; the
+  // version records that they are passed.
+  k.options = options + (space.problem_defines ? " problem_defines" : "") + " entry=" + space.entry;
   k.nvrtc_version = nvrtc_version();
   return k;
 }
@@ -135,7 +139,8 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
 
   report.db_path = options.db_path.empty() ? default_cache_path() : options.db_path;
   CacheDb db = CacheDb::open(report.db_path);
-  const KernelSource source = load_kernel_source(space.source);
+  KernelSources sources(space.source);
+  const KernelSource& source = sources.for_options(space_options(space));
 
   WorkerProcess worker(options.worker_argv.empty() ? default_worker_argv(options.device) : options.worker_argv);
   report.copy = worker.measure_copy(options.copy_bytes, 120.0);
@@ -204,26 +209,27 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   for (ProblemWork& pw : problem_work)
     if (auto limit = choice_evaluations(choice, pw.space.configs.size())) pw.limit = std::min(pw.limit, *limit);
 
-  // Compiles are shared by every problem: the same config compiles once.
+  // Compiles are shared by every problem: the same option list compiles once (a config's
+  // options depend on the problem only through `problem_defines` and ${} in `options:`).
   CubinCache no_cache{std::filesystem::path{}};
   const CubinCache& cache = options.cubin_cache ? *options.cubin_cache : no_cache;
   CompilePool pool(options.compile_threads, cache);
-  std::map<Config, std::shared_future<CompileResult>> compiles;
+  std::map<std::vector<std::string>, std::shared_future<CompileResult>> compiles;
   const std::string arch = fmt::format("sm_{}", report.device.arch());
-  auto compile = [&](const Config& c) {
-    auto it = compiles.find(c);
+  auto compile = [&](std::size_t p, const Config& c) {
+    std::vector<std::string> config_options = compile_options(space, problems[p], c);
+    auto it = compiles.find(config_options);
     if (it != compiles.end()) return it->second;
     CompileRequest request;
-    request.source = &source;
-    request.options = compile_options(space, c);
+    request.source = &sources.for_options(config_options);
+    request.options = config_options;
     request.arch = arch;
     request.entry = space.entry;
     auto f = pool.submit(std::move(request)).share();
-    compiles.emplace(c, f);
+    compiles.emplace(std::move(config_options), f);
     return f;
   };
-  std::shared_future<CompileResult> reference_compiled;
-  if (reference_config) reference_compiled = compile(*reference_config);
+  if (reference_config && !problems.empty()) (void)compile(0, *reference_config);  // ahead of the first trial
   // The pool runs ahead of the GPU by a window of configs, not the whole list: a sweep that
   // stops early (budget) must not leave minutes of queued compiles behind it. A strategy that
   // learns from results gets fewer proposals in flight, so that each proposal knows more.
@@ -240,10 +246,10 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
       w.launch = evaluate_launch(space, problems[p], w.config);
       if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
       else if (auto too_big = buffer_size_problem(space, problems[p], w.config)) w.pruned_reason = std::move(*too_big);
+      else w.compiled = compile(p, w.config);  // an ${} of `options:` may fail for this config
     } catch (const EvalError& e) {
       w.pruned_reason = e.what();
     }
-    if (w.pruned_reason.empty()) w.compiled = compile(w.config);
     return w;
   };
 
@@ -352,7 +358,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
             if (reference_config && (worker_problem != w.problem || !worker_has_reference)) {
               // The worker keeps the reference outputs of one problem; a new problem or a
               // restarted worker needs the reference config run first.
-              const CompileResult& ref = reference_compiled.get();
+              const CompileResult& ref = compile(w.problem, *reference_config).get();
               if (!ref.ok())
                 throw Error(fmt::format("the reference config {} does not compile: {}",
                                         format_config(space, *reference_config), ref.error));
@@ -449,7 +455,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     progress.total -= pw.limit - std::min(pw.limit, measured);
   }
 
-  for (const auto& [config, future] : compiles)
+  for (const auto& [config_options, future] : compiles)
     if (future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) report.compile_seconds += future.get().seconds;
   report.worker_starts = worker.starts();
 
