@@ -201,8 +201,8 @@ TEST(LoadKernelSource, FilesOverTheSizeCapAreRefused) {
   EXPECT_EQ(load_kernel_source(main).headers.at(0).text.size(), kMaxSourceFileBytes);
 }
 
-// CUB under NVRTC: the block-level headers compile (cub/cub.cuh does not: it pulls in the
-// host-side device algorithms).
+// CUB under NVRTC: the block-level headers compile, and so does <cub/cub.cuh> (tiletune's
+// device-side umbrella: CUB's own pulls in the host-side device algorithms).
 TEST(Cub, BlockReduceCompilesForSm90) {
   TempDir dir;
   const KernelSource source = load_kernel_source(dir.write(
@@ -223,6 +223,67 @@ TEST(Cub, BlockReduceCompilesForSm90) {
   std::printf("[ info ] cub::BlockReduce<float, 256>: %zu headers hashed, %d registers, %d B smem, %.0f ms\n",
               source.dependencies.size(), result.kernel->resources.registers,
               result.kernel->resources.static_shared_bytes, result.seconds * 1e3);
+}
+
+// A kernel written for nvcc includes CUB's umbrella header: under NVRTC it gets tiletune's
+// device-side umbrella, named and hashed like any header, and compiles; a space's own -I
+// that provides a cub/cub.cuh keeps precedence.
+TEST(Cub, TheUmbrellaHeaderCompilesThroughTiletunesOwn) {
+  TempDir dir;
+  const std::string kernel =
+      "#include <cub/cub.cuh>\n"
+      "extern \"C\" __global__ void cross(const double* in, double* partial) {\n"
+      "  typedef cub::BlockReduce<double, block_size_x, cub::BLOCK_REDUCE_WARP_REDUCTIONS, block_size_y> Reduce;\n"
+      "  __shared__ typename Reduce::TempStorage storage;\n"
+      "  const double total = Reduce(storage).Sum(in[threadIdx.y * block_size_x + threadIdx.x]);\n"
+      "  if (threadIdx.x == 0 && threadIdx.y == 0) partial[blockIdx.x] = total;\n"
+      "}\n";
+  const KernelSource source = load_kernel_source(dir.write("cross.cu", kernel));
+  ASSERT_FALSE(source.headers.empty());
+  EXPECT_EQ(source.headers.front().name, "cub/cub.cuh");
+  EXPECT_NE(source.headers.front().text.find("device-side primitives"), std::string::npos);
+  EXPECT_TRUE(has(dependency_names(source), "toolkit[1]/cub/block/block_reduce.cuh"));
+  const CompileResult result =
+      compile_nvrtc({&source, {"-Dblock_size_x=32", "-Dblock_size_y=4"}, "sm_90", "cross"});
+  ASSERT_TRUE(result.ok()) << result.error << "\n" << result.log.substr(0, 2000);
+  EXPECT_GT(result.kernel->resources.static_shared_bytes, 0);
+
+  // A cub/cub.cuh of the space's own -I is the one used.
+  dir.write("mine/cub/cub.cuh", "#pragma once\n#define MY_CUB 1\n");
+  const KernelSource own = load_kernel_source(dir.path() / "cross.cu", include_search({"-I" + (dir.path() / "mine").string()}));
+  EXPECT_TRUE(own.headers.empty());
+  EXPECT_TRUE(has(dependency_names(own), "include[0]/cub/cub.cuh"));
+}
+
+// Params reach NVRTC as #define lines before the source, not as -D options, which NVRTC also
+// applies to its built-in header: -DT=float broke its `template <typename T>`.
+TEST(Macros, AParamNamedTLeavesNvrtcsOwnHeaderAlone) {
+  TempDir dir;
+  const KernelSource source = load_kernel_source(dir.write(
+      "fill.cu", "extern \"C\" __global__ void fill(T* out) {\n  out[threadIdx.x] = (T)VALUE;\n}\n"));
+  const CompileResult result = compile_nvrtc({&source, {"-DT=double", "-DVALUE", "-DUNUSED="}, "sm_90", "fill"});
+  ASSERT_TRUE(result.ok()) << result.error;
+  // The options reported (and keyed) are the ones given; line numbers still count from the source.
+  EXPECT_NE(std::find(result.options.begin(), result.options.end(), "-DT=double"), result.options.end());
+  const KernelSource broken = load_kernel_source(dir.write("broken.cu", "extern \"C\" __global__ void fill(T* out) {\n  out[0] = nope;\n}\n"));
+  const CompileResult failed = compile_nvrtc({&broken, {"-DT=float"}, "sm_90", "fill"});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error.find("broken.cu(2): error"), std::string::npos) << failed.error;
+}
+
+// A param whose name a header uses as an identifier: the reason says so.
+TEST(Macros, AParamThatRewritesAHeaderIsNamedInTheReason) {
+  TempDir dir;
+  const KernelSource source = load_kernel_source(dir.write(
+      "sum.cu",
+      "#include <cub/block/block_reduce.cuh>\n"
+      "extern \"C\" __global__ void sum(float* out) {\n"
+      "  typedef cub::BlockReduce<float, B> R; __shared__ typename R::TempStorage t;\n"
+      "  const float s = R(t).Sum(1.0f); if (threadIdx.x == 0) *out = s;\n"
+      "}\n"));
+  const CompileResult result = compile_nvrtc({&source, {"-DB=128"}, "sm_90", "sum"});
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error.find("(B is a macro here, -DB, and this header uses the name"), std::string::npos) << result.error;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // ptxas' errors turned into what they mean for the kernel (see diagnostics.hpp).
 #include "compile/diagnostics.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -130,6 +132,26 @@ std::string first_error(const std::string& log) {
   if (!front_end.empty()) return front_end;
   if (auto ptxas = first_ptxas_error(log)) return ptxas->reason;
   return {};
+}
+
+std::optional<std::string> macro_in_first_error(const std::string& log, const std::string& main_name,
+                                                const std::vector<std::string>& macros) {
+  const std::string first = first_error(log);
+  const std::size_t at = first.empty() ? std::string::npos : log.find(first);
+  if (at == std::string::npos || first.rfind(main_name + "(", 0) == 0) return std::nullopt;
+  // The excerpt: the next line, indented.
+  const std::size_t start = log.find('\n', at);
+  if (start == std::string::npos) return std::nullopt;
+  const std::string excerpt = log.substr(start + 1, log.find('\n', start + 1) - start - 1);
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (const std::string& name : macros) {
+    for (std::size_t p = excerpt.find(name); p != std::string::npos; p = excerpt.find(name, p + 1)) {
+      const bool before = p > 0 && word_char(excerpt[p - 1]);
+      const bool after = p + name.size() < excerpt.size() && word_char(excerpt[p + name.size()]);
+      if (!before && !after) return name;
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> log_warnings(const std::string& log) {

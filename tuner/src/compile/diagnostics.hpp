@@ -24,6 +24,12 @@ struct PtxasError {
 /// PtxasError); empty when the log has none.
 [[nodiscard]] std::string first_error(const std::string& log);
 
+/// The first of `macros` that stands as a whole word in the source excerpt NVRTC prints under
+/// the first front-end error, when that error is in a header (not in `main_name`): a param
+/// named like an identifier of a header (-DT=float before `template <typename T>`).
+[[nodiscard]] std::optional<std::string> macro_in_first_error(const std::string& log, const std::string& main_name,
+                                                              const std::vector<std::string>& macros);
+
 /// The first line of each warning in the log (front end, NVRTC, ptxas), in order, each once.
 [[nodiscard]] std::vector<std::string> log_warnings(const std::string& log);
 

@@ -14,6 +14,7 @@
 // the result carries a warning that names the kernel that failed.
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cctype>
 #include <charconv>
@@ -37,18 +38,21 @@ void check(nvrtcResult result, const char* call, const std::string& context = {}
   throw Error(message);
 }
 
-// Owns one nvrtcProgram; move-only.
+// Owns one nvrtcProgram; move-only. `prelude` goes before the main source, which then starts
+// again at its own line 1 (#line), so that diagnostics keep their line numbers.
 class Program {
  public:
-  explicit Program(const KernelSource& source) {
+  Program(const KernelSource& source, const std::string& prelude) {
     std::vector<const char*> texts;
     std::vector<const char*> names;
     for (const auto& header : source.headers) {
       texts.push_back(header.text.c_str());
       names.push_back(header.name.c_str());
     }
-    check(nvrtcCreateProgram(&program_, source.main.text.c_str(), source.main.name.c_str(),
-                             static_cast<int>(texts.size()), texts.data(), names.data()),
+    const std::string main =
+        prelude.empty() ? source.main.text : prelude + "#line 1 \"" + source.main.name + "\"\n" + source.main.text;
+    check(nvrtcCreateProgram(&program_, main.c_str(), source.main.name.c_str(), static_cast<int>(texts.size()),
+                             texts.data(), names.data()),
           "nvrtcCreateProgram", source.main.name);
   }
   ~Program() {
@@ -218,9 +222,50 @@ struct Attempt {
   std::string lowered_name;  // on success
 };
 
-Attempt run_nvrtc(const CompileRequest& request, const std::vector<std::string>& options,
+// The -D and -U options of a list as #define / #undef lines in their order, and the options
+// without them. NVRTC compiles its built-in header after the -D macros, so -DT=float rewrote
+// its `template <typename T>` and failed every compile; as lines before the source they reach
+// the source (and what it includes) only, like Kernel Tuner's. With a --pre-include the options
+// stay as they are: a pre-included header must see the macros too.
+struct MacroPrelude {
+  std::string text;
+  std::vector<std::string> options;
+};
+MacroPrelude macro_prelude(const std::vector<std::string>& options) {
+  MacroPrelude out;
+  if (std::any_of(options.begin(), options.end(), [](const std::string& o) {
+        return starts_with(o, "--pre-include") || starts_with(o, "-include");
+      })) {
+    out.options = options;
+    return out;
+  }
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::string& o = options[i];
+    std::optional<std::string> define, undefine;
+    if (starts_with(o, "--define-macro=")) define = o.substr(15);
+    else if (o == "--define-macro" || o == "-D") define = i + 1 < options.size() ? options[++i] : std::string();
+    else if (starts_with(o, "-D")) define = o.substr(2);
+    else if (starts_with(o, "--undefine-macro=")) undefine = o.substr(17);
+    else if (o == "--undefine-macro" || o == "-U") undefine = i + 1 < options.size() ? options[++i] : std::string();
+    else if (starts_with(o, "-U")) undefine = o.substr(2);
+    if (define && !define->empty()) {
+      // -DNAME is NAME 1, -DNAME= is NAME empty, -DNAME=VALUE is NAME VALUE (as nvcc has it).
+      const std::size_t eq = define->find('=');
+      out.text += "#define " + (eq == std::string::npos ? *define + " 1" : define->substr(0, eq) + " " + define->substr(eq + 1)) + "\n";
+    } else if (undefine && !undefine->empty()) {
+      out.text += "#undef " + *undefine + "\n";
+    } else if (!define && !undefine) {
+      out.options.push_back(o);
+    }
+  }
+  return out;
+}
+
+Attempt run_nvrtc(const CompileRequest& request, const std::vector<std::string>& all_options,
                   const std::string& context, bool want_cubin = true) {
-  Program program(*request.source);
+  const MacroPrelude prelude = macro_prelude(all_options);
+  const std::vector<std::string>& options = prelude.options;
+  Program program(*request.source, prelude.text);
   check(nvrtcAddNameExpression(program.get(), request.entry.c_str()), "nvrtcAddNameExpression", context);
   std::vector<const char*> argv;
   argv.reserve(options.size());
@@ -267,10 +312,27 @@ std::optional<Attempt> compile_entry_alone(const CompileRequest& request, std::v
   return alone;
 }
 
+// The names the options define as macros (-DNAME=..., --define-macro=NAME).
+std::vector<std::string> defined_macros(const std::vector<std::string>& options) {
+  std::vector<std::string> names;
+  const MacroPrelude prelude = macro_prelude(options);
+  for (std::size_t at = prelude.text.find("#define "); at != std::string::npos; at = prelude.text.find("#define ", at + 8)) {
+    const std::size_t begin = at + 8;
+    std::size_t end = begin;
+    while (end < prelude.text.size() && (std::isalnum(static_cast<unsigned char>(prelude.text[end])) || prelude.text[end] == '_'))
+      ++end;
+    names.push_back(prelude.text.substr(begin, end - begin));
+  }
+  return names;
+}
+
 // A failure's reason, and whether it may not repeat.
-void set_failure(CompileResult& result, nvrtcResult status) {
+void set_failure(CompileResult& result, nvrtcResult status, const CompileRequest& request) {
   result.error = compile_detail::first_error(result.log);
   if (result.error.empty()) result.error = std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(status);
+  if (auto macro = compile_detail::macro_in_first_error(result.log, request.source->main.name, defined_macros(request.options)))
+    result.error += " (" + *macro + " is a macro here, -D" + *macro +
+                    ", and this header uses the name: rename the param, for example to " + *macro + "_VALUE)";
   // A compile error or a bad option is a property of the inputs; anything else (out of memory,
   // an internal error, a cancelled compile) may go away on its own.
   result.transient = status != NVRTC_ERROR_COMPILATION && status != NVRTC_ERROR_INVALID_OPTION;
@@ -303,7 +365,7 @@ CompileResult compile_nvrtc(const CompileRequest& request) {
   result.warnings = compile_detail::log_warnings(result.log);
   if (!other_kernel.empty()) result.warnings.insert(result.warnings.begin(), other_kernel);
   if (attempt.status != NVRTC_SUCCESS) {
-    set_failure(result, attempt.status);
+    set_failure(result, attempt.status, request);
     return finish();
   }
   if (attempt.cubin.empty()) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "compile/hash.hpp"
+#include "compile/nvrtc_cub.hpp"
 #include "compile/includes.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"
@@ -32,6 +33,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using compile_detail::IncludeDirective;
+using compile_detail::kCubUmbrellaName;
+using compile_detail::kCubUmbrellaText;
 
 const char* file_type_name(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
@@ -103,6 +106,7 @@ struct SearchDir {
 struct Loader {
   KernelSource source;
   std::vector<SearchDir> dirs;                     // -I dirs, then the toolkit's
+  std::size_t user_dirs = 0;                       // how many of dirs are -I dirs
   std::map<std::string, fs::path> given;           // header name given to NVRTC -> its file
   std::set<fs::path> followed;                     // files already scanned (canonical)
 
@@ -120,6 +124,23 @@ struct Loader {
       }
     }
     return innermost ? innermost->label + "/" + below.generic_string() : file.generic_string();
+  }
+
+  // The space's own -I directories only (not the toolkit's).
+  bool search_user_dirs(const std::string& name) const {
+    for (std::size_t i = 0; i < user_dirs && i < dirs.size(); ++i)
+      if (names_a_file(dirs[i].path / name)) return true;
+    return false;
+  }
+
+  // <cub/cub.cuh> includes CUB's host-side dispatch, which NVRTC refuses: a kernel that
+  // includes it gets tiletune's device-side umbrella instead (every block, warp and thread
+  // primitive of the toolkit's CUB; see nvrtc_cub.hpp), handed to NVRTC by that name, unless the
+  // space's own -I provides a cub/cub.cuh.
+  void give_cub_umbrella() {
+    given.emplace(kCubUmbrellaName, fs::path("<tiletune>") / kCubUmbrellaName);
+    source.headers.push_back({kCubUmbrellaName, std::string(kCubUmbrellaText)});
+    scan(fs::path("<tiletune>") / kCubUmbrellaName, std::string(kCubUmbrellaText), false);
   }
 
   std::optional<fs::path> search_dirs(const std::string& name) const {
@@ -170,6 +191,8 @@ struct Loader {
       }
     }
     if (given.contains(include.name)) return;
+    if (include.form == IncludeDirective::Form::angle && include.name == kCubUmbrellaName && !search_user_dirs(include.name))
+      return give_cub_umbrella();
     if (auto found = search_dirs(include.name)) return depend_on(*found);
     // Not found: an angle include may be one of NVRTC's built-in headers, and an include under
     // an #if or a __has_include need not exist; NVRTC reports what it really misses. A quoted
@@ -260,6 +283,7 @@ KernelSource load_kernel_source(const std::filesystem::path& path, const Include
   loader.source.search = search;
   for (std::size_t i = 0; i < search.include_dirs.size(); ++i)
     loader.dirs.push_back({canonical_or_same(search.include_dirs[i]), "include[" + std::to_string(i) + "]"});
+  loader.user_dirs = loader.dirs.size();
   for (std::size_t i = 0; i < search.toolkit_dirs.size(); ++i)
     loader.dirs.push_back({canonical_or_same(search.toolkit_dirs[i]), "toolkit[" + std::to_string(i) + "]"});
 
