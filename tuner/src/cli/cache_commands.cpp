@@ -10,6 +10,7 @@
 #include "tiletune/landscape.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/device.hpp"
+#include "tiletune/interchange.hpp"
 #include "tiletune/query.hpp"
 
 namespace tiletune::cli {
@@ -321,12 +322,15 @@ Runner add_export_command(CLI::App& app) {
   cmd->add_option("--kernel", o->kernel, "Only this kernel");
   cmd->add_option("--device", o->device, "Landscape: the device (UUID or name) when the kernel ran on several");
   cmd->add_flag("--current-only", o->current_only, "Only the latest version of each kernel's source");
-  cmd->add_option("--format", o->format, "Output: csv, json (default) or landscape (needs --kernel)")
-      ->check(CLI::IsMember({"csv", "json", "landscape"}));
+  cmd->add_option("--format", o->format,
+                  "Output: csv, json (default), landscape (needs --kernel) or t4 (the Kernel Tuner / KTT results "
+                  "format)")
+      ->check(CLI::IsMember({"csv", "json", "landscape", "t4"}));
   cmd->footer(R"(Examples:
   tiletune export --format csv > trials.csv
   tiletune export --kernel transpose > transpose.json
   tiletune export --format landscape --kernel matmul > matmul.csv    a recording for `tune --replay`
+  tiletune export --format t4 --kernel transpose > transpose.t4.json  for Kernel Tuner / KTT tools
 
 Every trial with its full key: device (UUID, name, compute capability, copy bandwidth), kernel
 version (name, source hash, options, NVRTC version), problem and params, and all measurements.
@@ -342,6 +346,11 @@ format that `tiletune tune SPACE --replay FILE` reads.)");
     TrialFilter filter;
     if (!o->kernel.empty()) filter.kernel = o->kernel;
     filter.current_only = o->current_only;
+    if (o->format == "t4") {
+      if (!o->device.empty()) filter.device = o->device;
+      std::cout << export_t4(db, filter, Objective::time);
+      return 0;
+    }
     const std::vector<TrialRow> rows = db.trials(filter);
     if (o->format == "json") {
       nlohmann::json devices = nlohmann::json::array();
