@@ -162,6 +162,8 @@ std::vector<std::int64_t> python_values(std::string_view python) {
     }
     return out;
   }
+  for (const Token& t : tokens)
+    if (t.text == "for") throw Untranslatable("a list comprehension does not map: list the values, or use range()");
   if (text(0) != "[" || text(tokens.size() - 1) != "]")
     throw Untranslatable("expected a list of integers [1, 2, 4] or range(...); comprehensions and other "
                          "Python do not map: list the values");

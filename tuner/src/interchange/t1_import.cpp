@@ -339,12 +339,12 @@ T1Import import_t1_text(const std::string& text, const fs::path& json_path, cons
   if (!fs::is_regular_file(source))
     r.fail("KernelSpecification.KernelFile", fmt::format("{} is not a file (KernelFile is relative to the T1 file)",
                                                          source.lexically_normal().string()));
-  const fs::path yaml_dir = fs::absolute(yaml_path).parent_path();
+  const fs::path yaml_dir = fs::weakly_canonical(fs::absolute(yaml_path).parent_path());
   std::ostringstream y;
   y << fmt::format("# Imported from {} (T1, the Kernel Tuner / KTT input format) by `tiletune import-t1`.\n",
                    json_path.filename().string());
   for (const std::string& n : out.notes) y << "# note: " << n << '\n';
-  y << fmt::format("kernel: {}\nsource: {}\nentry: {}\n", kernel_name, yaml_quoted(source.lexically_relative(yaml_dir).generic_string()), kernel_name);
+  y << fmt::format("kernel: {}\nsource: {}\nentry: {}\n", kernel_name, yaml_quoted(fs::weakly_canonical(source).lexically_relative(yaml_dir).generic_string()), kernel_name);
   if (!options.empty()) y << "options: " << yaml_list(options, true) << '\n';
   y << "params:\n";
   for (const Param& p : params) {
