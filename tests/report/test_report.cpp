@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -235,6 +236,33 @@ TEST(ReportCli, WritesHtmlSvgAndPng) {
     EXPECT_NE(r.output.find("librsvg2-bin"), std::string::npos) << r.output;
     EXPECT_FALSE(std::filesystem::exists(png));
   }
+}
+
+TEST(ReportCli, BestAndShowHonourEnergy) {
+  Fixture f;
+  const CacheDb db = f.db();
+  const TrialRow* frugal = nullptr;
+  const std::vector<TrialRow> rows = db.trials({.problem = "N=8192"});
+  for (const TrialRow& r : rows)
+    if (r.trial.energy_mj && (!frugal || *r.trial.energy_mj < *frugal->trial.energy_mj)) frugal = &r;
+  ASSERT_NE(frugal, nullptr);
+  const std::string base = testing::cli_path().string() + " best --db " + f.db_path.string();
+  auto r = testing::run_command(base + " --kernel transpose --size N=8192 --device " + frugal->device_uuid +
+                                " --objective energy --format json 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"energy_mj\""), std::string::npos) << r.output;
+  for (const char* p : {"TILE", "BLOCK_ROWS", "PAD", "VEC"}) {
+    const std::string want = frugal->trial.key.params;
+    const auto at = want.find(std::string(p) + "=");
+    const std::string value = want.substr(at + std::strlen(p) + 1, want.find(';', at) - at - std::strlen(p) - 1);
+    EXPECT_NE(r.output.find(fmt::format("\"{}\": {}", p, value)), std::string::npos) << p << r.output;
+  }
+  r = testing::run_command(base + " --objective energy 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find(spaced(frugal->trial.key.params)), std::string::npos) << r.output;
+  r = testing::run_command(testing::cli_path().string() + " show --db " + f.db_path.string() +
+                           " --problem N=8192 --limit 3 2>/dev/null");
+  EXPECT_NE(r.output.find("energy mJ"), std::string::npos) << r.output;
 }
 
 }  // namespace
