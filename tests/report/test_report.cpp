@@ -42,6 +42,14 @@ const LandscapeTrial& fastest(const Landscape& l, const std::string& problem) {
   return *best;
 }
 
+// The trial with the least energy, found without the report's code.
+const TrialRow* least_energy(const std::vector<TrialRow>& rows) {
+  const TrialRow* frugal = nullptr;
+  for (const TrialRow& r : rows)
+    if (r.trial.energy_mj && (!frugal || *r.trial.energy_mj < *frugal->trial.energy_mj)) frugal = &r;
+  return frugal;
+}
+
 std::string spaced(std::string s) {
   std::replace(s.begin(), s.end(), ';', ' ');
   return s;
@@ -135,10 +143,8 @@ TEST(Report, EnergyObjectiveRanksByEnergy) {
   o.problem = "N=8192";
   o.objective = Objective::energy;
   const CacheDb db = f.db();
-  const TrialRow* frugal = nullptr;
   const std::vector<TrialRow> rows = db.trials({.problem = "N=8192"});
-  for (const TrialRow& r : rows)
-    if (r.trial.energy_mj && (!frugal || *r.trial.energy_mj < *frugal->trial.energy_mj)) frugal = &r;
+  const TrialRow* frugal = least_energy(rows);
   ASSERT_NE(frugal, nullptr);
   const std::string html = render_report(db, o);
   const auto row = html.find("<tr class=\"best\">");
@@ -241,10 +247,8 @@ TEST(ReportCli, WritesHtmlSvgAndPng) {
 TEST(ReportCli, BestAndShowHonourEnergy) {
   Fixture f;
   const CacheDb db = f.db();
-  const TrialRow* frugal = nullptr;
   const std::vector<TrialRow> rows = db.trials({.problem = "N=8192"});
-  for (const TrialRow& r : rows)
-    if (r.trial.energy_mj && (!frugal || *r.trial.energy_mj < *frugal->trial.energy_mj)) frugal = &r;
+  const TrialRow* frugal = least_energy(rows);
   ASSERT_NE(frugal, nullptr);
   const std::string base = testing::cli_path().string() + " best --db " + f.db_path.string();
   auto r = testing::run_command(base + " --kernel transpose --size N=8192 --device " + frugal->device_uuid +

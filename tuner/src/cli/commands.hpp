@@ -40,6 +40,10 @@ enum class Format { table, csv, json };
 
 void print_devices(std::ostream& out, const std::vector<DeviceInfo>& devices, Format format);
 
+/// Writes text to path through a temporary file beside it and a rename, so that a failure never
+/// leaves half a file; "-" is stdout. Throws Error naming the file.
+void write_whole_file(const std::string& path, const std::string& text);
+
 /// True when stderr is a terminal (progress bars go there only then).
 [[nodiscard]] bool stderr_is_tty();
 

@@ -1,10 +1,8 @@
 // `tiletune import-t1`: a Kernel Tuner / KTT search space (T1 JSON) as a tiletune YAML. Thin:
 // the interchange stage converts; this writes the file whole (or prints it) and the notes.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -48,20 +46,7 @@ checked to load before it is written.)HELP");
       std::cout << imported.yaml;
       return exit_ok;
     }
-    const std::string tmp = fmt::format("{}.{}.tmp", out.string(), ::getpid());
-    {
-      std::ofstream f(tmp, std::ios::binary);
-      f << imported.yaml;
-      f.close();
-      if (!f) {
-        std::remove(tmp.c_str());
-        throw Error(fmt::format("cannot write {}", out.string()));
-      }
-    }
-    if (std::rename(tmp.c_str(), out.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      throw Error(fmt::format("cannot write {}", out.string()));
-    }
+    write_whole_file(out.string(), imported.yaml);
     std::cerr << fmt::format("import-t1: wrote {}\n", out.string());
     return exit_ok;
   };

@@ -22,28 +22,6 @@ struct ReportCommandOptions {
   bool all_versions = false, list_plots = false;
 };
 
-// Written to a temporary file beside the target and renamed: never half a file.
-void write_whole(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::cout << text;
-    return;
-  }
-  const std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw Error(fmt::format("cannot write {}", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(fmt::format("cannot write {}", path));
-  }
-}
-
 ReportOptions report_options(const ReportCommandOptions& o) {
   ReportOptions r;
   if (!o.kernel.empty()) r.kernel = o.kernel;
@@ -63,6 +41,27 @@ ReportOptions report_options(const ReportCommandOptions& o) {
 }
 
 }  // namespace
+
+void write_whole_file(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    return;
+  }
+  const std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw Error(fmt::format("cannot write {}", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("cannot write {}", path));
+  }
+}
 
 Runner add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Write an HTML report of the result cache, or one plot as SVG or PNG");
@@ -111,7 +110,7 @@ energy against time where energy was measured. PNG needs rsvg-convert (package l
     if (o->format == "html") {
       if (!o->plot.empty()) throw Error("--plot needs --format svg or png (the HTML report has every plot)");
       const std::string out = o->output.empty() ? "report.html" : o->output;
-      write_whole(out, render_report(db, options));
+      write_whole_file(out, render_report(db, options));
       if (out != "-") std::cerr << fmt::format("report: wrote {}\n", out);
       return exit_ok;
     }
@@ -125,7 +124,7 @@ energy against time where energy was measured. PNG needs rsvg-convert (package l
       if (c == ':' || c == ',') c = '-';
     const std::string out = o->output.empty() ? stem + "." + o->format : o->output;
     if (o->format == "png" && out == "-") throw Error("--format png cannot write to stdout: name a file with -o");
-    if (o->format == "svg") write_whole(out, svg);
+    if (o->format == "svg") write_whole_file(out, svg);
     else write_png(svg, out);
     if (out != "-") std::cerr << fmt::format("report: wrote {}\n", out);
     return exit_ok;

@@ -150,6 +150,13 @@ NvmlSampling probe_nvml_sampling(EnergySource& source, double seconds) {
     }
   }
   s.seconds = seconds_between(start, Clock::now());
+  // A poll that came late may have missed an update: such a gap spans several steps of the
+  // counter, and counts as that many intervals.
+  if (!energy_steps.empty()) {
+    const double step = *std::min_element(energy_steps.begin(), energy_steps.end());
+    for (std::size_t i = 0; i < energy_gaps.size(); ++i)
+      if (step > 0) energy_gaps[i] /= std::max(1.0, std::round(energy_steps[i + 1] / step));
+  }
   s.energy_interval_ms = median(energy_gaps);
   s.energy_median_step_mj = median(energy_steps);
   if (!energy_steps.empty()) s.energy_min_step_mj = *std::min_element(energy_steps.begin(), energy_steps.end());

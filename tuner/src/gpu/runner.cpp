@@ -558,11 +558,17 @@ void GpuRunner::Impl::measure_energy(CUfunction f, const TrialRequest& request, 
     stream.synchronize();
   };
   std::string why;
-  if (auto m = tiletune::measure_energy(*energy_source, run_batch, result.median_ms, request.energy, &why)) {
-    result.energy_mj = m->energy_mj;
-    result.power_w = m->power_w;
-  } else {
-    result.energy_note = why;
+  try {
+    if (auto m = tiletune::measure_energy(*energy_source, run_batch, result.median_ms, request.energy, &why)) {
+      result.energy_mj = m->energy_mj;
+      result.power_w = m->power_w;
+    } else {
+      result.energy_note = why;
+    }
+  } catch (const cu::DriverError&) {
+    throw;  // the kernel's failure: run_trial gives it its status
+  } catch (const Error& e) {
+    result.energy_note = e.what();  // NVML's failure costs the energy, not the trial
   }
 }
 
