@@ -164,8 +164,8 @@ TEST_F(FakeNvml, TheProbeSeesTheUpdateIntervalAndTheStep) {
   EXPECT_GE(s.energy_updates, 10u);
   EXPECT_NEAR(s.energy_interval_ms, 20.0, 3.0);
   EXPECT_DOUBLE_EQ(s.energy_min_step_mj, 6000.0);  // 300 W for 20 ms
-  EXPECT_GE(s.power_interval_ms, 17.0);
-  EXPECT_LE(s.power_interval_ms, 60.0);
+  EXPECT_GE(s.power_updates, 5u);
+  EXPECT_GE(s.power_interval_ms, 17.0);  // never much shorter than the true interval
   EXPECT_NEAR(s.mean_power_w, 300.0, 30.0);
   EXPECT_TRUE(s.note.empty());
 }
