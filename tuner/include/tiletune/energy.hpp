@@ -94,7 +94,7 @@ struct NvmlSampling {
   double energy_median_step_mj = 0;
   std::uint64_t power_updates = 0;      ///< times the power reading changed
   double power_interval_ms = 0;         ///< median time between its changes
-  double mean_power_w = 0;              ///< energy counted over the time polled
+  double mean_power_w = 0;              ///< median over the counter's updates of step / interval
   std::string note;                     ///< a counter that is not supported, ...
 };
 [[nodiscard]] NvmlSampling probe_nvml_sampling(EnergySource& source, double seconds);

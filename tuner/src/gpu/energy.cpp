@@ -117,8 +117,6 @@ NvmlSampling probe_nvml_sampling(EnergySource& source, double seconds) {
   if (!first_energy) s.note = "no energy counter (nvmlDeviceGetTotalEnergyConsumption is not supported)";
   if (!last_power) s.note += std::string(s.note.empty() ? "" : "; ") + "no power reading";
   Clock::time_point energy_at = start, power_at = start;
-  std::optional<std::uint64_t> first_edge_energy;  // mean power between the first and last edges
-  Clock::time_point first_edge_at = start;
   bool energy_seen = false, power_seen = false;  // the first change ends a partial interval
   while (seconds_between(start, Clock::now()) < seconds && (first_energy || last_power)) {
     ++s.polls;
@@ -129,10 +127,6 @@ NvmlSampling probe_nvml_sampling(EnergySource& source, double seconds) {
         ++s.energy_updates;
         if (energy_seen) energy_gaps.push_back(seconds_between(energy_at, t) * 1000.0);
         energy_steps.push_back(double(*e - std::min(*e, *last_energy)));
-        if (!energy_seen) {
-          first_edge_energy = e;
-          first_edge_at = t;
-        }
         energy_seen = true;
         energy_at = t;
         last_energy = e;
@@ -152,6 +146,10 @@ NvmlSampling probe_nvml_sampling(EnergySource& source, double seconds) {
   s.seconds = seconds_between(start, Clock::now());
   // A poll that came late may have missed an update: such a gap spans several steps of the
   // counter, and counts as that many intervals.
+  // The power of each gap (mJ / ms = W), whose median a late poll hardly moves.
+  std::vector<double> powers;
+  for (std::size_t i = 0; i < energy_gaps.size(); ++i)
+    if (energy_gaps[i] > 0) powers.push_back(energy_steps[i + 1] / energy_gaps[i]);
   if (!energy_steps.empty()) {
     const double step = *std::min_element(energy_steps.begin(), energy_steps.end());
     for (std::size_t i = 0; i < energy_gaps.size(); ++i)
@@ -161,8 +159,7 @@ NvmlSampling probe_nvml_sampling(EnergySource& source, double seconds) {
   s.energy_median_step_mj = median(energy_steps);
   if (!energy_steps.empty()) s.energy_min_step_mj = *std::min_element(energy_steps.begin(), energy_steps.end());
   s.power_interval_ms = median(power_gaps);
-  if (first_edge_energy && energy_at > first_edge_at && *last_energy >= *first_edge_energy)
-    s.mean_power_w = double(*last_energy - *first_edge_energy) / 1000.0 / seconds_between(first_edge_at, energy_at);
+  s.mean_power_w = median(powers);
   return s;
 }
 
