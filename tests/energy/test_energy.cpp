@@ -152,20 +152,19 @@ TEST_F(FakeNvml, ALostGpuThrowsNamingTheCall) {
 
 TEST_F(FakeNvml, TheProbeSeesTheUpdateIntervalAndTheStep) {
   set("FAKE_NVML_POWER_MW", "300000");
-  set("FAKE_NVML_UPDATE_MS", "20");
+  set("FAKE_NVML_UPDATE_MS", "50");
   std::string why;
   auto source = open(why);
   ASSERT_NE(source, nullptr);
-  const NvmlSampling s = probe_nvml_sampling(*source, 0.5);
+  const NvmlSampling s = probe_nvml_sampling(*source, 1.0);
   // On a loaded machine a poll may come late and miss an update: the energy interval counts a
-  // gap over two steps as two intervals, and the smallest step is still one update's; the power
-  // reading cannot tell a missed change, and the mean power is timed by the polls, so they get
-  // margins.
+  // gap over two steps as two intervals and the smallest step is still one update's; the power
+  // reading cannot tell a missed change, so its interval is only bounded below.
   EXPECT_GE(s.energy_updates, 10u);
-  EXPECT_NEAR(s.energy_interval_ms, 20.0, 3.0);
-  EXPECT_DOUBLE_EQ(s.energy_min_step_mj, 6000.0);  // 300 W for 20 ms
+  EXPECT_NEAR(s.energy_interval_ms, 50.0, 10.0);
+  EXPECT_DOUBLE_EQ(s.energy_min_step_mj, 15000.0);  // 300 W for 50 ms
   EXPECT_GE(s.power_updates, 5u);
-  EXPECT_GE(s.power_interval_ms, 17.0);  // never much shorter than the true interval
+  EXPECT_GE(s.power_interval_ms, 35.0);
   EXPECT_NEAR(s.mean_power_w, 300.0, 30.0);
   EXPECT_TRUE(s.note.empty());
 }
