@@ -27,6 +27,7 @@ Runner add_best_command(CLI::App& app);
 Runner add_export_command(CLI::App& app);
 Runner add_merge_command(CLI::App& app);
 Runner add_worker_command(CLI::App& app);
+Runner add_upgrade_command(CLI::App& app);
 Runner add_report_command(CLI::App& app);
 Runner add_import_t1_command(CLI::App& app);
 Runner add_nvml_command(CLI::App& app);
