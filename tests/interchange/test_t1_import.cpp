@@ -175,12 +175,12 @@ using Json = nlohmann::json;
 Json minimal() {
   return Json::parse(R"({
     "ConfigurationSpace": {
-      "TuningParameters": [{"Name": "A", "Type": "int", "Values": "[1, 2, 4]"}],
-      "Conditions": [{"Parameters": ["A"], "Expression": "A >= 1"}]
+      "TuningParameters": [{"Name": "WG", "Type": "int", "Values": "[1, 2, 4]"}],
+      "Conditions": [{"Parameters": ["WG"], "Expression": "WG >= 1"}]
     },
     "KernelSpecification": {
       "Language": "CUDA", "KernelName": "gemm_fast", "KernelFile": "kernels/gemm.cu",
-      "GlobalSize": {"X": "1024"}, "LocalSize": {"X": "A * 32"},
+      "GlobalSize": {"X": "1024"}, "LocalSize": {"X": "WG * 32"},
       "Arguments": [{"Name": "out", "Type": "float", "Size": 1024, "AccessType": "WriteOnly", "MemoryType": "Vector"}]
     }
   })");
@@ -224,19 +224,19 @@ TEST(T1Import, RefusesWhatDoesNotMapNamingTheField) {
                  "listed twice");
   expect_refused(with((param + "/Values").c_str(), Json::array({1, 2.5})),
                  "ConfigurationSpace.TuningParameters[0].Values[1]", "integers");
-  expect_refused(with((param + "/Name").c_str(), "A-B"), "ConfigurationSpace.TuningParameters[0].Name", "identifier");
-  expect_refused(with(cond.c_str(), "A / 2 > 1"), "ConfigurationSpace.Conditions[0].Expression", "true division");
-  expect_refused(with(cond.c_str(), "1 < A < 4"), "ConfigurationSpace.Conditions[0].Expression", "chained comparison");
+  expect_refused(with((param + "/Name").c_str(), "W-G"), "ConfigurationSpace.TuningParameters[0].Name", "identifier");
+  expect_refused(with(cond.c_str(), "WG / 2 > 1"), "ConfigurationSpace.Conditions[0].Expression", "true division");
+  expect_refused(with(cond.c_str(), "1 < WG < 4"), "ConfigurationSpace.Conditions[0].Expression", "chained comparison");
   expect_refused(with(cond.c_str(), "B > 1"), "ConfigurationSpace.Conditions[0].Expression", "unknown name 'B'");
-  expect_refused(with(cond.c_str(), "A > 1.5"), "ConfigurationSpace.Conditions[0].Expression", "not an integer");
-  expect_refused(with(cond.c_str(), "A if A else 1"), "ConfigurationSpace.Conditions[0].Expression", "'if'");
-  expect_refused(with(cond.c_str(), "abs(A) > 1"), "ConfigurationSpace.Conditions[0].Expression", "abs()");
+  expect_refused(with(cond.c_str(), "WG > 1.5"), "ConfigurationSpace.Conditions[0].Expression", "not an integer");
+  expect_refused(with(cond.c_str(), "WG if WG else 1"), "ConfigurationSpace.Conditions[0].Expression", "'if'");
+  expect_refused(with(cond.c_str(), "abs(WG) > 1"), "ConfigurationSpace.Conditions[0].Expression", "abs()");
   expect_refused(with("/ConfigurationSpace/Conditions/0/Parameters/0", "Z"),
                  "ConfigurationSpace.Conditions[0].Parameters[0]", "not a tuning parameter");
   expect_refused(with((kernel + "/KernelFile").c_str(), "kernels/missing.cu"), "KernelSpecification.KernelFile",
                  "not a file");
   expect_refused(with((kernel + "/GlobalSizeType").c_str(), "SYCL"), "KernelSpecification.GlobalSizeType", "SYCL");
-  expect_refused(with((kernel + "/LocalSize/X").c_str(), "A ** 2"), "KernelSpecification.LocalSize.X", "'**'");
+  expect_refused(with((kernel + "/LocalSize/X").c_str(), "WG ** 2"), "KernelSpecification.LocalSize.X", "'**'");
   expect_refused(with((kernel + "/KernelTypeNames").c_str(), Json::array({"float"})),
                  "KernelSpecification.KernelTypeNames", "template");
   const std::string arg = kernel + "/Arguments/0";
