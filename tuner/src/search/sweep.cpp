@@ -137,6 +137,18 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   report.device = devices[static_cast<std::size_t>(options.device)];
   const DeviceLimits limits = device_limits(report.device);
 
+  report.objective = options.objective;
+  EnergySettings energy = options.energy;
+  if (options.objective != Objective::time) {
+    // Fail before measuring anything: a search for the least energy without energy is no search.
+    std::string why;
+    if (!NvmlEnergySource::open(report.device.uuid, why))
+      throw Error(fmt::format("--objective {} needs NVML on {} ({}): {}", objective_name(options.objective),
+                              report.device.name, report.device.uuid, why));
+    energy.enabled = true;
+  }
+  report.energy_measured = energy.enabled;
+
   report.db_path = options.db_path.empty() ? default_cache_path() : options.db_path;
   CacheDb db = CacheDb::open(report.db_path);
   KernelSources sources(space.source);
@@ -158,6 +170,12 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   const std::int64_t device_id = db.upsert_device(device_record);
   const KernelRecord kernel = kernel_record(space, source, report.device.arch());
   const std::int64_t kernel_id = db.upsert_kernel(kernel);
+  // The report's speedups need the baseline, and the cache knows no YAML.
+  if (space.default_config) db.set_meta("default_config/" + space.kernel, canonical_config(space, Config{*space.default_config}));
+  const auto score = [&](const TrialRecord& t) -> std::optional<double> {
+    if (t.status != TrialStatus::ok) return std::nullopt;
+    return objective_score(options.objective, t.time_ms, t.energy_mj);
+  };
 
   std::vector<Problem> problems = options.problems.empty() ? all_problems(space) : options.problems;
   std::optional<Config> default_config;
@@ -188,9 +206,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
       filter.device = report.device.uuid;
       filter.problem = outcome.canonical;
       filter.current_only = true;
-      for (const TrialRow& row : db.trials(filter))
-        pw.known.emplace(row.trial.key.params,
-                         row.trial.status == TrialStatus::ok ? row.trial.time_ms : std::optional<double>{});
+      for (const TrialRow& row : db.trials(filter)) pw.known.emplace(row.trial.key.params, score(row.trial));
     }
     std::uint64_t unknown = 0;
     for (const Config& c : pw.space.configs) unknown += pw.known.contains(canonical_config(space, c)) ? 0 : 1;
@@ -289,6 +305,9 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
         r.occupancy_driver = double(m.driver_blocks_per_sm) * t.occupancy.threads_per_block / limits.max_threads_per_sm;
       if (t.gbps > 0) r.gbps = t.gbps;
       if (t.gflops > 0) r.gflops = t.gflops;
+      if (m.energy_mj > 0) r.energy_mj = m.energy_mj;
+      if (m.power_w > 0) r.power_w = m.power_w;
+      if (!m.energy_note.empty() && report.energy_note.empty()) report.energy_note = m.energy_note;
     }
     if (r.status == TrialStatus::ok && !(r.time_ms && *r.time_ms > 0)) {
       r.status = TrialStatus::runtime_fault;
@@ -299,6 +318,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     db.record_trial(r);
     ++report.counts[static_cast<std::size_t>(t.status)];
     report.trials.push_back(t);
+    return score(r);
   };
 
   auto run_in_worker = [&](const Work& w, SweepTrial& t, const CompiledKernel& k, bool is_reference) {
@@ -307,6 +327,8 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     request.timing = options.timing;
     request.is_reference = is_reference;
     request.deadline_seconds = options.deadline_seconds;
+    if (!is_reference) request.energy = energy;  // the reference run is not recorded
+    if (request.energy.enabled) request.deadline_seconds += energy.max_seconds;
     // A fresh worker (or a new problem) first fills its buffers and computes the reference.
     if (worker_problem != w.problem) request.deadline_seconds += kSetupAllowanceSeconds;
     TrialResult result = worker.run(request);
@@ -382,12 +404,12 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
         }
       }
     }
-    record(w, t);
+    const std::optional<double> outcome = record(w, t);
     ++progress.done;
     ++progress.counts[static_cast<std::size_t>(t.status)];
     progress.elapsed_seconds = seconds_since(start);
     if (options.progress) options.progress(progress);
-    return t.status == TrialStatus::ok && t.result ? std::optional<double>(t.result->median_ms) : std::nullopt;
+    return outcome;
   };
 
   for (std::size_t p = 0; p < problems.size(); ++p) {
@@ -444,9 +466,9 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
       }
       auto [point, work] = std::move(queue.front());
       queue.pop_front();
-      const std::optional<double> time = measure(work);
-      pw.known.emplace(canonical_config(space, work.config), time);
-      strategy->observe(point, time);
+      const std::optional<double> value = measure(work);
+      pw.known.emplace(canonical_config(space, work.config), value);
+      strategy->observe(point, value);
       ++measured;
       ++outcome.evaluations;
     }
@@ -469,10 +491,10 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     for (TrialRow& row : db.trials(filter)) {
       if (default_config && row.trial.key.params == canonical_config(space, *default_config))
         outcome.default_trial = row;
-      if (row.trial.status == TrialStatus::ok && row.trial.time_ms) outcome.ranked.push_back(std::move(row));
+      if (score(row.trial)) outcome.ranked.push_back(std::move(row));
     }
     std::stable_sort(outcome.ranked.begin(), outcome.ranked.end(),
-                     [](const TrialRow& a, const TrialRow& b) { return *a.trial.time_ms < *b.trial.time_ms; });
+                     [&](const TrialRow& a, const TrialRow& b) { return *score(a.trial) < *score(b.trial); });
   }
   report.wall_seconds = seconds_since(start);
   return report;
