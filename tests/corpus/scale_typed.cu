@@ -1,7 +1,7 @@
 // out[i] = alpha * in[i], a kernel templated on its element type the way libraries write them
-// (float, double and half, chosen by the text param ELEM_T: entry scale<ELEM_T>, the buffers follow it;
+// (float, double and half, chosen by the text param T: entry scale<T>, the buffers follow it;
 // alpha is a float, converted to the type). Arithmetic goes through float for half
-// (cuda_fp16.h), the others in their own type. scale_naive<ELEM_T> is the reference kernel; it runs
+// (cuda_fp16.h), the others in their own type. scale_naive<T> is the reference kernel; it runs
 // with the candidate's type.
 // Planted bug (-DCORPUS_PLANT_BUG=1): the last element is copied, not scaled.
 #include <cuda_fp16.h>

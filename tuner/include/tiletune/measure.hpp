@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tiletune/energy.hpp"
 #include "tiletune/space.hpp"
 #include "tiletune/status.hpp"
 
@@ -130,6 +131,7 @@ struct TrialRequest {
   /// its module lacks is skipped (a reference kernel of another file need not have them).
   bool is_reference = false;
   double deadline_seconds = 10;              ///< the parent kills the worker after this
+  EnergySettings energy;                     ///< measure power and energy after timing
 };
 
 /// What a worker reports for one trial.
@@ -146,6 +148,9 @@ struct TrialResult {
   double setup_ms = 0;           ///< of load_ms: buffers allocated and filled, reference computed (0 when reused)
   double verify_ms = 0;
   double measure_ms = 0;         ///< wall time of the timing loop
+  double energy_mj = 0;          ///< energy per run (NVML); 0: not measured
+  double power_w = 0;            ///< mean power while it ran back to back; 0: not measured
+  std::string energy_note;       ///< why energy was asked for and not measured (NVML absent, ...)
 };
 
 /// A device-to-device copy: the bandwidth ceiling a sweep compares kernels with.

@@ -39,7 +39,7 @@ namespace tiletune {
 
 /// The NVRTC options of the reference kernel (`verify: {kernel: ...}`) for a candidate: its
 /// params as -DNAME=text (the type params with the candidate's values), the problem sizes when
-/// problem_defines is set, then its own options.
+/// problem_defines is set, then its own options (-I made absolute against the YAML's directory).
 [[nodiscard]] std::vector<std::string> reference_kernel_options(const Space& space, const Problem& problem,
                                                                 const Config& candidate);
 

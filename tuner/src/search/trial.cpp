@@ -318,7 +318,9 @@ std::vector<std::string> reference_kernel_options(const Space& space, const Prob
   if (space.problem_defines)
     for (std::size_t i = 0; i < space.problem.size(); ++i)
       options.push_back(fmt::format("-D{}={}", space.problem[i].name, problem.sizes.at(i)));
-  options.insert(options.end(), k.options.begin(), k.options.end());
+  // Its -I are relative to the YAML, like the space's.
+  const std::vector<std::string> own = resolve_include_dirs(k.options, space.yaml_path.parent_path());
+  options.insert(options.end(), own.begin(), own.end());
   return options;
 }
 

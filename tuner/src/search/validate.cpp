@@ -369,9 +369,12 @@ void check_reference_config(const Space& space, const std::vector<Problem>& prob
 void check_reference_kernel(const Space& space, const std::vector<Problem>& problems, const ValidationOptions& options) {
   const ReferenceKernel& k = *space.verify.kernel;
   check_reference_params(space, k);
+  const Config first = type_configs(space).front();
+  const std::vector<std::string> kernel_options =
+      reference_kernel_options(space, problems.empty() ? Problem{} : problems.front(), first);
   KernelSource source;
   try {
-    source = load_kernel_source(k.source);
+    source = KernelSources(k.source).for_options(kernel_options);
   } catch (const Error& e) {
     throw SpaceError(k.where, fmt::format("the reference kernel's source cannot be read: {}", e.what()));
   }
@@ -395,10 +398,9 @@ void check_reference_kernel(const Space& space, const std::vector<Problem>& prob
   }
   // One compile (the first problem, the first value of each type param): a misspelt entry or
   // a source that does not build is found here, not after the first candidate's GPU run.
-  const Config first = type_configs(space).front();
   CompileRequest request;
   request.source = &source;
-  request.options = reference_kernel_options(space, problems.empty() ? Problem{} : problems.front(), first);
+  request.options = kernel_options;
   request.arch = options.arch;
   request.entry = k.entry;
   const CompileResult result =
