@@ -97,9 +97,9 @@ TEST(Landscape, ErrorsNameTheLine) {
       {"# tiletune landscape 1\n# kernel: t\nproblem,params\n", "l.csv:3: landscape: expected the columns"},
       {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,fine,1,1,1,,,,\n", "l.csv:5: landscape: unknown status 'fine'"},
       {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,,1,1,,,,\n", "l.csv:5: landscape: an ok trial needs a positive"},
-      {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,1x,1,1,,,,\n", "l.csv:5: landscape: '1x' is not a number"},
+      {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,1x,1,1,,,,\n", "l.csv:5: landscape: time_ms '1x' is not a number"},
       {kHeader + "N=1,TILE=32,ok,1\n", "l.csv:5: landscape: expected 10 columns, found 4"},
-      {kHeader + "N=1,P=1,ok,1,1,1,,,,\nN=1,P=1,ok,2,1,1,,,,\n", "l.csv:6: landscape: a second trial of P=1 at N=1"},
+      {kHeader + "N=1,P=1,ok,1,1,1,,,,\nN=1,P=1,ok,2,1,1,,,,\n", "l.csv:6: landscape: a second trial of 'P=1' at 'N=1'"},
       {kHeader, "landscape: no trials"},
       {"# tiletune landscape 1\nproblem,params,status,time_ms,compile_ms,measure_ms,registers,shared_bytes,occupancy,"
        "detail\nN=1,P=1,ok,1,1,1,,,,\n",

@@ -18,4 +18,10 @@ inline constexpr int exit_compile_failures = 3;
 /// `none`), `tune` where no trial is `ok`.
 inline constexpr int exit_no_result = 4;
 
+/// The same, as every command's --help ends (and as the README's table says).
+inline constexpr const char* exit_status_help =
+    "Exit status: 0 done; 1 an error (one line on stderr says what failed and where); 2 bad arguments\n"
+    "(nothing was done); 3 plan --strict: a config failed to compile; 4 nothing usable: plan compiled\n"
+    "no config, tune measured no ok trial, best found no match (use your defaults).";
+
 }  // namespace tiletune::cli

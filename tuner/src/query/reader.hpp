@@ -32,6 +32,8 @@ class Failure : public std::runtime_error {
 
 /// The QueryStatus of a SQLite result code (NOTADB → not_a_cache, everything else io_error).
 [[nodiscard]] QueryStatus status_of_sqlite(int rc) noexcept;
+/// Throws Failure: "OPERATION failed on PATH: REASON (SQLite code N)", one line, where the
+/// operation is call, or a few words of sql when there is one (never the whole statement).
 [[noreturn]] void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view sql,
                                const std::string& path);
 
@@ -77,10 +79,11 @@ class Statement {
   std::string path_;
 };
 
-/// A read-only connection (SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX; the caller serializes).
+/// A read-only connection (SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX; the caller
+/// serializes) to the file path, opened through uri (see cache_file.hpp's read_only_uri).
 class Connection {
  public:
-  Connection(const std::string& path, int busy_timeout_ms);
+  Connection(const std::string& path, const std::string& uri, int busy_timeout_ms);
   [[nodiscard]] sqlite3* get() const noexcept { return db_.get(); }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   /// Runs a statement without rows (BEGIN, COMMIT).
