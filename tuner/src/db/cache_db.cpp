@@ -409,7 +409,12 @@ CacheDb CacheDb::open(const fs::path& path, Options options) {
     return CacheDb(std::make_unique<Impl>(std::move(conn), options, static_cast<int>(s.user_version)));
   }
 
-  // Only now, with the file known to be ours or empty, is anything written to it.
+  // Only now, with the file known to be ours or empty, is anything written to it: the schema
+  // first, in the rollback journal (a migration that fails rolls back to the very bytes there
+  // were), then the switch to WAL.
+  conn.exec("PRAGMA foreign_keys = ON");
+  conn.exec("PRAGMA synchronous = FULL");
+  if (is_blank(s) || s.user_version < latest) create_or_migrate(conn);
   bool wal = false;
   if (options.wal && on_local_disk(path)) {
     wal = conn.query_text("PRAGMA journal_mode") == "wal";
@@ -421,12 +426,9 @@ CacheDb CacheDb::open(const fs::path& path, Options options) {
       }
     }
   }
-  conn.exec("PRAGMA foreign_keys = ON");
   // NORMAL is durable enough with WAL (a crash loses at most the last commits, never
   // consistency); with a rollback journal only FULL keeps that promise.
-  conn.exec(wal ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL");
-
-  if (is_blank(s) || s.user_version < latest) create_or_migrate(conn);
+  if (wal) conn.exec("PRAGMA synchronous = NORMAL");
   return CacheDb(std::make_unique<Impl>(std::move(conn), options, latest));
 }
 
