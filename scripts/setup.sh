@@ -3,8 +3,10 @@
 # The CUDA toolkit is not a Debian package we can pick for you: it must already be there.
 set -euo pipefail
 
+# clang and libclang-rt-dev (libFuzzer, the sanitizers) build the fuzzers of scripts/fuzz.sh only.
 packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite3 libfmt-dev
-          libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev)
+          libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
+          clang libclang-rt-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
   tiletune show --kernel transpose --status ok          the trials in the result cache
   tiletune merge all.db h200.db a100.db                 merge caches from several machines
 
-Run `tiletune COMMAND --help` for the options of a command.)");
+Run `tiletune COMMAND --help` for the options of a command.
+
+)" + std::string(tiletune::cli::exit_status_help));
 
   std::vector<std::pair<CLI::App*, tiletune::cli::Runner>> commands;
   auto add = [&](auto adder) {
