@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "cli_fixture.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 
@@ -119,29 +120,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 // --- cache files ----------------------------------------------------------------------------
 
-/// A cache with one device and two transpose trials (one ok), closed (WAL unless wal is false).
-fs::path write_cache(const fs::path& path, const std::string& uuid, bool wal = true) {
-  CacheDb::Options o;
-  o.wal = wal;
-  CacheDb db = CacheDb::open(path, o);
-  DeviceRecord d;
-  d.uuid = uuid;
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  const auto device = db.upsert_device(d);
-  const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "hash1", "--gpu-architecture=sm_90", "13.0"});
-  TrialRecord ok;
-  ok.key = TrialKey{device, kernel, "N=8192", "TILE=64;BLOCK_ROWS=2;PAD=1"};
-  ok.time_ms = 0.15;
-  (void)db.record_trial(ok);
-  TrialRecord bad;
-  bad.key = TrialKey{device, kernel, "N=8192", "TILE=32;BLOCK_ROWS=8;PAD=0"};
-  bad.status = TrialStatus::wrong_result;
-  bad.detail = "out[12]: got nan, want 0.5";
-  (void)db.record_trial(bad);
-  return path;
-}
-
 /// Sets a pragma on a closed file (in the rollback journal, so the header holds it).
 fs::path with_pragma(const fs::path& path, const std::string& pragma) {
   const CommandResult r = run_command("sqlite3 " + quote(path) + " 'PRAGMA journal_mode = DELETE; " + pragma + "'");
@@ -169,7 +147,7 @@ TEST(CliCache, AMergeIntoItselfIsAUsageErrorUnderEveryName) {
 
 TEST(CliCache, AMergeThatFailsOnASourceLeavesTheTargetByteForByte) {
   TempDir dir;
-  const auto rollback = write_cache(dir.path() / "rollback.db", "GPU-1", /*wal=*/false);
+  const auto rollback = write_cache(dir.path() / "rollback.db", "GPU-1", 0.15, /*wal=*/false);
   const auto wal = write_cache(dir.path() / "wal.db", "GPU-2");
   const auto good = write_cache(dir.path() / "good.db", "GPU-3");
   const auto negative = with_pragma(write_cache(dir.path() / "negative.db", "GPU-4"), "PRAGMA user_version = -3");

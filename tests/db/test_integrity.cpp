@@ -18,15 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string open_error(const fs::path& p, CacheDb::Mode mode) {
-  try {
-    auto db = CacheDb::open(p, mode);
-  } catch (const DbError& e) {
-    return e.what();
-  }
-  return "<opened>";
-}
-
 // A tiletune cache with one ok trial, closed (so its -wal and -shm are gone), in WAL mode unless
 // wal is false.
 fs::path cache_with_one_trial(const fs::path& path, bool wal = true, const std::string& uuid = "GPU-aaaa") {
