@@ -957,16 +957,14 @@ void bench_problem(FamilyContext& cx, const Family& fam, const ProblemSpec& spec
   std::string verify = o.verify;
   if (verify == "auto") {
     verify = "space";
-    if (space.verify.reference == tt::VerifySpec::Reference::cpu && naive && naive_metrics.flops &&
+    if (space.verify.reference == tt::VerifySpec::Reference::builtin && naive && naive_metrics.flops &&
         *naive_metrics.flops > 1e10)
       verify = "naive";
   }
   if (verify == "naive" && !naive) verify = "space";
   std::optional<tt::Config> space_reference;
   if (verify == "space" && space.verify.reference == tt::VerifySpec::Reference::config) {
-    tt::Config c;
-    for (const auto& axis : space.params) c.values.push_back(space.verify.reference_config.at(axis.name));
-    space_reference = c;
+    space_reference = tt::Config{space.verify.reference_config};
   }
 
   const std::string arch = strf("sm_%d", cx.arch);

@@ -66,13 +66,14 @@ HostBuffer expected(std::string_view family, const ProblemSizes& sizes,
   return outputs[0];
 }
 
-const VerifySpec& tolerances(const std::string& family) {
-  static std::map<std::string, VerifySpec> cache;
+// The tolerances of the family's (first) output check.
+const OutputCheck& tolerances(const std::string& family) {
+  static std::map<std::string, OutputCheck> cache;
   auto it = cache.find(family);
   if (it == cache.end()) {
     it = cache.emplace(family, load_space(std::string(TILETUNE_SOURCE_DIR) + "/configs/" + family +
                                           ".yaml")
-                                   .verify)
+                                   .verify.outputs.at(0))
              .first;
   }
   return it->second;
@@ -131,7 +132,7 @@ TEST(KernelsEmulated, VectorAdd) {
 TEST(KernelsEmulated, ReductionRepeatedLaunches) {
   const auto configs = configs_of("reduction");
   ASSERT_FALSE(configs.empty());
-  const VerifySpec& tol = tolerances("reduction");
+  const OutputCheck& tol = tolerances("reduction");
   for (const auto& [name, entry] : configs) {
     const Params p = parse_params(name);
     auto kernel =
@@ -167,7 +168,7 @@ TEST(KernelsEmulated, ReductionRepeatedLaunches) {
 TEST(KernelsEmulated, Stencil1dBothEnds) {
   const auto configs = configs_of("stencil_1d");
   ASSERT_FALSE(configs.empty());
-  const VerifySpec& tol = tolerances("stencil_1d");
+  const OutputCheck& tol = tolerances("stencil_1d");
   for (const auto& [name, entry] : configs) {
     const Params p = parse_params(name);
     auto kernel = reinterpret_cast<void (*)(const float*, float*, int, int)>(entry);
@@ -226,7 +227,7 @@ TEST(KernelsEmulated, HistogramRepeatedLaunches) {
 TEST(KernelsEmulated, MatmulEdges) {
   const auto configs = configs_of("matmul");
   ASSERT_FALSE(configs.empty());
-  const VerifySpec& tol = tolerances("matmul");
+  const OutputCheck& tol = tolerances("matmul");
   struct Size {
     int m, n, k;
   };

@@ -110,11 +110,11 @@ TEST(Space, LoadsTheTransposeConfig) {
   ASSERT_EQ(s.buffers.size(), 2u);
   EXPECT_EQ(s.buffers[0].name, "in");
   EXPECT_EQ(s.buffers[0].type, ElementType::f32);
-  EXPECT_EQ(s.buffers[0].init, BufferInit::random);
+  EXPECT_EQ(s.buffers[0].init.kind, BufferInit::random);
   EXPECT_FALSE(s.buffers[0].output);
   EXPECT_EQ(s.buffers[0].count.expr.eval(slots), 4096 * 4096);
   EXPECT_EQ(s.buffers[1].name, "out");
-  EXPECT_EQ(s.buffers[1].init, BufferInit::zero);
+  EXPECT_EQ(s.buffers[1].init.kind, BufferInit::zero);
   EXPECT_TRUE(s.buffers[1].output);
 
   ASSERT_EQ(s.args.size(), 3u);
@@ -124,11 +124,14 @@ TEST(Space, LoadsTheTransposeConfig) {
   EXPECT_EQ(s.args[1].buffer, "out");
   EXPECT_EQ(s.args[2].kind, ArgSpec::Kind::scalar);
   EXPECT_EQ(s.args[2].scalar_type, ElementType::i32);
-  EXPECT_EQ(s.args[2].value.expr.eval(slots), 4096);
+  EXPECT_EQ(s.args[2].value.expr.expr.eval(slots), 4096);
 
-  EXPECT_EQ(s.verify.reference, VerifySpec::Reference::cpu);
-  EXPECT_EQ(s.verify.rtol, 0.0);
-  EXPECT_EQ(s.verify.atol, 0.0);
+  EXPECT_EQ(s.verify.reference, VerifySpec::Reference::builtin);
+  EXPECT_EQ(s.verify.builtin, "transpose");
+  ASSERT_EQ(s.verify.outputs.size(), 1u);
+  EXPECT_EQ(s.verify.outputs[0].buffer, "out");
+  EXPECT_EQ(s.verify.outputs[0].rtol, 0.0);
+  EXPECT_EQ(s.verify.outputs[0].atol, 0.0);
   EXPECT_EQ(s.verify.where.line, 26);
   ASSERT_TRUE(s.metric_bytes);
   EXPECT_EQ(s.metric_bytes->expr.eval(slots), 2LL * 4096 * 4096 * 4);
@@ -146,7 +149,7 @@ TEST(Space, ParsesFromText) {
   EXPECT_EQ(s.launch.block[0].expr.text(), "TILE");      // a scalar is one dimension
   EXPECT_EQ(s.launch.block[1].expr.eval(Values{1024, 16}), 1);
   EXPECT_EQ(s.launch.shared_bytes.expr.eval(Values{1024, 16}), 0);
-  EXPECT_EQ(s.verify.reference, VerifySpec::Reference::cpu);
+  EXPECT_EQ(s.verify.reference, VerifySpec::Reference::builtin);
   EXPECT_FALSE(s.default_config);
   EXPECT_FALSE(s.metric_bytes);
 }
@@ -269,10 +272,10 @@ TEST(Space, BuffersAndArgs) {
   for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(s.buffers[i].type, types[i]) << i;
   EXPECT_EQ(s.buffers[0].count.expr.text(), "max(N, 2*T)");
   EXPECT_EQ(s.buffers[0].count.expr.eval(slots), 64);
-  EXPECT_EQ(s.buffers[0].init, BufferInit::iota);
+  EXPECT_EQ(s.buffers[0].init.kind, BufferInit::iota);
   EXPECT_EQ(s.buffers[1].count.expr.eval(slots), 65);
-  EXPECT_EQ(s.buffers[1].init, BufferInit::none);
-  EXPECT_EQ(s.buffers[5].init, BufferInit::zero);
+  EXPECT_EQ(s.buffers[1].init.kind, BufferInit::none);
+  EXPECT_EQ(s.buffers[5].init.kind, BufferInit::zero);
   EXPECT_TRUE(s.buffers[5].output);
   EXPECT_EQ(s.buffers[2].where.line, 10);
   EXPECT_EQ(s.buffers[2].where.column, 3);
@@ -283,13 +286,13 @@ TEST(Space, BuffersAndArgs) {
     EXPECT_EQ(s.args[i].buffer, s.buffers[i].name);
   }
   for (std::size_t i = 6; i < 14; ++i) EXPECT_EQ(s.args[i].kind, ArgSpec::Kind::scalar) << i;
-  EXPECT_EQ(s.args[6].value.expr.eval(slots), 64);
-  EXPECT_EQ(s.args[7].value.expr.text(), "min(N, 3)");
-  EXPECT_EQ(s.args[7].value.expr.eval(slots), 3);
-  EXPECT_EQ(s.args[8].value.expr.eval(slots), 8);
+  EXPECT_EQ(s.args[6].value.expr.expr.eval(slots), 64);
+  EXPECT_EQ(s.args[7].value.expr.expr.text(), "min(N, 3)");
+  EXPECT_EQ(s.args[7].value.expr.expr.eval(slots), 3);
+  EXPECT_EQ(s.args[8].value.expr.expr.eval(slots), 8);
   EXPECT_EQ(s.args[9].scalar_type, ElementType::i64);
   EXPECT_EQ(s.args[10].scalar_type, ElementType::f32);
-  EXPECT_EQ(s.args[10].value.expr.eval(slots), 32);
+  EXPECT_EQ(s.args[10].value.expr.expr.eval(slots), 32);
   EXPECT_EQ(s.args[11].scalar_type, ElementType::f64);
   EXPECT_EQ(s.args[12].scalar_type, ElementType::u32);
   EXPECT_EQ(s.args[13].scalar_type, ElementType::i32);
@@ -297,13 +300,16 @@ TEST(Space, BuffersAndArgs) {
   EXPECT_EQ(s.args[9].where.column, 8);
 
   EXPECT_EQ(s.verify.reference, VerifySpec::Reference::config);
-  EXPECT_EQ(s.verify.reference_config, (std::map<std::string, std::int64_t>{{"T", 4}}));
-  EXPECT_DOUBLE_EQ(s.verify.rtol, 1e-5);
-  EXPECT_DOUBLE_EQ(s.verify.atol, 0.5);
+  EXPECT_EQ(s.verify.reference_config, (Values{4}));
+  ASSERT_FALSE(s.verify.outputs.empty());
+  EXPECT_DOUBLE_EQ(s.verify.outputs[0].rtol, 1e-5);
+  EXPECT_DOUBLE_EQ(s.verify.outputs[0].atol, 0.5);
   ASSERT_TRUE(s.metric_flops);
   EXPECT_EQ(s.metric_flops->expr.eval(slots), 8);
   EXPECT_EQ(s.metric_bytes->expr.eval(slots), 512);
-  EXPECT_EQ(s.compile_options, (std::vector<std::string>{"-use_fast_math", "--std=c++17"}));
+  ASSERT_EQ(s.compile_options.size(), 2u);
+  EXPECT_EQ(s.compile_options[0].text, "-use_fast_math");
+  EXPECT_EQ(s.compile_options[1].text, "--std=c++17");
 }
 
 TEST(Space, VerifyNoneNeedsNoOutputBuffer) {

@@ -25,8 +25,24 @@ struct Config {
   friend auto operator<=>(const Config&, const Config&) = default;
 };
 
-/// "TILE=32 BLOCK_ROWS=8 PAD=1"
+/// "TILE=32 BLOCK_ROWS=8 PAD=1" (real and text params by their labels: "T=half ALPHA=0.5")
 [[nodiscard]] std::string format_config(const Space& space, const Config& config);
+
+/// The element type of a buffer, global or scalar argument for one config: `type`, or the
+/// label of text param `type_param` when that is >= 0. Throws Error when the label is no type.
+[[nodiscard]] ElementType resolved_type(const Space& space, ElementType type, int type_param,
+                                        const Config& config);
+/// A NumberSpec's value for one problem and config (slot_values()). Throws EvalError naming
+/// where it is written.
+[[nodiscard]] double eval_number(const Space& space, const NumberSpec& number,
+                                 std::span<const std::int64_t> slots);
+/// A path template with each `{NAME}` replaced by the problem size NAME, resolved from `dir`
+/// when relative: "expected/out_{N}.npy" -> "/abs/expected/out_8192.npy".
+[[nodiscard]] std::filesystem::path expand_path(const Space& space, const std::string& path_template,
+                                                const std::filesystem::path& dir, const Problem& problem);
+/// An option template evaluated for one problem and config (slot_values()): "-DWIDTH=8192".
+/// Throws EvalError naming where it is written.
+[[nodiscard]] std::string expand_option(const OptionTemplate& option, std::span<const std::int64_t> slots);
 
 /// Every problem of the space (cartesian product of the problem axes), in YAML order.
 [[nodiscard]] std::vector<Problem> all_problems(const Space& space);

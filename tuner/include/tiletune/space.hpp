@@ -20,11 +20,29 @@ struct LocatedExpr {
   SourceLocation where;
 };
 
+/// What the values of an axis are.
+enum class AxisKind {
+  integer,  ///< whole numbers, usable in every expression
+  real,     ///< decimal numbers ("0.5"): passed as -DNAME=0.5 and as float or double arguments
+  text,     ///< words ("float", "half"): passed as -DNAME=float; a buffer's element type may follow one
+};
+
 /// A named axis: a problem size or a tunable parameter, with its values in YAML order.
+///
+/// A Config holds one integer per param whatever the kind: the value itself for an integer
+/// axis, the index into `labels` for a real or text axis. Expressions may use integer axes
+/// only (the loader refuses a real or text name in an expression).
 struct Axis {
   std::string name;
-  std::vector<std::int64_t> values;
+  std::vector<std::int64_t> values;  ///< integer: the values; real and text: 0, 1, ..., n-1
   SourceLocation where;
+  AxisKind kind = AxisKind::integer;
+  std::vector<std::string> labels;   ///< real and text: the values as written; empty for integer
+
+  /// One value as -D and the cache keys see it: "32", "0.5", "float".
+  [[nodiscard]] std::string text_of(std::int64_t value) const;
+  /// The number a value of a real axis stands for (an integer axis: the value itself).
+  [[nodiscard]] double real_of(std::int64_t value) const;
 };
 
 /// Element types a buffer may hold.
@@ -42,27 +60,86 @@ enum class ElementType { f32, f64, i32, u32, i64, u8, f16 };
   }
   return 0;
 }
+/// The YAML spelling: float double int uint int64 uint8 half.
 [[nodiscard]] const char* element_type_name(ElementType t);
+/// The element type a YAML type name or a C/C++ spelling stands for ("float", "half", "__half",
+/// "int", "unsigned int", "int64_t", "uint8_t", ...), or nullopt.
+[[nodiscard]] std::optional<ElementType> element_type_from_name(std::string_view name);
+[[nodiscard]] constexpr bool is_floating(ElementType t) noexcept {
+  return t == ElementType::f32 || t == ElementType::f64 || t == ElementType::f16;
+}
 
-/// How a buffer is filled before a launch.
-enum class BufferInit { zero, random, iota, none };
+/// A number written in the YAML: a decimal literal ("0.5", "-1e-3"), the name of a real param,
+/// or an integer expression over the problem sizes and integer params.
+struct NumberSpec {
+  std::optional<double> real;  ///< a decimal literal
+  int real_param = -1;         ///< index into Space::params of a real param
+  LocatedExpr expr;            ///< otherwise (the constant 0 when nothing was written)
+  SourceLocation where;
+  [[nodiscard]] bool is_integer() const noexcept { return !real && real_param < 0; }
+};
+
+/// How a buffer or a module global is filled before the first launch of each problem. Random
+/// kinds draw from a generator seeded by the run's seed and the buffer's name: repeatable, and
+/// no two buffers share a stream.
+enum class BufferInit {
+  zero,         ///< every byte 0
+  none,         ///< left as allocated (zeroed); for outputs the kernel writes completely
+  random,       ///< floats uniform in [-1, 1), integers small (see make_host_buffer)
+  iota,         ///< 0, 1, 2, ... converted to the type
+  constant,     ///< every element `a`
+  uniform,      ///< uniform in [a, b): floats continuous, integers whole (b excluded)
+  normal,       ///< floats normal with mean `a` and standard deviation `b`
+  file,         ///< read from `file`: .npy (dtype and element count checked) or raw (byte size checked)
+  copy,         ///< a copy of buffer `of` (same type and count): an output initialised from an input
+  csr_offsets,  ///< CSR row offsets: `rows` + 1 non-decreasing values from 0 to nnz, no row longer than `columns`
+  csr_columns,  ///< CSR column indices for the offsets in buffer `of`: sorted and distinct per row, in [0, columns)
+};
+
+struct InitSpec {
+  BufferInit kind = BufferInit::zero;
+  NumberSpec a;                ///< constant: the value; uniform: the low bound; normal: the mean
+  NumberSpec b;                ///< uniform: the high bound (excluded); normal: the standard deviation
+  std::string file;            ///< file: the path as written, `{NAME}` standing for problem size NAME
+  std::filesystem::path file_dir;  ///< file: the directory a relative path is resolved from (the YAML's)
+  std::string of;              ///< copy, csr_columns: the buffer it derives from
+  LocatedExpr rows;            ///< csr_offsets: rows of the matrix (the buffer holds rows + 1)
+  LocatedExpr columns;         ///< csr_offsets: columns of the matrix
+  LocatedExpr nnz;             ///< csr_offsets: stored entries (from `nnz:`, or `density:` x rows x columns)
+  std::optional<double> density;  ///< csr_offsets: when given instead of nnz
+  SourceLocation where;
+};
 
 struct BufferSpec {
   std::string name;
   ElementType type = ElementType::f32;
+  int type_param = -1;      ///< >= 0: the element type follows this text param (its labels are type names)
   LocatedExpr count;        ///< number of elements, an expression over sizes and params
-  BufferInit init = BufferInit::zero;
-  bool output = false;      ///< compared against the reference after each run
+  InitSpec init;
+  bool output = false;      ///< written by the kernel and checked (verify.outputs says how)
   SourceLocation where;
 };
 
-/// One kernel argument: a buffer (passed as a device pointer) or a scalar expression.
+/// A __constant__ or __device__ variable of the kernel's module, filled before the launches
+/// (cuModuleGetGlobal, then a copy) of every config and of a reference kernel whose module has
+/// it. The symbol's size in the module must be count x element size.
+struct GlobalSpec {
+  std::string name;         ///< the symbol as written in the source: "weights", "conv::weights"
+  ElementType type = ElementType::f32;
+  int type_param = -1;
+  LocatedExpr count;
+  InitSpec init;
+  SourceLocation where;
+};
+
+/// One kernel argument: a buffer (passed as a device pointer) or a scalar.
 struct ArgSpec {
   enum class Kind { buffer, scalar };
   Kind kind = Kind::scalar;
   std::string buffer;       ///< for Kind::buffer
-  LocatedExpr value;        ///< for Kind::scalar
+  NumberSpec value;         ///< for Kind::scalar (decimal literals and real params: float/double only)
   ElementType scalar_type = ElementType::i32;  ///< i32, u32, i64, f32 or f64
+  int type_param = -1;      ///< >= 0: the scalar type follows this text param
   SourceLocation where;
 };
 
@@ -72,12 +149,76 @@ struct LaunchSpec {
   LocatedExpr shared_bytes; ///< dynamic shared memory per block
 };
 
+/// One NVRTC option of `options:` as written, with `${EXPR}` pieces evaluated per problem and
+/// config: "-DWIDTH=${N}" is pieces {"-DWIDTH=", ""} around exprs {N}.
+struct OptionTemplate {
+  std::string text;                  ///< as written
+  std::vector<std::string> pieces;   ///< exprs.size() + 1 literal pieces
+  std::vector<LocatedExpr> exprs;
+  SourceLocation where;
+};
+
+/// How one output buffer is compared with what the reference produced.
+struct OutputCheck {
+  enum class Compare {
+    elements,  ///< element by element: |got - want| <= atol + rtol x |want|, NaN never passes
+    sum,       ///< the sum of the first `count` elements against the reference's sum
+    none,      ///< not compared (scratch)
+  };
+  std::string buffer;
+  Compare compare = Compare::elements;
+  /// Elements compared (elements) or summed (sum) of a candidate's output, evaluated with its
+  /// problem and config (a reference config's too); nullopt: the whole buffer.
+  std::optional<LocatedExpr> count;
+  /// The same for the output of a reference kernel, bound to reference_slot_names(); nullopt: the
+  /// whole buffer. (builtin, library and files references always give the whole buffer.)
+  std::optional<LocatedExpr> reference_count;
+  double rtol = 0;
+  double atol = 0;
+  SourceLocation where;
+};
+
+/// A -D define of a reference kernel: its own value of a param, or any other macro.
+struct ReferenceDefine {
+  std::string name;
+  std::string text;                     ///< as passed: -DNAME=text
+  std::optional<std::int64_t> integer;  ///< when the text is an integer (usable in its launch)
+};
+
+/// Another kernel whose outputs are the expected ones: another entry of this or another file,
+/// with its own defines, launch and arguments, run once per problem on the same inputs and
+/// globals, writing into the same output buffers.
+struct ReferenceKernel {
+  std::filesystem::path source;           ///< resolved; the space's source when not given
+  std::string entry;
+  std::vector<ReferenceDefine> defines;   ///< `params:` of the reference
+  std::vector<std::string> options;       ///< extra NVRTC options
+  /// Its launch, bound to reference_slot_names(): the problem sizes, then the integer defines.
+  LaunchSpec launch;
+  std::vector<ArgSpec> args;              ///< bound likewise; the space's args when not given
+  SourceLocation where;
+};
+
 struct VerifySpec {
-  enum class Reference { cpu, config, none };
-  Reference reference = Reference::cpu;
-  std::map<std::string, std::int64_t> reference_config;  ///< for Reference::config
-  double rtol = 0.0;
-  double atol = 0.0;
+  enum class Reference {
+    none,     ///< `verify: none`: nothing is checked (said in every report)
+    builtin,  ///< a built-in CPU reference, named: {builtin: transpose}
+    config,   ///< a config of this kernel, run first: {config: {TILE: 32, ...}}
+    kernel,   ///< another kernel: {kernel: {entry: naive, launch: ..., ...}}
+    library,  ///< a CPU reference in a shared library: {library: ./libref.so, function: ref}
+    files,    ///< expected outputs read from files: {files: {out: expected/out_{N}.npy}}
+  };
+  Reference reference = Reference::none;
+  std::string builtin;                      ///< builtin: the reference's name
+  std::vector<std::int64_t> reference_config;  ///< config: one value per param, in params order
+  std::optional<ReferenceKernel> kernel;    ///< kernel
+  std::filesystem::path library;            ///< library: resolved relative to the YAML
+  std::string function;                     ///< library: the extern "C" function (tiletune/reference.h)
+  /// files: (output buffer, path as written with `{NAME}` for problem sizes), resolved from file_dir.
+  std::vector<std::pair<std::string, std::string>> files;
+  std::filesystem::path file_dir;
+  /// One check per output buffer, in buffer order, with the defaults of `verify:` filled in.
+  std::vector<OutputCheck> outputs;
   SourceLocation where;
 };
 
@@ -96,11 +237,13 @@ struct Space {
   std::vector<Constraint> constraints;
   LaunchSpec launch;
   std::vector<BufferSpec> buffers;
+  std::vector<GlobalSpec> globals;   ///< module symbols filled before the launches
   std::vector<ArgSpec> args;
   VerifySpec verify;
   std::optional<LocatedExpr> metric_bytes;
   std::optional<LocatedExpr> metric_flops;
-  std::vector<std::string> compile_options;         ///< extra NVRTC options (`options:`)
+  std::vector<OptionTemplate> compile_options;      ///< extra NVRTC options (`options:`)
+  bool problem_defines = false;      ///< every problem size is also passed as -DNAME=value
   std::optional<std::vector<std::int64_t>> default_config;  ///< param values, in params order
   SourceLocation default_where;
 
@@ -110,7 +253,13 @@ struct Space {
   [[nodiscard]] int param_index(std::string_view name) const;
   /// Index of a problem size by name, or -1.
   [[nodiscard]] int problem_index(std::string_view name) const;
+  /// Index of a buffer by name, or -1.
+  [[nodiscard]] int buffer_index(std::string_view name) const;
 };
+
+/// The slots a reference kernel's expressions are bound to: the problem sizes, then the names
+/// of its integer defines.
+[[nodiscard]] std::vector<std::string> reference_slot_names(const Space& space, const ReferenceKernel& kernel);
 
 /// Loads and validates a YAML search space. Throws SpaceError (file:line:column + remedy).
 [[nodiscard]] Space load_space(const std::filesystem::path& yaml_path);

@@ -58,8 +58,8 @@ std::vector<std::string> compile_options(const Space& space, const Config& confi
   std::vector<std::string> options;
   options.reserve(space.params.size() + space.compile_options.size());
   for (std::size_t i = 0; i < space.params.size(); ++i)
-    options.push_back(fmt::format("-D{}={}", space.params[i].name, config.values.at(i)));
-  options.insert(options.end(), space.compile_options.begin(), space.compile_options.end());
+    options.push_back(fmt::format("-D{}={}", space.params[i].name, space.params[i].text_of(config.values.at(i))));
+  for (const OptionTemplate& o : space.compile_options) options.push_back(o.text);
   return options;
 }
 

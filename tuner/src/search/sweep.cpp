@@ -113,7 +113,7 @@ KernelRecord kernel_record(const Space& space, const KernelSource& source, int a
   k.name = space.kernel;
   k.source_hash = source.hash;
   std::string options = fmt::format("--gpu-architecture=sm_{}", arch);
-  for (const std::string& o : space.compile_options) options += ' ' + o;
+  for (const OptionTemplate& o : space.compile_options) options += ' ' + o.text;
   options += " entry=" + space.entry;
   k.options = options;
   k.nvrtc_version = nvrtc_version();
@@ -159,9 +159,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   if (space.default_config) default_config = Config{*space.default_config};
   std::optional<Config> reference_config;
   if (space.verify.reference == VerifySpec::Reference::config) {
-    Config c;
-    for (const Axis& a : space.params) c.values.push_back(space.verify.reference_config.at(a.name));
-    reference_config = c;
+    reference_config = Config{space.verify.reference_config};
   }
 
   // Stage 1: per problem, the valid configs as a search domain and what the cache already

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace tiletune {
@@ -17,7 +18,7 @@ std::string canonical_problem(const Space& space, const Problem& problem) {
 std::string canonical_config(const Space& space, const Config& config) {
   std::string s;
   for (std::size_t i = 0; i < space.params.size(); ++i)
-    s += fmt::format("{}{}={}", i ? ";" : "", space.params[i].name, config.values.at(i));
+    s += fmt::format("{}{}={}", i ? ";" : "", space.params[i].name, space.params[i].text_of(config.values.at(i)));
   return s;
 }
 
@@ -35,10 +36,17 @@ std::optional<Config> parse_canonical_config(const Space& space, const std::stri
     const int index = space.param_index(item.substr(0, eq));
     if (index < 0 || seen[static_cast<std::size_t>(index)]) return std::nullopt;
     std::int64_t v = 0;
-    const char* first = item.data() + eq + 1;
-    const char* last = item.data() + item.size();
-    auto [p, ec] = std::from_chars(first, last, v);
-    if (ec != std::errc() || p != last) return std::nullopt;
+    const Axis& axis = space.params[static_cast<std::size_t>(index)];
+    if (axis.kind == AxisKind::integer) {
+      const char* first = item.data() + eq + 1;
+      const char* last = item.data() + item.size();
+      auto [p, ec] = std::from_chars(first, last, v);
+      if (ec != std::errc() || p != last) return std::nullopt;
+    } else {
+      const auto label = std::find(axis.labels.begin(), axis.labels.end(), item.substr(eq + 1));
+      if (label == axis.labels.end()) return std::nullopt;
+      v = label - axis.labels.begin();
+    }
     config.values[static_cast<std::size_t>(index)] = v;
     seen[static_cast<std::size_t>(index)] = true;
     pos = end + 1;
@@ -71,7 +79,7 @@ TrialRequest make_trial_request(const Space& space, const Problem& problem, cons
     const std::int64_t count = eval_located(b.count, slots, "count of buffer " + b.name);
     if (count < 0) throw EvalError(fmt::format("{}: buffer {} has a negative count ({})", b.where.str(), b.name, count));
     plan.count = static_cast<std::uint64_t>(count);
-    plan.init = b.init;
+    plan.init = b.init.kind;
     plan.output = b.output;
     // Buffer sizes that depend on a param change with the config: key the reuse on them too.
     if (!b.count.expr.is_constant()) r.problem_key += fmt::format("|{}={}", b.name, plan.count);
@@ -85,21 +93,27 @@ TrialRequest make_trial_request(const Space& space, const Problem& problem, cons
         if (space.buffers[i].name == a.buffer) arg.buffer = static_cast<int>(i);
     } else {
       arg.type = a.scalar_type;
-      arg.int_value = eval_located(a.value, slots, "argument");
-      arg.float_value = static_cast<double>(arg.int_value);
+      arg.float_value = eval_number(space, a.value, slots);
+      arg.int_value = a.value.is_integer() ? eval_located(a.value.expr, slots, "argument")
+                                           : static_cast<std::int64_t>(arg.float_value);
     }
     r.args.push_back(arg);
   }
   switch (space.verify.reference) {
-    case VerifySpec::Reference::cpu:
+    case VerifySpec::Reference::builtin:
       r.verify.mode = VerifySettings::Mode::cpu;
-      r.verify.cpu_reference = space.kernel;
+      r.verify.cpu_reference = space.verify.builtin;
       break;
     case VerifySpec::Reference::config: r.verify.mode = VerifySettings::Mode::reference_run; break;
     case VerifySpec::Reference::none: r.verify.mode = VerifySettings::Mode::none; break;
+    default:
+      throw Error(fmt::format("{}: this kind of reference is not supported yet", space.verify.where.str()));
   }
-  r.verify.rtol = space.verify.rtol;
-  r.verify.atol = space.verify.atol;
+  // One tolerance for every output until the runner checks outputs one by one.
+  if (!space.verify.outputs.empty()) {
+    r.verify.rtol = space.verify.outputs.front().rtol;
+    r.verify.atol = space.verify.outputs.front().atol;
+  }
   return r;
 }
 

@@ -5,15 +5,69 @@
 
 #include <limits>
 
+#include <fmt/format.h>
+
 namespace tiletune {
 
 std::string format_config(const Space& space, const Config& config) {
   std::string s;
   for (std::size_t i = 0; i < space.params.size() && i < config.values.size(); ++i) {
     if (i) s += ' ';
-    s += space.params[i].name + '=' + std::to_string(config.values[i]);
+    s += space.params[i].name + '=' + space.params[i].text_of(config.values[i]);
   }
   return s;
+}
+
+ElementType resolved_type(const Space& space, ElementType type, int type_param, const Config& config) {
+  if (type_param < 0) return type;
+  const Axis& axis = space.params.at(static_cast<std::size_t>(type_param));
+  const std::string label = axis.text_of(config.values.at(static_cast<std::size_t>(type_param)));
+  if (auto t = element_type_from_name(label)) return *t;
+  throw Error(fmt::format("{}: param {} = '{}' is not an element type", axis.where.str(), axis.name, label));
+}
+
+double eval_number(const Space& space, const NumberSpec& number, std::span<const std::int64_t> slots) {
+  if (number.real) return *number.real;
+  if (number.real_param >= 0) {
+    const auto index = static_cast<std::size_t>(number.real_param);
+    return space.params.at(index).real_of(slots[space.problem.size() + index]);
+  }
+  try {
+    return static_cast<double>(number.expr.expr.eval(slots));
+  } catch (const EvalError& e) {
+    throw EvalError(fmt::format("{}: '{}': {}", number.expr.where.str(), number.expr.expr.text(), e.what()));
+  }
+}
+
+std::filesystem::path expand_path(const Space& space, const std::string& path_template,
+                                  const std::filesystem::path& dir, const Problem& problem) {
+  std::string out;
+  for (std::size_t i = 0; i < path_template.size(); ++i) {
+    const std::size_t close = path_template[i] == '{' ? path_template.find('}', i) : std::string::npos;
+    const int size = close == std::string::npos ? -1 : space.problem_index(path_template.substr(i + 1, close - i - 1));
+    if (size < 0) {
+      out += path_template[i];
+      continue;
+    }
+    out += std::to_string(problem.sizes.at(static_cast<std::size_t>(size)));
+    i = close;
+  }
+  std::filesystem::path p(out);
+  return (p.is_relative() ? dir / p : p).lexically_normal();
+}
+
+std::string expand_option(const OptionTemplate& option, std::span<const std::int64_t> slots) {
+  std::string out = option.pieces.empty() ? option.text : option.pieces.front();
+  for (std::size_t i = 0; i < option.exprs.size(); ++i) {
+    const LocatedExpr& e = option.exprs[i];
+    try {
+      out += std::to_string(e.expr.eval(slots));
+    } catch (const EvalError& err) {
+      throw EvalError(fmt::format("{}: option '{}': '{}': {}", e.where.str(), option.text, e.expr.text(), err.what()));
+    }
+    out += option.pieces.at(i + 1);
+  }
+  return out;
 }
 
 std::vector<Problem> all_problems(const Space& space) {

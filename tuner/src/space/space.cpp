@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -39,6 +40,57 @@ const char* element_type_name(ElementType t) {
   for (const TypeName& n : kBufferTypes)
     if (n.type == t) return n.name.data();
   return "?";
+}
+
+std::optional<ElementType> element_type_from_name(std::string_view name) {
+  struct Spelling {
+    std::string_view name;
+    ElementType type;
+  };
+  // The YAML names first, then the C and C++ spellings a kernel's -DT=... would use.
+  static constexpr Spelling kSpellings[] = {
+      {"float", ElementType::f32},        {"double", ElementType::f64},
+      {"int", ElementType::i32},          {"uint", ElementType::u32},
+      {"int64", ElementType::i64},        {"uint8", ElementType::u8},
+      {"half", ElementType::f16},         {"__half", ElementType::f16},
+      {"int32_t", ElementType::i32},      {"unsigned", ElementType::u32},
+      {"unsigned int", ElementType::u32}, {"uint32_t", ElementType::u32},
+      {"long long", ElementType::i64},    {"int64_t", ElementType::i64},
+      {"uint8_t", ElementType::u8},       {"unsigned char", ElementType::u8}};
+  for (const Spelling& s : kSpellings)
+    if (s.name == name) return s.type;
+  return std::nullopt;
+}
+
+std::string Axis::text_of(std::int64_t value) const {
+  if (kind == AxisKind::integer) return std::to_string(value);
+  if (value < 0 || static_cast<std::size_t>(value) >= labels.size())
+    throw Error(where.str() + ": param " + name + " has no value #" + std::to_string(value));
+  return labels[static_cast<std::size_t>(value)];
+}
+
+double Axis::real_of(std::int64_t value) const {
+  if (kind == AxisKind::integer) return static_cast<double>(value);
+  const std::string label = text_of(value);
+  char* end = nullptr;
+  const double v = std::strtod(label.c_str(), &end);
+  if (kind != AxisKind::real || end != label.c_str() + label.size())
+    throw Error(where.str() + ": param " + name + " = '" + label + "' is not a number");
+  return v;
+}
+
+int Space::buffer_index(std::string_view name) const {
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<std::string> reference_slot_names(const Space& space, const ReferenceKernel& kernel) {
+  std::vector<std::string> names;
+  for (const Axis& a : space.problem) names.push_back(a.name);
+  for (const ReferenceDefine& d : kernel.defines)
+    if (d.integer) names.push_back(d.name);
+  return names;
 }
 
 std::vector<std::string> Space::variable_names() const {
@@ -130,6 +182,7 @@ class SpaceLoader {
   Space space_;
   std::vector<std::string> names_;          // variable slots, once problem and params are read
   std::vector<YAML::Mark> buffer_marks_;    // where each buffer was declared
+  double rtol_ = 0, atol_ = 0;              // verify's tolerances, for every output
 };
 
 const YamlEntry* SpaceLoader::find(const std::vector<YamlEntry>& entries, std::string_view key) const {
@@ -170,7 +223,13 @@ Space SpaceLoader::load() {
   if (const YamlEntry* e = find(top, "options"); e && !e->value.is_null()) {
     for (const YamlValue& item :
          yaml_.items(e->value, "a list of strings", "for example 'options: [-use_fast_math]'"))
-      space_.compile_options.push_back(yaml_.string(item, "a string", "one NVRTC option per item"));
+    {
+      OptionTemplate option;
+      option.text = yaml_.string(item, "a string", "one NVRTC option per item");
+      option.pieces = {option.text};
+      option.where = yaml_.at(item.mark);
+      space_.compile_options.push_back(std::move(option));
+    }
   }
 
   if (const YamlEntry* e = find(top, "problem")) space_.problem = read_axes(e->value, false);
@@ -195,9 +254,21 @@ Space SpaceLoader::load() {
   read_args(args.value);
   check_buffers_used();
 
+  // Until the explicit `verify:` of the new format: the built-in reference named like the family.
+  space_.verify.reference = VerifySpec::Reference::builtin;
+  space_.verify.builtin = space_.kernel;
   const YamlEntry* verify = find(top, "verify");
   if (verify) read_verify(verify->value);
   check_output(root, verify, buffers);
+  for (const BufferSpec& b : space_.buffers) {
+    if (!b.output) continue;
+    OutputCheck check;
+    check.buffer = b.name;
+    check.rtol = rtol_;
+    check.atol = atol_;
+    check.where = b.where;
+    space_.verify.outputs.push_back(std::move(check));
+  }
   if (const YamlEntry* e = find(top, "metrics")) read_metrics(e->value);
   if (const YamlEntry* e = find(top, "default")) read_default(e->value);
   return std::move(space_);
@@ -240,7 +311,11 @@ std::vector<Axis> SpaceLoader::read_axes(const YamlValue& v, bool params) {
     if (params && space_.problem_index(e.key) >= 0)
       yaml_.fail(e.key_mark, "'" + e.key + "' is both a problem size and a param",
                  "a name is either fixed per run (problem) or tuned (params): rename one");
-    axes.push_back(Axis{e.key, read_values(e.value), yaml_.at(e.key_mark)});
+    Axis axis;
+    axis.name = e.key;
+    axis.values = read_values(e.value);
+    axis.where = yaml_.at(e.key_mark);
+    axes.push_back(std::move(axis));
   }
   return axes;
 }
@@ -469,7 +544,8 @@ void SpaceLoader::read_buffers(const YamlValue& v) {
       }
       constexpr BufferInit inits[] = {BufferInit::zero, BufferInit::random, BufferInit::iota,
                                       BufferInit::none};  // kInits order
-      b.init = inits[it - std::begin(kInits)];
+      b.init.kind = inits[it - std::begin(kInits)];
+      b.init.where = yaml_.at(f->value.mark);
     }
     if (const YamlEntry* f = find(fields, "output")) b.output = yaml_.boolean(f->value);
     space_.buffers.push_back(std::move(b));
@@ -491,7 +567,8 @@ void SpaceLoader::read_args(const YamlValue& v) {
     if (item.is_map()) {
       const std::vector<YamlEntry> fields = yaml_.entries(item, kArgKeys, "a map {value, type}",
                                                           "for example {value: N, type: int64}");
-      a.value = read_expr(require(fields, item, "value", "value: N").value);
+      a.value.expr = read_expr(require(fields, item, "value", "value: N").value);
+      a.value.where = a.where;
       if (const YamlEntry* f = find(fields, "type")) {
         const std::string t = yaml_.string(f->value, "a scalar type",
                                            "scalar argument types: " + detail::join_names(scalar_types));
@@ -509,7 +586,7 @@ void SpaceLoader::read_args(const YamlValue& v) {
       if (std::find(buffer_names.begin(), buffer_names.end(), text) != buffer_names.end()) {
         a.kind = ArgSpec::Kind::buffer;
         a.buffer = text;
-        a.value = LocatedExpr{Expr(), a.where};
+        a.value.where = a.where;
       } else {
         // A bare unknown name is most likely a misspelt buffer: say so before the expression
         // parser would call it an unknown variable.
@@ -524,7 +601,8 @@ void SpaceLoader::read_args(const YamlValue& v) {
           yaml_.fail(item, what,
                      "buffers: " + buffers + "; problem sizes and params: " + detail::join_names(names_));
         }
-        a.value = read_expr(item);
+        a.value.expr = read_expr(item);
+        a.value.where = a.where;
       }
     } else {
       yaml_.fail_type(item, "a buffer name, an expression or {value: EXPR, type: TYPE}",
@@ -555,6 +633,7 @@ void SpaceLoader::read_verify(const YamlValue& v) {
     const YamlValue& ref = e->value;
     if (ref.is_map()) {
       space_.verify.reference = VerifySpec::Reference::config;
+      std::map<std::string, std::int64_t> given;
       std::vector<std::string> param_names;
       for (const Axis& a : space_.params) param_names.push_back(a.name);
       const std::vector<YamlEntry> values = yaml_.entries(ref, {}, "a map", "for example {TILE: 32}");
@@ -567,13 +646,21 @@ void SpaceLoader::read_verify(const YamlValue& v) {
           if (auto s = detail::did_you_mean(p.key, param_names)) what += "; did you mean '" + *s + "'?";
           yaml_.fail(p.key_mark, what, "params: " + detail::join_names(param_names));
         }
-        space_.verify.reference_config[p.key] = yaml_.integer(p.value);
+        given[p.key] = yaml_.integer(p.value);
+      }
+      for (const Axis& a : space_.params) {
+        const auto it = given.find(a.name);
+        if (it == given.end())
+          yaml_.fail(ref, ref.name() + ": the reference config gives no value for " + a.name,
+                     "a reference config gives every param exactly once");
+        space_.verify.reference_config.push_back(it->second);
       }
     } else {
       const std::string r = yaml_.string(ref, "cpu, none or a map of param values",
                                          "reference is cpu, none, or a reference config such as {TILE: 32}");
       if (r == "cpu") {
-        space_.verify.reference = VerifySpec::Reference::cpu;
+        space_.verify.reference = VerifySpec::Reference::builtin;
+        space_.verify.builtin = space_.kernel;
       } else if (r == "none") {
         space_.verify.reference = VerifySpec::Reference::none;
       } else {
@@ -589,7 +676,7 @@ void SpaceLoader::read_verify(const YamlValue& v) {
     const double x = yaml_.number(e->value);
     if (x < 0)
       yaml_.fail(e->value, e->value.name() + " is negative", "tolerances are numbers >= 0");
-    (std::string_view(key) == "rtol" ? space_.verify.rtol : space_.verify.atol) = x;
+    (std::string_view(key) == "rtol" ? rtol_ : atol_) = x;
   }
 }
 
