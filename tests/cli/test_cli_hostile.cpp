@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_fixture.hpp"
 #include "test_support.hpp"
@@ -277,6 +278,36 @@ TEST(CliCache, ARecordingThatIsNotARegularFileOrNotFiniteIsRefused) {
   EXPECT_NE(r.output.find(nan.string() + ":"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(": landscape: time_ms 'nan' is not a finite number"), std::string::npos) << r.output;
   EXPECT_EQ(lines(r.output), 1u) << r.output;
+}
+
+TEST(CliCache, AReplayInWhichEveryEvaluationFailedExitsFour) {
+  TempDir dir;
+  // The shipped recording with every trial turned into a runtime fault.
+  std::string text, line;
+  std::istringstream in(read_file(kRecording));
+  bool rows = false;
+  while (std::getline(in, line)) {
+    if (rows) {
+      std::vector<std::string> f;
+      std::string::size_type from = 0;
+      for (int i = 0; i < 9; ++i) {
+        const auto comma = line.find(',', from);
+        f.push_back(line.substr(from, comma - from));
+        from = comma + 1;
+      }
+      f[2] = "runtime_fault";
+      f[3] = "";
+      line.clear();
+      for (const std::string& field : f) line += field + ",";
+      line += "illegal address";
+    }
+    rows = rows || line.rfind("problem,params,", 0) == 0;
+    text += line + "\n";
+  }
+  const auto failed = dir.write("failed.csv", text);
+  const CommandResult r = tiletune_in(dir, "tune --replay " + quote(failed) + " --size N=1024 " + quote(kSpace));
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("no config of this problem ran in the recording"), std::string::npos) << r.output;
 }
 
 }  // namespace

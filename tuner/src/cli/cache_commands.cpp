@@ -260,6 +260,7 @@ Runner add_best_command(CLI::App& app) {
                                          "with --size the default is the first GPU, if any");
   cmd->add_option("--size", o->sizes, "With --kernel: look up the config for this problem (NAME=VALUE, repeatable)")
       ->type_name("NAME=VALUE")
+      ->allow_extra_args(false)
       ->check(size_assignment(1));
   cmd->add_option("--format", o->format, "Output: table, json, env or cmake (env and cmake need --size)")
       ->check(CLI::IsMember({"table", "json", "env", "cmake"}));

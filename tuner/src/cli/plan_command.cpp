@@ -55,6 +55,7 @@ PlanRunOptions::PlanRunOptions() : format("table") {}
 void add_plan_options(CLI::App& cmd, PlanRunOptions& o) {
   cmd.add_option("--size", o.sizes, "Problem size NAME=VALUE (repeatable); other sizes take their first value")
       ->type_name("NAME=VALUE")
+      ->allow_extra_args(false)  // one value per --size: `--size N=1 SPACE` leaves SPACE alone
       ->check(size_assignment(0));
   cmd.add_option("--threads", o.threads,
                  fmt::format("Compile threads, 1 to {} (default, or 0: one per core)", max_compile_threads))
