@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -79,6 +81,31 @@ CLI::Validator size_assignment(std::int64_t min_value) {
         return {};
       },
       "NAME=VALUE");
+}
+
+CLI::Validator identifier(std::size_t max_length) {
+  return CLI::Validator(
+      [max_length](std::string& s) -> std::string {
+        const bool ok = !s.empty() && s.size() <= max_length && !std::isdigit(static_cast<unsigned char>(s[0])) &&
+                        std::all_of(s.begin(), s.end(), [](char c) {
+                          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                        });
+        if (ok) return {};
+        return fmt::format("{} is not a name (letters, digits and _, at most {} characters)", shown_value(s), max_length);
+      },
+      "NAME");
+}
+
+CLI::Validator plain_text(std::size_t max_length) {
+  return CLI::Validator(
+      [max_length](std::string& s) -> std::string {
+        const bool control = std::any_of(s.begin(), s.end(), [](char c) {
+          return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+        });
+        if (!control && s.size() <= max_length) return {};
+        return fmt::format("{} is not {} characters or fewer without control characters", shown_value(s), max_length);
+      },
+      "TEXT");
 }
 
 CLI::Validator known_arch() {

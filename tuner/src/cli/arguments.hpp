@@ -34,6 +34,10 @@ inline constexpr std::uint64_t max_compile_threads = 256;
 [[nodiscard]] CLI::Validator finite_in(double lo, double hi, bool lo_open = false);
 /// NAME=VALUE with an identifier name and a whole number value >= min_value (`--size`).
 [[nodiscard]] CLI::Validator size_assignment(std::int64_t min_value);
+/// A name as spaces give kernels: letters, digits and '_', at most max_length (`--kernel`).
+[[nodiscard]] CLI::Validator identifier(std::size_t max_length = 256);
+/// Text without control characters, at most max_length (`--device`, `--problem`).
+[[nodiscard]] CLI::Validator plain_text(std::size_t max_length);
 /// A GPU architecture with a built-in table of limits (`--arch sm_90`).
 [[nodiscard]] CLI::Validator known_arch();
 /// A budget that parse_budget accepts (`--budget 200|25%|90s`).

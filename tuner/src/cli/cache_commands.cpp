@@ -122,13 +122,14 @@ Runner add_show_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
-  cmd->add_option("--kernel", o->kernel, "Only this kernel");
-  cmd->add_option("--device", o->device, "Only this device (UUID or name)");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
+  cmd->add_option("--device", o->device, "Only this device (UUID or name)")->check(plain_text(256));
   cmd->add_option("--status", o->status, "Only this status: ok pruned compile_failed launch_failed runtime_fault "
                                          "timeout wrong_result")
       ->check(CLI::IsMember({"ok", "pruned", "compile_failed", "launch_failed", "runtime_fault", "timeout",
                              "wrong_result"}));
-  cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)");
+  cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)")
+      ->check(plain_text(4096));
   cmd->add_flag("--all-versions", o->all_versions, "Include trials of earlier versions of a kernel's source");
   cmd->add_option("--limit", o->limit, "At most this many rows (1 or more)")
       ->check(whole_number_in(1, INT64_MAX));
@@ -255,9 +256,10 @@ Runner add_best_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
-  cmd->add_option("--kernel", o->kernel, "Only this kernel");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
   cmd->add_option("--device", o->device, "A device UUID (GPU-...), name or compute capability (sm_90); "
-                                         "with --size the default is the first GPU, if any");
+                                         "with --size the default is the first GPU, if any")
+      ->check(plain_text(256));
   cmd->add_option("--size", o->sizes, "With --kernel: look up the config for this problem (NAME=VALUE, repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false)
@@ -325,9 +327,10 @@ Runner add_export_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
-  cmd->add_option("--kernel", o->kernel, "Only this kernel");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
   cmd->add_option("--device", o->device, "Only this device (UUID or name); a landscape needs one when the kernel "
-                                         "ran on several");
+                                         "ran on several")
+      ->check(plain_text(256));
   cmd->add_flag("--current-only", o->current_only, "Only the latest version of each kernel's source");
   cmd->add_option("--format", o->format, "Output: csv, json (default) or landscape (needs --kernel)")
       ->check(CLI::IsMember({"csv", "json", "landscape"}));
