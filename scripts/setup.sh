@@ -3,10 +3,11 @@
 # The CUDA toolkit is not a Debian package we can pick for you: it must already be there.
 set -euo pipefail
 
-# clang and libclang-rt-dev (libFuzzer, the sanitizers) build the fuzzers of scripts/fuzz.sh only.
+# python3-yaml: test_yaml_interop reads every shipped space with PyYAML too; clang and
+# libclang-rt-dev (libFuzzer, the sanitizers) build the fuzzers of scripts/fuzz.sh only.
 packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite3 libfmt-dev
           libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
-          clang libclang-rt-dev)
+          python3-yaml clang libclang-rt-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -127,3 +127,52 @@ TEST(Enumerate, ProductSizeSaturates) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// A space with one problem size N, one param T and a buffer of `count` elements of `type`.
+Space buffer_space(const std::string& count, ElementType type) {
+  Space s = make_space({{"N", {1}, {}}}, {{"T", {1}, {}}}, {});
+  BufferSpec b;
+  b.name = "x";
+  b.type = type;
+  b.count.expr = Expr::parse(count);
+  b.count.expr.bind(s.variable_names());
+  b.count.where = {"s.yaml", 7, 12};
+  s.buffers.push_back(std::move(b));
+  return s;
+}
+
+std::optional<std::string> size_problem(const std::string& count, ElementType type, std::int64_t n) {
+  const Space s = buffer_space(count, type);
+  return buffer_size_problem(s, Problem{{n}}, Config{{1}});
+}
+
+TEST(BufferSizes, CountsAreEvaluatedAndBounded) {
+  EXPECT_FALSE(size_problem("N * N", ElementType::f32, 8192));
+  // Zero and negative counts.
+  auto why = size_problem("N - 5", ElementType::f32, 5);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("s.yaml:7:12: buffer x has 0 elements; it needs at least one"), std::string::npos) << *why;
+  EXPECT_TRUE(size_problem("N - 6", ElementType::f32, 5));
+  // 2^62 doubles: the element count fits in 64 bits, the bytes do not.
+  why = size_problem("N", ElementType::f64, std::int64_t{1} << 62);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("4611686018427387904 elements of 8 bytes, more than the 1024 GiB"), std::string::npos) << *why;
+  // A product that overflows int64 is an evaluation error, not a wrapped small count.
+  why = size_problem("N * N * N", ElementType::u8, std::int64_t{1} << 30);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("the count of buffer x 'N * N * N'"), std::string::npos) << *why;
+  // Just under the bound passes; two buffers over it together do not.
+  EXPECT_FALSE(size_problem("N", ElementType::u8, std::int64_t{1} << 40));
+  Space two = buffer_space("N", ElementType::u8);
+  two.buffers.push_back(two.buffers.front());
+  two.buffers.back().name = "y";
+  why = buffer_size_problem(two, Problem{{std::int64_t{1} << 39 | 1}}, Config{{1}});
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("with buffer y the buffers take"), std::string::npos) << *why;
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -87,7 +87,7 @@ TEST(MalformedCorpus, HasAtLeastThirtyDistinctSmallCases) {
   EXPECT_GE(files.size(), 30u);
   std::vector<std::string> substrings;
   for (const fs::path& f : files) {
-    EXPECT_LE(fs::file_size(f), 2048u) << f;
+    EXPECT_LE(fs::file_size(f), 8192u) << f;
     const auto expect = read_expectation(f);
     ASSERT_TRUE(expect) << f;
     EXPECT_GT(expect->line, 0) << f;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "tiletune/enumerate.hpp"
 #include "tiletune/space.hpp"
 
 namespace fs = std::filesystem;
@@ -32,12 +33,12 @@ std::string space_text(const std::string& params = "  TILE: [16, 32]\n", const s
          "params:\n" +
          params +
          "launch:\n"
-         "  grid: [ceil_div(N, TILE)]\n"
+         "  grid: [\"ceil_div(N, TILE)\"]\n"
          "  block: TILE\n"
          "buffers:\n"
          "  out: {count: N, output: true}\n"
          "args: [out, N]\n" +
-         extra;
+         extra + (extra.find("verify:") == std::string::npos ? "verify: none\n" : "");
 }
 
 SpaceError parse_error(const std::string& text) {
@@ -93,12 +94,12 @@ TEST(Space, LoadsTheTransposeConfig) {
   EXPECT_EQ(s.constraints[0].condition.expr.eval(slots), 1);
   EXPECT_EQ(s.constraints[0].condition.expr.eval(Values{4096, 16, 32, 0, 1}), 0);
 
-  // The flow list splits "ceil_div(N, TILE)" at its comma; the loader joins it back.
+  // Quoted in the flow list, so that every YAML reader sees one expression.
   EXPECT_EQ(s.launch.grid[0].expr.text(), "ceil_div(N, TILE)");
   EXPECT_EQ(s.launch.grid[1].expr.text(), "ceil_div(N, TILE)");
   EXPECT_EQ(s.launch.grid[0].where.line, 19);
   EXPECT_EQ(s.launch.grid[0].where.column, 10);
-  EXPECT_EQ(s.launch.grid[1].where.column, 29);
+  EXPECT_EQ(s.launch.grid[1].where.column, 31);
   EXPECT_EQ(s.launch.grid[0].expr.eval(slots), 128);
   EXPECT_EQ(s.launch.grid[2].expr.eval(slots), 1);
   EXPECT_EQ(s.launch.block[0].expr.eval(slots), 32);
@@ -149,7 +150,7 @@ TEST(Space, ParsesFromText) {
   EXPECT_EQ(s.launch.block[0].expr.text(), "TILE");      // a scalar is one dimension
   EXPECT_EQ(s.launch.block[1].expr.eval(Values{1024, 16}), 1);
   EXPECT_EQ(s.launch.shared_bytes.expr.eval(Values{1024, 16}), 0);
-  EXPECT_EQ(s.verify.reference, VerifySpec::Reference::builtin);
+  EXPECT_EQ(s.verify.reference, VerifySpec::Reference::none);
   EXPECT_FALSE(s.default_config);
   EXPECT_FALSE(s.metric_bytes);
 }
@@ -238,9 +239,9 @@ TEST(Space, VariableNamesPutProblemSizesFirst) {
 
 TEST(Space, DefaultConfigFollowsParamOrder) {
   const Space s = parse(space_text("  TILE: [16, 32]\n  PAD: [0, 1]\n",
-                                   "default: {PAD: 1, TILE: 48}   # any integers\n"));
+                                   "default: {PAD: 1, TILE: 32}\n"));
   ASSERT_TRUE(s.default_config);
-  EXPECT_EQ(*s.default_config, (Values{48, 1}));
+  EXPECT_EQ(*s.default_config, (Values{32, 1}));
   EXPECT_EQ(s.default_where.line, 15);
   EXPECT_EQ(s.default_where.column, 10);
 }
@@ -252,16 +253,16 @@ TEST(Space, BuffersAndArgs) {
       "params: {T: [4]}\n"
       "launch: {grid: 1, block: T}\n"
       "buffers:\n"
-      "  a: {type: double, count: max(N, 2*T), init: iota}\n"   // comma inside a flow map
+      "  a: {type: double, count: \"max(N, 2*T)\", init: iota}\n"   // comma inside a flow map: quoted
       "  b: {type: int, count: 'N + 1', init: none}\n"
       "  c: {type: uint, count: N}\n"
       "  d: {type: int64, count: N}\n"
       "  e: {type: uint8, count: N}\n"
       "  f: {type: half, count: N, output: true, init: zero}\n"
-      "args: [a, b, c, d, e, f, N, min(N, 3), \"T * 2\",\n"
+      "args: [a, b, c, d, e, f, N, \"min(N, 3)\", \"T * 2\",\n"
       "       {value: N, type: int64}, {value: 'N / 2', type: float}, {value: 1, type: double},\n"
       "       {value: 7, type: uint}, {value: N}]\n"
-      "verify: {reference: {T: 4}, rtol: 1e-5, atol: 0.5}\n"
+      "verify: {reference: {config: {T: 4}}, rtol: 1e-5, atol: 0.5}\n"
       "metrics: {bytes: N * 8, flops: 'min(N, T) * 2'}\n"
       "options: [-use_fast_math, --std=c++17]\n";
   const Space s = parse(text);
@@ -317,9 +318,9 @@ TEST(Space, VerifyNoneNeedsNoOutputBuffer) {
       "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nparams: {T: [4]}\n"
       "launch: {grid: 1, block: T}\nbuffers: {x: {count: 4}}\nargs: [x]\nverify: {reference: none}\n";
   EXPECT_EQ(parse(text).verify.reference, VerifySpec::Reference::none);
-  // Without verify, the reference is the CPU one and an output buffer is required.
+  // Without verify, nothing is chosen silently: the space must say how it is checked.
   std::string without = text.substr(0, text.find("verify:"));
-  EXPECT_THROW((void)parse(without), SpaceError);
+  EXPECT_NE(std::string(parse_error(without).what()).find("no 'verify'"), std::string::npos);
 }
 
 TEST(Space, ConstraintsMayBeIntegersAndBooleans) {
@@ -352,10 +353,10 @@ TEST(Space, ExpressionErrorsPointInsideTheScalar) {
   // Single-quoted.
   e = parse_error(space_text("  TILE: [16]\n", "metrics:\n  bytes: 'N * $'\n"));
   EXPECT_EQ(e.where().column, 15);
-  // An unknown name in the second piece of a joined flow item.
-  e = parse_error(space_text("  TILE: [16]\n", "metrics: {bytes: max(N, TILES)}\n"));
+  // An unknown name after the comma of a quoted flow item.
+  e = parse_error(space_text("  TILE: [16]\n", "metrics: {bytes: \"max(N, TILES)\"}\n"));
   EXPECT_EQ(e.where().line, 14);
-  EXPECT_EQ(e.where().column, 25);
+  EXPECT_EQ(e.where().column, 26);
   EXPECT_NE(std::string(e.what()).find("did you mean 'TILE'"), std::string::npos) << e.what();
   // Escapes make the offset unmappable: the scalar's own position is used.
   e = parse_error(space_text("  TILE: [16]\n", "metrics:\n  bytes: \"\\x4E * $\"\n"));
@@ -427,3 +428,137 @@ TEST(Space, ElementTypes) {
 }
 
 }  // namespace
+
+namespace tiletune {
+namespace {
+
+// tests/spaces/good/foreign_forms.yaml holds every form a kernel written elsewhere needs.
+TEST(ForeignForms, EveryKeyIsReadIntoTheSpace) {
+  const Space s = load_space(testing::test_data_dir() / "spaces/good/foreign_forms.yaml");
+  // Params of three kinds: a Config holds label indexes for real and text params.
+  ASSERT_EQ(s.params.size(), 3u);
+  EXPECT_EQ(s.params[1].kind, AxisKind::text);
+  EXPECT_EQ(s.params[1].labels, (std::vector<std::string>{"float", "double"}));
+  EXPECT_EQ(s.params[1].values, (Values{0, 1}));
+  EXPECT_EQ(s.params[2].kind, AxisKind::real);
+  EXPECT_EQ(s.params[2].text_of(2), "2.5");
+  EXPECT_DOUBLE_EQ(s.params[2].real_of(0), 0.5);
+  // The default names a text value by its word and a real one by its number (1.0 is 1).
+  EXPECT_EQ(*s.default_config, (Values{64, 1, 1}));
+  // Options with ${...}: pieces around the expressions.
+  ASSERT_EQ(s.compile_options.size(), 2u);
+  EXPECT_EQ(expand_option(s.compile_options[0], slot_values(Problem{{1000, 8}}, Config{{64, 0, 0}})), "-DWIDTH=2000");
+  EXPECT_EQ(expand_option(s.compile_options[1], {}), "-DPLAIN");
+  // Inputs.
+  auto buffer = [&](const std::string& name) -> const BufferSpec& {
+    return s.buffers.at(static_cast<std::size_t>(s.buffer_index(name)));
+  };
+  EXPECT_EQ(buffer("rows").init.kind, BufferInit::csr_offsets);
+  const std::vector<std::int64_t> slots = slot_values(Problem{{1000, 8}}, Config{{64, 1, 0}});
+  EXPECT_EQ(buffer("rows").init.nnz.expr.eval(slots), 8000);
+  EXPECT_EQ(buffer("rows").init.columns.expr.eval(slots), 1000);
+  EXPECT_EQ(buffer("cols").init.kind, BufferInit::csr_columns);
+  EXPECT_EQ(buffer("cols").init.of, "rows");
+  EXPECT_EQ(buffer("vals").type_param, 1);
+  EXPECT_EQ(resolved_type(s, buffer("vals").type, buffer("vals").type_param, Config{{64, 1, 0}}), ElementType::f64);
+  EXPECT_EQ(buffer("vals").init.kind, BufferInit::uniform);
+  EXPECT_EQ(eval_number(s, buffer("vals").init.a, slots), -2.0);
+  EXPECT_EQ(buffer("x").init.kind, BufferInit::normal);
+  EXPECT_DOUBLE_EQ(eval_number(s, buffer("x").init.b, slots), 0.5);
+  EXPECT_EQ(eval_number(s, buffer("idx").init.b, slots), 1000.0);
+  EXPECT_DOUBLE_EQ(*buffer("c").init.a.real, 0.25);
+  EXPECT_EQ(buffer("f").init.kind, BufferInit::file);
+  EXPECT_EQ(expand_path(s, buffer("f").init.file, buffer("f").init.file_dir, Problem{{1000, 8}}),
+            testing::test_data_dir() / "spaces/good/data/x.npy");
+  EXPECT_EQ(buffer("y").init.kind, BufferInit::copy);
+  EXPECT_TRUE(buffer("y").output);
+  ASSERT_TRUE(buffer("sparse").init.density);
+  EXPECT_DOUBLE_EQ(*buffer("sparse").init.density, 0.01);
+  // Globals, with a C++ qualified name.
+  ASSERT_EQ(s.globals.size(), 2u);
+  EXPECT_EQ(s.globals[1].name, "conv::bias");
+  EXPECT_EQ(s.globals[0].count.expr.eval(slots), 9);
+  // Scalars: a decimal literal, a real param passed with a text param's type, an expression.
+  ASSERT_EQ(s.args.size(), 14u);
+  EXPECT_EQ(s.args[11].scalar_type, ElementType::f32);
+  EXPECT_DOUBLE_EQ(eval_number(s, s.args[11].value, slots), 0.5);
+  EXPECT_EQ(s.args[12].value.real_param, 2);
+  EXPECT_EQ(s.args[12].type_param, 1);
+  EXPECT_DOUBLE_EQ(eval_number(s, s.args[12].value, slot_values(Problem{{1000, 8}}, Config{{64, 1, 2}})), 2.5);
+  EXPECT_EQ(eval_number(s, s.args[13].value, slots), 2000.0);
+  // The reference kernel and the per-output checks.
+  ASSERT_EQ(s.verify.reference, VerifySpec::Reference::kernel);
+  ASSERT_TRUE(s.verify.kernel);
+  EXPECT_EQ(s.verify.kernel->entry, "planted_naive");
+  EXPECT_EQ(s.verify.kernel->source, s.source);
+  ASSERT_EQ(s.verify.kernel->defines.size(), 3u);
+  EXPECT_EQ(s.verify.kernel->defines[2].text, "float");
+  EXPECT_FALSE(s.verify.kernel->defines[2].integer);
+  EXPECT_EQ(reference_slot_names(s, *s.verify.kernel), (std::vector<std::string>{"N", "NNZ_PER_ROW", "BLOCK", "MODE"}));
+  EXPECT_EQ(s.verify.kernel->launch.grid[0].expr.eval(Values{1000, 8, 32, 0}), 32);
+  EXPECT_EQ(s.verify.kernel->args.size(), s.args.size());  // the space's, by default
+  ASSERT_EQ(s.verify.outputs.size(), 2u);
+  EXPECT_EQ(s.verify.outputs[0].buffer, "y");
+  EXPECT_EQ(s.verify.outputs[0].compare, OutputCheck::Compare::elements);
+  EXPECT_DOUBLE_EQ(s.verify.outputs[0].rtol, 1e-5);
+  EXPECT_EQ(s.verify.outputs[1].compare, OutputCheck::Compare::sum);
+  EXPECT_EQ(s.verify.outputs[1].count->expr.eval(slots), 16);
+  EXPECT_EQ(s.verify.outputs[1].reference_count->expr.eval(Values{1000, 8, 32, 0}), 32);
+  EXPECT_DOUBLE_EQ(s.verify.outputs[1].atol, 0.01);
+  EXPECT_DOUBLE_EQ(s.verify.outputs[1].rtol, 1e-5);
+}
+
+TEST(ForeignForms, OtherReferences) {
+  const std::string base =
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: transpose\nproblem: {N: [64]}\nparams: {TILE: [16, 32]}\n"
+      "launch: {grid: 1, block: TILE}\nbuffers: {in: {count: N}, out: {count: N, output: true}}\nargs: [in, out]\n";
+  auto reference = [&](const std::string& verify) {
+    return parse_space(base + verify, testing::source_dir() / "configs/inline.yaml").verify;
+  };
+  VerifySpec v = reference("verify: {reference: {builtin: vector_add}}\n");
+  EXPECT_EQ(v.reference, VerifySpec::Reference::builtin);
+  EXPECT_EQ(v.builtin, "vector_add");
+  v = reference("verify: {reference: {config: {TILE: 32}}}\n");
+  EXPECT_EQ(v.reference_config, (Values{32}));
+  v = reference("verify: {reference: {files: {out: \"expected/out_{N}.npy\"}}}\n");
+  ASSERT_EQ(v.files.size(), 1u);
+  EXPECT_EQ(v.files[0].second, "expected/out_{N}.npy");
+  v = reference("verify: {reference: {library: ../kernels/transpose.cu, function: my_reference}}\n");
+  EXPECT_EQ(v.reference, VerifySpec::Reference::library);
+  EXPECT_EQ(v.library, testing::source_dir() / "kernels/transpose.cu");
+  EXPECT_EQ(v.function, "my_reference");
+  v = reference("verify: none\n");
+  EXPECT_EQ(v.reference, VerifySpec::Reference::none);
+  // A reference with every output skipped checks nothing: refused.
+  EXPECT_THROW((void)reference("verify:\n  reference: {builtin: transpose}\n  outputs: {out: {compare: none}}\n"),
+               SpaceError);
+}
+
+}  // namespace
+}  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+TEST(ForeignForms, VectorTypesCountTheirElements) {
+  const std::string text =
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: transpose\nproblem: {n: [1000]}\nparams: {B: [32]}\n"
+      "launch: {grid: 1, block: B}\n"
+      "buffers: {points: {type: float2, count: n + 1, init: {uniform: [-1, 1]}}, out: {type: int4, count: 3, output: true}}\n"
+      "globals: {d_vertices: {type: float2, count: 600, init: random}}\n"
+      "args: [out, points, n]\nverify: none\n";
+  const Space s = parse_space(text, testing::source_dir() / "configs/inline.yaml");
+  const std::vector<std::int64_t> slots{1000, 32};
+  EXPECT_EQ(s.buffers[0].type, ElementType::f32);
+  EXPECT_EQ(s.buffers[0].count.expr.eval(slots), 2002);
+  EXPECT_EQ(s.buffers[1].type, ElementType::i32);
+  EXPECT_EQ(s.buffers[1].count.expr.eval(slots), 12);
+  EXPECT_EQ(s.globals[0].count.expr.eval(slots), 1200);
+  // Scalars take no vector type.
+  EXPECT_THROW((void)parse_space(text.substr(0, text.find("args:")) + "args: [out, points, {value: 1, type: float2}]\nverify: none\n",
+                                 testing::source_dir() / "configs/inline.yaml"),
+               SpaceError);
+}
+
+}  // namespace
+}  // namespace tiletune

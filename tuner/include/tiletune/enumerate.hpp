@@ -88,6 +88,14 @@ class Enumerator {
   bool done_ = false;
 };
 
+/// The most bytes the buffers and globals of one config may take together (1 TiB): a count
+/// that asks for more is a mistake, and is refused before anything is allocated.
+inline constexpr std::uint64_t max_buffer_bytes = std::uint64_t{1} << 40;
+/// Why the buffers and globals of a config cannot be allocated (a count that is below 1 or
+/// cannot be evaluated, more than max_buffer_bytes in one or in all), or nullopt when they fit.
+[[nodiscard]] std::optional<std::string> buffer_size_problem(const Space& space, const Problem& problem,
+                                                             const Config& config);
+
 /// Counts before and after constraints for one problem.
 struct SpaceCounts {
   std::uint64_t points = 0;

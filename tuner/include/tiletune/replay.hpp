@@ -21,7 +21,9 @@ struct SpaceDomain {
   SearchDomain domain;
   std::vector<Config> configs;
 };
-/// Throws Error when a param has more than 65535 values.
+/// The most configs (after constraints) of one problem that a search takes: each is held in memory.
+inline constexpr std::size_t max_search_configs = 1'000'000;
+/// Throws Error when a param has more than 65535 values or more than max_search_configs pass.
 [[nodiscard]] SpaceDomain space_domain(const Space& space, const Problem& problem);
 
 /// One problem of a space joined with its recording.

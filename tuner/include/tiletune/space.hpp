@@ -268,4 +268,15 @@ struct Space {
 [[nodiscard]] Space parse_space(const std::string& yaml_text,
                                 const std::filesystem::path& yaml_path);
 
+/// A search space of an earlier format, rewritten (`tiletune upgrade-space`).
+struct SpaceUpgrade {
+  std::string text;                  ///< the new text (UTF-8); comments and layout kept
+  std::vector<std::string> changes;  ///< "LINE:COL: what changed", in file order
+  std::vector<std::string> notes;    ///< what could not be changed and must be done by hand
+};
+/// Quotes the expressions YAML splits at commas, names the built-in reference that `reference:
+/// cpu` or a missing `verify:` chose by the kernel's name, and writes a bare reference config
+/// as {config: ...}. Throws SpaceError when the text is not YAML.
+[[nodiscard]] SpaceUpgrade upgrade_space_text(const std::string& yaml_text, const std::filesystem::path& yaml_path);
+
 }  // namespace tiletune

@@ -27,6 +27,7 @@ Runner add_best_command(CLI::App& app);
 Runner add_export_command(CLI::App& app);
 Runner add_merge_command(CLI::App& app);
 Runner add_worker_command(CLI::App& app);
+Runner add_upgrade_command(CLI::App& app);
 
 /// The shipped transpose space: the installed copy, else the one in the source tree.
 [[nodiscard]] std::filesystem::path default_space_path();

@@ -42,6 +42,7 @@ Run `tiletune COMMAND --help` for the options of a command.
   add(tiletune::cli::add_best_command);
   add(tiletune::cli::add_export_command);
   add(tiletune::cli::add_merge_command);
+  add(tiletune::cli::add_upgrade_command);
   add(tiletune::cli::add_worker_command);
 
   try {

@@ -38,7 +38,16 @@ std::string shorten(std::string s, std::size_t n) {
 nlohmann::json row_json(const Space& space, const PlanRow& row) {
   nlohmann::json j;
   nlohmann::json params = nlohmann::json::object();
-  for (std::size_t i = 0; i < space.params.size(); ++i) params[space.params[i].name] = row.config.values[i];
+  for (std::size_t i = 0; i < space.params.size(); ++i) {
+    const Axis& axis = space.params[i];
+    if (axis.kind == AxisKind::integer) {
+      params[axis.name] = row.config.values[i];
+    } else if (axis.kind == AxisKind::real) {
+      params[axis.name] = axis.real_of(row.config.values[i]);
+    } else {
+      params[axis.name] = axis.text_of(row.config.values[i]);
+    }
+  }
   j["params"] = params;
   j["status"] = std::string(status_name(row.status));
   j["detail"] = row.detail;
@@ -97,7 +106,7 @@ void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format 
     out << "status,registers,static_shared_bytes,dynamic_shared_bytes,spill_store_bytes,spill_load_bytes,"
            "stack_frame_bytes,threads_per_block,blocks_per_sm,occupancy,limiter,waves,compile_ms,cache_hit,detail\n";
     for (const PlanRow& row : plan.rows) {
-      for (auto v : row.config.values) out << v << ',';
+      for (std::size_t i = 0; i < space.params.size(); ++i) out << space.params[i].text_of(row.config.values[i]) << ',';
       out << status_name(row.status) << ',';
       if (row.resources) {
         out << fmt::format("{},{},{},{},{},{},", row.resources->registers, row.resources->static_shared_bytes,
@@ -121,14 +130,20 @@ void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format 
   }
   // Table.
   std::string header;
-  for (const Axis& a : space.params) header += fmt::format("{:>{}} ", a.name, std::max<std::size_t>(a.name.size(), 4));
+  // A param's column fits its name and its longest value (a word such as "double").
+  auto width = [](const Axis& a) {
+    std::size_t w = std::max<std::size_t>(a.name.size(), 4);
+    for (const std::string& label : a.labels) w = std::max(w, label.size());
+    return w;
+  };
+  for (const Axis& a : space.params) header += fmt::format("{:>{}} ", a.name, width(a));
   header += fmt::format("{:>5} {:>7} {:>11} {:>7} {:>6} {:>6} {:>13} {:>6}  {}", "regs", "smem", "spill st/ld",
                         "threads", "blk/SM", "occ%", "limiter", "waves", "status");
   out << header << '\n';
   for (const PlanRow& row : plan.rows) {
     std::string line;
     for (std::size_t i = 0; i < space.params.size(); ++i)
-      line += fmt::format("{:>{}} ", row.config.values[i], std::max<std::size_t>(space.params[i].name.size(), 4));
+      line += fmt::format("{:>{}} ", space.params[i].text_of(row.config.values[i]), width(space.params[i]));
     if (row.resources) {
       const long long smem = row.resources->static_shared_bytes + (row.launch ? row.launch->shared_bytes : 0);
       line += fmt::format("{:>5} {:>7} {:>11} ", row.resources->registers, smem,

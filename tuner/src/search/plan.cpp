@@ -129,8 +129,11 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
       plan.rows.push_back(std::move(row));
       continue;
     }
-    // Geometry alone (no registers, no static shared memory yet) already rules some out.
-    if (auto reason = unlaunchable_geometry(options.device, *row.launch)) {
+    // Geometry alone (no registers, no static shared memory yet) already rules some out, and
+    // so do buffers that cannot be allocated.
+    auto reason = unlaunchable_geometry(options.device, *row.launch);
+    if (!reason) reason = buffer_size_problem(space, options.problem, row.config);
+    if (reason) {
       row.status = TrialStatus::pruned;
       row.detail = std::move(*reason);
       plan.rows.push_back(std::move(row));

@@ -31,6 +31,10 @@ SpaceDomain space_domain(const Space& space, const Problem& problem) {
   std::optional<std::size_t> start;
   Enumerator e(space, problem);
   while (auto config = e.next()) {
+    if (out.configs.size() == max_search_configs)
+      throw Error(fmt::format("{}: more than {} configs pass the constraints for {}: a search holds at most that many; "
+                              "narrow the params or add constraints",
+                              space.yaml_path.string(), max_search_configs, format_problem(space, problem)));
     std::vector<std::uint16_t> coords(config->values.size());
     for (std::size_t p = 0; p < coords.size(); ++p) coords[p] = index_of[p].at(config->values[p]);
     if (space.default_config && config->values == *space.default_config) start = points.size();

@@ -239,6 +239,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     try {
       w.launch = evaluate_launch(space, problems[p], w.config);
       if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
+      else if (auto too_big = buffer_size_problem(space, problems[p], w.config)) w.pruned_reason = std::move(*too_big);
     } catch (const EvalError& e) {
       w.pruned_reason = e.what();
     }

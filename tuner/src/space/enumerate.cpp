@@ -56,6 +56,36 @@ std::filesystem::path expand_path(const Space& space, const std::string& path_te
   return (p.is_relative() ? dir / p : p).lexically_normal();
 }
 
+std::optional<std::string> buffer_size_problem(const Space& space, const Problem& problem, const Config& config) {
+  const std::vector<std::int64_t> slots = slot_values(problem, config);
+  std::uint64_t total = 0;
+  auto check = [&](const std::string& what, const LocatedExpr& count, ElementType type,
+                   int type_param) -> std::optional<std::string> {
+    std::int64_t n = 0;
+    try {
+      n = count.expr.eval(slots);
+    } catch (const EvalError& e) {
+      return fmt::format("{}: the count of {} '{}': {}", count.where.str(), what, count.expr.text().substr(0, 80), e.what());
+    }
+    if (n < 1) return fmt::format("{}: {} has {} elements; it needs at least one", count.where.str(), what, n);
+    const std::uint64_t size = element_size(resolved_type(space, type, type_param, config));
+    const auto elements = static_cast<std::uint64_t>(n);
+    if (elements > max_buffer_bytes / size)
+      return fmt::format("{}: {} has {} elements of {} bytes, more than the {} GiB a config may allocate",
+                         count.where.str(), what, elements, size, max_buffer_bytes >> 30);
+    total += elements * size;
+    if (total > max_buffer_bytes)
+      return fmt::format("{}: with {} the buffers take {} bytes, more than the {} GiB a config may allocate",
+                         count.where.str(), what, total, max_buffer_bytes >> 30);
+    return std::nullopt;
+  };
+  for (const BufferSpec& b : space.buffers)
+    if (auto why = check("buffer " + b.name, b.count, b.type, b.type_param)) return why;
+  for (const GlobalSpec& g : space.globals)
+    if (auto why = check("global " + g.name, g.count, g.type, g.type_param)) return why;
+  return std::nullopt;
+}
+
 std::string expand_option(const OptionTemplate& option, std::span<const std::int64_t> slots) {
   std::string out = option.pieces.empty() ? option.text : option.pieces.front();
   for (std::size_t i = 0; i < option.exprs.size(); ++i) {

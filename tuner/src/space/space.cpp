@@ -1,18 +1,22 @@
-// Loading a search space: YAML (configs/*.yaml, format in DESIGN.md) to a validated Space.
+// Loading a search space: YAML (configs/*.yaml, format in the README) to a validated Space.
 // Everything that can be checked without a problem size is checked here, so that `plan` and
 // `tune` stop before compiling anything: every key, type, name and reference, and every
 // expression is parsed and bound to the variable slots. Expressions are not evaluated (they
 // need a problem point), except constants. Every error is a SpaceError at file:line:column.
+// This file holds the public helpers of space.hpp, the top level, the problem sizes and the
+// params; loader.hpp lists the other parts.
 #include "tiletune/space.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <system_error>
+#include <unordered_set>
 
-#include "space/yaml_reader.hpp"
+#include <sys/stat.h>
+
+#include "space/loader.hpp"
 
 namespace tiletune {
 
@@ -27,11 +31,6 @@ constexpr TypeName kBufferTypes[] = {
     {"float", ElementType::f32}, {"double", ElementType::f64}, {"int", ElementType::i32},
     {"uint", ElementType::u32},  {"int64", ElementType::i64},  {"uint8", ElementType::u8},
     {"half", ElementType::f16}};
-constexpr TypeName kScalarTypes[] = {{"int", ElementType::i32},
-                                     {"uint", ElementType::u32},
-                                     {"int64", ElementType::i64},
-                                     {"float", ElementType::f32},
-                                     {"double", ElementType::f64}};
 
 }  // namespace
 
@@ -113,86 +112,59 @@ int Space::problem_index(std::string_view name) const {
   return -1;
 }
 
+namespace detail {
+
 namespace {
 
-using detail::YamlEntry;
-using detail::YamlReader;
-using detail::YamlValue;
-
-constexpr std::string_view kTopKeys[] = {"kernel",  "source",      "entry",  "options", "problem",
-                                         "params",  "constraints", "launch", "buffers", "args",
-                                         "verify",  "metrics",     "default"};
+constexpr std::string_view kTopKeys[] = {"kernel",  "source", "entry",       "options", "problem_defines",
+                                         "problem", "params", "constraints", "launch",  "buffers",
+                                         "globals", "args",   "verify",      "metrics", "default"};
 constexpr std::string_view kLaunchKeys[] = {"grid", "block", "shared_bytes"};
-constexpr std::string_view kBufferKeys[] = {"type", "count", "init", "output"};
-constexpr std::string_view kArgKeys[] = {"value", "type"};
-constexpr std::string_view kVerifyKeys[] = {"reference", "rtol", "atol"};
 constexpr std::string_view kMetricKeys[] = {"bytes", "flops"};
 constexpr std::string_view kRangeKeys[] = {"from", "to", "step", "pow2"};
-constexpr std::string_view kFunctions[] = {"min", "max", "ceil_div", "round_up", "log2", "is_pow2"};
-constexpr std::string_view kInits[] = {"zero", "random", "iota", "none"};
-constexpr std::string_view kReferences[] = {"cpu", "none"};
-
-// An axis holding more values than this is surely a mistake (and would be slow to sweep).
-constexpr std::uint64_t kMaxAxisValues = std::uint64_t{1} << 20;
 
 constexpr const char* kValuesHint =
-    "give a list such as [16, 32, 64], one integer, a range {from: 1, to: 32, step: 1} or "
-    "powers of two {pow2: [16, 1024]}";
-
-template <std::size_t N>
-std::vector<std::string_view> names_of(const TypeName (&table)[N]) {
-  std::vector<std::string_view> names;
-  for (const TypeName& t : table) names.push_back(t.name);
-  return names;
-}
+    "give a list such as [16, 32, 64] (or words such as [float, double], or numbers such as "
+    "[0.5, 1.5]), one value, a range {from: 1, to: 32, step: 1} or powers of two {pow2: [16, 1024]}";
 
 bool is_pow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-class SpaceLoader {
- public:
-  SpaceLoader(const std::string& text, const std::filesystem::path& yaml_path)
-      : yaml_(text, yaml_path.string()), yaml_path_(yaml_path) {}
+std::string decimal(std::uint64_t v) {
+  // 1e+12 reads better than 1000000000000 in a message about size.
+  return v >= 1'000'000'000 ? std::to_string(v) + " (about 1e" + std::to_string(std::to_string(v).size() - 1) + ")"
+                            : std::to_string(v);
+}
 
-  [[nodiscard]] Space load();
+}  // namespace
 
- private:
-  [[nodiscard]] const YamlEntry* find(const std::vector<YamlEntry>& entries, std::string_view key) const;
-  [[nodiscard]] const YamlEntry& require(const std::vector<YamlEntry>& entries, const YamlValue& map,
-                           std::string_view key, std::string_view example) const;
+std::string read_regular_file(const std::filesystem::path& path, std::size_t max_bytes, std::string_view what) {
+  // stat first: opening a FIFO would block, reading /dev/zero would never end.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw Error(std::string(what) + " '" + path.string() + "': " + std::generic_category().message(errno));
+  if (!S_ISREG(st.st_mode))
+    throw Error(std::string(what) + " '" + path.string() + "' is not a regular file" +
+                (S_ISDIR(st.st_mode) ? " (a directory)" : S_ISFIFO(st.st_mode) ? " (a FIFO)" : " (a device or socket)"));
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+    throw Error(std::string(what) + " '" + path.string() + "' has " + std::to_string(st.st_size) +
+                " bytes, more than the " + std::to_string(max_bytes >> 20) + " MiB tiletune reads");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + std::string(what) + " '" + path.string() + "'");
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) throw Error("cannot read " + std::string(what) + " '" + path.string() + "'");
+  return text;
+}
 
-  void read_source(const YamlValue& v);
-  [[nodiscard]] std::vector<Axis> read_axes(const YamlValue& v, bool params);
-  void check_name(const YamlEntry& e, std::string_view kind) const;
-  [[nodiscard]] std::vector<std::int64_t> read_values(const YamlValue& v) const;
-  [[nodiscard]] std::vector<std::int64_t> read_range(const YamlValue& v) const;
-  [[nodiscard]] LocatedExpr read_expr(const YamlValue& v, bool allow_bool = false) const;
-  [[nodiscard]] std::optional<std::int64_t> constant(const LocatedExpr& e, const YamlValue& v) const;
-  void read_dims(const YamlValue& v, LocatedExpr (&dims)[3]) const;
-  void read_launch(const YamlValue& v);
-  void read_buffers(const YamlValue& v);
-  void read_args(const YamlValue& v);
-  void read_verify(const YamlValue& v);
-  void read_metrics(const YamlValue& v);
-  void read_default(const YamlValue& v);
-  void check_buffers_used() const;
-  void check_output(const YamlValue& root, const YamlEntry* verify, const YamlEntry* buffers) const;
-
-  YamlReader yaml_;
-  std::filesystem::path yaml_path_;
-  Space space_;
-  std::vector<std::string> names_;          // variable slots, once problem and params are read
-  std::vector<YAML::Mark> buffer_marks_;    // where each buffer was declared
-  double rtol_ = 0, atol_ = 0;              // verify's tolerances, for every output
-};
-
-const YamlEntry* SpaceLoader::find(const std::vector<YamlEntry>& entries, std::string_view key) const {
+const YamlEntry* SpaceLoader::find(const Entries& entries, std::string_view key) const {
   for (const YamlEntry& e : entries)
     if (e.key == key) return &e;
   return nullptr;
 }
 
-const YamlEntry& SpaceLoader::require(const std::vector<YamlEntry>& entries, const YamlValue& map,
-                                      std::string_view key, std::string_view example) const {
+const YamlEntry& SpaceLoader::require(const Entries& entries, const YamlValue& map, std::string_view key,
+                                      std::string_view example) const {
   if (const YamlEntry* e = find(entries, key)) return *e;
   const std::string place = map.path.empty() ? "at the top level" : "in " + map.path;
   yaml_.fail(map, "missing required key '" + std::string(key) + "' " + place,
@@ -202,102 +174,139 @@ const YamlEntry& SpaceLoader::require(const std::vector<YamlEntry>& entries, con
 Space SpaceLoader::load() {
   const YamlValue root = yaml_.root();
   if (!root.is_map())
-    yaml_.fail_type(root, "a map of keys (kernel, source, entry, params, launch, args, ...)",
+    yaml_.fail_type(root, "a map of keys (kernel, source, entry, params, launch, args, verify, ...)",
                     "write one 'key: value' per line at the top level, as in configs/transpose.yaml");
-  const std::vector<YamlEntry> top = yaml_.entries(root, kTopKeys);
+  const Entries top = yaml_.entries(root, kTopKeys);
 
   std::error_code ec;
   space_.yaml_path = std::filesystem::absolute(yaml_path_, ec).lexically_normal();
   if (ec) space_.yaml_path = yaml_path_;
 
-  const YamlEntry& kernel = require(top, root, "kernel", "kernel: transpose");
-  space_.kernel = yaml_.string(kernel.value, "an identifier", "for example 'kernel: transpose'");
-  if (!detail::is_identifier(space_.kernel))
-    yaml_.fail(kernel.value, "kernel: '" + space_.kernel + "' is not an identifier",
-               "a kernel family name uses letters, digits and '_' and does not start with a digit");
+  read_kernel(top, root);
+  if (const YamlEntry* e = find(top, "problem_defines")) space_.problem_defines = yaml_.boolean(e->value);
 
-  read_source(require(top, root, "source", "source: ../kernels/transpose.cu").value);
-  space_.entry = yaml_.string(require(top, root, "entry", "entry: transpose").value, "a string",
-                              "the kernel's extern \"C\" name, for example 'entry: transpose'");
-
-  if (const YamlEntry* e = find(top, "options"); e && !e->value.is_null()) {
-    for (const YamlValue& item :
-         yaml_.items(e->value, "a list of strings", "for example 'options: [-use_fast_math]'"))
-    {
-      OptionTemplate option;
-      option.text = yaml_.string(item, "a string", "one NVRTC option per item");
-      option.pieces = {option.text};
-      option.where = yaml_.at(item.mark);
-      space_.compile_options.push_back(std::move(option));
-    }
+  const YamlEntry* problem = find(top, "problem");
+  if (problem) {
+    space_.problem = read_axes(problem->value, false);
+    for (std::size_t i = 0; i < space_.problem.size(); ++i)
+      if (space_.problem[i].kind != AxisKind::integer)
+        yaml_.fail(problem_marks_[i], "problem size " + space_.problem[i].name + " takes integers, not " +
+                                          (space_.problem[i].kind == AxisKind::real ? "decimal numbers" : "words"),
+                   "problem sizes are whole numbers such as 1024");
   }
-
-  if (const YamlEntry* e = find(top, "problem")) space_.problem = read_axes(e->value, false);
   const YamlEntry& params = require(top, root, "params", "params: {TILE: [16, 32, 64]}");
   if (params.value.is_null() || (params.value.is_map() && params.value.node.size() == 0))
     yaml_.fail(params.value, "params is empty: there is nothing to tune",
                "add at least one tunable, for example 'TILE: [16, 32, 64]'");
   space_.params = read_axes(params.value, true);
+  check_counts(problem ? *problem : params, params);
   names_ = space_.variable_names();
+  for (const Axis& a : space_.params)
+    if (a.kind != AxisKind::integer) non_integer_names_.push_back(a.name);
 
+  if (const YamlEntry* e = find(top, "options"); e && !e->value.is_null()) read_options(e->value);
   if (const YamlEntry* e = find(top, "constraints"); e && !e->value.is_null()) {
     for (const YamlValue& item : yaml_.items(e->value, "a list of expressions",
                                              "write one expression per line, each after '- '"))
       space_.constraints.push_back(Constraint{read_expr(item, true)});
   }
 
-  read_launch(require(top, root, "launch", "launch: {grid: [ceil_div(N, TILE)], block: [TILE]}").value);
+  space_.launch = read_launch(
+      require(top, root, "launch", "launch: {grid: [\"ceil_div(N, TILE)\"], block: [TILE]}").value, names_);
 
   const YamlEntry* buffers = find(top, "buffers");
   if (buffers) read_buffers(buffers->value);
+  if (const YamlEntry* e = find(top, "globals")) read_globals(e->value);
+  check_inits();
   const YamlEntry& args = require(top, root, "args", "args: [in, out, N]");
-  read_args(args.value);
+  space_.args = read_args(args.value, names_);
   check_buffers_used();
 
-  // Until the explicit `verify:` of the new format: the built-in reference named like the family.
-  space_.verify.reference = VerifySpec::Reference::builtin;
-  space_.verify.builtin = space_.kernel;
-  const YamlEntry* verify = find(top, "verify");
-  if (verify) read_verify(verify->value);
-  check_output(root, verify, buffers);
-  for (const BufferSpec& b : space_.buffers) {
-    if (!b.output) continue;
-    OutputCheck check;
-    check.buffer = b.name;
-    check.rtol = rtol_;
-    check.atol = atol_;
-    check.where = b.where;
-    space_.verify.outputs.push_back(std::move(check));
-  }
+  read_verify(find(top, "verify"), root);
   if (const YamlEntry* e = find(top, "metrics")) read_metrics(e->value);
-  if (const YamlEntry* e = find(top, "default")) read_default(e->value);
+  if (const YamlEntry* e = find(top, "default")) {
+    default_mark_ = e->value.mark;
+    space_.default_config = read_config(e->value, "default");
+    space_.default_where = yaml_.at(e->value.mark);
+    check_config_in_space(*space_.default_config, default_mark_, "default");
+  }
+  check_family();
+  check_kernel_parameters();
   return std::move(space_);
 }
 
-void SpaceLoader::read_source(const YamlValue& v) {
-  const std::string text = yaml_.string(v, "a path to the kernel source",
-                                        "for example 'source: ../kernels/transpose.cu'");
+void SpaceLoader::read_kernel(const Entries& top, const YamlValue& root) {
+  const YamlEntry& kernel = require(top, root, "kernel", "kernel: my_transpose");
+  kernel_mark_ = kernel.value.mark;
+  space_.kernel = yaml_.string(kernel.value, "an identifier", "for example 'kernel: my_transpose'", kMaxNameLength);
+  if (!is_identifier(space_.kernel))
+    yaml_.fail(kernel.value, "kernel: '" + excerpt(space_.kernel) + "' is not an identifier",
+               "a kernel family name uses letters, digits and '_' and does not start with a digit");
+  space_.source = read_path(require(top, root, "source", "source: my_kernel.cu").value, "source file",
+                            "for example 'source: ../kernels/transpose.cu'");
+  space_.entry = yaml_.string(require(top, root, "entry", "entry: transpose").value, "a string",
+                              "the kernel's name, or a template instantiation such as 'scale<float, 4>'");
+}
+
+std::filesystem::path SpaceLoader::read_path(const YamlValue& v, std::string_view what, std::string_view example) const {
+  const std::string text = yaml_.string(v, "a path", std::string(example));
   std::filesystem::path p(text);
   if (p.is_relative()) p = space_.yaml_path.parent_path() / p;
   p = p.lexically_normal();
-  std::error_code ec;
-  const auto status = std::filesystem::status(p, ec);
-  if (!std::filesystem::exists(status))
-    yaml_.fail(v, "source file '" + text + "' does not exist (looked for " + p.string() + ")",
-               "a relative source is resolved from the directory of the YAML file");
-  if (std::filesystem::is_directory(status))
-    yaml_.fail(v, "source '" + text + "' is a directory, not a file (" + p.string() + ")",
-               "name the .cu file of the kernel");
-  space_.source = p;
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0)
+    yaml_.fail(v, std::string(what) + " '" + excerpt(text) + "' does not exist (looked for " + excerpt(p.string()) + ")",
+               "a relative path is resolved from the directory of the YAML file");
+  if (S_ISDIR(st.st_mode))
+    yaml_.fail(v, std::string(what) + " '" + excerpt(text) + "' is a directory, not a file (" + excerpt(p.string()) + ")",
+               "name the file itself");
+  if (!S_ISREG(st.st_mode))
+    yaml_.fail(v, std::string(what) + " '" + excerpt(text) + "' is not a regular file (a FIFO, device or socket)",
+               "name a regular file");
+  return p;
 }
 
-void SpaceLoader::check_name(const YamlEntry& e, std::string_view kind) const {
-  if (!detail::is_identifier(e.key))
-    yaml_.fail(e.key_mark, "'" + e.key + "' is not a valid " + std::string(kind) + " name",
-               "names are C identifiers: letters, digits and '_', not starting with a digit");
-  if (std::find(std::begin(kFunctions), std::end(kFunctions), e.key) != std::end(kFunctions))
-    yaml_.fail(e.key_mark, "'" + e.key + "' is the name of an expression function",
-               "rename it: " + detail::join_names(kFunctions) + " are reserved");
+void SpaceLoader::read_options(const YamlValue& v) {
+  for (const YamlValue& item : yaml_.items(v, "a list of strings", "for example 'options: [-use_fast_math]'"))
+    space_.compile_options.push_back(read_option(item));
+}
+
+OptionTemplate SpaceLoader::read_option(const YamlValue& v) const {
+  OptionTemplate option;
+  option.text = yaml_.string(v, "a string", "one NVRTC option per item, for example \"-DWIDTH=${N}\"");
+  option.where = yaml_.at(v.mark);
+  // "${EXPR}" pieces: an expression over the problem sizes and params, evaluated per config.
+  std::string piece;
+  for (std::size_t i = 0; i < option.text.size(); ++i) {
+    if (option.text.compare(i, 2, "${") != 0) {
+      piece += option.text[i];
+      continue;
+    }
+    const std::size_t close = option.text.find('}', i + 2);
+    if (close == std::string::npos)
+      yaml_.fail(v, v.name() + ": '${' without its closing '}' in option '" + excerpt(option.text) + "'",
+                 "write an expression as ${N} or ${N * 2}");
+    const std::string inner = option.text.substr(i + 2, close - i - 2);
+    LocatedExpr e{Expr(), yaml_.at_offset(v, i + 2)};
+    try {
+      e.expr = Expr::parse(inner);
+      e.expr.bind(names_);
+    } catch (const ExprSyntaxError& err) {
+      yaml_.fail(v, v.name() + ": bad expression '${" + excerpt(inner) + "}' in option '" + excerpt(option.text) +
+                        "': " + err.what(),
+                 "expressions in options use the problem sizes and integer params: " + join_names(names_));
+    }
+    for (const std::string& name : e.expr.variables())
+      if (std::find(non_integer_names_.begin(), non_integer_names_.end(), name) != non_integer_names_.end())
+        yaml_.fail(v, v.name() + ": '" + name + "' is not an integer param; ${...} takes integer expressions",
+                   "a real or text param reaches the kernel as -D" + name + "=... already");
+    option.pieces.push_back(std::move(piece));
+    piece.clear();
+    option.exprs.push_back(std::move(e));
+    i = close;
+  }
+  option.pieces.push_back(std::move(piece));
+  return option;
 }
 
 std::vector<Axis> SpaceLoader::read_axes(const YamlValue& v, bool params) {
@@ -305,53 +314,137 @@ std::vector<Axis> SpaceLoader::read_axes(const YamlValue& v, bool params) {
   if (v.is_null()) return axes;
   const std::string_view kind = params ? "param" : "problem size";
   const std::string example = params ? "params: {TILE: [16, 32, 64]}" : "problem: {N: [1024, 4096]}";
-  for (const YamlEntry& e :
-       yaml_.entries(v, {}, "a map of name -> values", "for example '" + example + "'")) {
-    check_name(e, kind);
+  for (const YamlEntry& e : yaml_.entries(v, {}, "a map of name -> values", "for example '" + example + "'")) {
+    check_name(e, kind, params || space_.problem_defines);
     if (params && space_.problem_index(e.key) >= 0)
       yaml_.fail(e.key_mark, "'" + e.key + "' is both a problem size and a param",
                  "a name is either fixed per run (problem) or tuned (params): rename one");
     Axis axis;
     axis.name = e.key;
-    axis.values = read_values(e.value);
     axis.where = yaml_.at(e.key_mark);
+    read_values(e.value, axis);
+    (params ? param_marks_ : problem_marks_).push_back(e.key_mark);
     axes.push_back(std::move(axis));
   }
   return axes;
 }
 
-std::vector<std::int64_t> SpaceLoader::read_values(const YamlValue& v) const {
+namespace {
+
+enum class ValueKind { integer, real, text };
+
+// What one list item is, or nullopt for something no axis holds (a boolean, a map, ...).
+std::optional<ValueKind> value_kind(const YamlValue& item) {
+  if (!item.is_scalar()) return std::nullopt;
+  const std::string s = item.text();
+  if (!item.is_plain()) return s.empty() ? std::nullopt : std::optional(ValueKind::text);
+  // Digits alone are an integer, even one too large for 64 bits (reported as such).
+  const std::string_view digits = std::string_view(s).substr(s.front() == '-' || s.front() == '+' ? 1 : 0);
+  if (parse_integer(s) || (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
+                            return std::isdigit(static_cast<unsigned char>(c));
+                          })))
+    return ValueKind::integer;
+  if (parse_number(s)) return ValueKind::real;
+  std::string l = s;
+  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "true" || l == "false" || l == "yes" || l == "no" || l == "on" || l == "off" || l == "null" || l == "~")
+    return std::nullopt;
+  return ValueKind::text;
+}
+
+const char* kind_name(ValueKind k) {
+  return k == ValueKind::integer ? "an integer" : k == ValueKind::real ? "a decimal number" : "a word";
+}
+
+}  // namespace
+
+void SpaceLoader::read_values(const YamlValue& v, Axis& axis) const {
   if (v.is_null()) yaml_.fail(v, v.name() + " has no values", kValuesHint);
-  if (v.is_map()) return read_range(v);
-  if (v.is_scalar()) return {yaml_.integer(v, "an integer, a list of integers or a range", kValuesHint)};
-  std::vector<std::int64_t> values;
-  const std::vector<YamlValue> items = yaml_.items(v, "a list", kValuesHint);
-  if (items.empty()) yaml_.fail(v, v.name() + " has no values (an empty list)", kValuesHint);
-  for (const YamlValue& item : items) {
-    const std::int64_t x = yaml_.integer(item);
-    if (std::find(values.begin(), values.end(), x) != values.end())
-      yaml_.fail(item, "duplicate value " + std::to_string(x) + " in " + v.name(),
-                 "each value may appear once; remove the repeat");
-    values.push_back(x);
+  if (v.is_map()) {
+    axis.values = read_range(v);
+    return;
   }
-  return values;
+  const std::vector<YamlValue> items = v.is_scalar() ? std::vector<YamlValue>{v} : yaml_.items(v, "a list", kValuesHint);
+  if (items.empty()) yaml_.fail(v, v.name() + " has no values (an empty list)", kValuesHint);
+  if (items.size() > kMaxAxisValues)
+    yaml_.fail(v, v.name() + " has " + std::to_string(items.size()) + " values, more than " +
+                      std::to_string(kMaxAxisValues),
+               "an axis is a short list: use fewer values");
+  // The first item decides the kind; integers may stand among decimals (0.5, 1, 2.5).
+  const auto first = value_kind(items.front());
+  if (!first) yaml_.fail_type(items.front(), "an integer, a decimal number or a word", kValuesHint);
+  // A quoted number among plain ones is a number quoted by mistake: say so at the quotes.
+  const auto quoted_number = [](const YamlValue& item) {
+    return item.is_scalar() && !item.is_plain() && parse_number(item.text());
+  };
+  const bool any_plain_number = std::any_of(items.begin(), items.end(), [](const YamlValue& item) {
+    return item.is_plain() && parse_number(item.text());
+  });
+  for (const YamlValue& item : items)
+    if (any_plain_number && quoted_number(item))
+      yaml_.fail_type(item, "a number like the other values", "remove the quotes: a quoted value is a word");
+  ValueKind kind = *first;
+  for (const YamlValue& item : items) {
+    const auto k = value_kind(item);
+    if (k == ValueKind::real && kind == ValueKind::integer) kind = ValueKind::real;
+    const bool fits = k && (*k == kind || (kind == ValueKind::real && *k == ValueKind::integer));
+    if (!fits) {
+      yaml_.fail(item, item.name() + ": expected " + std::string(kind_name(kind)) + " like the values before it, got " +
+                           yaml_.describe(item),
+                 kind == ValueKind::text && item.is_plain()
+                     ? std::string("quote it to make it a word: \"") + excerpt(item.text()) + "\""
+                     : std::string("the values of one axis are all integers, all numbers or all words; ") +
+                           (item.is_scalar() && !item.is_plain() && parse_integer(item.text())
+                                ? "remove the quotes: a quoted value is a word"
+                                : "fix this one"));
+    }
+  }
+  axis.kind = kind == ValueKind::integer ? AxisKind::integer : kind == ValueKind::real ? AxisKind::real : AxisKind::text;
+  if (axis.kind == AxisKind::integer) {
+    std::unordered_set<std::int64_t> seen;
+    for (const YamlValue& item : items) {
+      const std::int64_t x = yaml_.integer(item);
+      if (!seen.insert(x).second)
+        yaml_.fail(item, "duplicate value " + std::to_string(x) + " in " + v.name(),
+                   "each value may appear once; remove the repeat");
+      axis.values.push_back(x);
+    }
+    return;
+  }
+  std::unordered_set<std::string> seen_labels;
+  std::vector<double> numbers;
+  for (const YamlValue& item : items) {
+    const std::string label = item.text();
+    if (label.size() > kMaxTextValue || label.find_first_of("\n\r") != std::string::npos)
+      yaml_.fail(item, item.name() + ": a value of a param is one line of at most " + std::to_string(kMaxTextValue) +
+                           " characters",
+                 "values are passed to the compiler as -D" + axis.name + "=VALUE");
+    if (axis.kind == AxisKind::real) {
+      const double x = *parse_number(label);
+      if (std::find(numbers.begin(), numbers.end(), x) != numbers.end() && numbers.size() < 4096)
+        yaml_.fail(item, "duplicate value " + excerpt(label) + " in " + v.name(), "each value may appear once; remove the repeat");
+      numbers.push_back(x);
+    }
+    if (!seen_labels.insert(label).second)
+      yaml_.fail(item, "duplicate value " + excerpt(label) + " in " + v.name(), "each value may appear once; remove the repeat");
+    axis.values.push_back(static_cast<std::int64_t>(axis.labels.size()));
+    axis.labels.push_back(label);
+  }
 }
 
 std::vector<std::int64_t> SpaceLoader::read_range(const YamlValue& v) const {
-  const std::vector<YamlEntry> es = yaml_.entries(v, kRangeKeys);
+  const Entries es = yaml_.entries(v, kRangeKeys);
   const YamlEntry* from = find(es, "from");
   const YamlEntry* to = find(es, "to");
   const YamlEntry* step = find(es, "step");
   const YamlEntry* pow2 = find(es, "pow2");
   std::vector<std::int64_t> values;
   if (pow2) {
-    if (from || to || step)
-      yaml_.fail(v, v.name() + " mixes a range (from/to/step) with pow2", kValuesHint);
-    const std::vector<YamlValue> bounds =
-        yaml_.items(pow2->value, "a list [lo, hi]", "for example {pow2: [16, 1024]}");
+    if (from || to || step) yaml_.fail(v, v.name() + " mixes a range (from/to/step) with pow2", kValuesHint);
+    const std::vector<YamlValue> bounds = yaml_.items(pow2->value, "a list [lo, hi]", "for example {pow2: [16, 1024]}");
     if (bounds.size() != 2)
-      yaml_.fail(pow2->value, pow2->value.name() + ": expected two bounds [lo, hi], got " +
-                                  std::to_string(bounds.size()),
+      yaml_.fail(pow2->value,
+                 pow2->value.name() + ": expected two bounds [lo, hi], got " + std::to_string(bounds.size()),
                  "for example {pow2: [16, 1024]} gives 16, 32, ..., 1024");
     const std::int64_t lo = yaml_.integer(bounds[0]);
     const std::int64_t hi = yaml_.integer(bounds[1]);
@@ -362,8 +455,8 @@ std::vector<std::int64_t> SpaceLoader::read_range(const YamlValue& v) const {
                    "both bounds of pow2 are powers of two (1, 2, 4, ...)");
     }
     if (lo > hi)
-      yaml_.fail(pow2->value, pow2->value.name() + ": lower bound " + std::to_string(lo) +
-                                  " is above upper bound " + std::to_string(hi),
+      yaml_.fail(pow2->value,
+                 pow2->value.name() + ": lower bound " + std::to_string(lo) + " is above upper bound " + std::to_string(hi),
                  "write [lo, hi] with lo <= hi");
     for (std::int64_t x = lo;; x *= 2) {
       values.push_back(x);
@@ -372,8 +465,8 @@ std::vector<std::int64_t> SpaceLoader::read_range(const YamlValue& v) const {
     return values;
   }
   if (!from || !to)
-    yaml_.fail(v, v.name() + ": a range needs both 'from' and 'to'" +
-                      (es.empty() ? std::string(", got an empty map") : std::string()),
+    yaml_.fail(v,
+               v.name() + ": a range needs both 'from' and 'to'" + (es.empty() ? std::string(", got an empty map") : std::string()),
                kValuesHint);
   const std::int64_t a = yaml_.integer(from->value);
   const std::int64_t b = yaml_.integer(to->value);
@@ -382,65 +475,91 @@ std::vector<std::int64_t> SpaceLoader::read_range(const YamlValue& v) const {
     yaml_.fail(step->value, step->value.name() + ": step must be positive, got " + std::to_string(s),
                "a range counts up from 'from' to 'to'");
   if (a > b)
-    yaml_.fail(to->value, v.name() + ": range is empty (from " + std::to_string(a) + " > to " +
-                              std::to_string(b) + ")",
+    yaml_.fail(to->value, v.name() + ": range is empty (from " + std::to_string(a) + " > to " + std::to_string(b) + ")",
                "write the smaller bound in 'from'");
-  // Unsigned arithmetic: to - from may not fit in int64.
-  const std::uint64_t count =
-      (static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a)) / static_cast<std::uint64_t>(s) + 1;
-  if (count > kMaxAxisValues)
-    yaml_.fail(v, v.name() + ": range has " + std::to_string(count) + " values, more than " +
+  // Unsigned arithmetic: to - from may not fit in int64, and (to - from) / step + 1 may wrap to 0.
+  const std::uint64_t span = (static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a)) / static_cast<std::uint64_t>(s);
+  if (span >= kMaxAxisValues)
+    yaml_.fail(v, v.name() + ": range has " + decimal(span) + (span == UINT64_MAX ? "" : " + 1") + " values, more than " +
                       std::to_string(kMaxAxisValues),
                "use a larger step, or pow2");
+  const std::uint64_t count = span + 1;
   const auto first = static_cast<std::uint64_t>(a);
   const auto stride = static_cast<std::uint64_t>(s);
-  for (std::uint64_t i = 0; i < count; ++i)
-    values.push_back(static_cast<std::int64_t>(first + i * stride));
+  for (std::uint64_t i = 0; i < count; ++i) values.push_back(static_cast<std::int64_t>(first + i * stride));
   return values;
 }
 
+void SpaceLoader::check_counts(const YamlEntry& problem, const YamlEntry& params) const {
+  // Counted, not walked: a space of 10^12 points is refused before anything enumerates it.
+  auto product = [](const std::vector<Axis>& axes) {
+    std::uint64_t n = 1;
+    for (const Axis& a : axes) n = a.values.size() != 0 && n > UINT64_MAX / a.values.size() ? UINT64_MAX : n * a.values.size();
+    return n;
+  };
+  if (const std::uint64_t points = product(space_.params); points > kMaxPoints)
+    yaml_.fail(params.key_mark,
+               "the params span " + decimal(points) + " points, more than tiletune enumerates (" +
+                   decimal(kMaxPoints) + ")",
+               "use fewer values per param (a search samples a space: it need not list every value)");
+  if (const std::uint64_t problems = product(space_.problem); problems > kMaxProblems)
+    yaml_.fail(problem.key_mark,
+               "the problem sizes make " + decimal(problems) + " problems, more than " + decimal(kMaxProblems),
+               "list the sizes you tune for; `--size` picks others at run time");
+}
+
 LocatedExpr SpaceLoader::read_expr(const YamlValue& v, bool allow_bool) const {
+  return read_expr_in(v, names_, allow_bool);
+}
+
+LocatedExpr SpaceLoader::read_expr_in(const YamlValue& v, std::span<const std::string> slots, bool allow_bool) const {
   if (v.is_null())
     yaml_.fail(v, v.name() + ": expected an expression, got nothing",
                "write an integer or an expression such as 'ceil_div(N, TILE)'");
-  if (!v.is_scalar())
-    yaml_.fail_type(v, "an expression", "write an integer or an expression such as 'N*N'");
+  if (!v.is_scalar()) yaml_.fail_type(v, "an expression", "write an integer or an expression such as 'N*N'");
   const std::string text = v.text();
   LocatedExpr out{Expr(), yaml_.at(v.mark)};
   if (allow_bool && v.is_plain() && (text == "true" || text == "false")) {
     out.expr = Expr::constant(text == "true" ? 1 : 0);
     return out;
   }
+  const std::vector<std::string> slot_names(slots.begin(), slots.end());
   try {
     out.expr = Expr::parse(text);
   } catch (const ExprSyntaxError& e) {
     throw SpaceError(yaml_.at_offset(v, e.offset()),
-                     v.name() + ": syntax error in expression '" + text + "': " + e.what(),
+                     v.name() + ": syntax error in expression '" + excerpt(text) + "': " + e.what(),
                      "expressions are C-like over 64-bit integers: + - * / % comparisons "
-                     "&& || ! ?: and " + detail::join_names(kFunctions));
+                     "&& || ! ?: and " + join_names(kFunctions));
   }
   try {
-    out.expr.bind(names_);
+    out.expr.bind(slots);
   } catch (const ExprSyntaxError& e) {
     // Name the culprit ourselves (the identifier at the offset), so that the message reads
     // like every other did-you-mean of the loader.
     const std::size_t begin = std::min(e.offset(), text.size());
     std::size_t end = begin;
-    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
-      ++end;
+    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
     std::string name = text.substr(begin, end - begin);
-    if (!detail::is_identifier(name)) {
+    if (!is_identifier(name)) {
       for (const std::string& var : out.expr.variables())
-        if (std::find(names_.begin(), names_.end(), var) == names_.end()) {
+        if (std::find(slots.begin(), slots.end(), var) == slots.end()) {
           name = var;
           break;
         }
     }
-    std::string what = v.name() + ": unknown name '" + name + "' in expression '" + text + "'";
-    if (auto s = detail::did_you_mean(name, names_)) what += "; did you mean '" + *s + "'?";
+    std::string what = v.name() + ": unknown name '" + excerpt(name) + "' in expression '" + excerpt(text) + "'";
+    if (auto s = did_you_mean(name, slot_names)) what += "; did you mean '" + *s + "'?";
     throw SpaceError(yaml_.at_offset(v, e.offset()), what,
-                     "expressions may use the problem sizes and params: " + detail::join_names(names_));
+                     "expressions here may use: " + (slot_names.empty() ? std::string("constants only") : join_names(slot_names)));
   }
+  for (const std::string& name : out.expr.variables())
+    if (std::find(non_integer_names_.begin(), non_integer_names_.end(), name) != non_integer_names_.end())
+      yaml_.fail(v, v.name() + ": '" + name + "' is a " +
+                        (space_.params[static_cast<std::size_t>(space_.param_index(name))].kind == AxisKind::real ? "real"
+                                                                                                                 : "text") +
+                        " param; expressions take integer params and problem sizes only",
+                 "give the choice an integer param, or constrain it through one");
   return out;
 }
 
@@ -449,21 +568,19 @@ std::optional<std::int64_t> SpaceLoader::constant(const LocatedExpr& e, const Ya
   try {
     return e.expr.eval({});
   } catch (const EvalError& err) {
-    yaml_.fail(v, v.name() + ": cannot evaluate '" + v.text() + "': " + err.what(),
-               "fix the constant expression");
+    yaml_.fail(v, v.name() + ": cannot evaluate '" + excerpt(v.text()) + "': " + err.what(), "fix the constant expression");
   }
 }
 
-void SpaceLoader::read_dims(const YamlValue& v, LocatedExpr (&dims)[3]) const {
+void SpaceLoader::read_dims(const YamlValue& v, LocatedExpr (&dims)[3], std::span<const std::string> slots) const {
   std::vector<YamlValue> items;
   if (v.is_sequence()) {
-    items = yaml_.items(v, "a list", "for example [ceil_div(N, TILE), ceil_div(N, TILE)]");
+    items = yaml_.items(v, "a list", "for example [\"ceil_div(N, TILE)\", \"ceil_div(N, TILE)\"]");
     if (items.empty())
       yaml_.fail(v, v.name() + ": expected 1 to 3 dimensions, got an empty list",
-                 "for example [ceil_div(N, TILE), ceil_div(N, TILE)]");
+                 "for example [\"ceil_div(N, TILE)\", \"ceil_div(N, TILE)\"]");
     if (items.size() > 3)
-      yaml_.fail(items[3], v.name() + " has " + std::to_string(items.size()) +
-                               " dimensions; CUDA has at most 3 (x, y, z)",
+      yaml_.fail(items[3], v.name() + " has " + std::to_string(items.size()) + " dimensions; CUDA has at most 3 (x, y, z)",
                  "fold the extra dimensions into x, y and z");
   } else if (v.is_map()) {
     yaml_.fail_type(v, "an expression or a list of 1 to 3 expressions");
@@ -475,289 +592,107 @@ void SpaceLoader::read_dims(const YamlValue& v, LocatedExpr (&dims)[3]) const {
       dims[i] = LocatedExpr{Expr::constant(1), yaml_.at(v.mark)};
       continue;
     }
-    dims[i] = read_expr(items[i]);
+    dims[i] = read_expr_in(items[i], slots);
     if (auto c = constant(dims[i], items[i]); c && *c < 1)
-      yaml_.fail(items[i], items[i].name() + " is " + std::to_string(*c) +
-                               "; a launch dimension must be at least 1",
+      yaml_.fail(items[i], items[i].name() + " is " + std::to_string(*c) + "; a launch dimension must be at least 1",
                  "grid and block dimensions count blocks and threads: write 1 for an unused one");
   }
 }
 
-void SpaceLoader::read_launch(const YamlValue& v) {
-  const std::vector<YamlEntry> es =
-      yaml_.entries(v, kLaunchKeys, "a map {grid, block, shared_bytes}",
-                    "for example 'launch: {grid: [ceil_div(N, TILE)], block: [TILE]}'");
-  read_dims(require(es, v, "grid", "grid: [ceil_div(N, TILE), ceil_div(N, TILE)]").value,
-            space_.launch.grid);
-  read_dims(require(es, v, "block", "block: [TILE, BLOCK_ROWS]").value, space_.launch.block);
+LaunchSpec SpaceLoader::read_launch(const YamlValue& v, std::span<const std::string> slots) const {
+  LaunchSpec launch;
+  const Entries es = yaml_.entries(v, kLaunchKeys, "a map {grid, block, shared_bytes}",
+                                   "for example 'launch: {grid: [\"ceil_div(N, TILE)\"], block: [TILE]}'");
+  read_dims(require(es, v, "grid", "grid: [\"ceil_div(N, TILE)\", \"ceil_div(N, TILE)\"]").value, launch.grid, slots);
+  read_dims(require(es, v, "block", "block: [TILE, BLOCK_ROWS]").value, launch.block, slots);
   if (const YamlEntry* e = find(es, "shared_bytes")) {
-    space_.launch.shared_bytes = read_expr(e->value);
-    if (auto c = constant(space_.launch.shared_bytes, e->value); c && *c < 0)
+    launch.shared_bytes = read_expr_in(e->value, slots);
+    if (auto c = constant(launch.shared_bytes, e->value); c && *c < 0)
       yaml_.fail(e->value, e->value.name() + " is " + std::to_string(*c) + "; it cannot be negative",
                  "shared_bytes is the dynamic shared memory per block in bytes: 0 or more");
   } else {
-    space_.launch.shared_bytes = LocatedExpr{Expr::constant(0), yaml_.at(v.mark)};
+    launch.shared_bytes = LocatedExpr{Expr::constant(0), yaml_.at(v.mark)};
   }
-}
-
-void SpaceLoader::read_buffers(const YamlValue& v) {
-  if (v.is_null()) return;
-  const std::vector<std::string_view> types = names_of(kBufferTypes);
-  for (const YamlEntry& e : yaml_.entries(v, {}, "a map of buffer name -> {type, count, init, output}",
-                                          "for example 'buffers: {out: {count: N*N, output: true}}'")) {
-    check_name(e, "buffer");
-    if (std::find(names_.begin(), names_.end(), e.key) != names_.end())
-      yaml_.fail(e.key_mark, "buffer '" + e.key + "' has the name of a problem size or param",
-                 "rename the buffer: in args a name must mean one thing");
-    BufferSpec b;
-    b.name = e.key;
-    b.where = yaml_.at(e.key_mark);
-    const std::vector<YamlEntry> fields =
-        yaml_.entries(e.value, kBufferKeys, "a map {type, count, init, output}",
-                      "for example '" + e.key + ": {type: float, count: N*N}'");
-    if (const YamlEntry* f = find(fields, "type")) {
-      const std::string t =
-          yaml_.string(f->value, "an element type", "element types: " + detail::join_names(types));
-      const auto it = std::find_if(std::begin(kBufferTypes), std::end(kBufferTypes),
-                                   [&](const TypeName& n) { return n.name == t; });
-      if (it == std::end(kBufferTypes)) {
-        std::string what = f->value.name() + ": unknown element type '" + t + "'";
-        if (auto s = detail::did_you_mean(t, types)) what += "; did you mean '" + *s + "'?";
-        yaml_.fail(f->value, what, "element types: " + detail::join_names(types));
-      }
-      b.type = it->type;
-    }
-    const YamlEntry& count = require(fields, e.value, "count", "count: N*N");
-    b.count = read_expr(count.value);
-    if (auto c = constant(b.count, count.value); c && *c < 1)
-      yaml_.fail(count.value, count.value.name() + " is " + std::to_string(*c) +
-                                  "; a buffer holds at least one element",
-                 "count is the number of elements, for example N*N");
-    if (const YamlEntry* f = find(fields, "init")) {
-      const std::string init = yaml_.string(f->value, "zero, random, iota or none",
-                                            "init is one of: " + detail::join_names(kInits));
-      const auto* it = std::find(std::begin(kInits), std::end(kInits), init);
-      if (it == std::end(kInits)) {
-        std::string what = f->value.name() + ": unknown init '" + init + "'";
-        if (auto s = detail::did_you_mean(init, kInits)) what += "; did you mean '" + *s + "'?";
-        yaml_.fail(f->value, what, "init is one of: " + detail::join_names(kInits));
-      }
-      constexpr BufferInit inits[] = {BufferInit::zero, BufferInit::random, BufferInit::iota,
-                                      BufferInit::none};  // kInits order
-      b.init.kind = inits[it - std::begin(kInits)];
-      b.init.where = yaml_.at(f->value.mark);
-    }
-    if (const YamlEntry* f = find(fields, "output")) b.output = yaml_.boolean(f->value);
-    space_.buffers.push_back(std::move(b));
-    buffer_marks_.push_back(e.key_mark);
-  }
-}
-
-void SpaceLoader::read_args(const YamlValue& v) {
-  std::vector<std::string> buffer_names;
-  for (const BufferSpec& b : space_.buffers) buffer_names.push_back(b.name);
-  const std::vector<YamlValue> items = yaml_.items(v, "a list of buffer names and scalar expressions",
-                                                   "for example 'args: [in, out, N]'");
-  if (items.empty())
-    yaml_.fail(v, "args is empty", "list the kernel's parameters in order, for example [in, out, N]");
-  const std::vector<std::string_view> scalar_types = names_of(kScalarTypes);
-  for (const YamlValue& item : items) {
-    ArgSpec a;
-    a.where = yaml_.at(item.mark);
-    if (item.is_map()) {
-      const std::vector<YamlEntry> fields = yaml_.entries(item, kArgKeys, "a map {value, type}",
-                                                          "for example {value: N, type: int64}");
-      a.value.expr = read_expr(require(fields, item, "value", "value: N").value);
-      a.value.where = a.where;
-      if (const YamlEntry* f = find(fields, "type")) {
-        const std::string t = yaml_.string(f->value, "a scalar type",
-                                           "scalar argument types: " + detail::join_names(scalar_types));
-        const auto it = std::find_if(std::begin(kScalarTypes), std::end(kScalarTypes),
-                                     [&](const TypeName& n) { return n.name == t; });
-        if (it == std::end(kScalarTypes)) {
-          std::string what = f->value.name() + ": unknown scalar type '" + t + "'";
-          if (auto s = detail::did_you_mean(t, scalar_types)) what += "; did you mean '" + *s + "'?";
-          yaml_.fail(f->value, what, "scalar argument types: " + detail::join_names(scalar_types));
-        }
-        a.scalar_type = it->type;
-      }
-    } else if (item.is_scalar()) {
-      const std::string text = item.text();
-      if (std::find(buffer_names.begin(), buffer_names.end(), text) != buffer_names.end()) {
-        a.kind = ArgSpec::Kind::buffer;
-        a.buffer = text;
-        a.value.where = a.where;
-      } else {
-        // A bare unknown name is most likely a misspelt buffer: say so before the expression
-        // parser would call it an unknown variable.
-        if (detail::is_identifier(text) &&
-            std::find(names_.begin(), names_.end(), text) == names_.end()) {
-          std::vector<std::string> known = buffer_names;
-          known.insert(known.end(), names_.begin(), names_.end());
-          std::string what = item.name() + ": '" + text + "' is not a buffer, problem size or param";
-          if (auto s = detail::did_you_mean(text, known)) what += "; did you mean '" + *s + "'?";
-          const std::string buffers =
-              buffer_names.empty() ? std::string("(none)") : detail::join_names(buffer_names);
-          yaml_.fail(item, what,
-                     "buffers: " + buffers + "; problem sizes and params: " + detail::join_names(names_));
-        }
-        a.value.expr = read_expr(item);
-        a.value.where = a.where;
-      }
-    } else {
-      yaml_.fail_type(item, "a buffer name, an expression or {value: EXPR, type: TYPE}",
-                      "for example 'args: [in, out, N, {value: N*N, type: int64}]'");
-    }
-    space_.args.push_back(std::move(a));
-  }
-}
-
-void SpaceLoader::check_buffers_used() const {
-  for (std::size_t i = 0; i < space_.buffers.size(); ++i) {
-    const BufferSpec& b = space_.buffers[i];
-    const bool used = std::any_of(space_.args.begin(), space_.args.end(), [&](const ArgSpec& a) {
-      return a.kind == ArgSpec::Kind::buffer && a.buffer == b.name;
-    });
-    if (!used)
-      yaml_.fail(buffer_marks_[i], "buffer '" + b.name + "' is never passed in args",
-                 "add it to args in the kernel's parameter order, or remove it");
-  }
-}
-
-void SpaceLoader::read_verify(const YamlValue& v) {
-  space_.verify.where = yaml_.at(v.mark);
-  if (v.is_null()) return;
-  const std::vector<YamlEntry> es = yaml_.entries(v, kVerifyKeys, "a map {reference, rtol, atol}",
-                                                  "for example 'verify: {reference: cpu, rtol: 1e-5}'");
-  if (const YamlEntry* e = find(es, "reference")) {
-    const YamlValue& ref = e->value;
-    if (ref.is_map()) {
-      space_.verify.reference = VerifySpec::Reference::config;
-      std::map<std::string, std::int64_t> given;
-      std::vector<std::string> param_names;
-      for (const Axis& a : space_.params) param_names.push_back(a.name);
-      const std::vector<YamlEntry> values = yaml_.entries(ref, {}, "a map", "for example {TILE: 32}");
-      if (values.empty())
-        yaml_.fail(ref, ref.name() + " is an empty config",
-                   "give param values of a trusted config, for example {TILE: 32}, or use cpu");
-      for (const YamlEntry& p : values) {
-        if (space_.param_index(p.key) < 0) {
-          std::string what = ref.name() + ": '" + p.key + "' is not a param";
-          if (auto s = detail::did_you_mean(p.key, param_names)) what += "; did you mean '" + *s + "'?";
-          yaml_.fail(p.key_mark, what, "params: " + detail::join_names(param_names));
-        }
-        given[p.key] = yaml_.integer(p.value);
-      }
-      for (const Axis& a : space_.params) {
-        const auto it = given.find(a.name);
-        if (it == given.end())
-          yaml_.fail(ref, ref.name() + ": the reference config gives no value for " + a.name,
-                     "a reference config gives every param exactly once");
-        space_.verify.reference_config.push_back(it->second);
-      }
-    } else {
-      const std::string r = yaml_.string(ref, "cpu, none or a map of param values",
-                                         "reference is cpu, none, or a reference config such as {TILE: 32}");
-      if (r == "cpu") {
-        space_.verify.reference = VerifySpec::Reference::builtin;
-        space_.verify.builtin = space_.kernel;
-      } else if (r == "none") {
-        space_.verify.reference = VerifySpec::Reference::none;
-      } else {
-        std::string what = ref.name() + ": unknown reference '" + r + "'";
-        if (auto s = detail::did_you_mean(r, kReferences)) what += "; did you mean '" + *s + "'?";
-        yaml_.fail(ref, what, "reference is cpu, none, or a reference config such as {TILE: 32}");
-      }
-    }
-  }
-  for (const char* key : {"rtol", "atol"}) {
-    const YamlEntry* e = find(es, key);
-    if (!e) continue;
-    const double x = yaml_.number(e->value);
-    if (x < 0)
-      yaml_.fail(e->value, e->value.name() + " is negative", "tolerances are numbers >= 0");
-    (std::string_view(key) == "rtol" ? rtol_ : atol_) = x;
-  }
-}
-
-void SpaceLoader::check_output(const YamlValue& root, const YamlEntry* verify,
-                               const YamlEntry* buffers) const {
-  if (space_.verify.reference == VerifySpec::Reference::none) return;
-  const bool any = std::any_of(space_.buffers.begin(), space_.buffers.end(),
-                               [](const BufferSpec& b) { return b.output; });
-  if (any) return;
-  const YAML::Mark mark = verify ? verify->key_mark : buffers ? buffers->key_mark : root.mark;
-  yaml_.fail(mark, "nothing to verify: no buffer has 'output: true'",
-             "mark the buffer the kernel writes with 'output: true', or set 'verify: {reference: none}'");
+  return launch;
 }
 
 void SpaceLoader::read_metrics(const YamlValue& v) {
   if (v.is_null()) return;
-  const std::vector<YamlEntry> es = yaml_.entries(v, kMetricKeys, "a map {bytes, flops}",
-                                                  "for example 'metrics: {bytes: 2*N*N*4}'");
+  const Entries es = yaml_.entries(v, kMetricKeys, "a map {bytes, flops}", "for example 'metrics: {bytes: 2*N*N*4}'");
   if (const YamlEntry* e = find(es, "bytes")) space_.metric_bytes = read_expr(e->value);
   if (const YamlEntry* e = find(es, "flops")) space_.metric_flops = read_expr(e->value);
 }
 
-void SpaceLoader::read_default(const YamlValue& v) {
+std::vector<std::int64_t> SpaceLoader::read_config(const YamlValue& v, std::string_view what) const {
   std::vector<std::string> param_names;
   for (const Axis& a : space_.params) param_names.push_back(a.name);
-  const std::vector<YamlEntry> es = yaml_.entries(v, {}, "a map of param -> value",
-                                                  "for example 'default: {TILE: 32}', naming every param");
+  const std::string label(what);
+  const Entries es = yaml_.entries(v, {}, "a map of param -> value",
+                                   "for example '" + label + ": {TILE: 32}', naming every param");
   std::vector<std::optional<std::int64_t>> values(space_.params.size());
   for (const YamlEntry& e : es) {
     const int i = space_.param_index(e.key);
     if (i < 0) {
-      std::string what = "default: '" + e.key + "' is not a param";
-      if (auto s = detail::did_you_mean(e.key, param_names)) what += "; did you mean '" + *s + "'?";
-      yaml_.fail(e.key_mark, what, "params: " + detail::join_names(param_names));
+      std::string message = label + ": '" + excerpt(e.key) + "' is not a param";
+      if (auto s = did_you_mean(e.key, param_names)) message += "; did you mean '" + *s + "'?";
+      yaml_.fail(e.key_mark, message, "params: " + join_names(param_names));
     }
-    values[static_cast<std::size_t>(i)] = yaml_.integer(e.value);
+    const Axis& axis = space_.params[static_cast<std::size_t>(i)];
+    if (axis.kind == AxisKind::integer) {
+      values[static_cast<std::size_t>(i)] = yaml_.integer(e.value);
+      continue;
+    }
+    // A real or text param by its label (a real one by its number: 1.0 is 1).
+    const std::string text = e.value.is_scalar() ? e.value.text() : std::string();
+    for (std::size_t k = 0; k < axis.labels.size(); ++k) {
+      const bool same = axis.labels[k] == text ||
+                        (axis.kind == AxisKind::real && parse_number(text) && parse_number(axis.labels[k]) == parse_number(text));
+      if (same) values[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(k);
+    }
+    if (!values[static_cast<std::size_t>(i)])
+      yaml_.fail(e.value, label + ": " + axis.name + " = " + yaml_.describe(e.value) + " is not one of its values",
+                 axis.name + " takes: " + join_names(axis.labels));
   }
   std::vector<std::string> missing;
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!values[i]) missing.push_back(space_.params[i].name);
   if (!missing.empty())
-    yaml_.fail(v, "default: no value for " + detail::join_names(missing),
-               "the default config gives every param exactly once");
-  space_.default_config.emplace();
-  for (const auto& x : values) space_.default_config->push_back(*x);
-  space_.default_where = yaml_.at(v.mark);
+    yaml_.fail(v, label + ": no value for " + join_names(missing), "a config gives every param exactly once");
+  std::vector<std::int64_t> config;
+  for (const auto& x : values) config.push_back(*x);
+  return config;
 }
 
-}  // namespace
+}  // namespace detail
 
 Space parse_space(const std::string& yaml_text, const std::filesystem::path& yaml_path) {
   try {
-    return SpaceLoader(yaml_text, yaml_path).load();
+    return detail::SpaceLoader(yaml_text, yaml_path).load();
   } catch (const SpaceError&) {
     throw;
   } catch (const YAML::Exception& e) {
     // Node access that yaml-cpp refuses (it should not happen after the checks above).
     SourceLocation loc{yaml_path.string(), 0, 0};
     if (e.mark.line >= 0) loc = {yaml_path.string(), e.mark.line + 1, e.mark.column + 1};
-    throw SpaceError(loc, "cannot read the YAML: " + e.msg);
+    throw SpaceError(loc, "cannot read the YAML: " + e.msg, "check the YAML syntax here");
+  } catch (const std::bad_alloc&) {
+    throw SpaceError(SourceLocation{yaml_path.string(), 0, 0}, "out of memory while loading the search space",
+                     "the space asks for more than this machine holds: make it smaller");
   } catch (const std::exception& e) {
     throw SpaceError(SourceLocation{yaml_path.string(), 0, 0},
-                     std::string("cannot load the search space: ") + e.what());
+                     std::string("cannot load the search space: ") + e.what(), "check the file");
   }
 }
 
 Space load_space(const std::filesystem::path& yaml_path) {
-  const SourceLocation file{yaml_path.string(), 0, 0};
-  std::error_code ec;
-  const auto status = std::filesystem::status(yaml_path, ec);
-  if (!std::filesystem::exists(status))
-    throw SpaceError(file, "no such file", "check the path of the search space");
-  if (std::filesystem::is_directory(status))
-    throw SpaceError(file, "is a directory, not a search space file",
+  std::string text;
+  try {
+    text = detail::read_regular_file(yaml_path, detail::kMaxSpaceFileBytes, "search space");
+  } catch (const Error& e) {
+    throw SpaceError(SourceLocation{yaml_path.string(), 0, 0}, e.what(),
                      "name a YAML file, for example configs/transpose.yaml");
-  std::ifstream in(yaml_path, std::ios::binary);
-  if (!in.is_open()) throw SpaceError(file, "cannot open the file", "check its permissions");
-  std::ostringstream text;
-  if (in.peek() != std::ifstream::traits_type::eof()) text << in.rdbuf();
-  if (in.bad()) throw SpaceError(file, "cannot read the file", "check its permissions");
-  return parse_space(text.str(), yaml_path);
+  }
+  return parse_space(text, yaml_path);
 }
 
 }  // namespace tiletune
