@@ -31,7 +31,9 @@ for harness in space expr; do
   mkdir -p "$corpus"
   extra=()
   [[ -d "fuzz/seeds/$harness" ]] && extra=("fuzz/seeds/$harness")
+  dict=()
+  [[ -f "fuzz/$harness.dict" ]] && dict=(-dict="fuzz/$harness.dict")
   echo "fuzz: $harness (${limit[*]}, -timeout=5, -max_len=1048576)"
-  "$build/fuzz/fuzz_$harness" "${limit[@]}" -timeout=5 -max_len=1048576 -rss_limit_mb=2048 \
+  "$build/fuzz/fuzz_$harness" "${limit[@]}" "${dict[@]}" -timeout=5 -max_len=1048576 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build/artifacts/$harness-" "$corpus" "${seeds[@]}" "${extra[@]}"
 done
