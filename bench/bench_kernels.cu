@@ -986,7 +986,7 @@ void bench_problem(FamilyContext& cx, const Family& fam, const ProblemSpec& spec
       const tt::LaunchGeometry launch = tt::evaluate_launch(space, *problem, config);
       tt::CompileRequest creq;
       creq.source = &source;
-      creq.options = tt::compile_options(space, config);
+      creq.options = tt::compile_options(space, *problem, config);
       creq.arch = arch;
       creq.entry = space.entry;
       const tt::CompileResult compiled = tt::compile_cached(creq, *cx.cache);

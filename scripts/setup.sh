@@ -3,11 +3,15 @@
 # The CUDA toolkit is not a Debian package we can pick for you: it must already be there.
 set -euo pipefail
 
-# python3-yaml: test_yaml_interop reads every shipped space with PyYAML too; clang and
-# libclang-rt-dev (libFuzzer, the sanitizers) build the fuzzers of scripts/fuzz.sh only.
 packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite3 libfmt-dev
           libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
-          python3-yaml clang libclang-rt-dev)
+          python3-yaml    # python3-yaml: test_yaml_interop reads every shipped space with PyYAML too
+          clang libclang-rt-dev   # libFuzzer and the sanitizers, for scripts/fuzz.sh only
+          # the report's PNG plots and its browser test; the Python package's tests
+          librsvg2-bin fonts-dejavu-core chromium python3 python3-venv python3-pytest python3-pandas)
+# node and npm for the browser test: any nodejs of 18 or newer will do (Debian's, or one already there).
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -34,3 +38,11 @@ MSG
   exit 1
 fi
 echo "setup: CUDA toolkit at $cuda_root ($("$cuda_root/bin/nvcc" --version 2>/dev/null | tail -1 || echo 'nvcc not found'))"
+
+# playwright-core for the browser test of `tiletune report`, pinned by its package-lock.json. It
+# drives Debian's chromium (installed above): no browser is downloaded.
+browser_test="$(cd "$(dirname "$0")/.." && pwd)/tests/report/browser"
+if [[ ! -d "$browser_test/node_modules/playwright-core" ]]; then
+  echo "setup: npm ci in tests/report/browser (playwright-core)"
+  (cd "$browser_test" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "scoped_env.hpp"
 #include "test_support.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"
@@ -192,35 +193,56 @@ TEST_F(CacheTest, EmptyPathDisablesTheCache) {
   EXPECT_EQ(first.cache_key.size(), 32u);
 }
 
-TEST_F(CacheTest, FailuresAreNotCached) {
+// A failed compile is kept under its key with its reason, log and warnings: the next one is
+// answered without NVRTC. A corrupt failure entry is a miss.
+TEST_F(CacheTest, FailuresAreCachedWithTheirLog) {
   const KernelSource bad = load_kernel_source(
-      dir_.write("bad.cu", "extern \"C\" __global__ void bad() { nope(); }\n"));
+      dir_.write("bad.cu", "#define V 1\n#define V 2\nextern \"C\" __global__ void bad() { nope(); }\n"));
   const CubinCache cache(dir_.path() / "cubin");
   const CompileRequest request{&bad, {}, "sm_90", "bad"};
-  EXPECT_FALSE(compile_cached(request, cache).ok());
+  const CompileResult first = compile_cached(request, cache);
+  ASSERT_FALSE(first.ok());
+  EXPECT_FALSE(first.cache_hit);
+  EXPECT_FALSE(first.transient);
+  EXPECT_GT(first.seconds, 0.0);
+  ASSERT_EQ(first.warnings.size(), 1u);  // the macro redefinition
+  EXPECT_NE(first.error.find("bad.cu(3): error"), std::string::npos) << first.error;
+  const fs::path fail_file = cache.directory() / first.cache_key.substr(0, 2) / (first.cache_key + ".fail");
+  ASSERT_TRUE(fs::exists(fail_file));
+
   const CompileResult again = compile_cached(request, cache);
   EXPECT_FALSE(again.ok());
-  EXPECT_FALSE(again.cache_hit);
-  EXPECT_FALSE(fs::exists(dir_.path() / "cubin"));
+  EXPECT_TRUE(again.cache_hit);
+  EXPECT_EQ(again.seconds, 0.0);
+  EXPECT_EQ(again.error, first.error);
+  EXPECT_EQ(again.log, first.log);
+  EXPECT_EQ(again.warnings, first.warnings);
+  EXPECT_EQ(again.options, first.options);
+
+  const std::string good = tiletune::testing::read_file(fail_file);
+  std::ofstream(fail_file, std::ios::binary | std::ios::trunc) << good.substr(0, good.size() - 3);
+  EXPECT_FALSE(cache.get_failure(first.cache_key).has_value());
+  EXPECT_FALSE(compile_cached(request, cache).cache_hit);  // compiled again, and stored again
+  EXPECT_TRUE(compile_cached(request, cache).cache_hit);
 }
 
-// Sets an environment variable for one scope and restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
+TEST_F(CacheTest, WarningsAreKeptWithTheCubin) {
+  const KernelSource source = load_kernel_source(dir_.write(
+      "warn.cu", "extern \"C\" __global__ void w(float* p) {\n#pragma unroll 0\n"
+                 "  for (int i = 0; i < 4; ++i) p[i] = i;\n}\n"));
+  const CubinCache cache(dir_.path() / "cubin");
+  const CompileRequest request{&source, {}, "sm_90", "w"};
+  const CompileResult first = compile_cached(request, cache);
+  ASSERT_TRUE(first.ok()) << first.error;
+  ASSERT_EQ(first.warnings.size(), 1u);
+  EXPECT_NE(first.warnings[0].find("warn.cu(2): warning"), std::string::npos) << first.warnings[0];
+  const CompileResult hit = compile_cached(request, cache);
+  ASSERT_TRUE(hit.cache_hit);
+  EXPECT_EQ(hit.warnings, first.warnings);
+  EXPECT_EQ(hit.kernel->warnings, first.warnings);
+}
 
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using tiletune::testing::ScopedEnv;
 
 TEST(CubinCacheDefault, FollowsTheEnvironment) {
   {

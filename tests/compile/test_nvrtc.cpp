@@ -54,19 +54,57 @@ TEST(Nvrtc, VersionAndArchs) {
   EXPECT_NE(std::find(archs.begin(), archs.end(), 90), archs.end());
 }
 
+// The toolkit's -I flags NVRTC gets after the request's options, as given and by role.
+std::vector<std::string> toolkit_flags(const KernelSource& source, bool by_role) {
+  std::vector<std::string> flags;
+  for (std::size_t i = 0; i < source.search.toolkit_dirs.size(); ++i)
+    flags.push_back(by_role ? "-I<toolkit[" + std::to_string(i) + "]>" : "-I" + source.search.toolkit_dirs[i].string());
+  return flags;
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 TEST(Nvrtc, OptionsAreDeterministic) {
   const KernelSource source = load_kernel_source(transpose_path());
+  // The toolkit tiletune was built against: its include/ and include/cccl.
+  ASSERT_EQ(source.search.toolkit_dirs.size(), 2u);
+  EXPECT_EQ(source.search.toolkit_dirs[1].filename(), "cccl");
   const CompileRequest request{&source, {"-DTILE=32", "-DPAD=1", "-lineinfo"}, "9.0", "transpose"};
   // NVRTC 13's --no-cache: its own cache would return cubins without ptxas' report.
   const std::vector<std::string> expected{"--gpu-architecture=sm_90", "--ptxas-options=-v",
                                           "--no-cache", "--std=c++17", "-DTILE=32", "-DPAD=1",
                                           "-lineinfo"};
-  EXPECT_EQ(nvrtc_options(request), expected);
+  EXPECT_EQ(nvrtc_options(request), concat(expected, toolkit_flags(source, false)));
+  EXPECT_EQ(key_options(request), concat(expected, toolkit_flags(source, true)));
   const CompileRequest own_std{&source, {"--std=c++20"}, "sm_80", "transpose"};
   const std::vector<std::string> expected_std{"--gpu-architecture=sm_80", "--ptxas-options=-v",
                                               "--no-cache", "--std=c++20"};
-  EXPECT_EQ(nvrtc_options(own_std), expected_std);
+  EXPECT_EQ(nvrtc_options(own_std), concat(expected_std, toolkit_flags(source, false)));
   EXPECT_THROW((void)nvrtc_options({&source, {}, "gpu", "transpose"}), Error);
+}
+
+TEST(Nvrtc, KeyOptionsNameIncludeDirectoriesByRole) {
+  TempDir dir;
+  dir.write("a/x.cuh", "#define X 1\n");
+  dir.write("b/y.cuh", "#define Y 1\n");
+  const std::vector<std::string> options{"-I" + (dir.path() / "a").string(), "-DZ=1", "--include-path",
+                                         (dir.path() / "b").string()};
+  const KernelSource source = load_kernel_source(dir.write("k.cu", "#include <x.cuh>\n"), include_search(options));
+  const CompileRequest request{&source, options, "sm_90", "k"};
+  const std::vector<std::string> given = nvrtc_options(request);
+  const std::vector<std::string> keyed = key_options(request);
+  ASSERT_EQ(given.size(), keyed.size() + 1);  // "--include-path DIR" is one option in the key
+  EXPECT_EQ(std::vector<std::string>(keyed.begin() + 4, keyed.begin() + 7),
+            (std::vector<std::string>{"-I<include[0]>", "-DZ=1", "-I<include[1]>"}));
+  EXPECT_EQ(given[4], options[0]);
+  for (const std::string& option : keyed) EXPECT_EQ(option.find(dir.path().string()), std::string::npos) << option;
+
+  // A request whose -I differ from those its source was loaded for is refused.
+  const CompileRequest mismatched{&source, {"-DZ=1"}, "sm_90", "k"};
+  EXPECT_THROW((void)compile_nvrtc(mismatched), Error);
 }
 
 class TransposeArch : public ::testing::TestWithParam<std::string> {};

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tiletune/error.hpp"
+#include "tiletune/objective.hpp"
 #include "tiletune/status.hpp"
 
 namespace tiletune {
@@ -104,6 +105,8 @@ struct TrialRecord {
   std::optional<double> occupancy_driver;
   std::optional<double> compile_ms;
   std::optional<double> measure_ms;
+  std::optional<double> energy_mj;        ///< energy of one run (NVML), schema 4 and later
+  std::optional<double> power_w;          ///< mean power while it ran back to back
 };
 
 /// What record_trial did.
@@ -151,6 +154,9 @@ struct BestFilter {
   std::optional<std::string> device;      ///< device UUID or name
   std::optional<std::string> problem;
   bool current_only = true;               ///< results of older kernel versions are not served
+  /// What "best" means: the fastest ok trial (the best table), or the ok trial with the lowest
+  /// energy or energy-delay product among those whose energy was measured.
+  Objective objective = Objective::time;
 };
 
 /// A compiled kernel image, keyed by the compile cache key.

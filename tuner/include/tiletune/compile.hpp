@@ -1,12 +1,14 @@
-// NVRTC compilation of a kernel source for one config: source loading (with its quoted
-// #includes), the compile itself, the resource report of ptxas, a content-addressed
-// cubin cache on disk and a pool of threads that compiles many configs at once.
+// NVRTC compilation of a kernel source for one config: source loading (with every header it
+// may include, found the way NVRTC finds them and hashed by content), the compile itself and
+// its diagnostics, the resource report of ptxas, a content-addressed cache on disk of cubins
+// and of failed compiles, and a pool of threads that compiles many configs at once.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <optional>
@@ -21,16 +23,79 @@ struct SourceFile {
   std::string text;
 };
 
-/// A kernel source with every header it includes by quoted path (found recursively,
-/// relative to the including file). The hash covers all of them.
+/// The largest kernel source or header tiletune reads (16 MiB): a bigger file is refused
+/// before it is read, and so is anything that is not a regular file (a FIFO, a device).
+inline constexpr std::uintmax_t kMaxSourceFileBytes = std::uintmax_t{16} << 20;
+
+/// A header NVRTC finds itself through an include directory (-I, the toolkit's): tiletune
+/// reads it only to hash it and to follow its own includes.
+struct HeaderDependency {
+  /// Stable across checkouts and machines: the directory's role and the path below it,
+  /// "include[0]/mylib/tile.cuh" (the first -I), "toolkit[1]/cub/block/block_reduce.cuh".
+  std::string name;
+  std::filesystem::path path;  ///< the file found
+  std::string hash;            ///< hex XXH3-128 of its contents
+};
+
+/// Where the includes of a kernel are looked for, in NVRTC's order (see README, "Headers,
+/// includes and the cache keys"): headers given by name first, then for a quoted include the
+/// including file's directory, then `include_dirs`, then `toolkit_dirs`.
+struct IncludeSearch {
+  std::vector<std::filesystem::path> include_dirs;  ///< the options' -I / --include-path, in order
+  std::vector<std::string> pre_includes;            ///< the options' --pre-include / -include
+  std::vector<std::filesystem::path> toolkit_dirs;  ///< toolkit_include_dirs()
+  friend bool operator==(const IncludeSearch&, const IncludeSearch&) = default;
+  friend auto operator<=>(const IncludeSearch&, const IncludeSearch&) = default;
+};
+
+/// The include directories (-I DIR, -IDIR, --include-path=DIR) and pre-included headers of an
+/// option list, with toolkit_include_dirs() after them.
+[[nodiscard]] IncludeSearch include_search(const std::vector<std::string>& options);
+
+/// The options with each relative include directory (-I DIR, -IDIR, --include-path=DIR) made
+/// absolute against `base` (a space's YAML directory), written as -IDIR; others unchanged.
+[[nodiscard]] std::vector<std::string> resolve_include_dirs(const std::vector<std::string>& options,
+                                                            const std::filesystem::path& base);
+
+/// The CUDA toolkit's header directories NVRTC searches after the -I of a space:
+/// $TILETUNE_CUDA_INCLUDE (directories separated by ':') when set, else the include directory
+/// of the toolkit tiletune was built against and its cccl/ (CUB, Thrust and libcu++ since CUDA
+/// 13). Directories that do not exist are left out.
+[[nodiscard]] std::vector<std::filesystem::path> toolkit_include_dirs();
+
+/// A kernel source with every header it includes. Headers next to the source (quoted includes
+/// found relative to the including file) are handed to NVRTC by name; the rest are found by
+/// NVRTC through the include directories and listed as dependencies. The hash covers all of
+/// them, by content.
 struct KernelSource {
   SourceFile main;
   std::vector<SourceFile> headers;
-  std::string hash;      ///< hex digest of main + headers (names and texts)
+  std::vector<HeaderDependency> dependencies;
+  IncludeSearch search;  ///< the directories the includes were resolved against
+  std::string hash;      ///< hex digest of main, headers and dependencies (names and contents)
 };
 
-/// Reads a .cu file and its quoted includes. Throws Error naming the file that is missing.
+/// Reads a .cu file and every header it may include (see IncludeSearch), without running a
+/// preprocessor: each #include, #include_next and __has_include counts, whatever #if it sits
+/// under. Throws Error naming the file that is missing, not a regular file, or too large, and
+/// for a quoted include next to the source that is found nowhere, its file and line.
+[[nodiscard]] KernelSource load_kernel_source(const std::filesystem::path& path, const IncludeSearch& search);
+/// The same with no -I: the toolkit's directories only.
 [[nodiscard]] KernelSource load_kernel_source(const std::filesystem::path& path);
+
+/// The sources of one kernel file for each include search its requests use, loaded once each
+/// (a space whose options differ per config may search different -I). Not thread-safe; the
+/// sources live as long as this object.
+class KernelSources {
+ public:
+  explicit KernelSources(std::filesystem::path path) : path_(std::move(path)) {}
+  /// The source for requests with these options (their -I and --pre-include).
+  [[nodiscard]] const KernelSource& for_options(const std::vector<std::string>& options);
+
+ private:
+  std::filesystem::path path_;
+  std::map<IncludeSearch, KernelSource> loaded_;
+};
 
 /// What ptxas reports for one kernel (`-Xptxas -v`).
 struct Resources {
@@ -48,8 +113,10 @@ struct Resources {
 /// Error when the log has no resource lines for it.
 [[nodiscard]] Resources parse_ptxas_report(const std::string& log, const std::string& function);
 
-/// One compile: a source, its options (-D... and extras; -arch and -Xptxas -v are added),
-/// an arch ("sm_90") and the entry point (a name or template instantiation expression).
+/// One compile: a source, its options (-D... and extras, -I with absolute directories; -arch,
+/// -Xptxas -v and the toolkit's -I are added), an arch ("sm_90") and the entry point (a name
+/// or template instantiation expression). The source must have been loaded for the options'
+/// include search (KernelSources::for_options).
 struct CompileRequest {
   const KernelSource* source = nullptr;
   std::vector<std::string> options;
@@ -63,16 +130,25 @@ struct CompiledKernel {
   std::string lowered_name;     ///< the symbol to look up with cuModuleGetFunction
   Resources resources;
   std::string log;              ///< NVRTC + ptxas output
+  std::vector<std::string> warnings;  ///< the first line of each warning in the log
+  /// Options NVRTC got after nvrtc_options(request): `--ptxas-options=--entry=SYMBOL` when
+  /// another kernel of the file failed ptxas and the entry was compiled alone.
+  std::vector<std::string> extra_options;
 };
 
 /// A compile outcome: a kernel, or the failure with the log and options that produced it.
 struct CompileResult {
   std::optional<CompiledKernel> kernel;
-  std::string error;            ///< first line of what went wrong (empty on success)
-  std::string log;              ///< full NVRTC log (also on failure)
+  /// What went wrong, in one line, naming the kernel where ptxas does ("transpose: static
+  /// shared memory 81920 B > 48 KB max") or the file and line where the front end does.
+  std::string error;
+  std::string log;              ///< full NVRTC log (also on failure), NUL bytes removed
+  std::vector<std::string> warnings;  ///< the first line of each warning (also on success)
   std::vector<std::string> options;  ///< the exact options given to NVRTC
   double seconds = 0;           ///< wall time of the compile (0 on a cache hit)
-  bool cache_hit = false;
+  bool cache_hit = false;       ///< answered by the cache (a kernel, or a cached failure)
+  /// A failure that may not repeat (NVRTC out of memory, an internal error): not cached.
+  bool transient = false;
   std::string cache_key;        ///< hex key in the cubin cache
   [[nodiscard]] bool ok() const noexcept { return kernel.has_value(); }
 };
@@ -88,15 +164,29 @@ struct CompileResult {
 /// "compute_90a" -> "sm_90a" (a suffix is kept). Throws Error like parse_arch.
 [[nodiscard]] std::string normalize_arch(const std::string& text);
 
-/// The full option list NVRTC receives for a request (used for the cache key and the log):
-/// --gpu-architecture=sm_XX, --ptxas-options=-v, --no-cache (NVRTC >= 13: its own cache
-/// would return cubins without ptxas' report), --std=c++17 (unless the request sets a
-/// --std), then request.options in their order.
+/// The full option list NVRTC receives for a request: --gpu-architecture=sm_XX,
+/// --ptxas-options=-v, --no-cache (NVRTC >= 13: its own cache would return cubins without
+/// ptxas' report), --std=c++17 (unless the request sets a --std), then request.options in
+/// their order, then -I for each of the source's toolkit directories.
 [[nodiscard]] std::vector<std::string> nvrtc_options(const CompileRequest& request);
 
-/// Content-addressed store of compiled cubins that outlives the process. Keyed by the
-/// source hash (headers included), the options, the NVRTC version and the arch.
-/// Safe for concurrent use by threads and processes (writes go to a temp file + rename).
+/// nvrtc_options with each include directory written by its role instead of its place,
+/// "-I<include[0]>", "-I<toolkit[1]>": what the cubin key and the kernel version hash, so
+/// that they do not change with the checkout's path (what is found there is hashed by content
+/// in the source hash).
+[[nodiscard]] std::vector<std::string> key_options(const CompileRequest& request);
+
+/// A failed compile as the cache keeps it.
+struct CompileFailure {
+  std::string error;
+  std::string log;
+  std::vector<std::string> warnings;
+};
+
+/// Content-addressed store of compiled cubins, and of failed compiles with their logs, that
+/// outlives the process. Keyed by the source hash (every header included, by content),
+/// key_options, the NVRTC version, the arch and the entry. Safe for concurrent use by threads
+/// and processes (writes go to a temp file + rename).
 class CubinCache {
  public:
   /// An empty path disables the cache.
@@ -107,6 +197,8 @@ class CubinCache {
   [[nodiscard]] std::string key(const CompileRequest& request) const;
   [[nodiscard]] std::optional<CompiledKernel> get(const std::string& key) const;
   void put(const std::string& key, const CompiledKernel& kernel) const;
+  [[nodiscard]] std::optional<CompileFailure> get_failure(const std::string& key) const;
+  void put_failure(const std::string& key, const CompileFailure& failure) const;
   [[nodiscard]] const std::filesystem::path& directory() const noexcept { return dir_; }
 
  private:
@@ -114,10 +206,13 @@ class CubinCache {
 };
 
 /// Compiles one request with NVRTC (no cache). Never throws for a bad kernel: a failure is
-/// returned with its log; throws Error only when NVRTC itself cannot be used.
+/// returned with its log; throws Error only when NVRTC itself cannot be used. When ptxas fails
+/// on another kernel of the file, only the entry is compiled again (ptxas --entry), and the
+/// result carries a warning naming the kernel that failed.
 [[nodiscard]] CompileResult compile_nvrtc(const CompileRequest& request);
 
-/// Compiles through the cache: a hit returns the stored kernel without calling NVRTC.
+/// Compiles through the cache: a hit returns the stored kernel, or the stored failure, without
+/// calling NVRTC; a miss is compiled and stored (a transient failure is not).
 [[nodiscard]] CompileResult compile_cached(const CompileRequest& request, const CubinCache& cache);
 
 /// A fixed pool of threads compiling requests; results come back as futures.

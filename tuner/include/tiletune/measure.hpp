@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tiletune/energy.hpp"
 #include "tiletune/space.hpp"
 #include "tiletune/status.hpp"
 
@@ -72,6 +73,7 @@ struct TrialRequest {
   /// kept as the reference for the problem, and it is timed like any other.
   bool is_reference = false;
   double deadline_seconds = 10;              ///< the parent kills the worker after this
+  EnergySettings energy;                     ///< measure power and energy after timing
 };
 
 /// What a worker reports for one trial.
@@ -87,6 +89,9 @@ struct TrialResult {
   double load_ms = 0;            ///< module load + setup
   double verify_ms = 0;
   double measure_ms = 0;         ///< wall time of the timing loop
+  double energy_mj = 0;          ///< energy per run (NVML); 0: not measured
+  double power_w = 0;            ///< mean power while it ran back to back; 0: not measured
+  std::string energy_note;       ///< why energy was asked for and not measured (NVML absent, ...)
 };
 
 /// A device-to-device copy: the bandwidth ceiling a sweep compares kernels with.

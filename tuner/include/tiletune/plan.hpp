@@ -44,8 +44,16 @@ struct LaunchGeometry {
 [[nodiscard]] std::int64_t eval_located(const LocatedExpr& e, std::span<const std::int64_t> slots,
                                         std::string_view what);
 
-/// The -DNAME=value options of a config, followed by the space's extra options.
-[[nodiscard]] std::vector<std::string> compile_options(const Space& space, const Config& config);
+/// The options NVRTC gets for one config of one problem: -DNAME=value for each param, then for
+/// each problem size with `problem_defines`, then the space's `options:` with their ${EXPR}
+/// evaluated; each relative -I made absolute against the YAML's directory. Throws EvalError
+/// naming the option whose expression fails for this config.
+[[nodiscard]] std::vector<std::string> compile_options(const Space& space, const Problem& problem,
+                                                       const Config& config);
+
+/// The space's own options as written (`options:` with ${EXPR} unevaluated, -I made absolute
+/// like compile_options): what the kernel version records besides NVRTC's defaults.
+[[nodiscard]] std::vector<std::string> space_options(const Space& space);
 
 /// The problem named by `NAME=value` overrides, other sizes taking their first YAML value.
 /// Throws Error for a name that is not a problem size or a value that is not an integer.
@@ -59,6 +67,7 @@ struct PlanRow {
   TrialStatus status = TrialStatus::ok;  ///< ok, pruned or compile_failed
   std::string detail;                    ///< prune reason or the first line of the compile error
   std::string compile_log;               ///< full NVRTC log on a compile failure
+  std::vector<std::string> warnings;     ///< the compiler's warnings (also when it compiled)
   std::optional<LaunchGeometry> launch;
   std::optional<Resources> resources;
   Occupancy occupancy;
@@ -74,8 +83,10 @@ struct PlanSummary {
   std::uint64_t ok = 0;
   std::uint64_t pruned = 0;          ///< by a resource limit (constraints are not counted here)
   std::uint64_t compile_failed = 0;
+  std::uint64_t compiled_ok = 0;     ///< configs that compiled (ok, or pruned on their resources)
+  std::uint64_t with_warnings = 0;   ///< configs whose compile gave warnings
   std::uint64_t compiled = 0;        ///< NVRTC calls made
-  std::uint64_t cache_hits = 0;
+  std::uint64_t cache_hits = 0;      ///< compiles answered by the cubin cache (failures too)
   double compile_seconds = 0;        ///< sum over NVRTC calls
   double wall_seconds = 0;
   unsigned threads = 0;
@@ -99,6 +110,15 @@ struct PlanOptions {
   /// Called after each config completes (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
 };
+
+/// The failure reason most failed configs share, with how many give it: reasons that differ only
+/// in their numbers ("81920 B" and "98304 B") count as one, and the first is shown.
+struct FailureSummary {
+  std::string reason;
+  std::uint64_t configs = 0;
+};
+/// nullopt when no config failed to compile.
+[[nodiscard]] std::optional<FailureSummary> most_common_failure(const Plan& plan);
 
 /// Plans every config that passes the constraints. Throws only for problems with the space
 /// itself (e.g. an unreadable source); each config's failure is recorded in its row.

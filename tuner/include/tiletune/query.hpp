@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tiletune/objective.hpp"
+
 #if defined(_WIN32)
 #define TILETUNE_QUERY_API
 #else
@@ -86,6 +88,9 @@ struct QueryRequest {
   std::string kernel;                         ///< the space's `kernel:` name, e.g. "transpose"
   QueryDevice device;
   std::map<std::string, std::int64_t> sizes;  ///< problem sizes by name, e.g. {{"N", 8192}}
+  /// What "best" means at every level: the fastest, or the lowest energy per run or energy-delay
+  /// product among the trials whose energy was measured (caches of schema 4 and later).
+  Objective objective = Objective::time;
 };
 
 /// One tuned parameter, e.g. {"TILE", 32}.
@@ -105,6 +110,7 @@ struct TILETUNE_QUERY_API QueryResult {
   std::string problem;               ///< the measured problem it came from, "N=8192;R=3"
                                      ///< (empty for portable_default and none)
   double time_ms = -1.0;             ///< median time of that measurement; -1 when there is none
+  double energy_mj = -1.0;           ///< its energy per run (energy and edp objectives); -1 otherwise
   double relative_time = 0.0;        ///< portable_default only: mean of time / best time (>= 1)
   std::string device_name;           ///< the device it was measured on (empty: none or portable)
   std::string device_uuid;
@@ -165,7 +171,7 @@ class TILETUNE_QUERY_API QueryCache {
   bool refresh() const noexcept;
 
   [[nodiscard]] const std::filesystem::path& path() const noexcept;
-  /// PRAGMA user_version of the file (1..3 are read).
+  /// PRAGMA user_version of the file (1..4 are read).
   [[nodiscard]] int schema_version() const noexcept;
 
  private:

@@ -15,7 +15,9 @@
 
 #include "tiletune/cache_db.hpp"
 #include "tiletune/device.hpp"
+#include "tiletune/energy.hpp"
 #include "tiletune/measure.hpp"
+#include "tiletune/objective.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/strategy.hpp"
 #include "tiletune/trial.hpp"
@@ -71,6 +73,12 @@ struct SweepOptions {
   std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
   std::vector<std::string> worker_argv;  ///< empty: default_worker_argv(device)
   std::uint64_t copy_bytes = 256ull << 20;  ///< size of the bandwidth-ceiling copy
+  /// Power and energy per trial through NVML (enabled implies measuring; an objective other
+  /// than time needs it and turns it on).
+  EnergySettings energy;
+  /// What the strategy minimizes and the ranking sorts by. energy and edp need NVML: run_sweep
+  /// throws Error when it cannot be loaded for the device.
+  Objective objective = Objective::time;
   std::function<void(const SweepProgress&)> progress;
 };
 
@@ -91,7 +99,7 @@ struct SweepTrial {
 struct ProblemOutcome {
   Problem problem;
   std::string canonical;                 ///< "N=8192"
-  std::vector<TrialRow> ranked;          ///< ok trials of the current kernel version, fastest first
+  std::vector<TrialRow> ranked;          ///< ok trials of the current kernel version, best objective first
   std::optional<TrialRow> default_trial; ///< the space's default config, when measured
   std::uint64_t resumed = 0;             ///< proposals answered from the cache (not measured again)
   std::uint64_t evaluations = 0;         ///< trials measured for this problem in this run
@@ -115,6 +123,9 @@ struct SweepReport {
   double wait_compile_seconds = 0;       ///< wall time the GPU waited for the compiler
   double load_seconds = 0, verify_seconds = 0, measure_seconds = 0;
   std::filesystem::path db_path;
+  Objective objective = Objective::time;
+  bool energy_measured = false;          ///< energy was asked for (--energy or the objective)
+  std::string energy_note;               ///< why some trial's energy was not measured (said once)
 };
 
 /// Runs the sweep. Throws Error when the device, the database or the worker cannot be used;

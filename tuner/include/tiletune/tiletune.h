@@ -86,6 +86,13 @@ TILETUNE_API tiletune_status tiletune_lookup(tiletune_cache* cache, const char* 
                                              const char* device_spec, const char* sizes,
                                              tiletune_result** out);
 
+/** As tiletune_lookup, ranking by objective at every match level: "time" (or NULL: the fastest),
+ *  "energy" (the lowest energy per run) or "edp" (the lowest energy x time), the last two among
+ *  trials whose energy was measured. Another objective name is TILETUNE_INVALID_ARGUMENT. */
+TILETUNE_API tiletune_status tiletune_lookup_objective(tiletune_cache* cache, const char* kernel,
+                                                       const char* device_spec, const char* sizes,
+                                                       const char* objective, tiletune_result** out);
+
 /** Number of params in a result (0 for NULL). */
 TILETUNE_API size_t tiletune_result_param_count(const tiletune_result* result);
 /** The name of param i, e.g. "TILE"; NULL when i is out of range. Valid until the result is freed. */
@@ -100,6 +107,9 @@ TILETUNE_API tiletune_match_level tiletune_result_match_level(const tiletune_res
 /** Median time in ms of the measurement the config came from; -1 when there is none
  *  (portable default). */
 TILETUNE_API double tiletune_result_time_ms(const tiletune_result* result);
+/** Energy per run in mJ of the measurement it came from, for the energy and edp objectives;
+ *  -1 otherwise (time objective, portable default, or NULL). */
+TILETUNE_API double tiletune_result_energy_mj(const tiletune_result* result);
 /** The measured problem it came from, "N=8192;R=3" ("" for the portable default). */
 TILETUNE_API const char* tiletune_result_problem(const tiletune_result* result);
 /** The name of the device it was measured on ("" for the portable default). */
@@ -108,6 +118,17 @@ TILETUNE_API const char* tiletune_result_device_name(const tiletune_result* resu
 TILETUNE_API const char* tiletune_result_params_text(const tiletune_result* result);
 /** Frees a result (NULL is allowed). */
 TILETUNE_API void tiletune_result_free(tiletune_result* result);
+
+/** The stored trials as a JSON array of objects, one per trial (the fields of `tiletune show
+ *  --format json`: kernel, device, device_uuid, problem, params, status, detail, time_ms, ...,
+ *  energy_mj, power_w, best, current), ordered by kernel, device, problem, then fastest first.
+ *  kernel, device (a UUID or name) and status filter when not NULL; only trials of each kernel's
+ *  current version unless all_versions is non-zero. On TILETUNE_OK *json is a NUL-terminated
+ *  UTF-8 string to free with tiletune_string_free; otherwise it is NULL. */
+TILETUNE_API tiletune_status tiletune_trials_json(tiletune_cache* cache, const char* kernel, const char* device,
+                                                  const char* status, int all_versions, char** json);
+/** Frees a string returned by the library (NULL is allowed). */
+TILETUNE_API void tiletune_string_free(char* text);
 
 /** A static description of a status, e.g. "not a tiletune cache". */
 TILETUNE_API const char* tiletune_status_string(tiletune_status status);

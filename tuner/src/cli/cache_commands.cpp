@@ -1,6 +1,7 @@
 // `tiletune devices`, `show` and `best`: reading the machine and the result cache.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "tiletune/landscape.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/device.hpp"
+#include "tiletune/interchange.hpp"
 #include "tiletune/query.hpp"
 
 namespace tiletune::cli {
@@ -96,6 +98,8 @@ nlohmann::json trial_json(const TrialRow& r) {
   put("occupancy_driver", t.occupancy_driver);
   put("compile_ms", t.compile_ms);
   put("measure_ms", t.measure_ms);
+  put("energy_mj", t.energy_mj);
+  put("power_w", t.power_w);
   return j;
 }
 
@@ -156,27 +160,32 @@ Runner add_show_command(CLI::App& app) {
       std::cout << j.dump(2) << '\n';
     } else if (o->format == "csv") {
       std::cout << "id,kernel,device,problem,params,status,time_ms,stddev_ms,samples,gbps,gflops,registers,"
-                   "shared_bytes,spill_bytes,occupancy_offline,occupancy_driver,best,detail\n";
+                   "shared_bytes,spill_bytes,occupancy_offline,occupancy_driver,energy_mj,power_w,best,detail\n";
       for (const TrialRow& r : rows) {
         const TrialRecord& t = r.trial;
-        std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id,
+        std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id,
                                  csv_field(r.kernel.name), csv_field(r.device_name), csv_field(t.key.problem),
                                  csv_field(t.key.params), status_name(t.status), opt(t.time_ms, "{}"),
                                  opt(t.stddev_ms, "{}"), t.samples ? std::to_string(*t.samples) : "",
                                  opt(t.gbps, "{}"), opt(t.gflops, "{}"), t.registers ? std::to_string(*t.registers) : "",
                                  t.shared_bytes ? std::to_string(*t.shared_bytes) : "",
                                  t.spill_bytes ? std::to_string(*t.spill_bytes) : "", opt(t.occupancy_offline, "{}"),
-                                 opt(t.occupancy_driver, "{}"), r.is_best ? 1 : 0, csv_field(t.detail));
+                                 opt(t.occupancy_driver, "{}"), t.energy_mj ? fmt::format("{}", *t.energy_mj) : "",
+                                 t.power_w ? fmt::format("{}", *t.power_w) : "", r.is_best ? 1 : 0, csv_field(t.detail));
       }
     } else {
-      std::cout << fmt::format("{:<12} {:<14} {:<34} {:<14} {:>10} {:>8} {:>4}  {}\n", "kernel", "problem", "params",
-                               "status", "time ms", "GB/s", "best", "detail");
+      const bool energy = std::any_of(rows.begin(), rows.end(), [](const TrialRow& r) { return r.trial.energy_mj; });
+      std::cout << fmt::format("{:<12} {:<14} {:<34} {:<14} {:>10} {:>8}{} {:>4}  {}\n", "kernel", "problem", "params",
+                               "status", "time ms", "GB/s", energy ? fmt::format(" {:>10} {:>7}", "energy mJ", "power W") : "",
+                               "best", "detail");
       for (const TrialRow& r : rows) {
         const TrialRecord& t = r.trial;
         std::string detail = t.detail.substr(0, t.detail.find('\n')).substr(0, 70);
-        std::cout << fmt::format("{:<12} {:<14} {:<34} {:<14} {:>10} {:>8} {:>4}  {}\n", r.kernel.name, t.key.problem,
+        std::cout << fmt::format("{:<12} {:<14} {:<34} {:<14} {:>10} {:>8}{} {:>4}  {}\n", r.kernel.name, t.key.problem,
                                  params_text(t.key.params), status_name(t.status), opt(t.time_ms),
-                                 opt(t.gbps, "{:.1f}"), r.is_best ? "*" : "", detail);
+                                 opt(t.gbps, "{:.1f}"),
+                                 energy ? fmt::format(" {:>10} {:>7}", opt(t.energy_mj), opt(t.power_w, "{:.0f}")) : "",
+                                 r.is_best ? "*" : "", detail);
       }
       std::cout << fmt::format("{} trials\n", rows.size());
     }
@@ -188,9 +197,10 @@ namespace {
 
 /// `best --kernel K --size N=...`: one lookup through the query library, with its fallbacks.
 int print_lookup(const std::string& db_path, const std::string& kernel, const std::vector<std::string>& sizes,
-                 const std::string& device_spec, const std::string& format) {
+                 const std::string& device_spec, const std::string& format, Objective objective) {
   QueryRequest request;
   request.kernel = kernel;
+  request.objective = objective;
   for (const std::string& s : sizes) {
     const auto eq = s.find('=');
     std::int64_t v = 0;  // the option's check has made sure of the form
@@ -224,6 +234,7 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
     nlohmann::json j = {{"kernel", kernel}, {"match", level}, {"params", params}};
     if (!r.problem.empty()) j["problem"] = r.problem;
     if (r.time_ms >= 0) j["time_ms"] = r.time_ms;
+    if (r.energy_mj >= 0) j["energy_mj"] = r.energy_mj;
     if (!r.device_name.empty()) j["device"] = r.device_name;
     if (!r.device_uuid.empty()) j["device_uuid"] = r.device_uuid;
     std::cout << j.dump(2) << '\n';
@@ -251,10 +262,14 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
 Runner add_best_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("best", "Print the best config per device, kernel and problem, or look one up");
   struct Options {
-    std::string db, kernel, device, format = "table";
+    std::string db, kernel, device, format = "table", objective = "time";
     std::vector<std::string> sizes;
   };
   auto o = std::make_shared<Options>();
+  cmd->add_option("--objective", o->objective,
+                  "Best by time (default), energy (least energy per run) or edp (energy x time); the last two "
+                  "among trials whose energy was measured")
+      ->check(CLI::IsMember({"time", "energy", "edp"}));
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
   cmd->add_option("--device", o->device, "A device UUID (GPU-...), name or compute capability (sm_90); "
@@ -282,7 +297,7 @@ that finds nothing).
   return [o]() {
     if (!o->sizes.empty()) {
       if (o->kernel.empty()) throw UsageError("--size needs --kernel: tiletune best --kernel transpose --size N=8192");
-      return print_lookup(o->db, o->kernel, o->sizes, o->device, o->format);
+      return print_lookup(o->db, o->kernel, o->sizes, o->device, o->format, *parse_objective(o->objective));
     }
     if (o->format == "env" || o->format == "cmake")
       throw UsageError(fmt::format("--format {} needs --kernel and --size (one config to print)", o->format));
@@ -290,6 +305,7 @@ that finds nothing).
     BestFilter filter;
     if (!o->kernel.empty()) filter.kernel = o->kernel;
     if (!o->device.empty()) filter.device = o->device;
+    filter.objective = *parse_objective(o->objective);
     const std::vector<BestEntry> entries = db.best(filter);
     if (o->format == "json") {
       nlohmann::json j = nlohmann::json::array();
@@ -301,7 +317,8 @@ that finds nothing).
                      {"params", e.trial.key.params},
                      {"time_ms", e.trial.time_ms.value_or(0)},
                      {"gbps", e.trial.gbps.value_or(0)},
-                     {"gflops", e.trial.gflops.value_or(0)}});
+                     {"gflops", e.trial.gflops.value_or(0)},
+                     {"energy_mj", e.trial.energy_mj ? nlohmann::json(*e.trial.energy_mj) : nlohmann::json()}});
       std::cout << j.dump(2) << '\n';
       return entries.empty() ? exit_no_result : exit_ok;
     }
@@ -332,12 +349,15 @@ Runner add_export_command(CLI::App& app) {
                                          "ran on several")
       ->check(plain_text(256));
   cmd->add_flag("--current-only", o->current_only, "Only the latest version of each kernel's source");
-  cmd->add_option("--format", o->format, "Output: csv, json (default) or landscape (needs --kernel)")
-      ->check(CLI::IsMember({"csv", "json", "landscape"}));
+  cmd->add_option("--format", o->format,
+                  "Output: csv, json (default), landscape (needs --kernel) or t4 (the Kernel Tuner / KTT results "
+                  "format)")
+      ->check(CLI::IsMember({"csv", "json", "landscape", "t4"}));
   cmd->footer(R"(Examples:
   tiletune export --format csv > trials.csv
   tiletune export --kernel transpose > transpose.json
   tiletune export --format landscape --kernel matmul > matmul.csv    a recording for `tune --replay`
+  tiletune export --format t4 --kernel transpose > transpose.t4.json  for Kernel Tuner / KTT tools
 
 Every trial with its full key: device (UUID, name, compute capability, copy bandwidth), kernel
 version (name, source hash, options, NVRTC version), problem and params, and all measurements.
@@ -357,6 +377,10 @@ format that `tiletune tune SPACE --replay FILE` reads.
     if (!o->kernel.empty()) filter.kernel = o->kernel;
     if (!o->device.empty()) filter.device = o->device;
     filter.current_only = o->current_only;
+    if (o->format == "t4") {
+      std::cout << export_t4(db, filter, Objective::time);
+      return exit_ok;
+    }
     const std::vector<TrialRow> rows = db.trials(filter);
     if (o->format == "json") {
       nlohmann::json devices = nlohmann::json::array();

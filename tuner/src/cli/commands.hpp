@@ -28,6 +28,9 @@ Runner add_export_command(CLI::App& app);
 Runner add_merge_command(CLI::App& app);
 Runner add_worker_command(CLI::App& app);
 Runner add_upgrade_command(CLI::App& app);
+Runner add_report_command(CLI::App& app);
+Runner add_import_t1_command(CLI::App& app);
+Runner add_nvml_command(CLI::App& app);
 
 /// The shipped transpose space: the installed copy, else the one in the source tree.
 [[nodiscard]] std::filesystem::path default_space_path();
@@ -37,6 +40,10 @@ enum class Format { table, csv, json };
 [[nodiscard]] std::map<std::string, Format> format_names();
 
 void print_devices(std::ostream& out, const std::vector<DeviceInfo>& devices, Format format);
+
+/// Writes text to path through a temporary file beside it and a rename, so that a failure never
+/// leaves half a file; "-" is stdout. Throws Error naming the file.
+void write_whole_file(const std::string& path, const std::string& text);
 
 /// True when stderr is a terminal (progress bars go there only then).
 [[nodiscard]] bool stderr_is_tty();

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   tiletune best                                         the best config per device, kernel, problem
   tiletune show --kernel transpose --status ok          the trials in the result cache
   tiletune merge all.db h200.db a100.db                 merge caches from several machines
+  tiletune report -o report.html                        an HTML report of the cache, with plots
+  tiletune import-t1 space.json -o space.yaml           a Kernel Tuner / KTT (T1) space as tiletune YAML
 
 Run `tiletune COMMAND --help` for the options of a command.
 
@@ -43,6 +45,9 @@ Run `tiletune COMMAND --help` for the options of a command.
   add(tiletune::cli::add_export_command);
   add(tiletune::cli::add_merge_command);
   add(tiletune::cli::add_upgrade_command);
+  add(tiletune::cli::add_report_command);
+  add(tiletune::cli::add_import_t1_command);
+  add(tiletune::cli::add_nvml_command);
   add(tiletune::cli::add_worker_command);
 
   try {

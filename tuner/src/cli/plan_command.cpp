@@ -88,6 +88,21 @@ Plan run_plan(const Space& space, const PlanRunOptions& o) {
   return plan_space(space, options);
 }
 
+// 4 when configs were compiled and none compiled, with the most common reason on stderr; 3 with
+// --strict when some failed; else 0.
+int plan_exit_status(const Space& space, const Plan& plan, bool strict) {
+  const PlanSummary& s = plan.summary;
+  if (s.compile_failed > 0 && s.compiled_ok == 0) {
+    const auto common = most_common_failure(plan);
+    std::cerr << fmt::format("tiletune: plan: no config of {} compiled ({} failed); most common reason ({} of {}): {}\n",
+                             space.kernel, s.compile_failed, common ? common->configs : 0, s.compile_failed,
+                             common ? common->reason : "?");
+    return exit_no_result;
+  }
+  if (strict && s.compile_failed > 0) return exit_compile_failures;
+  return exit_ok;
+}
+
 Runner add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("plan", "Compile a search space and show resources and occupancy (no GPU needed)");
   auto o = std::make_shared<PlanRunOptions>();
@@ -102,7 +117,9 @@ Runner add_plan_command(CLI::App& app) {
                                                "(large spaces)")
       ->check(whole_number_in(1, 1'000'000'000));
   cmd->add_flag("--strict", o->strict, "Exit with status 3 when any config fails to compile");
-  cmd->add_flag("--logs", o->show_logs, "Print the NVRTC log of every config that failed to compile");
+  cmd->add_flag("--logs", o->show_logs,
+                "Print the NVRTC log of every config that failed to compile, and each warning of the "
+                "compiles that succeeded");
   cmd->footer(R"(Examples:
   tiletune plan configs/transpose.yaml                  plan for the GPU present (else sm_90)
   tiletune plan configs/transpose.yaml --arch sm_80 --size N=4096
@@ -111,8 +128,10 @@ Runner add_plan_command(CLI::App& app) {
   tiletune plan configs/matmul.yaml --sample 20         every 20th config of a large space
 
 Every config passing the constraints is compiled with NVRTC (in parallel, through the cubin
-cache: a second plan compiles nothing) and checked against the device's limits: a config that
-cannot launch is `pruned` with its reason.
+cache, which keeps failed compiles too: a second plan of an unchanged space compiles nothing)
+and checked against the device's limits: a config that cannot launch is `pruned` with its
+reason. A failed compile's reason is the compiler's first error, naming the kernel where ptxas
+does. With 4 (no config compiled) the most common reason is on stderr.
 
 )" + std::string(exit_status_help));
   return [o]() {
@@ -120,8 +139,7 @@ cannot launch is `pruned` with its reason.
     Plan plan = run_plan(space, *o);
     print_plan(std::cout, space, plan, format_names().at(o->format));
     if (o->show_logs) print_compile_logs(std::cerr, space, plan);
-    if (o->strict && plan.summary.compile_failed > 0) return 3;
-    return 0;
+    return plan_exit_status(space, plan, o->strict);
   };
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -17,6 +18,8 @@ std::string summary_text(const Space& space, const Plan& plan) {
   text += fmt::format("points {}, after constraints {}{}, ok {}, pruned {}, compile failures {}\n", s.points, s.valid,
                       s.sample_every > 1 ? fmt::format(" (planned every {}th: {})", s.sample_every, plan.rows.size()) : "",
                       s.ok, s.pruned, s.compile_failed);
+  if (s.with_warnings > 0)
+    text += fmt::format("{} configs compiled with warnings (--logs shows them)\n", s.with_warnings);
   if (s.compiled == 0) {
     text += fmt::format("compiled nothing: {} cache hits, {:.2f} s wall\n", s.cache_hits, s.wall_seconds);
   } else {
@@ -72,6 +75,7 @@ nlohmann::json row_json(const Space& space, const PlanRow& row) {
     j["limiter"] = limiter_name(row.occupancy.limiter);
     j["waves"] = row.occupancy.waves;
   }
+  j["warnings"] = row.warnings;
   j["compile_seconds"] = row.compile_seconds;
   j["cache_hit"] = row.cache_hit;
   return j;
@@ -95,6 +99,7 @@ void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format 
     j["summary"] = {{"points", s.points},           {"after_constraints", s.valid},
                     {"ok", s.ok},                   {"pruned", s.pruned},
                     {"compile_failed", s.compile_failed}, {"compiled", s.compiled},
+                    {"compiled_ok", s.compiled_ok},   {"with_warnings", s.with_warnings},
                     {"cache_hits", s.cache_hits},   {"compile_seconds", s.compile_seconds},
                     {"wall_seconds", s.wall_seconds}, {"threads", s.threads},
                     {"sample_every", s.sample_every}, {"planned", plan.rows.size()}};
@@ -167,10 +172,23 @@ void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format 
 }
 
 void print_compile_logs(std::ostream& out, const Space& space, const Plan& plan) {
+  // Warnings: each distinct one once, with how many configs gave it and the first of them.
+  std::vector<std::pair<std::string, std::pair<const PlanRow*, std::size_t>>> warnings;
   for (const PlanRow& row : plan.rows) {
-    if (row.status != TrialStatus::compile_failed) continue;
-    out << fmt::format("--- {} ({}): NVRTC log\n{}\n", space.kernel, format_config(space, row.config), row.compile_log);
+    if (row.status == TrialStatus::compile_failed) {
+      out << fmt::format("--- {} ({}): NVRTC log\n{}\n", space.kernel, format_config(space, row.config),
+                         row.compile_log);
+      continue;
+    }
+    for (const std::string& w : row.warnings) {
+      auto it = std::find_if(warnings.begin(), warnings.end(), [&](const auto& e) { return e.first == w; });
+      if (it == warnings.end()) warnings.push_back({w, {&row, 1}});
+      else ++it->second.second;
+    }
   }
+  for (const auto& [text, where] : warnings)
+    out << fmt::format("--- {} ({}{}): warning: {}\n", space.kernel, format_config(space, where.first->config),
+                       where.second > 1 ? fmt::format(" and {} more configs", where.second - 1) : "", text);
 }
 
 }  // namespace tiletune::cli

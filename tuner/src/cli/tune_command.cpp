@@ -42,6 +42,8 @@ struct TuneOptions {
   std::uint64_t seed = 1;
   std::string replay;
   std::size_t batch = 1;
+  std::string objective = "time";
+  bool energy = false;
 };
 
 /// Problems from --size: each named size takes the values given (repeat a name for several),
@@ -88,8 +90,9 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
                                       p.default_trial->trial.time_ms
                                   ? *p.default_trial->trial.time_ms
                                   : 0.0;
-    out << fmt::format("{:>4}  {:<40} {:>10} {:>9} {:>7} {:>9} {:>5} {:>5} {:>8}\n", "rank", "config", "time ms",
-                       has_flops ? "GFLOP/s" : "GB/s", "% copy", "±stddev", "occ%", "regs", "speedup");
+    out << fmt::format("{:>4}  {:<40} {:>10} {:>9} {:>7} {:>9} {:>5} {:>5} {:>8}{}\n", "rank", "config", "time ms",
+                       has_flops ? "GFLOP/s" : "GB/s", "% copy", "±stddev", "occ%", "regs", "speedup",
+                       r.energy_measured ? fmt::format(" {:>10} {:>7}", "energy mJ", "power W") : "");
     for (std::size_t i = 0; i < p.ranked.size() && i < top; ++i) {
       const TrialRecord& t = p.ranked[i].trial;
       std::string config = t.key.params;
@@ -97,11 +100,14 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
         if (c == ';') c = ' ';
       const double rate = has_flops ? t.gflops.value_or(0) : t.gbps.value_or(0);
       out << fmt::format(
-          "{:>4}  {:<40} {:>10.4f} {:>9.1f} {:>7} {:>8.1f}% {:>5.0f} {:>5} {:>8}\n", i + 1, config, *t.time_ms, rate,
+          "{:>4}  {:<40} {:>10.4f} {:>9.1f} {:>7} {:>8.1f}% {:>5.0f} {:>5} {:>8}{}\n", i + 1, config, *t.time_ms, rate,
           has_bytes && r.copy.gbps > 0 ? fmt::format("{:.1f}%", 100.0 * t.gbps.value_or(0) / r.copy.gbps) : "-",
           t.stddev_ms && *t.time_ms > 0 ? 100.0 * *t.stddev_ms / *t.time_ms : 0.0,
           100.0 * t.occupancy_offline.value_or(0), t.registers.value_or(0),
-          default_ms > 0 ? fmt::format("{:.2f}x", default_ms / *t.time_ms) : "-");
+          default_ms > 0 ? fmt::format("{:.2f}x", default_ms / *t.time_ms) : "-",
+          r.energy_measured ? fmt::format(" {:>10} {:>7}", t.energy_mj ? fmt::format("{:.4f}", *t.energy_mj) : "-",
+                                          t.power_w ? fmt::format("{:.0f}", *t.power_w) : "-")
+                            : "");
     }
     if (p.default_trial) {
       const TrialRecord& d = p.default_trial->trial;
@@ -128,11 +134,17 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
       "module load + setup {:.1f} s, verify {:.1f} s, timing {:.1f} s; {} worker start{}\n",
       r.wall_seconds, double(r.trials.size()) / wall, r.compile_seconds, r.wait_compile_seconds, r.load_seconds,
       r.verify_seconds, r.measure_seconds, r.worker_starts, r.worker_starts == 1 ? "" : "s");
+  if (r.objective != Objective::time)
+    out << fmt::format("objective {} ({} per run): the ranking above is by it\n", objective_name(r.objective),
+                       objective_unit(r.objective));
+  if (!r.energy_note.empty()) out << fmt::format("power and energy not measured for some trials: {}\n", r.energy_note);
   out << fmt::format("results in {}\n", r.db_path.string());
 }
 
 // `tune --replay`: the strategy against a recording, one problem after another.
 int run_replay(const Space& space, const TuneOptions& o) {
+  if (o.objective != "time")
+    throw Error(fmt::format("--objective {} with --replay: a recorded landscape holds times only", o.objective));
   const Landscape landscape = load_landscape(o.replay);
   if (landscape.kernel != space.kernel)
     throw Error(fmt::format("replay: the recording is of kernel '{}', the space of '{}'", landscape.kernel,
@@ -247,12 +259,20 @@ Runner add_tune_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--batch", o->batch, "Replay: configs proposed at a time (a GPU sweep proposes a compile batch)")
       ->check(whole_number_in(1, 1'000'000));
+  cmd->add_option("--objective", o->objective,
+                  "What the strategy minimizes: time (default), energy (per run) or edp (energy x time); "
+                  "energy and edp measure energy through NVML")
+      ->check(CLI::IsMember({"time", "energy", "edp"}));
+  cmd->add_flag("--energy", o->energy,
+                "Also measure power and energy per trial through NVML (the kernel runs back to back for about "
+                "0.2-0.5 s more per trial)");
   cmd->footer(R"(Examples:
   tiletune tune                                   the shipped transpose space, every problem size
   tiletune tune configs/transpose.yaml --size N=8192 --size N=4096
   tiletune tune configs/matmul.yaml --budget 10m --db results.db
   tiletune tune configs/transpose.yaml --force    measure again what the cache already has
   tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
+  tiletune tune configs/transpose.yaml --objective energy    least energy per run (NVML)
 
 Each config is compiled (in parallel, ahead of the GPU), checked against the device's limits,
 run once in a worker process and verified against the reference, then timed (cold: L2 flushed
@@ -304,6 +324,8 @@ prints the evaluations, the recorded sweep time they cost and how close to the o
     options.timing.max_seconds = o->max_time;
     options.timing.max_noise = o->max_noise / 100.0;
     options.deadline_seconds = o->deadline;
+    options.objective = *parse_objective(o->objective);
+    options.energy.enabled = o->energy;
     const bool tty = stderr_is_tty();
     if (!o->plan.quiet) {
       auto last_line = std::make_shared<double>(-1e9);

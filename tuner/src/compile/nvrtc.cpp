@@ -5,16 +5,26 @@
 // CUDA driver's compute cache (~/.nv/ComputeCache, only where libcuda loads), and a hit
 // there returns the CUBIN with an empty log. `--no-cache` turns that cache off; tiletune's
 // CubinCache does the caching instead, and keeps the report with the cubin.
+//
+// A file with several kernels is compiled whole by the front end, but ptxas can be told to
+// assemble one entry only (`--ptxas-options=--entry=SYMBOL`). That needs the entry's lowered
+// name, which NVRTC gives only after a successful compile, so it is used on the failure path
+// alone: when ptxas fails on a kernel, a front-end-only compile (`--fdevice-syntax-only`)
+// tells whether that kernel is the entry; if not, the entry is compiled again by itself and
+// the result carries a warning that names the kernel that failed.
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cctype>
 #include <charconv>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "compile/diagnostics.hpp"
+#include "compile/includes.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"
 
@@ -28,18 +38,21 @@ void check(nvrtcResult result, const char* call, const std::string& context = {}
   throw Error(message);
 }
 
-// Owns one nvrtcProgram; move-only.
+// Owns one nvrtcProgram; move-only. `prelude` goes before the main source, which then starts
+// again at its own line 1 (#line), so that diagnostics keep their line numbers.
 class Program {
  public:
-  explicit Program(const KernelSource& source) {
+  Program(const KernelSource& source, const std::string& prelude) {
     std::vector<const char*> texts;
     std::vector<const char*> names;
     for (const auto& header : source.headers) {
       texts.push_back(header.text.c_str());
       names.push_back(header.name.c_str());
     }
-    check(nvrtcCreateProgram(&program_, source.main.text.c_str(), source.main.name.c_str(),
-                             static_cast<int>(texts.size()), texts.data(), names.data()),
+    const std::string main =
+        prelude.empty() ? source.main.text : prelude + "#line 1 \"" + source.main.name + "\"\n" + source.main.text;
+    check(nvrtcCreateProgram(&program_, main.c_str(), source.main.name.c_str(), static_cast<int>(texts.size()),
+                             texts.data(), names.data()),
           "nvrtcCreateProgram", source.main.name);
   }
   ~Program() {
@@ -61,26 +74,7 @@ std::string program_log(nvrtcProgram program, const std::string& context) {
   check(nvrtcGetProgramLogSize(program, &size), "nvrtcGetProgramLogSize", context);
   std::string log(size, '\0');
   if (size > 0) check(nvrtcGetProgramLog(program, log.data()), "nvrtcGetProgramLog", context);
-  while (!log.empty() && log.back() == '\0') log.pop_back();  // the size counts the NUL
-  return log;
-}
-
-// The first line of an NVRTC log that reports an error: "k.cu(3): error: ...",
-// "error #20-D: ...", "catastrophic error: ...", "nvrtc: error: ...". A warning that merely
-// mentions a name like "error_code" does not count.
-std::string first_error_line(const std::string& log) {
-  std::istringstream lines(log);
-  std::string line;
-  while (std::getline(lines, line)) {
-    for (std::size_t at = line.find("error"); at != std::string::npos;
-         at = line.find("error", at + 1)) {
-      const std::size_t after = at + 5;
-      if (after < line.size() && (line[after] == ':' || line.compare(after, 2, " #") == 0)) {
-        return line;
-      }
-    }
-  }
-  return {};
+  return compile_detail::clean_log(std::move(log));
 }
 
 bool starts_with(const std::string& s, std::string_view prefix) {
@@ -172,7 +166,12 @@ std::vector<int> nvrtc_supported_archs() {
   return archs;
 }
 
-std::vector<std::string> nvrtc_options(const CompileRequest& request) {
+namespace {
+
+// The options NVRTC gets, with the include directories as they are (`by_role` false) or written
+// by their role (true, for keys: see key_options).
+std::vector<std::string> build_options(const CompileRequest& request, bool by_role) {
+  if (request.source == nullptr) throw Error("nvrtc_options: the request has no source");
   // A real arch (sm_XX) so that NVRTC runs ptxas and hands back a CUBIN, not PTX.
   std::vector<std::string> options{"--gpu-architecture=" + normalize_arch(request.arch),
                                    "--ptxas-options=-v"};
@@ -183,58 +182,200 @@ std::vector<std::string> nvrtc_options(const CompileRequest& request) {
     has_std = has_std || starts_with(option, "--std=") || starts_with(option, "-std=");
   }
   if (!has_std) options.emplace_back("--std=c++17");  // a request may pick its own dialect
-  options.insert(options.end(), request.options.begin(), request.options.end());
+  std::size_t include_dirs = 0;
+  for (std::size_t i = 0; i < request.options.size(); ++i) {
+    if (by_role && compile_detail::include_dir_option(request.options, i))  // may step over DIR
+      options.push_back("-I<include[" + std::to_string(include_dirs++) + "]>");
+    else
+      options.push_back(request.options[i]);
+  }
+  const auto& toolkit = request.source->search.toolkit_dirs;
+  for (std::size_t i = 0; i < toolkit.size(); ++i)
+    options.push_back(by_role ? "-I<toolkit[" + std::to_string(i) + "]>" : "-I" + toolkit[i].string());
   return options;
 }
+
+// The request's -I and --pre-include must be those its source was loaded for: otherwise NVRTC
+// would search other directories than the ones hashed.
+void check_search(const CompileRequest& request) {
+  const IncludeSearch wanted = include_search(request.options);
+  const IncludeSearch& loaded = request.source->search;
+  if (wanted.include_dirs != loaded.include_dirs || wanted.pre_includes != loaded.pre_includes)
+    throw Error("compile: the -I / --pre-include options of the request for '" + request.source->main.name +
+                "' differ from those its source was loaded with (use KernelSources::for_options)");
+}
+
+}  // namespace
+
+std::vector<std::string> nvrtc_options(const CompileRequest& request) { return build_options(request, false); }
+
+std::vector<std::string> key_options(const CompileRequest& request) { return build_options(request, true); }
+
+namespace {
+
+// One nvrtcCompileProgram of a request's source with the entry as a name expression, which
+// instantiates a template entry ("scale<float, 4>") and gives its lowered name afterwards.
+struct Attempt {
+  nvrtcResult status = NVRTC_SUCCESS;
+  std::string log;
+  std::string cubin;         // on success
+  std::string lowered_name;  // on success
+};
+
+// The -D and -U options of a list as #define / #undef lines in their order, and the options
+// without them. NVRTC compiles its built-in header after the -D macros, so -DT=float rewrote
+// its `template <typename T>` and failed every compile; as lines before the source they reach
+// the source (and what it includes) only, like Kernel Tuner's. With a --pre-include the options
+// stay as they are: a pre-included header must see the macros too.
+struct MacroPrelude {
+  std::string text;
+  std::vector<std::string> options;
+};
+MacroPrelude macro_prelude(const std::vector<std::string>& options) {
+  MacroPrelude out;
+  if (std::any_of(options.begin(), options.end(), [](const std::string& o) {
+        return starts_with(o, "--pre-include") || starts_with(o, "-include");
+      })) {
+    out.options = options;
+    return out;
+  }
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::string& o = options[i];
+    std::optional<std::string> define, undefine;
+    if (starts_with(o, "--define-macro=")) define = o.substr(15);
+    else if (o == "--define-macro" || o == "-D") define = i + 1 < options.size() ? options[++i] : std::string();
+    else if (starts_with(o, "-D")) define = o.substr(2);
+    else if (starts_with(o, "--undefine-macro=")) undefine = o.substr(17);
+    else if (o == "--undefine-macro" || o == "-U") undefine = i + 1 < options.size() ? options[++i] : std::string();
+    else if (starts_with(o, "-U")) undefine = o.substr(2);
+    if (define && !define->empty()) {
+      // -DNAME is NAME 1, -DNAME= is NAME empty, -DNAME=VALUE is NAME VALUE (as nvcc has it).
+      const std::size_t eq = define->find('=');
+      out.text += "#define " + (eq == std::string::npos ? *define + " 1" : define->substr(0, eq) + " " + define->substr(eq + 1)) + "\n";
+    } else if (undefine && !undefine->empty()) {
+      out.text += "#undef " + *undefine + "\n";
+    } else if (!define && !undefine) {
+      out.options.push_back(o);
+    }
+  }
+  return out;
+}
+
+Attempt run_nvrtc(const CompileRequest& request, const std::vector<std::string>& all_options,
+                  const std::string& context, bool want_cubin = true) {
+  const MacroPrelude prelude = macro_prelude(all_options);
+  const std::vector<std::string>& options = prelude.options;
+  Program program(*request.source, prelude.text);
+  check(nvrtcAddNameExpression(program.get(), request.entry.c_str()), "nvrtcAddNameExpression", context);
+  std::vector<const char*> argv;
+  argv.reserve(options.size());
+  for (const auto& option : options) argv.push_back(option.c_str());
+  Attempt attempt;
+  attempt.status = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+  attempt.log = program_log(program.get(), context);
+  if (attempt.status != NVRTC_SUCCESS) return attempt;
+  const char* lowered = nullptr;
+  check(nvrtcGetLoweredName(program.get(), request.entry.c_str(), &lowered), "nvrtcGetLoweredName", context);
+  attempt.lowered_name = lowered ? lowered : "";
+  if (!want_cubin) return attempt;
+  std::size_t size = 0;
+  check(nvrtcGetCUBINSize(program.get(), &size), "nvrtcGetCUBINSize", context);
+  attempt.cubin.resize(size);
+  if (size > 0) check(nvrtcGetCUBIN(program.get(), attempt.cubin.data()), "nvrtcGetCUBIN", context);
+  return attempt;
+}
+
+// The entry's lowered name from the front end alone (no code generated), or nullopt when even
+// that fails.
+std::optional<std::string> lowered_entry_name(const CompileRequest& request, std::vector<std::string> options,
+                                              const std::string& context) {
+  options.emplace_back("--fdevice-syntax-only");
+  Attempt attempt = run_nvrtc(request, options, context, false);
+  if (attempt.status != NVRTC_SUCCESS || attempt.lowered_name.empty()) return std::nullopt;
+  return attempt.lowered_name;
+}
+
+// When ptxas failed on a kernel of the file that is not the entry: the entry compiled alone
+// (ptxas --entry; `options` gets that option), and `warning` names the kernel that failed.
+// nullopt when the failure is the entry's own, or not ptxas'.
+std::optional<Attempt> compile_entry_alone(const CompileRequest& request, std::vector<std::string>& options,
+                                           const Attempt& failed, std::string& warning, const std::string& context) {
+  const auto ptxas = compile_detail::first_ptxas_error(failed.log);
+  if (!ptxas || ptxas->function.empty() || ptxas->function == request.entry) return std::nullopt;
+  const auto lowered = lowered_entry_name(request, options, context);
+  if (!lowered || *lowered == ptxas->function) return std::nullopt;
+  options.push_back("--ptxas-options=--entry=" + *lowered);
+  Attempt alone = run_nvrtc(request, options, context);
+  warning = "another kernel of " + request.source->main.name + " fails ptxas (" + ptxas->reason +
+            "); compiled only the entry '" + request.entry + "' (--ptxas-options=--entry=" + *lowered + ")";
+  alone.log = failed.log + "--- the entry alone, with --ptxas-options=--entry=" + *lowered + ":\n" + alone.log;
+  return alone;
+}
+
+// The names the options define as macros (-DNAME=..., --define-macro=NAME).
+std::vector<std::string> defined_macros(const std::vector<std::string>& options) {
+  std::vector<std::string> names;
+  const MacroPrelude prelude = macro_prelude(options);
+  for (std::size_t at = prelude.text.find("#define "); at != std::string::npos; at = prelude.text.find("#define ", at + 8)) {
+    const std::size_t begin = at + 8;
+    std::size_t end = begin;
+    while (end < prelude.text.size() && (std::isalnum(static_cast<unsigned char>(prelude.text[end])) || prelude.text[end] == '_'))
+      ++end;
+    names.push_back(prelude.text.substr(begin, end - begin));
+  }
+  return names;
+}
+
+// A failure's reason, and whether it may not repeat.
+void set_failure(CompileResult& result, nvrtcResult status, const CompileRequest& request) {
+  result.error = compile_detail::first_error(result.log);
+  if (result.error.empty()) result.error = std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(status);
+  if (auto macro = compile_detail::macro_in_first_error(result.log, request.source->main.name, defined_macros(request.options)))
+    result.error += " (" + *macro + " is a macro here, -D" + *macro +
+                    ", and this header uses the name: rename the param, for example to " + *macro + "_VALUE)";
+  // A compile error or a bad option is a property of the inputs; anything else (out of memory,
+  // an internal error, a cancelled compile) may go away on its own.
+  result.transient = status != NVRTC_ERROR_COMPILATION && status != NVRTC_ERROR_INVALID_OPTION;
+}
+
+}  // namespace
 
 CompileResult compile_nvrtc(const CompileRequest& request) {
   if (request.source == nullptr) throw Error("compile_nvrtc: the request has no source");
   if (request.entry.empty()) {
     throw Error("compile_nvrtc: no entry point given for '" + request.source->main.name + "'");
   }
+  check_search(request);
   const auto start = std::chrono::steady_clock::now();
   CompileResult result;
   result.options = nvrtc_options(request);
   const std::string context = request.source->main.name + ", entry '" + request.entry + "'";
-
-  Program program(*request.source);
-  // Registering the entry as a name expression instantiates a template entry
-  // ("scale<float, 4>") and lets us ask for its mangled name afterwards.
-  check(nvrtcAddNameExpression(program.get(), request.entry.c_str()), "nvrtcAddNameExpression",
-        context);
-
-  std::vector<const char*> argv;
-  argv.reserve(result.options.size());
-  for (const auto& option : result.options) argv.push_back(option.c_str());
-  const nvrtcResult compiled =
-      nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
-  result.log = program_log(program.get(), context);
   auto finish = [&]() {
-    result.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return std::move(result);
   };
-  if (compiled != NVRTC_SUCCESS) {
-    result.error = first_error_line(result.log);
-    if (result.error.empty()) {
-      result.error = std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(compiled);
-    }
-    return finish();
-  }
 
-  CompiledKernel kernel;
-  std::size_t size = 0;
-  check(nvrtcGetCUBINSize(program.get(), &size), "nvrtcGetCUBINSize", context);
-  kernel.cubin.resize(size);
-  if (size > 0) check(nvrtcGetCUBIN(program.get(), kernel.cubin.data()), "nvrtcGetCUBIN", context);
-  if (kernel.cubin.empty()) {
-    result.error = "nvrtcGetCUBIN returned no CUBIN for " + result.options.front();
+  Attempt attempt = run_nvrtc(request, result.options, context);
+  std::string other_kernel;  // the warning when another kernel of the file failed
+  if (attempt.status != NVRTC_SUCCESS) {
+    if (auto alone = compile_entry_alone(request, result.options, attempt, other_kernel, context))
+      attempt = std::move(*alone);
+  }
+  result.log = std::move(attempt.log);
+  result.warnings = compile_detail::log_warnings(result.log);
+  if (!other_kernel.empty()) result.warnings.insert(result.warnings.begin(), other_kernel);
+  if (attempt.status != NVRTC_SUCCESS) {
+    set_failure(result, attempt.status, request);
     return finish();
   }
-  const char* lowered = nullptr;
-  check(nvrtcGetLoweredName(program.get(), request.entry.c_str(), &lowered),
-        "nvrtcGetLoweredName", context);
-  kernel.lowered_name = lowered ? lowered : "";
+  if (attempt.cubin.empty()) {
+    result.error = "nvrtcGetCUBIN returned no CUBIN for " + result.options.front();
+    result.transient = true;
+    return finish();
+  }
+  CompiledKernel kernel;
+  kernel.cubin = std::move(attempt.cubin);
+  kernel.lowered_name = std::move(attempt.lowered_name);
   try {
     kernel.resources = parse_ptxas_report(result.log, kernel.lowered_name);
   } catch (const Error& e) {
@@ -244,12 +385,16 @@ CompileResult compile_nvrtc(const CompileRequest& request) {
     if (result.log.find("ptxas") == std::string::npos) {
       result.error += " (NVRTC did not run ptxas: a hit in NVRTC's own cache? "
                       "set CUDA_CACHE_DISABLE=1)";
+      result.transient = true;
     } else {
       result.error += " (is '" + request.entry + "' a __global__ function?)";
     }
     return finish();
   }
   kernel.log = result.log;
+  kernel.warnings = result.warnings;
+  const std::size_t given = nvrtc_options(request).size();
+  kernel.extra_options.assign(result.options.begin() + static_cast<std::ptrdiff_t>(given), result.options.end());
   result.kernel = std::move(kernel);
   return finish();
 }

@@ -172,7 +172,10 @@ constexpr std::string_view trial_columns =
     "t.device_id, t.kernel_id, t.problem, t.params, t.status, t.detail, t.time_ms, t.mean_ms, "
     "t.min_ms, t.stddev_ms, t.samples, t.gbps, t.gflops, t.registers, t.shared_bytes, "
     "t.spill_bytes, t.occupancy_offline, t.occupancy_driver, t.compile_ms, t.measure_ms";
-constexpr int trial_column_count = 20;
+// Schema 4 added energy: an older cache opened read-only reads NULLs instead.
+constexpr std::string_view energy_columns = ", t.energy_mj, t.power_w";
+constexpr std::string_view no_energy_columns = ", NULL, NULL";
+constexpr int trial_column_count = 22;
 
 constexpr std::string_view kernel_columns =
     "k.id, k.name, k.source_hash, k.options, k.nvrtc_version";
@@ -210,6 +213,8 @@ TrialRecord read_trial(const Statement& s, int c, const fs::path& path) {
   t.occupancy_driver = s.opt_real(c + 17);
   t.compile_ms = s.opt_real(c + 18);
   t.measure_ms = s.opt_real(c + 19);
+  t.energy_mj = s.opt_real(c + 20);
+  t.power_w = s.opt_real(c + 21);
   return t;
 }
 
@@ -302,11 +307,14 @@ struct CacheDb::Impl {
   std::string device_columns;
   std::string trials_sql;
   std::string best_sql;
+  std::string best_objective_sql[3];  // by Objective; empty: not available in this schema
   std::string best_for_sql;
   std::string device_sql;
   std::string devices_sql;
 
   Impl(Connection c, Options o, int v) : conn(std::move(c)), options(o), version(v) {
+    const std::string trial_cols =
+        fmt::format("{}{}", trial_columns, version >= 4 ? energy_columns : no_energy_columns);
     device_columns = fmt::format(
         "d.id, d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.memory_bytes, d.l2_bytes, "
         "d.driver_version, d.last_seen, {}",
@@ -320,18 +328,33 @@ struct CacheDb::Impl {
         "WHERE (?1 IS NULL OR k.name = ?1) AND (?2 IS NULL OR d.uuid = ?2 OR d.name = ?2) "
         "AND (?3 IS NULL OR t.status = ?3) AND (?4 IS NULL OR t.problem = ?4) AND (?5 = 0 OR {2}) "
         "ORDER BY k.name, d.uuid, t.problem, t.time_ms IS NULL, t.time_ms, t.id LIMIT ?6",
-        trial_columns, kernel_columns, kernel_is_current);
-    std::string best_select = fmt::format(
-        "SELECT b.trial_id, {0}, {1}, {2}, {3} "
-        "FROM best b JOIN trials t ON t.id = b.trial_id JOIN devices d ON d.id = b.device_id "
-        "JOIN kernels k ON k.id = b.kernel_id ",
-        device_columns, kernel_columns, trial_columns, kernel_is_current);
-    best_sql = best_select + fmt::format(
+        trial_cols, kernel_columns, kernel_is_current);
+    auto best_select = [&](std::string_view best_rows) {
+      return fmt::format(
+          "SELECT b.trial_id, {0}, {1}, {2}, {3} "
+          "FROM {4} b JOIN trials t ON t.id = b.trial_id JOIN devices d ON d.id = b.device_id "
+          "JOIN kernels k ON k.id = b.kernel_id ",
+          device_columns, kernel_columns, trial_cols, kernel_is_current, best_rows);
+    };
+    const std::string best_where = fmt::format(
         "WHERE (?1 IS NULL OR k.name = ?1) AND (?2 IS NULL OR d.uuid = ?2 OR d.name = ?2) "
         "AND (?3 IS NULL OR b.problem = ?3) AND (?4 = 0 OR {}) "
         "ORDER BY k.name, d.uuid, b.problem, k.id",
         kernel_is_current);
-    best_for_sql = best_select +
+    best_sql = best_select("best") + best_where;
+    if (version >= 4) {
+      // The best table keeps the fastest trial; another objective ranks the ok trials with a
+      // measured energy instead, per (device, kernel version, problem).
+      for (Objective o : {Objective::energy, Objective::edp}) {
+        const std::string rows = fmt::format(
+            "(SELECT id AS trial_id, device_id, kernel_id, problem FROM (SELECT id, device_id, kernel_id, "
+            "problem, row_number() OVER (PARTITION BY device_id, kernel_id, problem ORDER BY {}, id) AS rn "
+            "FROM trials WHERE status = 'ok' AND energy_mj > 0 AND time_ms > 0) WHERE rn = 1)",
+            o == Objective::energy ? "energy_mj" : "energy_mj * time_ms");
+        best_objective_sql[static_cast<int>(o)] = best_select(rows) + best_where;
+      }
+    }
+    best_for_sql = best_select("best") +
                    "WHERE k.name = ?1 AND k.source_hash = ?2 AND k.options = ?3 "
                    "AND k.nvrtc_version = ?4 AND d.uuid = ?5 AND b.problem = ?6";
   }
@@ -576,8 +599,8 @@ RecordResult CacheDb::record_trial(const TrialRecord& t) {
     auto up = conn.cached(
         "INSERT INTO trials(device_id, kernel_id, problem, params, status, detail, time_ms, "
         "mean_ms, min_ms, stddev_ms, samples, gbps, gflops, registers, shared_bytes, spill_bytes, "
-        "occupancy_offline, occupancy_driver, compile_ms, measure_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
-        "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) "
+        "occupancy_offline, occupancy_driver, compile_ms, measure_ms, energy_mj, power_w) VALUES (?1, ?2, "
+        "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22) "
         "ON CONFLICT(device_id, kernel_id, problem, params) DO UPDATE SET "
         "status = excluded.status, detail = excluded.detail, time_ms = excluded.time_ms, "
         "mean_ms = excluded.mean_ms, min_ms = excluded.min_ms, stddev_ms = excluded.stddev_ms, "
@@ -585,7 +608,8 @@ RecordResult CacheDb::record_trial(const TrialRecord& t) {
         "registers = excluded.registers, shared_bytes = excluded.shared_bytes, "
         "spill_bytes = excluded.spill_bytes, occupancy_offline = excluded.occupancy_offline, "
         "occupancy_driver = excluded.occupancy_driver, compile_ms = excluded.compile_ms, "
-        "measure_ms = excluded.measure_ms, created_at = excluded.created_at");
+        "measure_ms = excluded.measure_ms, energy_mj = excluded.energy_mj, power_w = excluded.power_w, "
+        "created_at = excluded.created_at");
     up->bind(1, t.key.device_id);
     up->bind(2, t.key.kernel_id);
     up->bind(3, t.key.problem);
@@ -606,6 +630,8 @@ RecordResult CacheDb::record_trial(const TrialRecord& t) {
     up->bind(18, t.occupancy_driver);
     up->bind(19, t.compile_ms);
     up->bind(20, t.measure_ms);
+    up->bind(21, t.energy_mj);
+    up->bind(22, t.power_w);
     up->run();
   }
   result.replaced = existing.has_value();
@@ -710,7 +736,10 @@ std::vector<TrialRow> CacheDb::trials(const TrialFilter& f) const {
 }
 
 std::vector<BestEntry> CacheDb::best(const BestFilter& f) const {
-  auto q = impl_->conn.cached(impl_->best_sql);
+  if (f.objective != Objective::time && impl_->best_objective_sql[static_cast<int>(f.objective)].empty())
+    return {};  // a cache older than schema 4 has no energy
+  auto q = impl_->conn.cached(f.objective == Objective::time ? impl_->best_sql
+                                                             : impl_->best_objective_sql[static_cast<int>(f.objective)]);
   q->bind(1, f.kernel);
   q->bind(2, f.device);
   q->bind(3, f.problem);

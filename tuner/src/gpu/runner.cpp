@@ -22,6 +22,8 @@
 
 #include "gpu/driver.hpp"
 #include "tiletune/compile.hpp"
+#include "tiletune/device.hpp"
+#include "tiletune/energy.hpp"
 #include "tiletune/reference.hpp"
 
 namespace tiletune {
@@ -165,6 +167,7 @@ struct GpuRunner::Impl {
   [[nodiscard]] std::optional<TrialFailure> verify(const TrialRequest& request,
                                                    TrialResult& result);
   void time(CUfunction f, const TrialRequest& request, void** params, TrialResult& result);
+  void measure_energy(CUfunction f, const TrialRequest& request, void** params, TrialResult& result);
   [[nodiscard]] bool context_healthy() const;
 
   int ordinal;
@@ -181,6 +184,9 @@ struct GpuRunner::Impl {
   cu::DeviceBuffer compare_result{3 * sizeof(std::uint64_t)};
   Problem problem;
   bool lost = false;
+  // NVML for this device, opened at the first trial that asks for energy (or why it is not there).
+  std::unique_ptr<NvmlEnergySource> energy_source;
+  std::optional<std::string> energy_unavailable;
 };
 
 namespace {
@@ -525,6 +531,47 @@ void GpuRunner::Impl::time(CUfunction f, const TrialRequest& request, void** par
   result.measure_ms = ms_since(loop_start);
 }
 
+void GpuRunner::Impl::measure_energy(CUfunction f, const TrialRequest& request, void** params,
+                                     TrialResult& result) {
+  if (!energy_source && !energy_unavailable) {
+    CUuuid uuid{};
+    TILETUNE_CU_CTX(cuDeviceGetUuid(&uuid, context.device()), fmt::format("UUID of device {}", ordinal));
+    std::array<unsigned char, 16> bytes{};
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(uuid.bytes[i]);
+    std::string why;
+    energy_source = NvmlEnergySource::open(format_gpu_uuid(bytes), why);
+    if (!energy_source) energy_unavailable = why;
+  }
+  if (!energy_source) {
+    result.energy_note = *energy_unavailable;
+    return;
+  }
+  bool has_inout = false;
+  for (const ProblemBuffer& b : problem.buffers) has_inout = has_inout || restores_before_launch(b.plan);
+  const std::string where = fmt::format("energy of {} [{}]", request.kernel, request.config_text);
+  auto run_batch = [&](std::int64_t runs) {
+    for (std::int64_t i = 0; i < runs; ++i) {
+      if (has_inout) reset_outputs();  // counted in the energy, as in the times
+      if (const CUresult r = launch(f, request, params); r != CUDA_SUCCESS)
+        throw cu::DriverError(r, fmt::format("cuLaunchKernel failed: {} [{}]", describe(r), where));
+    }
+    stream.synchronize();
+  };
+  std::string why;
+  try {
+    if (auto m = tiletune::measure_energy(*energy_source, run_batch, result.median_ms, request.energy, &why)) {
+      result.energy_mj = m->energy_mj;
+      result.power_w = m->power_w;
+    } else {
+      result.energy_note = why;
+    }
+  } catch (const cu::DriverError&) {
+    throw;  // the kernel's failure: run_trial gives it its status
+  } catch (const Error& e) {
+    result.energy_note = e.what();  // NVML's failure costs the energy, not the trial
+  }
+}
+
 GpuRunner::GpuRunner(int ordinal) : impl_(std::make_unique<Impl>(ordinal)) {}
 
 GpuRunner::~GpuRunner() {
@@ -647,8 +694,9 @@ TrialResult GpuRunner::run_trial(const TrialRequest& request) {
     }
     result.verify_ms = ms_since(verify_start);
 
-    // 5. Time.
+    // 5. Time; 6. energy, when asked for (gpu/energy.cpp).
     s.time(function, request, params.data(), result);
+    if (request.energy.enabled) s.measure_energy(function, request, params.data(), result);
     result.status = TrialStatus::ok;
     return result;
   } catch (const cu::DriverError& e) {

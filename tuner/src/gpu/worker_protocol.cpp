@@ -270,6 +270,10 @@ Json request_json(const TrialRequest& r) {
       {"seed", r.seed},
       {"is_reference", r.is_reference},
       {"deadline_seconds", r.deadline_seconds},
+      {"energy",
+       {{"enabled", r.energy.enabled},
+        {"min_seconds", r.energy.min_seconds},
+        {"max_seconds", r.energy.max_seconds}}},
   };
 }
 
@@ -329,6 +333,10 @@ TrialRequest request_from(const Fields& f) {
   r.seed = f.u64("seed");
   r.is_reference = f.boolean("is_reference");
   r.deadline_seconds = f.f64("deadline_seconds");
+  Fields e(f.map("energy"), "energy");
+  r.energy.enabled = e.boolean("enabled");
+  r.energy.min_seconds = e.f64("min_seconds");
+  r.energy.max_seconds = e.f64("max_seconds");
   return r;
 }
 
@@ -349,6 +357,9 @@ Json result_json(const TrialResult& r) {
       {"load_ms", r.load_ms},
       {"verify_ms", r.verify_ms},
       {"measure_ms", r.measure_ms},
+      {"energy_mj", r.energy_mj},
+      {"power_w", r.power_w},
+      {"energy_note", r.energy_note},
   };
 }
 
@@ -371,6 +382,9 @@ TrialResult result_from(const Fields& f) {
   r.load_ms = f.f64("load_ms");
   r.verify_ms = f.f64("verify_ms");
   r.measure_ms = f.f64("measure_ms");
+  r.energy_mj = f.f64("energy_mj");
+  r.power_w = f.f64("power_w");
+  r.energy_note = f.str("energy_note");
   return r;
 }
 

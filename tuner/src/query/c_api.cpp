@@ -2,12 +2,14 @@
 // error, and a catch (...) at every entry point so that nothing but a status crosses into C.
 #include "tiletune/tiletune.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
 #include <string>
 
 #include "query/reader.hpp"
+#include "query/trials.hpp"
 #include "tiletune/query.hpp"
 
 struct tiletune_cache {
@@ -129,6 +131,11 @@ void tiletune_close(tiletune_cache* cache) { delete cache; }
 
 tiletune_status tiletune_lookup(tiletune_cache* cache, const char* kernel, const char* device_spec,
                                 const char* sizes, tiletune_result** out) {
+  return tiletune_lookup_objective(cache, kernel, device_spec, sizes, nullptr, out);
+}
+
+tiletune_status tiletune_lookup_objective(tiletune_cache* cache, const char* kernel, const char* device_spec,
+                                          const char* sizes, const char* objective, tiletune_result** out) {
   try {
     if (!out) return fail(TILETUNE_INVALID_ARGUMENT, "tiletune_lookup: out is NULL");
     *out = nullptr;
@@ -139,6 +146,13 @@ tiletune_status tiletune_lookup(tiletune_cache* cache, const char* kernel, const
 
     tiletune::QueryRequest request;
     request.kernel = kernel;
+    if (objective) {
+      auto o = tiletune::parse_objective(objective);
+      if (!o)
+        return fail(TILETUNE_INVALID_ARGUMENT,
+                    "tiletune_lookup: objective \"" + std::string(objective) + "\" is not time, energy or edp");
+      request.objective = *o;
+    }
     std::string why;
     auto parsed = tiletune::query_detail::parse_assignments(sizes, &why);
     if (!parsed) return fail(TILETUNE_INVALID_ARGUMENT, "tiletune_lookup: sizes \"" + std::string(sizes) + "\": " + why);
@@ -199,11 +213,40 @@ tiletune_match_level tiletune_result_match_level(const tiletune_result* r) {
 }
 
 double tiletune_result_time_ms(const tiletune_result* r) { return r ? r->result.time_ms : -1.0; }
+double tiletune_result_energy_mj(const tiletune_result* r) { return r ? r->result.energy_mj : -1.0; }
 const char* tiletune_result_problem(const tiletune_result* r) { return r ? r->result.problem.c_str() : ""; }
 const char* tiletune_result_device_name(const tiletune_result* r) { return r ? r->result.device_name.c_str() : ""; }
 const char* tiletune_result_params_text(const tiletune_result* r) { return r ? r->result.params_text.c_str() : ""; }
 
 void tiletune_result_free(tiletune_result* r) { delete r; }
+
+tiletune_status tiletune_trials_json(tiletune_cache* cache, const char* kernel, const char* device, const char* status,
+                                     int all_versions, char** json) {
+  try {
+    if (!json) return fail(TILETUNE_INVALID_ARGUMENT, "tiletune_trials_json: json is NULL");
+    *json = nullptr;
+    if (!cache) return fail(TILETUNE_INVALID_ARGUMENT, "tiletune_trials_json: cache is NULL");
+    tiletune::query_detail::TrialsFilter filter;
+    if (kernel) filter.kernel = kernel;
+    if (device) filter.device = device;
+    if (status) filter.status = status;
+    filter.all_versions = all_versions != 0;
+    const std::string text = tiletune::query_detail::trials_json(cache->cache, filter);
+    char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+    if (!copy) return fail(TILETUNE_OUT_OF_MEMORY, "out of memory");
+    std::memcpy(copy, text.c_str(), text.size() + 1);
+    *json = copy;
+    return succeed();
+  } catch (const tiletune::query_detail::Failure& f) {
+    return fail(to_c(f.status()), f.what());
+  } catch (const std::bad_alloc&) {
+    return fail(TILETUNE_OUT_OF_MEMORY, "out of memory");
+  } catch (...) {
+    return fail(TILETUNE_INTERNAL_ERROR, "tiletune_trials_json: unexpected error");
+  }
+}
+
+void tiletune_string_free(char* text) { std::free(text); }
 
 const char* tiletune_status_string(tiletune_status status) {
   switch (status) {

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -42,10 +43,12 @@ namespace fs = std::filesystem;
 
 constexpr std::int64_t application_id = 0x54545431;  // 'TTT1', as the engine writes it
 // The schema versions this reader knows. Versions 1-3 differ only in tables and columns it does
-// not read (cubins, an index, devices.copy_gbps), so one set of statements serves them all. A
-// new migration must be checked against the statements below and this constant raised.
+// not read (cubins, an index, devices.copy_gbps), so one set of statements serves them all;
+// version 4 adds trials.energy_mj and power_w, read only for the energy objectives. A new
+// migration must be checked against the statements below and this constant raised.
 constexpr int oldest_schema = 1;
-constexpr int newest_schema = 3;
+constexpr int newest_schema = 4;
+constexpr int energy_schema = 4;
 constexpr std::size_t memory_limit = 1 << 16;  // answers kept; all forgotten when full
 
 // A refusal by cache_file.hpp's checks, as a Failure with its status.
@@ -103,6 +106,8 @@ struct Candidate {
   int name_rank = 0;  // 0: the request's device name (or one of the request's own devices)
   std::vector<std::int64_t> values;  // sizes in name order, for the "smaller problem" tie-break
   double time_ms = 0.0;
+  double score = 0.0;  // the objective's value (time_ms for the time objective)
+  double energy_mj = -1.0;
   std::int64_t device_id = 0;
   std::string problem;
   std::string params;
@@ -118,7 +123,7 @@ bool better(const Candidate& a, const Candidate& b) {
   if (a.name_rank != b.name_rank) return a.name_rank < b.name_rank;
   // The names are equal (both matched the request's): compare the values.
   if (a.values != b.values) return a.values < b.values;
-  if (a.time_ms != b.time_ms) return a.time_ms < b.time_ms;
+  if (a.score != b.score) return a.score < b.score;
   return a.device_id < b.device_id;
 }
 
@@ -173,6 +178,8 @@ std::string memory_key(const QueryRequest& r) {
   key += std::to_string(r.device.cc_major);
   key += '.';
   key += std::to_string(r.device.cc_minor);
+  key += '\x1f';
+  key += objective_name(r.objective);
   for (const auto& [name, value] : r.sizes) {
     key += '\x1f';
     key += name;
@@ -249,7 +256,8 @@ struct QueryCache::Impl {
   // The statements, prepared on first use (an open that answers one exact lookup prepares only
   // what that needs) and kept for the connection's life.
   enum Sql { begin_sql, commit_sql, kernel_sql, kernel_names_sql, device_by_uuid_sql, device_by_name_sql,
-             device_by_cc_sql, best_sql, ok_trials_sql, data_version_sql, sql_count };
+             device_by_cc_sql, best_sql, ok_trials_sql, data_version_sql, best_energy_sql, best_edp_sql,
+             ok_trials_energy_sql, ok_trials_edp_sql, sql_count };
   static constexpr const char* sql_text[sql_count] = {
       "BEGIN DEFERRED",
       "COMMIT",
@@ -260,10 +268,20 @@ struct QueryCache::Impl {
       "SELECT id, uuid, name, cc_major, cc_minor FROM devices WHERE cc_major = ?1 AND cc_minor = ?2 ORDER BY id",
       // best holds only ok trials; the join's conditions check again, for a hand-edited file.
       // (One join is cheaper here than a second statement for the winner's params.)
-      "SELECT b.problem, t.time_ms, t.params FROM best b JOIN trials t ON t.id = b.trial_id "
+      "SELECT b.problem, t.time_ms, t.params, t.time_ms, NULL FROM best b JOIN trials t ON t.id = b.trial_id "
       "WHERE b.device_id = ?1 AND b.kernel_id = ?2 AND t.status = 'ok' AND t.kernel_id = ?2",
       "SELECT device_id, problem, params, time_ms FROM trials WHERE kernel_id = ?1 AND status = 'ok' AND time_ms > 0",
       "PRAGMA data_version",
+      // Energy objectives (schema 4): per problem, the ok trial with the lowest score among those
+      // with a measured energy (SQLite's bare columns of min() come from the row holding it).
+      "SELECT problem, time_ms, params, min(energy_mj), energy_mj FROM trials WHERE device_id = ?1 AND "
+      "kernel_id = ?2 AND status = 'ok' AND time_ms > 0 AND energy_mj > 0 GROUP BY problem",
+      "SELECT problem, time_ms, params, min(energy_mj * time_ms), energy_mj FROM trials WHERE device_id = ?1 AND "
+      "kernel_id = ?2 AND status = 'ok' AND time_ms > 0 AND energy_mj > 0 GROUP BY problem",
+      "SELECT device_id, problem, params, energy_mj FROM trials WHERE kernel_id = ?1 AND status = 'ok' "
+      "AND time_ms > 0 AND energy_mj > 0",
+      "SELECT device_id, problem, params, energy_mj * time_ms FROM trials WHERE kernel_id = ?1 AND status = 'ok' "
+      "AND time_ms > 0 AND energy_mj > 0",
   };
 
   fs::path path;
@@ -276,7 +294,7 @@ struct QueryCache::Impl {
   std::int64_t data_version = 0;
   std::chrono::steady_clock::time_point last_check;
   std::unordered_map<std::string, QueryResult> memory;
-  std::unordered_map<std::int64_t, QueryResult> portable;  // by kernel id
+  std::map<std::pair<std::int64_t, Objective>, QueryResult> portable;  // by kernel id and objective
   std::vector<std::pair<std::string_view, std::int64_t>> scratch;  // scan's parsed problem
 
   Impl(fs::path p, const std::string& uri, QueryOptions o)
@@ -352,9 +370,13 @@ struct QueryCache::Impl {
   }
 
   // Scans the best rows of one device, keeping the best exact and nearest candidates.
-  void scan(const DeviceRow& d, std::int64_t kernel_id, const SizeViews& want, int name_rank, Candidate& exact,
-            Candidate& nearest) {
-    Statement& q = stmt(best_sql);
+  static Sql best_statement(Objective o) {
+    return o == Objective::energy ? best_energy_sql : o == Objective::edp ? best_edp_sql : best_sql;
+  }
+
+  void scan(const DeviceRow& d, std::int64_t kernel_id, const SizeViews& want, int name_rank, Objective objective,
+            Candidate& exact, Candidate& nearest) {
+    Statement& q = stmt(best_statement(objective));
     Statement::Use use(q);
     q.bind(1, d.id);
     q.bind(2, kernel_id);
@@ -372,6 +394,8 @@ struct QueryCache::Impl {
       c.values.reserve(scratch.size());
       for (const auto& kv : scratch) c.values.push_back(kv.second);
       c.time_ms = q.real(1);
+      c.score = q.real(3);
+      if (!q.is_null(4)) c.energy_mj = q.real(4);
       c.device_id = d.id;
       if (!better(c, slot)) continue;
       c.problem = std::string(problem);
@@ -389,14 +413,15 @@ struct QueryCache::Impl {
     r.params_text = std::move(c.params);
     r.problem = std::move(c.problem);
     r.time_ms = c.time_ms;
+    r.energy_mj = c.energy_mj;
     r.device_name = std::move(c.device_name);
     r.device_uuid = std::move(c.device_uuid);
     return r;
   }
 
-  QueryResult portable_default(std::int64_t kernel_id) {
+  QueryResult portable_default(std::int64_t kernel_id, Objective objective) {
     if (options.memory_cache) {
-      if (auto it = portable.find(kernel_id); it != portable.end()) return it->second;
+      if (auto it = portable.find({kernel_id, objective}); it != portable.end()) return it->second;
     }
     struct PairKey {
       std::int64_t device;
@@ -412,7 +437,9 @@ struct QueryCache::Impl {
     std::vector<double> pair_best;
     std::unordered_map<std::string, std::vector<std::pair<std::size_t, double>>> configs;
     {
-      Statement& q = stmt(ok_trials_sql);
+      Statement& q = stmt(objective == Objective::energy ? ok_trials_energy_sql
+                          : objective == Objective::edp  ? ok_trials_edp_sql
+                                                         : ok_trials_sql);
       Statement::Use use(q);
       q.bind(1, kernel_id);
       while (q.step()) {
@@ -447,7 +474,7 @@ struct QueryCache::Impl {
     if (coverage < pair_best.size())
       r.message = "no config was measured on all " + std::to_string(pair_best.size()) +
                   " (device, problem) pairs; chosen among those measured on " + std::to_string(coverage);
-    if (options.memory_cache) portable.emplace(kernel_id, r);
+    if (options.memory_cache) portable.emplace(std::make_pair(kernel_id, objective), r);
     return r;
   }
 
@@ -470,6 +497,13 @@ struct QueryCache::Impl {
       }
       kernel_id = q.int64(0);
     }
+    if (req.objective != Objective::time && version < energy_schema) {
+      QueryResult none;
+      none.message = path.string() + " has schema version " + std::to_string(version) +
+                     ": it holds no energy measurements (objective " + std::string(objective_name(req.objective)) +
+                     ")";
+      return none;
+    }
 
     SizeViews want;  // a map: sorted already
     want.reserve(req.sizes.size());
@@ -491,7 +525,7 @@ struct QueryCache::Impl {
     }
     Candidate exact;
     Candidate nearest;
-    for (const auto& d : self) scan(d, kernel_id, want, 0, exact, nearest);
+    for (const auto& d : self) scan(d, kernel_id, want, 0, req.objective, exact, nearest);
     if (exact.set) return from_candidate(std::move(exact), MatchLevel::exact);
     if (nearest.set) return from_candidate(std::move(nearest), MatchLevel::nearest_problem);
 
@@ -525,14 +559,14 @@ struct QueryCache::Impl {
       for (const auto& d : arch) {
         bool mine = std::any_of(self.begin(), self.end(), [&](const DeviceRow& s) { return s.id == d.id; });
         if (mine) continue;
-        scan(d, kernel_id, want, !dev.name.empty() && d.name == dev.name ? 0 : 1, exact, nearest);
+        scan(d, kernel_id, want, !dev.name.empty() && d.name == dev.name ? 0 : 1, req.objective, exact, nearest);
       }
       if (exact.set) return from_candidate(std::move(exact), MatchLevel::same_architecture);
       if (nearest.set) return from_candidate(std::move(nearest), MatchLevel::same_architecture);
     }
 
     // Level 4, else 5.
-    return portable_default(kernel_id);
+    return portable_default(kernel_id, req.objective);
   }
 };
 

@@ -50,6 +50,7 @@ class Statement {
   [[nodiscard]] bool step();
   [[nodiscard]] std::int64_t int64(int column) const { return sqlite3_column_int64(stmt_.get(), column); }
   [[nodiscard]] double real(int column) const { return sqlite3_column_double(stmt_.get(), column); }
+  [[nodiscard]] bool is_null(int column) const { return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL; }
   [[nodiscard]] std::string_view text(int column) const;
   void reset() noexcept {
     sqlite3_reset(stmt_.get());

@@ -53,7 +53,7 @@ std::optional<std::int64_t> LaunchPlan::param(std::string_view name) const {
 
 struct Launcher::Impl {
   Space space;
-  KernelSource source;
+  std::optional<KernelSources> sources;  // guarded by mutex
   Options options;
   QueryDevice device;
   std::string arch;
@@ -182,7 +182,8 @@ Launcher Launcher::open(const std::filesystem::path& space_yaml, const std::file
 Launcher Launcher::open(const std::filesystem::path& space_yaml, Options options) {
   auto impl = std::make_unique<Impl>();
   impl->space = load_space(space_yaml);
-  impl->source = load_kernel_source(impl->space.source);
+  impl->sources.emplace(impl->space.source);
+  (void)impl->sources->for_options(space_options(impl->space));  // an unreadable source fails here
   impl->options = std::move(options);
   if (impl->options.device) {
     impl->device = *impl->options.device;
@@ -251,14 +252,19 @@ LaunchPlan Launcher::prepare(const std::map<std::string, std::int64_t>& sizes) {
   }
 
   // 3. The cubin: this Launcher's, the database's, or NVRTC's.
+  std::lock_guard lock(impl.mutex);
   CompileRequest request;
-  request.source = &impl.source;
-  request.options = compile_options(space, plan.config);
+  try {
+    request.options = compile_options(space, plan.problem, plan.config);
+  } catch (const EvalError& e) {
+    throw Error(fmt::format("Launcher::prepare: {} problem {}: compile_options: {}", what, plan.problem_text,
+                            e.what()));
+  }
+  request.source = &impl.sources->for_options(request.options);
   request.arch = impl.arch;
   request.entry = space.entry;
   plan.cubin_key = impl.keyer.key(request);
 
-  std::lock_guard lock(impl.mutex);
   if (auto it = impl.kernels.find(plan.cubin_key); it != impl.kernels.end()) {
     plan.cubin_origin = CubinOrigin::memory;
     plan.loaded_ = it->second;

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <chrono>
 #include <future>
+#include <map>
 
 namespace tiletune {
 
@@ -54,13 +55,23 @@ LaunchGeometry evaluate_launch(const Space& space, const Problem& problem, const
   return g;
 }
 
-std::vector<std::string> compile_options(const Space& space, const Config& config) {
+std::vector<std::string> space_options(const Space& space) {
+  std::vector<std::string> texts;
+  for (const OptionTemplate& o : space.compile_options) texts.push_back(o.text);  // ${} as written
+  return resolve_include_dirs(texts, space.yaml_path.parent_path());
+}
+
+std::vector<std::string> compile_options(const Space& space, const Problem& problem, const Config& config) {
   std::vector<std::string> options;
-  options.reserve(space.params.size() + space.compile_options.size());
+  options.reserve(space.params.size() + space.problem.size() + space.compile_options.size());
   for (std::size_t i = 0; i < space.params.size(); ++i)
     options.push_back(fmt::format("-D{}={}", space.params[i].name, space.params[i].text_of(config.values.at(i))));
-  for (const OptionTemplate& o : space.compile_options) options.push_back(o.text);
-  return options;
+  if (space.problem_defines)
+    for (std::size_t i = 0; i < space.problem.size(); ++i)
+      options.push_back(fmt::format("-D{}={}", space.problem[i].name, problem.sizes.at(i)));
+  const std::vector<std::int64_t> slots = slot_values(problem, config);
+  for (const OptionTemplate& o : space.compile_options) options.push_back(expand_option(o, slots));
+  return resolve_include_dirs(options, space.yaml_path.parent_path());
 }
 
 Problem select_problem(const Space& space, const std::vector<std::string>& overrides) {
@@ -97,13 +108,36 @@ std::string format_problem(const Space& space, const Problem& problem) {
   return s;
 }
 
+std::optional<FailureSummary> most_common_failure(const Plan& plan) {
+  // Grouped by the reason with each run of digits as one '#'; a group keeps its first reason.
+  std::map<std::string, FailureSummary> groups;
+  std::vector<std::string> order;
+  for (const PlanRow& row : plan.rows) {
+    if (row.status != TrialStatus::compile_failed) continue;
+    std::string shape;
+    for (char c : row.detail) {
+      const bool digit = c >= '0' && c <= '9';
+      if (!digit) shape += c;
+      else if (shape.empty() || shape.back() != '#') shape += '#';
+    }
+    auto [it, inserted] = groups.try_emplace(shape, FailureSummary{row.detail, 0});
+    if (inserted) order.push_back(shape);
+    ++it->second.configs;
+  }
+  std::optional<FailureSummary> best;
+  for (const std::string& shape : order)  // the first of equally common reasons wins
+    if (!best || groups[shape].configs > best->configs) best = groups[shape];
+  return best;
+}
+
 Plan plan_space(const Space& space, const PlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   Plan plan;
   plan.device = options.device;
   plan.problem = options.problem;
 
-  const KernelSource source = load_kernel_source(space.source);
+  KernelSources sources(space.source);
+  (void)sources.for_options(space_options(space));  // an unreadable source fails the plan at once
   const std::string arch = fmt::format("sm_{}", options.device.arch());
   CubinCache no_cache{std::filesystem::path{}};
   const CubinCache& cache = options.cache ? *options.cache : no_cache;
@@ -140,8 +174,15 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
       continue;
     }
     CompileRequest request;
-    request.source = &source;
-    request.options = compile_options(space, row.config);
+    try {
+      request.options = compile_options(space, options.problem, row.config);
+    } catch (const EvalError& e) {  // an ${} of `options:` that fails for this config
+      row.status = TrialStatus::pruned;
+      row.detail = e.what();
+      plan.rows.push_back(std::move(row));
+      continue;
+    }
+    request.source = &sources.for_options(request.options);
     request.arch = arch;
     request.entry = space.entry;
     pending.push_back(pool.submit(std::move(request)));
@@ -161,6 +202,7 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
     row.compile_seconds = result.seconds;
     row.cache_hit = result.cache_hit;
     row.cubin_key = result.cache_key;
+    row.warnings = std::move(result.warnings);
     plan.summary.compile_seconds += result.seconds;
     if (result.cache_hit) {
       ++plan.summary.cache_hits;
@@ -172,6 +214,7 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
       row.detail = result.error;
       row.compile_log = result.log;
     } else {
+      ++plan.summary.compiled_ok;
       row.resources = result.kernel->resources;
       row.occupancy = compute_occupancy(options.device, kernel_footprint(*row.launch, &*row.resources));
       if (!row.occupancy.launchable) {
@@ -185,6 +228,7 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
     if (row.status == TrialStatus::ok) ++plan.summary.ok;
     if (row.status == TrialStatus::pruned) ++plan.summary.pruned;
     if (row.status == TrialStatus::compile_failed) ++plan.summary.compile_failed;
+    if (!row.warnings.empty()) ++plan.summary.with_warnings;
   }
   plan.summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

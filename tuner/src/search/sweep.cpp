@@ -111,11 +111,15 @@ std::optional<std::uint64_t> choice_evaluations(const StrategyChoice& choice, st
 KernelRecord kernel_record(const Space& space, const KernelSource& source, int arch) {
   KernelRecord k;
   k.name = space.kernel;
-  k.source_hash = source.hash;
-  std::string options = fmt::format("--gpu-architecture=sm_{}", arch);
-  for (const OptionTemplate& o : space.compile_options) options += ' ' + o.text;
-  options += " entry=" + space.entry;
-  k.options = options;
+  k.source_hash = source.hash;  // the source and every header it may include, by content
+  // The options NVRTC gets, defaults included, with include directories by their role (the
+  // same in every checkout); the params' -DNAME=value are the trial's key, not the version's.
+  const CompileRequest request{&source, space_options(space), fmt::format("sm_{}", arch), space.entry};
+  std::string options;
+  for (const std::string& o : key_options(request)) options += (options.empty() ? "" : " ") + o;
+  // Problem sizes as -D and ${} in options are values of the trial's problem and config; the
+  // version records that they are passed.
+  k.options = options + (space.problem_defines ? " problem_defines" : "") + " entry=" + space.entry;
   k.nvrtc_version = nvrtc_version();
   return k;
 }
@@ -133,9 +137,22 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   report.device = devices[static_cast<std::size_t>(options.device)];
   const DeviceLimits limits = device_limits(report.device);
 
+  report.objective = options.objective;
+  EnergySettings energy = options.energy;
+  if (options.objective != Objective::time) {
+    // Fail before measuring anything: a search for the least energy without energy is no search.
+    std::string why;
+    if (!NvmlEnergySource::open(report.device.uuid, why))
+      throw Error(fmt::format("--objective {} needs NVML on {} ({}): {}", objective_name(options.objective),
+                              report.device.name, report.device.uuid, why));
+    energy.enabled = true;
+  }
+  report.energy_measured = energy.enabled;
+
   report.db_path = options.db_path.empty() ? default_cache_path() : options.db_path;
   CacheDb db = CacheDb::open(report.db_path);
-  const KernelSource source = load_kernel_source(space.source);
+  KernelSources sources(space.source);
+  const KernelSource& source = sources.for_options(space_options(space));
 
   WorkerProcess worker(options.worker_argv.empty() ? default_worker_argv(options.device) : options.worker_argv);
   report.copy = worker.measure_copy(options.copy_bytes, 120.0);
@@ -153,6 +170,12 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   const std::int64_t device_id = db.upsert_device(device_record);
   const KernelRecord kernel = kernel_record(space, source, report.device.arch());
   const std::int64_t kernel_id = db.upsert_kernel(kernel);
+  // The report's speedups need the baseline, and the cache knows no YAML.
+  if (space.default_config) db.set_meta("default_config/" + space.kernel, canonical_config(space, Config{*space.default_config}));
+  const auto score = [&](const TrialRecord& t) -> std::optional<double> {
+    if (t.status != TrialStatus::ok) return std::nullopt;
+    return objective_score(options.objective, t.time_ms, t.energy_mj);
+  };
 
   std::vector<Problem> problems = options.problems.empty() ? all_problems(space) : options.problems;
   std::optional<Config> default_config;
@@ -183,9 +206,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
       filter.device = report.device.uuid;
       filter.problem = outcome.canonical;
       filter.current_only = true;
-      for (const TrialRow& row : db.trials(filter))
-        pw.known.emplace(row.trial.key.params,
-                         row.trial.status == TrialStatus::ok ? row.trial.time_ms : std::optional<double>{});
+      for (const TrialRow& row : db.trials(filter)) pw.known.emplace(row.trial.key.params, score(row.trial));
     }
     std::uint64_t unknown = 0;
     for (const Config& c : pw.space.configs) unknown += pw.known.contains(canonical_config(space, c)) ? 0 : 1;
@@ -204,26 +225,27 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   for (ProblemWork& pw : problem_work)
     if (auto limit = choice_evaluations(choice, pw.space.configs.size())) pw.limit = std::min(pw.limit, *limit);
 
-  // Compiles are shared by every problem: the same config compiles once.
+  // Compiles are shared by every problem: the same option list compiles once (a config's
+  // options depend on the problem only through `problem_defines` and ${} in `options:`).
   CubinCache no_cache{std::filesystem::path{}};
   const CubinCache& cache = options.cubin_cache ? *options.cubin_cache : no_cache;
   CompilePool pool(options.compile_threads, cache);
-  std::map<Config, std::shared_future<CompileResult>> compiles;
+  std::map<std::vector<std::string>, std::shared_future<CompileResult>> compiles;
   const std::string arch = fmt::format("sm_{}", report.device.arch());
-  auto compile = [&](const Config& c) {
-    auto it = compiles.find(c);
+  auto compile = [&](std::size_t p, const Config& c) {
+    std::vector<std::string> config_options = compile_options(space, problems[p], c);
+    auto it = compiles.find(config_options);
     if (it != compiles.end()) return it->second;
     CompileRequest request;
-    request.source = &source;
-    request.options = compile_options(space, c);
+    request.source = &sources.for_options(config_options);
+    request.options = config_options;
     request.arch = arch;
     request.entry = space.entry;
     auto f = pool.submit(std::move(request)).share();
-    compiles.emplace(c, f);
+    compiles.emplace(std::move(config_options), f);
     return f;
   };
-  std::shared_future<CompileResult> reference_compiled;
-  if (reference_config) reference_compiled = compile(*reference_config);
+  if (reference_config && !problems.empty()) (void)compile(0, *reference_config);  // ahead of the first trial
   // The pool runs ahead of the GPU by a window of configs, not the whole list: a sweep that
   // stops early (budget) must not leave minutes of queued compiles behind it. A strategy that
   // learns from results gets fewer proposals in flight, so that each proposal knows more.
@@ -240,10 +262,10 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
       w.launch = evaluate_launch(space, problems[p], w.config);
       if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
       else if (auto too_big = buffer_size_problem(space, problems[p], w.config)) w.pruned_reason = std::move(*too_big);
+      else w.compiled = compile(p, w.config);  // an ${} of `options:` may fail for this config
     } catch (const EvalError& e) {
       w.pruned_reason = e.what();
     }
-    if (w.pruned_reason.empty()) w.compiled = compile(w.config);
     return w;
   };
 
@@ -283,6 +305,9 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
         r.occupancy_driver = double(m.driver_blocks_per_sm) * t.occupancy.threads_per_block / limits.max_threads_per_sm;
       if (t.gbps > 0) r.gbps = t.gbps;
       if (t.gflops > 0) r.gflops = t.gflops;
+      if (m.energy_mj > 0) r.energy_mj = m.energy_mj;
+      if (m.power_w > 0) r.power_w = m.power_w;
+      if (!m.energy_note.empty() && report.energy_note.empty()) report.energy_note = m.energy_note;
     }
     if (r.status == TrialStatus::ok && !(r.time_ms && *r.time_ms > 0)) {
       r.status = TrialStatus::runtime_fault;
@@ -293,6 +318,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     db.record_trial(r);
     ++report.counts[static_cast<std::size_t>(t.status)];
     report.trials.push_back(t);
+    return score(r);
   };
 
   auto run_in_worker = [&](const Work& w, SweepTrial& t, const CompiledKernel& k, bool is_reference) {
@@ -301,6 +327,8 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     request.timing = options.timing;
     request.is_reference = is_reference;
     request.deadline_seconds = options.deadline_seconds;
+    if (!is_reference) request.energy = energy;  // the reference run is not recorded
+    if (request.energy.enabled) request.deadline_seconds += energy.max_seconds;
     // A fresh worker (or a new problem) first fills its buffers and computes the reference.
     if (worker_problem != w.problem) request.deadline_seconds += kSetupAllowanceSeconds;
     TrialResult result = worker.run(request);
@@ -352,7 +380,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
             if (reference_config && (worker_problem != w.problem || !worker_has_reference)) {
               // The worker keeps the reference outputs of one problem; a new problem or a
               // restarted worker needs the reference config run first.
-              const CompileResult& ref = reference_compiled.get();
+              const CompileResult& ref = compile(w.problem, *reference_config).get();
               if (!ref.ok())
                 throw Error(fmt::format("the reference config {} does not compile: {}",
                                         format_config(space, *reference_config), ref.error));
@@ -376,12 +404,12 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
         }
       }
     }
-    record(w, t);
+    const std::optional<double> outcome = record(w, t);
     ++progress.done;
     ++progress.counts[static_cast<std::size_t>(t.status)];
     progress.elapsed_seconds = seconds_since(start);
     if (options.progress) options.progress(progress);
-    return t.status == TrialStatus::ok && t.result ? std::optional<double>(t.result->median_ms) : std::nullopt;
+    return outcome;
   };
 
   for (std::size_t p = 0; p < problems.size(); ++p) {
@@ -438,9 +466,9 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
       }
       auto [point, work] = std::move(queue.front());
       queue.pop_front();
-      const std::optional<double> time = measure(work);
-      pw.known.emplace(canonical_config(space, work.config), time);
-      strategy->observe(point, time);
+      const std::optional<double> value = measure(work);
+      pw.known.emplace(canonical_config(space, work.config), value);
+      strategy->observe(point, value);
       ++measured;
       ++outcome.evaluations;
     }
@@ -449,7 +477,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     progress.total -= pw.limit - std::min(pw.limit, measured);
   }
 
-  for (const auto& [config, future] : compiles)
+  for (const auto& [config_options, future] : compiles)
     if (future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) report.compile_seconds += future.get().seconds;
   report.worker_starts = worker.starts();
 
@@ -463,10 +491,10 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     for (TrialRow& row : db.trials(filter)) {
       if (default_config && row.trial.key.params == canonical_config(space, *default_config))
         outcome.default_trial = row;
-      if (row.trial.status == TrialStatus::ok && row.trial.time_ms) outcome.ranked.push_back(std::move(row));
+      if (score(row.trial)) outcome.ranked.push_back(std::move(row));
     }
     std::stable_sort(outcome.ranked.begin(), outcome.ranked.end(),
-                     [](const TrialRow& a, const TrialRow& b) { return *a.trial.time_ms < *b.trial.time_ms; });
+                     [&](const TrialRow& a, const TrialRow& b) { return *score(a.trial) < *score(b.trial); });
   }
   report.wall_seconds = seconds_since(start);
   return report;

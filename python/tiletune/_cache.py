@@ -1,0 +1,149 @@
+"""Cache: lookups with match levels, and the stored trials, through the query library's C API."""
+import ctypes
+import json
+from dataclasses import dataclass, field
+from typing import Dict, Optional
+
+from ._lib import library
+
+#: How well a lookup matched, best first (tiletune/query.hpp).
+MATCH_LEVELS = ("exact", "nearest_problem", "same_architecture", "portable_default", "none")
+#: What "best" means: the fastest, the least energy per run, the least energy x time.
+OBJECTIVES = ("time", "energy", "edp")
+
+_OK, _NOT_FOUND = 0, 1
+
+
+class TiletuneError(Exception):
+    """A failed call of the query library or the CLI; `status` names the C status when there is one."""
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
+
+
+def _error(lib, status, what):
+    message = lib.tiletune_last_error().decode(errors="replace")
+    name = lib.tiletune_status_string(status).decode()
+    return TiletuneError(f"{what}: {message or name}", name)
+
+
+def _parse_assignments(text):
+    out = {}
+    for part in filter(None, (text or "").replace(",", ";").split(";")):
+        name, _, value = part.partition("=")
+        try:
+            out[name.strip()] = int(value)
+        except ValueError:
+            out[name.strip()] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Match:
+    """The answer to a lookup. `match` is one of MATCH_LEVELS; `params` is empty for "none"."""
+
+    kernel: str
+    match: str
+    params: Dict[str, int] = field(default_factory=dict)
+    problem: Optional[Dict[str, int]] = None   # the measured problem it came from
+    time_ms: Optional[float] = None
+    energy_mj: Optional[float] = None          # energy and edp objectives
+    device: Optional[str] = None
+
+    @property
+    def found(self):
+        return self.match != "none"
+
+
+class Cache:
+    """A tiletune result cache, opened read-only. Usable as a context manager."""
+
+    def __init__(self, path=None):
+        self._lib = library()
+        handle = ctypes.c_void_p()
+        if path is None:
+            status = self._lib.tiletune_open_default(ctypes.byref(handle))
+        else:
+            status = self._lib.tiletune_open(str(path).encode(), ctypes.byref(handle))
+        if status != _OK:
+            raise _error(self._lib, status, f"opening {path or 'the default cache'}")
+        self._handle = handle
+        self.path = path
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            self._lib.tiletune_close(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def best(self, kernel, sizes=None, device=None, objective="time"):
+        """The best config of `kernel` for the problem `sizes` ({"N": 8192}) on `device` (a UUID,
+        a name or "sm_90"; None: the live GPU), ranked by `objective`. Falls back through the match
+        levels; Match.match says which answered ("none": use your defaults)."""
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
+        sizes_text = ";".join(f"{k}={int(v)}" for k, v in (sizes or {}).items())
+        result = ctypes.c_void_p()
+        lib = self._lib
+        status = lib.tiletune_lookup_objective(self._handle, kernel.encode(),
+                                               None if device is None else str(device).encode(),
+                                               sizes_text.encode(), objective.encode(), ctypes.byref(result))
+        if status == _NOT_FOUND:
+            return Match(kernel=kernel, match="none")
+        if status != _OK:
+            raise _error(lib, status, f"looking up {kernel}")
+        try:
+            r = result
+            params = {lib.tiletune_result_param_name(r, i).decode(): lib.tiletune_result_param_value(r, i)
+                      for i in range(lib.tiletune_result_param_count(r))}
+            time_ms = lib.tiletune_result_time_ms(r)
+            energy = lib.tiletune_result_energy_mj(r)
+            problem = lib.tiletune_result_problem(r).decode()
+            device_name = lib.tiletune_result_device_name(r).decode()
+            return Match(kernel=kernel, match=MATCH_LEVELS[lib.tiletune_result_match_level(r)], params=params,
+                         problem=_parse_assignments(problem) if problem else None,
+                         time_ms=time_ms if time_ms >= 0 else None, energy_mj=energy if energy >= 0 else None,
+                         device=device_name or None)
+        finally:
+            lib.tiletune_result_free(result)
+
+    def trials(self, kernel=None, device=None, status=None, all_versions=False, frame=False):
+        """The stored trials: a list of dicts (the fields of `tiletune show --format json`, with
+        "params" and "problem" as dicts), or with frame=True a pandas DataFrame with one column
+        per param and per problem size (pandas must be installed)."""
+        text = ctypes.c_void_p()
+        enc = lambda s: None if s is None else str(s).encode()
+        code = self._lib.tiletune_trials_json(self._handle, enc(kernel), enc(device), enc(status),
+                                              1 if all_versions else 0, ctypes.byref(text))
+        if code != _OK:
+            raise _error(self._lib, code, "reading the trials")
+        try:
+            records = json.loads(ctypes.string_at(text).decode())
+        finally:
+            self._lib.tiletune_string_free(text)
+        for r in records:
+            r["params"] = _parse_assignments(r["params"])
+            r["problem"] = _parse_assignments(r["problem"])
+        if not frame:
+            return records
+        try:
+            import pandas
+        except ImportError as e:
+            raise TiletuneError("trials(frame=True) needs pandas (apt install python3-pandas, or pip install "
+                                "pandas)") from e
+        rows = []
+        for r in records:
+            row = {k: v for k, v in r.items() if k not in ("params", "problem")}
+            row.update(r["problem"])
+            row.update(r["params"])
+            rows.append(row)
+        return pandas.DataFrame(rows)

@@ -1,0 +1,134 @@
+// `tiletune report`: the HTML report of a result cache, or one plot as SVG or PNG. Thin: parse
+// the options, open the cache read-only, call the report stage, write the file whole.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "tiletune/error.hpp"
+#include "tiletune/report.hpp"
+
+namespace tiletune::cli {
+
+namespace {
+
+struct ReportCommandOptions {
+  std::string db, kernel, device, problem, objective = "time", format = "html", plot, output, default_config;
+  std::vector<std::string> heatmaps;
+  std::size_t top = 10;
+  bool all_versions = false, list_plots = false;
+};
+
+ReportOptions report_options(const ReportCommandOptions& o) {
+  ReportOptions r;
+  if (!o.kernel.empty()) r.kernel = o.kernel;
+  if (!o.device.empty()) r.device = o.device;
+  if (!o.problem.empty()) r.problem = o.problem;
+  r.all_versions = o.all_versions;
+  r.objective = *parse_objective(o.objective);
+  r.top = o.top;
+  for (const std::string& h : o.heatmaps) {
+    const auto comma = h.find(',');
+    if (comma == std::string::npos || comma == 0 || comma + 1 == h.size())
+      throw Error(fmt::format("--heatmap '{}': expected two params, A,B (e.g. TILE,BLOCK_ROWS)", h));
+    r.heatmaps.emplace_back(h.substr(0, comma), h.substr(comma + 1));
+  }
+  if (!o.default_config.empty()) r.default_config = o.default_config;
+  return r;
+}
+
+}  // namespace
+
+void write_whole_file(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    return;
+  }
+  const std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw Error(fmt::format("cannot write {}", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("cannot write {}", path));
+  }
+}
+
+Runner add_report_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("report", "Write an HTML report of the result cache, or one plot as SVG or PNG");
+  auto o = std::make_shared<ReportCommandOptions>();
+  cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel");
+  cmd->add_option("--device", o->device, "Only this device (UUID or name)");
+  cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)");
+  cmd->add_flag("--all-versions", o->all_versions, "Include trials of earlier versions of a kernel's source");
+  cmd->add_option("--objective", o->objective, "Rank and plot by time (default), energy or edp")
+      ->check(CLI::IsMember({"time", "energy", "edp"}));
+  cmd->add_option("--top", o->top, "Configs in each top table (default 10)");
+  cmd->add_option("--heatmap", o->heatmaps, "Heatmap of these two params, A,B (repeatable; default: every pair, "
+                                            "at most 15)")
+      ->type_name("A,B");
+  cmd->add_option("--default", o->default_config,
+                  "The speedups' baseline, TILE=32;BLOCK_ROWS=8 (default: the space's `default:` that the last "
+                  "sweep recorded)");
+  cmd->add_option("--format", o->format, "html (default), svg or png (one plot: name it with --plot)")
+      ->check(CLI::IsMember({"html", "svg", "png"}));
+  cmd->add_option("--plot", o->plot, "With --format svg|png: the plot (see --list-plots)");
+  cmd->add_flag("--list-plots", o->list_plots, "List the plots --plot knows for these filters");
+  cmd->add_option("-o,--output", o->output, "Output file (default report.html, or PLOT.svg / PLOT.png; - : stdout)");
+  cmd->footer(R"(Examples:
+  tiletune report -o report.html                       every kernel, device and problem
+  tiletune report --kernel transpose --objective energy
+  tiletune report --kernel transpose --problem N=8192 --list-plots
+  tiletune report --kernel transpose --problem N=8192 --format svg --plot heatmap:TILE,BLOCK_ROWS -o heat.svg
+  tiletune report --kernel matmul --format png --plot devices -o matmul.png
+
+The report is one HTML file with everything inline (CSS and SVG drawn by tiletune; no script,
+nothing loaded from anywhere): per kernel, the best config on each device and problem and the
+speedup over the default config; per device and problem, the top configs, the status counts
+with the failures' reasons, the objective against each param, heatmaps of param pairs, against
+occupancy and registers, the search's progress in the order the trials were measured, and
+energy against time where energy was measured. PNG needs rsvg-convert (package librsvg2-bin).)");
+  return [o]() {
+    const std::string path = o->db.empty() ? default_cache_path().string() : o->db;
+    CacheDb db = CacheDb::open(path, CacheDb::Mode::read_only);
+    ReportOptions options = report_options(*o);
+    options.source_name = path;
+    if (o->list_plots) {
+      for (const std::string& n : plot_names(db, options)) std::cout << n << '\n';
+      return exit_ok;
+    }
+    if (o->format == "html") {
+      if (!o->plot.empty()) throw Error("--plot needs --format svg or png (the HTML report has every plot)");
+      const std::string out = o->output.empty() ? "report.html" : o->output;
+      write_whole_file(out, render_report(db, options));
+      if (out != "-") std::cerr << fmt::format("report: wrote {}\n", out);
+      return exit_ok;
+    }
+    if (o->plot.empty())
+      throw Error(fmt::format("--format {} writes one plot: name it with --plot (tiletune report --list-plots shows "
+                              "them)",
+                              o->format));
+    const std::string svg = render_plot(db, options, o->plot);
+    std::string stem = o->plot;
+    for (char& c : stem)
+      if (c == ':' || c == ',') c = '-';
+    const std::string out = o->output.empty() ? stem + "." + o->format : o->output;
+    if (o->format == "png" && out == "-") throw Error("--format png cannot write to stdout: name a file with -o");
+    if (o->format == "svg") write_whole_file(out, svg);
+    else write_png(svg, out);
+    if (out != "-") std::cerr << fmt::format("report: wrote {}\n", out);
+    return exit_ok;
+  };
+}
+
+}  // namespace tiletune::cli

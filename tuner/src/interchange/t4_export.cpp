@@ -1,0 +1,124 @@
+// Trials of the result cache as a T4 results document (kernel_tuner/schema/T4/1.0.0/
+// results-schema.json): per result the required configuration (object), times (object),
+// invalidity (one of timeout, compile, runtime, correctness, constraints, correct) and
+// correctness (number), with timestamp, objectives and measurements. Times are milliseconds
+// (metadata.timeunit says so). What T4 has no field for (kernel, device, problem, status and
+// reason) is kept under "tiletune" in each result; the schema allows extra properties.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tiletune/interchange.hpp"
+
+#ifndef TILETUNE_VERSION
+#define TILETUNE_VERSION "unknown"
+#endif
+
+namespace tiletune {
+namespace {
+
+using Json = nlohmann::json;
+
+const char* invalidity(TrialStatus s) {
+  switch (s) {
+    case TrialStatus::ok: return "correct";
+    case TrialStatus::pruned: return "constraints";
+    case TrialStatus::compile_failed: return "compile";
+    case TrialStatus::launch_failed: return "runtime";
+    case TrialStatus::runtime_fault: return "runtime";
+    case TrialStatus::timeout: return "timeout";
+    case TrialStatus::wrong_result: return "correctness";
+  }
+  return "runtime";
+}
+
+// "N=8192;R=3" → {"N": 8192, "R": 3}; a value that is not an integer stays a string.
+Json assignments(const std::string& text) {
+  Json out = Json::object();
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find(';', pos), text.size());
+    const std::string part = text.substr(pos, end - pos);
+    pos = end + 1;
+    const auto eq = part.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string value = part.substr(eq + 1);
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(value, &used);
+      if (used == value.size()) {
+        out[part.substr(0, eq)] = v;
+        continue;
+      }
+    } catch (const std::exception&) {
+    }
+    out[part.substr(0, eq)] = value;
+  }
+  return out;
+}
+
+Json measurements(const TrialRecord& t) {
+  Json out = Json::array();
+  auto put = [&](const char* name, const auto& v, const char* unit) {
+    if (v) out.push_back({{"name", name}, {"value", *v}, {"unit", unit}});
+  };
+  put("time", t.time_ms, "ms");
+  put("mean_time", t.mean_ms, "ms");
+  put("min_time", t.min_ms, "ms");
+  put("stddev_time", t.stddev_ms, "ms");
+  put("samples", t.samples, "");
+  put("throughput", t.gbps, "GB/s");
+  put("performance", t.gflops, "GFLOP/s");
+  put("registers", t.registers, "");
+  put("shared_memory", t.shared_bytes, "B");
+  put("spilled_bytes", t.spill_bytes, "B");
+  put("occupancy", t.occupancy_driver ? t.occupancy_driver : t.occupancy_offline, "");
+  put("energy", t.energy_mj, "mJ");
+  put("power", t.power_w, "W");
+  return out;
+}
+
+Json result(const TrialRow& r, Objective objective) {
+  const TrialRecord& t = r.trial;
+  Json times = Json::object();
+  times["runtimes"] = t.status == TrialStatus::ok && t.time_ms ? Json::array({*t.time_ms}) : Json::array();
+  if (t.compile_ms) times["compilation_time"] = *t.compile_ms;
+  if (t.measure_ms) times["benchmark"] = *t.measure_ms;
+  return {{"timestamp", r.created_at},
+          {"configuration", assignments(t.key.params)},
+          {"objectives", Json::array({std::string(objective_name(objective))})},
+          {"times", std::move(times)},
+          {"invalidity", invalidity(t.status)},
+          {"correctness", t.status == TrialStatus::ok ? 1 : 0},
+          {"measurements", measurements(t)},
+          {"tiletune",
+           {{"kernel", r.kernel.name},
+            {"source_hash", r.kernel.source_hash},
+            {"device", r.device_name},
+            {"device_uuid", r.device_uuid},
+            {"problem", assignments(t.key.problem)},
+            {"status", std::string(status_name(t.status))},
+            {"detail", t.detail.substr(0, t.detail.find('\n'))}}}};
+}
+
+}  // namespace
+
+std::string export_t4(const CacheDb& db, const TrialFilter& filter, Objective objective) {
+  Json results = Json::array();
+  for (const TrialRow& r : db.trials(filter)) results.push_back(result(r, objective));
+  Json devices = Json::array();
+  for (const DeviceRow& d : db.devices())
+    devices.push_back({{"name", d.device.name},
+                       {"uuid", d.device.uuid},
+                       {"compute_capability", fmt::format("{}.{}", d.device.cc_major, d.device.cc_minor)}});
+  const Json doc = {{"schema_version", "1.0.0"},
+                    {"metadata",
+                     {{"autotuner", "tiletune"},
+                      {"autotuner_version", TILETUNE_VERSION},
+                      {"compute_api", "CUDA"},
+                      {"timeunit", "milliseconds"},
+                      {"devices", std::move(devices)}}},
+                    {"results", std::move(results)}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace tiletune

@@ -1,0 +1,124 @@
+// The stored trials as JSON (see query/trials.hpp). The field names are those of `tiletune show
+// --format json`; a missing measurement is left out of its object rather than written as null.
+#include "query/trials.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace tiletune::query_detail {
+namespace {
+
+void append_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+void append_number(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  out += buf;
+}
+
+// A kernel version is current when no version of the same name was tuned after it (the rule
+// of the engine and of lookups).
+constexpr const char* current_sql =
+    "(NOT EXISTS (SELECT 1 FROM kernels k2 WHERE k2.name = k.name AND "
+    "(k2.used_seq > k.used_seq OR (k2.used_seq = k.used_seq AND k2.id > k.id))))";
+
+struct Column {
+  const char* name;
+  enum Kind { text, integer, real } kind;
+};
+
+// The optional measurements, in the order of the SELECT after the fixed columns.
+constexpr Column measurements[] = {
+    {"time_ms", Column::real},           {"mean_ms", Column::real},           {"min_ms", Column::real},
+    {"stddev_ms", Column::real},         {"samples", Column::integer},        {"gbps", Column::real},
+    {"gflops", Column::real},            {"registers", Column::integer},      {"shared_bytes", Column::integer},
+    {"spill_bytes", Column::integer},    {"occupancy_offline", Column::real}, {"occupancy_driver", Column::real},
+    {"compile_ms", Column::real},        {"measure_ms", Column::real},        {"energy_mj", Column::real},
+    {"power_w", Column::real},
+};
+
+}  // namespace
+
+std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
+  Connection conn(cache.path().string(), 5000);
+  const bool energy = cache.schema_version() >= 4;
+  std::string sql =
+      "SELECT t.id, k.name, d.name, d.uuid, t.problem, t.params, t.status, t.detail, t.created_at, "
+      "b.trial_id IS NOT NULL, ";
+  sql += current_sql;
+  sql += ", k.source_hash, t.time_ms, t.mean_ms, t.min_ms, t.stddev_ms, t.samples, t.gbps, t.gflops, t.registers, "
+         "t.shared_bytes, t.spill_bytes, t.occupancy_offline, t.occupancy_driver, t.compile_ms, t.measure_ms, ";
+  sql += energy ? "t.energy_mj, t.power_w " : "NULL, NULL ";
+  sql += "FROM trials t JOIN devices d ON d.id = t.device_id JOIN kernels k ON k.id = t.kernel_id "
+         "LEFT JOIN best b ON b.trial_id = t.id "
+         "WHERE (?1 = '' OR k.name = ?1) AND (?2 = '' OR d.uuid = ?2 OR d.name = ?2) AND (?3 = '' OR t.status = ?3) "
+         "AND (?4 = 1 OR ";
+  sql += current_sql;
+  sql += ") ORDER BY k.name, d.uuid, t.problem, t.time_ms IS NULL, t.time_ms, t.id";
+  Statement q(conn.get(), sql, conn.path());
+  Statement::Use use(q);
+  q.bind(1, filter.kernel.value_or(""));
+  q.bind(2, filter.device.value_or(""));
+  q.bind(3, filter.status.value_or(""));
+  q.bind(4, std::int64_t{filter.all_versions ? 1 : 0});
+
+  std::string out = "[";
+  bool first = true;
+  while (q.step()) {
+    out += first ? "\n  {" : ",\n  {";
+    first = false;
+    out += "\"id\": " + std::to_string(q.int64(0));
+    constexpr const char* texts[] = {"kernel", "device", "device_uuid", "problem", "params", "status", "detail",
+                                     "created_at"};
+    for (int i = 0; i < 8; ++i) {
+      out += ", ";
+      append_string(out, texts[i]);
+      out += ": ";
+      append_string(out, q.text(1 + i));
+    }
+    out += q.int64(9) ? ", \"best\": true" : ", \"best\": false";
+    out += q.int64(10) ? ", \"current\": true" : ", \"current\": false";
+    out += ", \"source_hash\": ";
+    append_string(out, q.text(11));
+    int c = 12;
+    for (const Column& m : measurements) {
+      const int column = c++;
+      if (q.is_null(column)) continue;
+      out += ", ";
+      append_string(out, m.name);
+      out += ": ";
+      if (m.kind == Column::integer) out += std::to_string(q.int64(column));
+      else append_number(out, q.real(column));
+    }
+    out += '}';
+  }
+  out += first ? "]" : "\n]";
+  return out;
+}
+
+}  // namespace tiletune::query_detail

@@ -1,0 +1,282 @@
+// The HTML report and the single-plot outputs (see tiletune/report.hpp). The page is one file:
+// inline CSS, inline SVG, no script, and a Content-Security-Policy that forbids loading anything.
+#include "tiletune/report.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report/model.hpp"
+#include "tiletune/error.hpp"
+
+extern char** environ;
+
+namespace tiletune {
+
+using namespace report_detail;
+
+namespace {
+
+constexpr const char* kStyle = R"(
+body { font-family: DejaVu Sans, Arial, sans-serif; margin: 24px; color: #222; max-width: 1500px; }
+h1 { font-size: 22px; } h2 { font-size: 19px; border-bottom: 2px solid #3366aa; padding-bottom: 4px; margin-top: 36px; }
+h3 { font-size: 16px; margin-top: 26px; } .meta { color: #555; font-size: 13px; }
+table { border-collapse: collapse; font-size: 12px; margin: 8px 0 14px; }
+th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: right; } th { background: #eef2f8; }
+td.l, th.l { text-align: left; } tr.best td { background: #fdecea; }
+.plots { display: flex; flex-wrap: wrap; gap: 10px; } .plots svg { border: 1px solid #e0e0e0; }
+nav ul { columns: 2; font-size: 13px; }
+)";
+
+std::string esc(std::string_view s) { return xml_escape(s); }
+
+std::string opt(const std::optional<double>& v, const char* f = "{:.4g}") {
+  return v ? fmt::format(fmt::runtime(f), *v) : std::string("–");
+}
+
+std::string top_table(const Model& m, const Group& g, std::size_t top) {
+  std::vector<const Trial*> ranked;
+  for (const Trial& t : g.trials)
+    if (t.score) ranked.push_back(&t);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Trial* a, const Trial* b) { return *a->score < *b->score; });
+  const std::optional<double> baseline =
+      g.default_trial && g.default_trial->score ? g.default_trial->score : std::optional<double>{};
+  std::string out = "<table class=\"top\"><tr><th>#</th><th class=\"l\">config</th><th>time ms</th><th>±%</th>"
+                    "<th>GB/s</th><th>GFLOP/s</th><th>occupancy</th><th>regs</th>";
+  if (g.has_energy) out += "<th>energy mJ</th><th>power W</th>";
+  out += fmt::format("<th>speedup vs default</th></tr>\n");
+  for (std::size_t i = 0; i < ranked.size() && i < top; ++i) {
+    const TrialRecord& r = ranked[i]->record();
+    const auto occupancy = r.occupancy_driver ? r.occupancy_driver : r.occupancy_offline;
+    out += fmt::format("<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                       "<td>{}</td>",
+                       i == 0 ? " class=\"best\"" : "", i + 1, esc(spaced(r.key.params)), opt(r.time_ms),
+                       r.stddev_ms && r.time_ms ? fmt::format("{:.1f}", 100 * *r.stddev_ms / *r.time_ms) : "–",
+                       opt(r.gbps, "{:.1f}"), opt(r.gflops, "{:.1f}"),
+                       occupancy ? fmt::format("{:.0f} %", 100 * *occupancy) : "–",
+                       r.registers ? std::to_string(*r.registers) : "–");
+    if (g.has_energy) out += fmt::format("<td>{}</td><td>{}</td>", opt(r.energy_mj), opt(r.power_w, "{:.0f}"));
+    out += fmt::format("<td>{}</td></tr>\n", baseline ? fmt::format("{:.2f}x", *baseline / *ranked[i]->score) : "–");
+  }
+  out += "</table>\n";
+  if (g.default_trial)
+    out += fmt::format("<p class=\"meta\">default config {}: {}</p>\n", esc(spaced(g.default_trial->record().key.params)),
+                       g.default_trial->score ? esc(format_score(m.objective, *g.default_trial->score))
+                                              : esc(std::string(status_name(g.default_trial->record().status))));
+  return out;
+}
+
+// Failures grouped by status and the first line of their reason, digits folded ("max error N at
+// index N") so that one cause is one row.
+std::string failure_table(const Group& g) {
+  struct Row {
+    std::size_t count = 0;
+    std::string example_reason, example_config;
+  };
+  std::map<std::pair<std::string, std::string>, Row> rows;
+  for (const Trial& t : g.trials) {
+    const TrialRecord& r = t.record();
+    if (r.status == TrialStatus::ok) continue;
+    const std::string first = r.detail.substr(0, r.detail.find('\n')).substr(0, 160);
+    std::string key;
+    for (const char c : first)
+      if (!std::isdigit(static_cast<unsigned char>(c))) key += c;
+      else if (key.empty() || key.back() != '#') key += '#';
+    Row& row = rows[{std::string(status_name(r.status)), key}];
+    if (row.count++ == 0) {
+      row.example_reason = first;
+      row.example_config = spaced(r.key.params);
+    }
+  }
+  if (rows.empty()) return "<p class=\"meta\">every trial is ok</p>\n";
+  std::string out = "<table class=\"failures\"><tr><th class=\"l\">status</th><th>trials</th><th class=\"l\">reason "
+                    "(first of them)</th><th class=\"l\">for example</th></tr>\n";
+  for (const auto& [key, row] : rows)
+    out += fmt::format("<tr><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
+                       esc(key.first), row.count, esc(row.example_reason), esc(row.example_config));
+  return out + "</table>\n";
+}
+
+std::string plots_div(const std::vector<Plot>& plots) {
+  std::string out = "<div class=\"plots\">\n";
+  for (const Plot& p : plots)
+    if (p.points() > 0) out += p.svg();
+  return out + "</div>\n";
+}
+
+std::vector<Plot> group_plots(const Model& m, const Group& g, const ReportOptions& o) {
+  std::vector<Plot> plots;
+  plots.push_back(status_plot(g));
+  for (const std::string& p : g.param_names) plots.push_back(param_plot(m, g, p));
+  for (const auto& [a, b] : heatmap_pairs(g, o)) plots.push_back(heatmap_plot(m, g, a, b));
+  plots.push_back(resource_plot(m, g, false));
+  plots.push_back(resource_plot(m, g, true));
+  plots.push_back(progress_plot(m, g));
+  if (g.has_energy) plots.push_back(energy_plot(g));
+  return plots;
+}
+
+std::string group_section(const Model& m, const Group& g, const ReportOptions& o) {
+  std::size_t ok = 0;
+  for (const Trial& t : g.trials) ok += t.record().status == TrialStatus::ok;
+  std::string out = fmt::format("<section class=\"group\" id=\"{}\"><h3>{} — {}</h3>\n", esc(g.id()), esc(g.kernel),
+                                esc(g.label()));
+  out += fmt::format("<p class=\"meta\">{} trials, {} ok{}</p>\n", g.trials.size(), ok,
+                     g.best ? fmt::format("; best {} ({})", esc(format_score(m.objective, *g.best->score)),
+                                          esc(spaced(g.best->record().key.params)))
+                            : "");
+  out += top_table(m, g, o.top);
+  out += failure_table(g);
+  out += plots_div(group_plots(m, g, o));
+  return out + "</section>\n";
+}
+
+std::string now_utc() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+std::string filters_text(const ReportOptions& o) {
+  std::string s;
+  if (o.kernel) s += " kernel " + *o.kernel;
+  if (o.device) s += " device " + *o.device;
+  if (o.problem) s += " problem " + *o.problem;
+  return s.empty() ? "every trial" : s.substr(1);
+}
+
+}  // namespace
+
+std::string render_report(const CacheDb& db, const ReportOptions& options) {
+  const Model m = load_model(db, options);
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+                    "'unsafe-inline'\">\n<title>tiletune report</title>\n<style>";
+  out += kStyle;
+  out += "</style></head><body>\n<h1>tiletune report</h1>\n";
+  out += fmt::format("<p class=\"meta\">{} · {} · {} trials · objective {} · generated {}</p>\n",
+                     esc(options.source_name.empty() ? db.path().string() : options.source_name),
+                     esc(filters_text(options)), m.rows.size(), objective_name(m.objective), now_utc());
+  out += "<nav><ul>\n";
+  for (const Group& g : m.groups)
+    out += fmt::format("<li><a href=\"#{}\">{} — {}</a></li>\n", esc(g.id()), esc(g.kernel), esc(g.label()));
+  out += "</ul></nav>\n";
+  for (const std::string& kernel : m.kernels()) {
+    out += fmt::format("<section class=\"kernel\"><h2>{}</h2>\n", esc(kernel));
+    out += plots_div({devices_plot(m, kernel), speedup_plot(m, kernel)});
+    for (const Group* g : m.of_kernel(kernel)) out += group_section(m, *g, options);
+    out += "</section>\n";
+  }
+  return out + "</body></html>\n";
+}
+
+namespace {
+
+std::vector<std::string> group_plot_names(const Group& g, const ReportOptions& o) {
+  std::vector<std::string> names = {"status"};
+  for (const std::string& p : g.param_names) names.push_back("param:" + p);
+  for (const auto& [a, b] : heatmap_pairs(g, o)) names.push_back(fmt::format("heatmap:{},{}", a, b));
+  for (const char* n : {"occupancy", "registers", "progress"}) names.emplace_back(n);
+  if (g.has_energy) names.emplace_back("energy");
+  return names;
+}
+
+const Group& one_group(const Model& m) {
+  if (m.groups.size() == 1) return m.groups.front();
+  std::string choices;
+  for (const Group& g : m.groups)
+    choices += fmt::format("\n  --kernel {} --device '{}' --problem '{}'", g.kernel, g.device_uuid, g.problem);
+  throw Error(fmt::format("this plot is of one kernel on one device and problem, and {} match; name one:{}",
+                          m.groups.size(), choices));
+}
+
+}  // namespace
+
+std::vector<std::string> plot_names(const CacheDb& db, const ReportOptions& options) {
+  const Model m = load_model(db, options);
+  std::vector<std::string> names = {"devices", "speedup"};
+  if (m.groups.size() == 1)
+    for (std::string& n : group_plot_names(m.groups.front(), options)) names.push_back(std::move(n));
+  return names;
+}
+
+std::string render_plot(const CacheDb& db, const ReportOptions& options, std::string_view plot) {
+  const Model m = load_model(db, options);
+  const std::string name(plot);
+  if (name == "devices" || name == "speedup") {
+    const std::vector<std::string> kernels = m.kernels();
+    if (kernels.size() != 1)
+      throw Error(fmt::format("plot '{}' is of one kernel and {} match: name one with --kernel", name, kernels.size()));
+    return (name == "devices" ? devices_plot(m, kernels.front()) : speedup_plot(m, kernels.front())).svg();
+  }
+  const Group& g = one_group(m);
+  std::optional<Plot> p;
+  if (name == "status") p = status_plot(g);
+  else if (name == "occupancy" || name == "registers") p = resource_plot(m, g, name == "registers");
+  else if (name == "progress") p = progress_plot(m, g);
+  else if (name == "energy") p = energy_plot(g);
+  else if (name.rfind("param:", 0) == 0 && g.values.count(name.substr(6))) p = param_plot(m, g, name.substr(6));
+  else if (name.rfind("heatmap:", 0) == 0) {
+    const std::string pair = name.substr(8);
+    const auto comma = pair.find(',');
+    const std::string a = pair.substr(0, comma), b = comma == std::string::npos ? "" : pair.substr(comma + 1);
+    if (g.values.count(a) && g.values.count(b) && a != b) p = heatmap_plot(m, g, a, b);
+  }
+  if (!p) {
+    std::string known;
+    for (const std::string& n : group_plot_names(g, options)) known += " " + n;
+    throw Error(fmt::format("unknown plot '{}'; this group has: devices speedup{}", name, known));
+  }
+  if (p->points() == 0) throw Error(fmt::format("plot '{}' has nothing to draw for {}", name, g.label()));
+  return p->svg();
+}
+
+void write_png(const std::string& svg, const std::filesystem::path& out, double zoom) {
+  namespace fs = std::filesystem;
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  const fs::path svg_file = dir / fmt::format(".{}.{}.svg", out.filename().string(), ::getpid());
+  const fs::path png_tmp = dir / fmt::format(".{}.{}.png", out.filename().string(), ::getpid());
+  {
+    std::ofstream f(svg_file, std::ios::binary);
+    f << svg;
+    if (!f) throw Error(fmt::format("cannot write {}", svg_file.string()));
+  }
+  const std::string zoom_text = fmt::format("{}", zoom);
+  const std::string svg_text = svg_file.string(), png_text = png_tmp.string();
+  const char* argv[] = {"rsvg-convert", "--format", "png", "--zoom", zoom_text.c_str(), "--background-color", "white",
+                        "--output", png_text.c_str(), svg_text.c_str(), nullptr};
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char**>(argv), environ);
+  int status = 0;
+  if (spawned == 0) ::waitpid(pid, &status, 0);
+  std::error_code ec;
+  fs::remove(svg_file, ec);
+  if (spawned != 0) {
+    throw Error("--format png needs rsvg-convert (Debian/Ubuntu package librsvg2-bin), which was not found on PATH; "
+                "or write --format svg");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fs::remove(png_tmp, ec);
+    throw Error(fmt::format("rsvg-convert failed to convert the plot to {} (exit status {})", out.string(),
+                            WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+  }
+  fs::rename(png_tmp, out, ec);
+  if (ec) {
+    fs::remove(png_tmp, ec);
+    throw Error(fmt::format("cannot write {}: {}", out.string(), ec.message()));
+  }
+}
+
+}  // namespace tiletune
