@@ -81,16 +81,6 @@ constexpr std::size_t memory_limit = 1 << 16;  // answers kept; all forgotten wh
   throw Failure(QueryStatus::io_error, path.string() + ": " + why);
 }
 
-// Checks the file before SQLite sees it and returns the URI to open it by.
-std::string checked_read_only_uri(const fs::path& path) {
-  const cache_file::Inspection seen = cache_file::inspect(path, application_id, newest_schema);
-  if (seen.verdict != cache_file::Verdict::ok) refuse(path, seen);
-  std::string uri;
-  const cache_file::Inspection opened = cache_file::read_only_uri(path, seen.header, uri);
-  if (opened.verdict != cache_file::Verdict::ok) refuse(path, opened);
-  return uri;
-}
-
 struct DeviceRow {
   std::int64_t id = 0;
   std::string uuid;
@@ -217,6 +207,15 @@ QueryResult failure_result(QueryStatus status, std::string message) {
 
 }  // namespace
 
+std::string query_detail::checked_read_only_uri(const fs::path& path) {
+  const cache_file::Inspection seen = cache_file::inspect(path, application_id, newest_schema);
+  if (seen.verdict != cache_file::Verdict::ok) refuse(path, seen);
+  std::string uri;
+  const cache_file::Inspection opened = cache_file::read_only_uri(path, seen.header, uri);
+  if (opened.verdict != cache_file::Verdict::ok) refuse(path, opened);
+  return uri;
+}
+
 // --- names ------------------------------------------------------------------------------------
 
 std::string_view match_level_name(MatchLevel level) noexcept {
@@ -310,7 +309,7 @@ struct QueryCache::Impl {
   }
 
   static std::unique_ptr<Impl> open(const fs::path& path, QueryOptions options) {
-    auto impl = std::make_unique<Impl>(path, checked_read_only_uri(path), options);
+    auto impl = std::make_unique<Impl>(path, query_detail::checked_read_only_uri(path), options);
     try {
       // One transaction for the header and data_version: the locks are taken once.
       query_detail::ReadTransaction tx(impl->stmt(begin_sql), impl->stmt(commit_sql));

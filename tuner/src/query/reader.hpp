@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -79,6 +80,10 @@ class Statement {
   std::string sql_;
   std::string path_;
 };
+
+/// The URI to open the cache file at path read-only by (cache_file.hpp's read_only_uri), after
+/// cache_file.hpp's checks of its header: a refused file is a Failure with its status and one line.
+[[nodiscard]] std::string checked_read_only_uri(const std::filesystem::path& path);
 
 /// A read-only connection (SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX; the caller
 /// serializes) to the file path, opened through uri (see cache_file.hpp's read_only_uri).
