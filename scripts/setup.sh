@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite3 libfmt-dev
           libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
           python3-yaml    # python3-yaml: test_yaml_interop reads every shipped space with PyYAML too
+          clang libclang-rt-dev   # libFuzzer and the sanitizers, for scripts/fuzz.sh only
           # the report's PNG plots and its browser test; the Python package's tests
           librsvg2-bin fonts-dejavu-core chromium python3 python3-venv python3-pytest python3-pandas)
 # node and npm for the browser test: any nodejs of 18 or newer will do (Debian's, or one already there).

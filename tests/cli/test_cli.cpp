@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "cli_fixture.hpp"
 #include "gpu/driver.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
@@ -111,13 +112,13 @@ TEST(Cli, BadArgumentsAreReported) {
   TempDir dir;
   const auto space = quote(source_dir() / "configs" / "transpose.yaml");
   CommandResult r = tiletune_in(dir, "plan --size M=3 " + space);
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("'M' is not a problem size"), std::string::npos) << r.output;
   r = tiletune_in(dir, "plan --size N=abc " + space);
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("not a non-negative integer"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("not a whole number"), std::string::npos) << r.output;
   r = tiletune_in(dir, "plan --arch sm_42 " + space);
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("sm_42"), std::string::npos) << r.output;
   r = tiletune_in(dir, "plan does-not-exist.yaml");
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -148,29 +149,6 @@ TEST(Cli, DevicesWithoutAGpu) {
 namespace tiletune::testing {
 namespace {
 
-/// A cache with one H200 and two transpose trials, as a sweep would leave it.
-void write_cache(const std::filesystem::path& path, const std::string& uuid, double fast_ms) {
-  CacheDb db = CacheDb::open(path);
-  DeviceRecord d;
-  d.uuid = uuid;
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  d.copy_gbps = 4000;
-  const auto device = db.upsert_device(d);
-  const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "hash1", "--gpu-architecture=sm_90", "13.0"});
-  TrialRecord ok;
-  ok.key = TrialKey{device, kernel, "N=8192", "TILE=64;BLOCK_ROWS=2;PAD=1"};
-  ok.time_ms = fast_ms;
-  ok.samples = 20;
-  ok.gbps = 537.0 / fast_ms;
-  (void)db.record_trial(ok);
-  TrialRecord bad;
-  bad.key = TrialKey{device, kernel, "N=8192", "TILE=32;BLOCK_ROWS=8;PAD=0"};
-  bad.status = TrialStatus::wrong_result;
-  bad.detail = "out[12]: got nan, want 0.5";
-  (void)db.record_trial(bad);
-}
-
 TEST(Cli, ShowBestExportAndMergeReadTheCache) {
   TempDir dir;
   write_cache(dir.path() / "cache.db", "GPU-11111111-0000-0000-0000-000000000000", 0.15);
@@ -200,7 +178,7 @@ TEST(Cli, ShowBestExportAndMergeReadTheCache) {
   EXPECT_EQ(exported["trials"].size(), 4u);
 
   CommandResult self = tiletune_in(dir, "merge " + quote(dir.path() / "cache.db") + " " + quote(dir.path() / "cache.db"));
-  EXPECT_EQ(self.exit_code, 1) << self.output;
+  EXPECT_EQ(self.exit_code, 2) << self.output;
 
   // A file that is not a cache is refused and left alone.
   const auto foreign = dir.write("notes.txt", "not a database at all, just some text that is long enough");
@@ -232,12 +210,12 @@ TEST(Cli, BestLooksUpOneConfigWithFallbacks) {
   EXPECT_EQ(j["params"]["TILE"], 64);
   EXPECT_EQ(j["match"], "same_architecture");
   CommandResult none = tiletune_in(dir, "best --kernel reduction --size N=100 --device sm_90");
-  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_EQ(none.exit_code, 4) << none.output;
   EXPECT_NE(none.output.find("use your defaults"), std::string::npos) << none.output;
   CommandResult bad = tiletune_in(dir, "best --kernel transpose --size N=abc");
-  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
   CommandResult no_kernel = tiletune_in(dir, "best --size N=8192");
-  EXPECT_EQ(no_kernel.exit_code, 1) << no_kernel.output;
+  EXPECT_EQ(no_kernel.exit_code, 2) << no_kernel.output;
 }
 
 }  // namespace

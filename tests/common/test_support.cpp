@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -68,6 +69,169 @@ std::string read_file(const std::filesystem::path& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+}  // namespace tiletune::testing
+
+// --- file digests and access without write permission ----------------------------------------
+
+namespace tiletune::testing {
+
+namespace {
+
+// FIPS 180-4 SHA-256, enough for comparing files in tests.
+class Sha256 {
+ public:
+  void update(const unsigned char* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      block_[fill_++] = p[i];
+      if (fill_ == 64) {
+        compress();
+        fill_ = 0;
+      }
+    }
+    bits_ += 8ULL * n;
+  }
+  std::string hex() {
+    const std::uint64_t bits = bits_;
+    const unsigned char one = 0x80, zero = 0;
+    update(&one, 1);
+    while (fill_ != 56) update(&zero, 1);
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
+    update(len, 8);
+    std::string out;
+    char buf[9];
+    for (std::uint32_t v : h_) {
+      std::snprintf(buf, sizeof buf, "%08x", v);
+      out += buf;
+    }
+    return out;
+  }
+
+ private:
+  static std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+  void compress() {
+    static constexpr std::uint32_t k[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+        0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+        0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+        0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+        0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+        0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+        0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2};
+    std::uint32_t w[64];
+    for (int i = 0; i < 16; ++i)
+      w[i] = (std::uint32_t{block_[4 * i]} << 24) | (std::uint32_t{block_[4 * i + 1]} << 16) |
+             (std::uint32_t{block_[4 * i + 2]} << 8) | block_[4 * i + 3];
+    for (int i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
+    for (int i = 0; i < 64; ++i) {
+      const std::uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      h = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    const std::uint32_t add[8] = {a, b, c, d, e, f, g, h};
+    for (int i = 0; i < 8; ++i) h_[i] += add[i];
+  }
+
+  std::uint32_t h_[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  unsigned char block_[64] = {};
+  std::size_t fill_ = 0;
+  std::uint64_t bits_ = 0;
+};
+
+constexpr unsigned nobody = 65534;
+
+}  // namespace
+
+std::string sha256_of_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return "absent";
+  std::ifstream in(path, std::ios::binary);
+  Sha256 sha;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0)
+    sha.update(reinterpret_cast<const unsigned char*>(buf), static_cast<std::size_t>(in.gcount()));
+  return sha.hex();
+}
+
+std::string cache_files_digest(const std::filesystem::path& cache) {
+  std::string out;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    out += cache.filename().string() + suffix + " " + sha256_of_file(cache.string() + suffix) + "\n";
+  return out;
+}
+
+std::string run_without_write_access(const std::filesystem::path& dir, const std::function<std::string()>& fn) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "child failed: pipe";
+  ReadOnly guard(dir);
+  const pid_t pid = ::fork();
+  if (pid < 0) return "child failed: fork";
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string result;
+    if (::geteuid() == 0 && (::setgid(nobody) != 0 || ::setuid(nobody) != 0)) {
+      result = "child failed: cannot become nobody";
+    } else {
+      try {
+        result = fn();
+      } catch (const std::exception& e) {
+        result = std::string("child failed: ") + e.what();
+      }
+    }
+    for (std::size_t done = 0; done < result.size();) {
+      const ssize_t n = ::write(fds[1], result.data() + done, result.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return out;
+}
+
+std::string unprivileged_command_prefix() {
+  return ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+}
+
+ReadOnly::ReadOnly(std::filesystem::path dir) : dir_(std::move(dir)) {
+  namespace fs = std::filesystem;
+  // Whoever runs the code under test must reach and read what is there.
+  std::error_code ec;
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                            fs::perms::others_exec, ec);
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    fs::permissions(e.path(), fs::perms::group_read | fs::perms::others_read, fs::perm_options::add, ec);
+  if (::geteuid() == 0) return;
+  fs::permissions(dir_, fs::perms::owner_write, fs::perm_options::remove, ec);
+  changed_ = !ec;
+}
+
+ReadOnly::~ReadOnly() {
+  std::error_code ec;
+  if (changed_) std::filesystem::permissions(dir_, std::filesystem::perms::owner_write, std::filesystem::perm_options::add, ec);
 }
 
 }  // namespace tiletune::testing

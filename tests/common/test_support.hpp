@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace tiletune::testing {
@@ -38,5 +39,41 @@ struct CommandResult {
 
 /// Reads a whole file.
 [[nodiscard]] std::string read_file(const std::filesystem::path& path);
+
+}  // namespace tiletune::testing
+
+namespace tiletune::testing {
+
+/// The SHA-256 of a file's bytes in hex, or "absent" when there is no such file.
+[[nodiscard]] std::string sha256_of_file(const std::filesystem::path& path);
+
+/// sha256_of_file of a cache and each of its side files (-wal, -shm, -journal), one line each:
+/// what a command that failed (or only read) must leave exactly as it was.
+[[nodiscard]] std::string cache_files_digest(const std::filesystem::path& cache);
+
+/// Runs fn as a user who cannot write the directories the tests create: as root (whom permissions
+/// do not stop) in a child process that becomes nobody (uid and gid 65534), otherwise in a child
+/// with dir's write permission taken away for the time. Returns what fn returned, or
+/// "child failed: ..." when the child could not run it.
+[[nodiscard]] std::string run_without_write_access(const std::filesystem::path& dir,
+                                                   const std::function<std::string()>& fn);
+
+/// The prefix of a shell command that runs it like run_without_write_access: "setpriv ..." as
+/// root; otherwise empty, with the caller removing dir's write permission (ReadOnly below).
+[[nodiscard]] std::string unprivileged_command_prefix();
+
+/// Takes dir's write permission away until the scope ends, unless the tests run as root (who
+/// runs the code under test through unprivileged_command_prefix instead).
+class ReadOnly {
+ public:
+  explicit ReadOnly(std::filesystem::path dir);
+  ~ReadOnly();
+  ReadOnly(const ReadOnly&) = delete;
+  ReadOnly& operator=(const ReadOnly&) = delete;
+
+ private:
+  std::filesystem::path dir_;
+  bool changed_ = false;
+};
 
 }  // namespace tiletune::testing

@@ -25,6 +25,15 @@ Fingerprint fingerprint(const std::filesystem::path& file) {
   return f;
 }
 
+std::string open_error(const std::filesystem::path& p, CacheDb::Mode mode) {
+  try {
+    auto db = CacheDb::open(p, mode);
+  } catch (const DbError& e) {
+    return e.what();
+  }
+  return "<opened>";
+}
+
 db_detail::Connection raw_connection(const std::filesystem::path& file) {
   return db_detail::Connection(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
 }

@@ -71,6 +71,9 @@ struct Fingerprint {
 };
 [[nodiscard]] Fingerprint fingerprint(const std::filesystem::path& file);
 
+/// The message of the DbError that CacheDb::open(p, mode) throws, or "<opened>".
+[[nodiscard]] std::string open_error(const std::filesystem::path& p, CacheDb::Mode mode);
+
 /// A raw connection (no checks of ours), for building fixtures and inspecting files.
 [[nodiscard]] db_detail::Connection raw_connection(const std::filesystem::path& file);
 

@@ -15,15 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string open_error(const fs::path& p, CacheDb::Mode mode) {
-  try {
-    auto db = CacheDb::open(p, mode);
-  } catch (const DbError& e) {
-    return e.what();
-  }
-  return "<opened>";
-}
-
 // A database at schema version v, built the way a tiletune of that version would have.
 void build_at_version(const fs::path& p, int v) {
   auto conn = raw_connection(p);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -680,6 +681,49 @@ TEST(Expr, MillionBoundEvaluations) {
   }
   EXPECT_EQ(accepted, expected);
   EXPECT_GT(accepted, 0);
+}
+
+// Fuzzing findings (issue 12): inputs of up to 1 MiB that took minutes. Each must now take a
+// small fraction of a second; 5 s is the fuzzer's limit per input.
+double seconds_to_parse_and_bind(const std::string& text, const std::vector<std::string>& slots) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    Expr e = Expr::parse(text);
+    e.bind(slots);
+  } catch (const ExprSyntaxError&) {
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(ExprFuzzFindings, ManyDistinctNamesParseInLinearTime) {
+  std::string text = "v0";
+  std::vector<std::string> slots;
+  for (int i = 1; i < 120000; ++i) text += "+v" + std::to_string(i);  // 850 KB: was quadratic, minutes
+  for (int i = 0; i < 120000; ++i) slots.push_back("v" + std::to_string(i));
+  EXPECT_LT(seconds_to_parse_and_bind(text, slots), 5.0);
+  Expr e = Expr::parse(text);
+  EXPECT_EQ(e.variables().size(), 120000u);
+  EXPECT_EQ(e.variables()[119999], "v119999");
+}
+
+TEST(ExprFuzzFindings, AHugeUnknownNameIsRefusedWithoutADidYouMean) {
+  const std::string name(1'000'000, 'A');  // 1 MB: the suggestion's distance took 80 s and 1 GB
+  EXPECT_LT(seconds_to_parse_and_bind(name, {"N", "TILE"}), 5.0);
+  try {
+    Expr e = Expr::parse(name);
+    e.bind(std::vector<std::string>{"N", "TILE"});
+    ADD_FAILURE() << "bound an unknown name";
+  } catch (const ExprSyntaxError& err) {
+    EXPECT_EQ(std::string(err.what()).find("did you mean"), std::string::npos);
+  }
+  // A typo of a short name is still helped.
+  try {
+    Expr e = Expr::parse("TIEL + 1");
+    e.bind(std::vector<std::string>{"N", "TILE"});
+    ADD_FAILURE() << "bound an unknown name";
+  } catch (const ExprSyntaxError& err) {
+    EXPECT_NE(std::string(err.what()).find("did you mean 'TILE'?"), std::string::npos) << err.what();
+  }
 }
 
 }  // namespace

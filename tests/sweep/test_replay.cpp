@@ -3,6 +3,10 @@
 // cost the recorded time, the shipped H200 recordings, and `tune --replay` / `export
 // --format landscape` through the CLI.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <regex>
 #include <set>
@@ -97,9 +101,9 @@ TEST(Landscape, ErrorsNameTheLine) {
       {"# tiletune landscape 1\n# kernel: t\nproblem,params\n", "l.csv:3: landscape: expected the columns"},
       {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,fine,1,1,1,,,,\n", "l.csv:5: landscape: unknown status 'fine'"},
       {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,,1,1,,,,\n", "l.csv:5: landscape: an ok trial needs a positive"},
-      {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,1x,1,1,,,,\n", "l.csv:5: landscape: '1x' is not a number"},
+      {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,1x,1,1,,,,\n", "l.csv:5: landscape: time_ms '1x' is not a number"},
       {kHeader + "N=1,TILE=32,ok,1\n", "l.csv:5: landscape: expected 10 columns, found 4"},
-      {kHeader + "N=1,P=1,ok,1,1,1,,,,\nN=1,P=1,ok,2,1,1,,,,\n", "l.csv:6: landscape: a second trial of P=1 at N=1"},
+      {kHeader + "N=1,P=1,ok,1,1,1,,,,\nN=1,P=1,ok,2,1,1,,,,\n", "l.csv:6: landscape: a second trial of 'P=1' at 'N=1'"},
       {kHeader, "landscape: no trials"},
       {"# tiletune landscape 1\nproblem,params,status,time_ms,compile_ms,measure_ms,registers,shared_bytes,occupancy,"
        "detail\nN=1,P=1,ok,1,1,1,,,,\n",
@@ -115,6 +119,74 @@ TEST(Landscape, ErrorsNameTheLine) {
     }
   }
   EXPECT_THROW((void)load_landscape(dir.path() / "missing.csv"), Error);
+}
+
+// Hostile recordings (issue 12): every malformed field is refused with FILE:LINE and one line
+// that quotes at most a short prefix of it; only regular files of a bounded size are read.
+TEST(Landscape, HostileRecordingsAreRefusedWithTheirLineInOneLine) {
+  TempDir dir;
+  const std::string row = "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,";
+  struct Case {
+    std::string text, expect;
+  };
+  const std::vector<Case> cases = {
+      {kHeader + row + "ok,nan,1,1,,,,\n", "l.csv:5: landscape: time_ms 'nan' is not a finite number"},
+      {kHeader + row + "ok,inf,1,1,,,,\n", "l.csv:5: landscape: time_ms 'inf' is not a finite number"},
+      {kHeader + row + "ok,-1,1,1,,,,\n", "l.csv:5: landscape: time_ms '-1' is not positive"},
+      {kHeader + row + "ok,0,1,1,,,,\n", "l.csv:5: landscape: time_ms '0' is not positive"},
+      {kHeader + row + "ok,1,-5,1,,,,\n", "l.csv:5: landscape: compile_ms '-5' is negative"},
+      {kHeader + row + "ok,1,1,nan,,,,\n", "l.csv:5: landscape: measure_ms 'nan' is not a finite number"},
+      {kHeader + row + "ok,1,1,1,,,1.5,\n", "l.csv:5: landscape: occupancy '1.5' is more than 1"},
+      {kHeader + row + "ok,1,1,1,-3,,,\n", "l.csv:5: landscape: registers '-3' is not a whole number"},
+      {kHeader + row + "ok,1,1,1,,1.5,,\n", "l.csv:5: landscape: shared_bytes '1.5' is not a whole number"},
+      {kHeader + "N=abc,P=1,ok,1,1,1,,,,\n", "l.csv:5: landscape: problem 'N=abc': expected NAME=INTEGER"},
+      {kHeader + "N=1,TILE,ok,1,1,1,,,,\n", "l.csv:5: landscape: params 'TILE': expected NAME=INTEGER"},
+      {kHeader + ",P=1,ok,1,1,1,,,,\n", "l.csv:5: landscape: empty problem"},
+      {kHeader + row + "timeout,1,1,1,,,,\n", "l.csv:5: landscape: a timeout trial has no time_ms"},
+      {kHeader + "# kernel: other\n", "l.csv:5: landscape: header line after the column names"},
+      {"# tiletune landscape 1\n# kernel: t\n# kernel: u\n", "l.csv:3: landscape: a second '# kernel:' line"},
+      {"# tiletune landscape 1\n# kernel: my kernel\n", "l.csv:2: landscape: kernel name 'my kernel' is not a name"},
+      {"# tiletune landscape 1\n# bad key!: x\n", "l.csv:2: landscape: header key 'bad key!' is not a name"},
+      {kHeader + row + "ok,1,1,1,,,,a NUL " + std::string(1, '\0') + " byte\n", "l.csv:5: landscape: a NUL byte in the line"},
+      {kHeader + row + "ok," + std::string(100000, '9') + "x,1,1,,,,\n", "l.csv:5: landscape: time_ms '99999"},
+  };
+  for (const Case& c : cases) {
+    const auto path = dir.write("l.csv", c.text);
+    try {
+      (void)load_landscape(path);
+      ADD_FAILURE() << "accepted: " << c.text.substr(0, 300);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(c.expect), std::string::npos) << what.substr(0, 300);
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what.substr(0, 300);
+      EXPECT_LT(what.size(), path.string().size() + 200) << "a field quoted whole";
+    }
+  }
+}
+
+TEST(Landscape, OnlyRegularFilesOfARecordingsSizeAreRead) {
+  TempDir dir;
+  const auto fifo = dir.path() / "fifo.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const auto huge = dir.path() / "huge.csv";
+  { std::ofstream(huge) << "# tiletune landscape 1\n"; }
+  std::filesystem::resize_file(huge, std::uintmax_t{65} << 20);  // sparse: costs no disk
+  const std::vector<std::pair<std::filesystem::path, std::string>> cases = {
+      {fifo, ": landscape: not a regular file"},
+      {dir.path(), ": landscape: a directory, not a recording"},
+      {huge, ": landscape: 68157440 bytes, more than a recording can be (64 MiB)"},
+      {dir.path() / "missing.csv", ": landscape: cannot open the file: No such file or directory"},
+  };
+  ::alarm(20);  // a reader that blocks on the FIFO ends the test here
+  for (const auto& [path, expect] : cases) {
+    try {
+      (void)load_landscape(path);
+      ADD_FAILURE() << "read " << path;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path.string() + expect), std::string::npos) << e.what();
+    }
+  }
+  ::alarm(0);
 }
 
 TEST(Replay, ExhaustiveReplayAnswersFailuresAsFailuresAndCostsTheRecordedTime) {

@@ -26,8 +26,8 @@ namespace tiletune {
 /// PRAGMA application_id of every tiletune cache: 'TTT1'. A file with another id is refused.
 inline constexpr std::int32_t cache_application_id = 0x54545431;
 
-/// A failed SQLite call, or a file that cannot be used as a cache. what() names the call, the
-/// database file and, where there is one, the SQL.
+/// A failed SQLite call, or a file that cannot be used as a cache. what() is one line naming the
+/// operation and the database file (never the whole SQL: that is in sql()).
 class DbError : public Error {
  public:
   DbError(std::string message, std::string call, std::string sql, std::filesystem::path path,
@@ -239,6 +239,25 @@ class CacheDb {
   void put_cubin(const CubinRecord& cubin);
   [[nodiscard]] std::optional<CubinRecord> get_cubin(std::string_view key) const;
 
+  /// Many writes as one transaction (BEGIN IMMEDIATE): until the batch is committed, every write
+  /// made through this CacheDb joins it (each write's own transaction becomes a savepoint in it),
+  /// so either all of them are stored or, when the batch ends without commit() (an exception),
+  /// none is. Read-write caches only.
+  class Batch {
+   public:
+    Batch(Batch&&) noexcept;
+    Batch& operator=(Batch&&) = delete;
+    ~Batch();
+    void commit();
+
+   private:
+    friend class CacheDb;
+    struct State;
+    explicit Batch(std::unique_ptr<State> state) noexcept;
+    std::unique_ptr<State> state_;
+  };
+  [[nodiscard]] Batch batch();
+
   /// Free-form key/value metadata (created_by, schema history, ...).
   [[nodiscard]] std::optional<std::string> meta(std::string_view key) const;
   void set_meta(std::string_view key, std::string_view value);
@@ -260,7 +279,20 @@ struct MergeStats {
 /// Copies every trial of `from` into `into` (caches of several machines into one), keeping per
 /// key (device, kernel version, problem, params) the better trial: an ok trial beats any other
 /// status, the faster of two ok trials wins, and otherwise the target's stays. Kernel versions
-/// that are current in `from` become current in `into`.
+/// that are current in `from` become current in `into`. `from` is read and checked whole first,
+/// and everything is written in one transaction: a DbError (a row that cannot be stored, the
+/// same file as `into`) leaves `into` unchanged.
 MergeStats merge_cache(CacheDb& into, const CacheDb& from);
+
+/// merge_cache of every source into the cache file `into` (created if missing, in an existing
+/// directory), in one transaction. Every source is opened read-only and checked before `into` is
+/// opened for writing, so a bad source, or a source that is `into` itself (same_file), fails with
+/// every file as it was; a target this call created is removed again when it fails.
+std::vector<MergeStats> merge_cache_files(const std::filesystem::path& into,
+                                          const std::vector<std::filesystem::path>& sources);
+
+/// True when a and b are the same existing file (the same device and inode: another spelling of
+/// the path, a symbolic or a hard link); false when either does not exist.
+[[nodiscard]] bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
 }  // namespace tiletune

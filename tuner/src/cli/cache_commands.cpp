@@ -6,7 +6,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/landscape.hpp"
 #include "tiletune/compile.hpp"
@@ -124,20 +126,24 @@ Runner add_show_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
-  cmd->add_option("--kernel", o->kernel, "Only this kernel");
-  cmd->add_option("--device", o->device, "Only this device (UUID or name)");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
+  cmd->add_option("--device", o->device, "Only this device (UUID or name)")->check(plain_text(256));
   cmd->add_option("--status", o->status, "Only this status: ok pruned compile_failed launch_failed runtime_fault "
                                          "timeout wrong_result")
       ->check(CLI::IsMember({"ok", "pruned", "compile_failed", "launch_failed", "runtime_fault", "timeout",
                              "wrong_result"}));
-  cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)");
+  cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)")
+      ->check(plain_text(4096));
   cmd->add_flag("--all-versions", o->all_versions, "Include trials of earlier versions of a kernel's source");
-  cmd->add_option("--limit", o->limit, "At most this many rows");
+  cmd->add_option("--limit", o->limit, "At most this many rows (1 or more)")
+      ->check(whole_number_in(1, INT64_MAX));
   cmd->add_option("--format", o->format, "Output: table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->footer(R"(Examples:
   tiletune show --kernel transpose --status ok
   tiletune show --status wrong_result --format json
-  tiletune show --kernel transpose --format csv > transpose.csv)");
+  tiletune show --kernel transpose --format csv > transpose.csv
+
+)" + std::string(exit_status_help));
   return [o]() {
     CacheDb db = open_for_reading(o->db);
     TrialFilter filter;
@@ -183,7 +189,7 @@ Runner add_show_command(CLI::App& app) {
       }
       std::cout << fmt::format("{} trials\n", rows.size());
     }
-    return 0;
+    return exit_ok;
   };
 }
 
@@ -197,13 +203,10 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
   request.objective = objective;
   for (const std::string& s : sizes) {
     const auto eq = s.find('=');
-    std::int64_t v = 0;
-    const char* first = s.data() + (eq == std::string::npos ? 0 : eq + 1);
-    const char* last = s.data() + s.size();
-    auto [end, ec] = std::from_chars(first, last, v);
-    if (eq == std::string::npos || eq == 0 || ec != std::errc() || end != last || first == last)
-      throw Error(fmt::format("--size '{}': expected NAME=VALUE with an integer value, e.g. N=8192", s));
-    request.sizes[s.substr(0, eq)] = v;
+    std::int64_t v = 0;  // the option's check has made sure of the form
+    (void)std::from_chars(s.data() + eq + 1, s.data() + s.size(), v);
+    if (!request.sizes.emplace(s.substr(0, eq), v).second)
+      throw UsageError(fmt::format("--size {}: {} is given twice", s, s.substr(0, eq)));
   }
   if (!device_spec.empty()) {
     request.device = QueryDevice::parse(device_spec);
@@ -216,12 +219,12 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
   if (!cache) throw Error(open_error.message);
   const QueryResult r = cache->lookup(request);
   if (r.status == QueryStatus::unknown_kernel) {
-    // Never tuned here: like a miss, the caller uses its defaults (exit status 2).
+    // Never tuned here: like a miss, the caller uses its defaults.
     std::cerr << fmt::format("{}: {}: use your defaults\n", kernel, r.message);
     if (format == "env") std::cout << "TILETUNE_MATCH=none\n";
     if (format == "cmake") std::cout << "set(TILETUNE_MATCH none)\n";
     if (format == "json") std::cout << nlohmann::json{{"kernel", kernel}, {"match", "none"}}.dump(2) << '\n';
-    return 2;
+    return exit_no_result;
   }
   if (!r.ok()) throw Error(r.message);
   const std::string level(match_level_name(r.match));
@@ -251,7 +254,7 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
                                r.message.empty() ? "no match" : r.message);
     }
   }
-  return r.found() ? 0 : 2;
+  return r.found() ? exit_ok : exit_no_result;
 }
 
 }  // namespace
@@ -268,11 +271,14 @@ Runner add_best_command(CLI::App& app) {
                   "among trials whose energy was measured")
       ->check(CLI::IsMember({"time", "energy", "edp"}));
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
-  cmd->add_option("--kernel", o->kernel, "Only this kernel");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
   cmd->add_option("--device", o->device, "A device UUID (GPU-...), name or compute capability (sm_90); "
-                                         "with --size the default is the first GPU, if any");
+                                         "with --size the default is the first GPU, if any")
+      ->check(plain_text(256));
   cmd->add_option("--size", o->sizes, "With --kernel: look up the config for this problem (NAME=VALUE, repeatable)")
-      ->type_name("NAME=VALUE");
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false)
+      ->check(size_assignment(1));
   cmd->add_option("--format", o->format, "Output: table, json, env or cmake (env and cmake need --size)")
       ->check(CLI::IsMember({"table", "json", "env", "cmake"}));
   cmd->footer(R"HELP(Examples:
@@ -284,14 +290,17 @@ Runner add_best_command(CLI::App& app) {
 
 A lookup falls back like the query library: exact (this device and problem), nearest problem
 size on this device, the same architecture on another device, the portable default (best
-relative time across devices), or none (exit status 2: use your defaults).)HELP");
+relative time across devices), or none (exit status 4: use your defaults; so is a listing
+that finds nothing).
+
+)HELP" + std::string(exit_status_help));
   return [o]() {
     if (!o->sizes.empty()) {
-      if (o->kernel.empty()) throw Error("--size needs --kernel: tiletune best --kernel transpose --size N=8192");
+      if (o->kernel.empty()) throw UsageError("--size needs --kernel: tiletune best --kernel transpose --size N=8192");
       return print_lookup(o->db, o->kernel, o->sizes, o->device, o->format, *parse_objective(o->objective));
     }
     if (o->format == "env" || o->format == "cmake")
-      throw Error(fmt::format("--format {} needs --kernel and --size (one config to print)", o->format));
+      throw UsageError(fmt::format("--format {} needs --kernel and --size (one config to print)", o->format));
     CacheDb db = open_for_reading(o->db);
     BestFilter filter;
     if (!o->kernel.empty()) filter.kernel = o->kernel;
@@ -311,11 +320,11 @@ relative time across devices), or none (exit status 2: use your defaults).)HELP"
                      {"gflops", e.trial.gflops.value_or(0)},
                      {"energy_mj", e.trial.energy_mj ? nlohmann::json(*e.trial.energy_mj) : nlohmann::json()}});
       std::cout << j.dump(2) << '\n';
-      return 0;
+      return entries.empty() ? exit_no_result : exit_ok;
     }
     if (entries.empty()) {
       std::cout << "no results yet: run `tiletune tune SPACE.yaml` first\n";
-      return 0;
+      return exit_no_result;
     }
     std::cout << fmt::format("{:<14} {:<22} {:<16} {:<36} {:>10} {:>9}\n", "kernel", "device", "problem", "best config",
                              "time ms", "GB/s");
@@ -323,7 +332,7 @@ relative time across devices), or none (exit status 2: use your defaults).)HELP"
       std::cout << fmt::format("{:<14} {:<22} {:<16} {:<36} {:>10} {:>9}\n", e.kernel.name, e.device.device.name,
                                e.trial.key.problem, params_text(e.trial.key.params), opt(e.trial.time_ms),
                                opt(e.trial.gbps, "{:.1f}"));
-    return 0;
+    return exit_ok;
   };
 }
 
@@ -335,8 +344,10 @@ Runner add_export_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
-  cmd->add_option("--kernel", o->kernel, "Only this kernel");
-  cmd->add_option("--device", o->device, "Landscape: the device (UUID or name) when the kernel ran on several");
+  cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
+  cmd->add_option("--device", o->device, "Only this device (UUID or name); a landscape needs one when the kernel "
+                                         "ran on several")
+      ->check(plain_text(256));
   cmd->add_flag("--current-only", o->current_only, "Only the latest version of each kernel's source");
   cmd->add_option("--format", o->format,
                   "Output: csv, json (default), landscape (needs --kernel) or t4 (the Kernel Tuner / KTT results "
@@ -351,21 +362,24 @@ Runner add_export_command(CLI::App& app) {
 Every trial with its full key: device (UUID, name, compute capability, copy bandwidth), kernel
 version (name, source hash, options, NVRTC version), problem and params, and all measurements.
 A landscape is the current version of one kernel on one device, every problem, in the compact
-format that `tiletune tune SPACE --replay FILE` reads.)");
+format that `tiletune tune SPACE --replay FILE` reads.
+
+)" + std::string(exit_status_help));
   return [o]() {
+    if (o->format == "landscape" && o->kernel.empty())
+      throw UsageError("export --format landscape: name the kernel with --kernel");
     CacheDb db = open_for_reading(o->db);
     if (o->format == "landscape") {
-      if (o->kernel.empty()) throw Error("export --format landscape: name the kernel with --kernel");
       write_landscape(std::cout, landscape_from_cache(db, o->kernel, o->device));
-      return 0;
+      return exit_ok;
     }
     TrialFilter filter;
     if (!o->kernel.empty()) filter.kernel = o->kernel;
+    if (!o->device.empty()) filter.device = o->device;
     filter.current_only = o->current_only;
     if (o->format == "t4") {
-      if (!o->device.empty()) filter.device = o->device;
       std::cout << export_t4(db, filter, Objective::time);
-      return 0;
+      return exit_ok;
     }
     const std::vector<TrialRow> rows = db.trials(filter);
     if (o->format == "json") {
@@ -393,7 +407,7 @@ format that `tiletune tune SPACE --replay FILE` reads.)");
       std::cout << nlohmann::json{{"schema_version", db.schema_version()}, {"devices", devices}, {"trials", trials}}
                        .dump(2)
                 << '\n';
-      return 0;
+      return exit_ok;
     }
     std::cout << "kernel,source_hash,options,nvrtc_version,device_uuid,device,problem,params,status,time_ms,mean_ms,"
                  "min_ms,stddev_ms,samples,gbps,gflops,registers,shared_bytes,spill_bytes,occupancy_offline,"
@@ -411,7 +425,7 @@ format that `tiletune tune SPACE --replay FILE` reads.)");
                                d(t.occupancy_driver), d(t.compile_ms), d(t.measure_ms), r.is_best ? 1 : 0,
                                r.current ? 1 : 0, r.created_at, csv_field(t.detail));
     }
-    return 0;
+    return exit_ok;
   };
 }
 
@@ -428,18 +442,22 @@ Runner add_merge_command(CLI::App& app) {
   tiletune merge all.db h200.db a100.db l4.db
 
 Per key (device, kernel version, problem, params) the better trial is kept: an ok trial beats any
-other status, and of two ok trials the faster. The sources are opened read-only.)");
+other status, and of two ok trials the faster. The sources are opened read-only and read whole
+before the target is written; the whole merge is one transaction, so a merge that fails (a
+source that is not a cache, a newer schema, a row that cannot be stored) leaves the target as it
+was. A source that is the target itself (another path, a symbolic or hard link) is refused.
+
+)" + std::string(exit_status_help));
   return [o]() {
-    CacheDb into = CacheDb::open(o->into);
-    for (const std::string& source : o->sources) {
-      if (std::filesystem::weakly_canonical(source) == std::filesystem::weakly_canonical(o->into))
-        throw Error(fmt::format("merge: {} is both the target and a source", source));
-      CacheDb from = CacheDb::open(source, CacheDb::Mode::read_only);
-      const MergeStats s = merge_cache(into, from);
-      std::cout << fmt::format("{}: {} trials read, {} added, {} replaced by a better one, {} kept\n", source,
-                               s.trials_read, s.added, s.replaced, s.kept);
-    }
-    return 0;
+    for (const std::string& source : o->sources)
+      if (same_file(source, o->into))
+        throw UsageError(fmt::format("merge: {} is the target {} itself (the same file)", source, o->into));
+    const std::vector<std::filesystem::path> sources(o->sources.begin(), o->sources.end());
+    const std::vector<MergeStats> stats = merge_cache_files(o->into, sources);
+    for (std::size_t i = 0; i < stats.size(); ++i)
+      std::cout << fmt::format("{}: {} trials read, {} added, {} replaced by a better one, {} kept\n",
+                               o->sources[i], stats[i].trials_read, stats[i].added, stats[i].replaced, stats[i].kept);
+    return exit_ok;
   };
 }
 

@@ -15,7 +15,14 @@ inline constexpr int exit_usage = 2;
 /// 3: `plan --strict`: at least one config failed to compile.
 inline constexpr int exit_compile_failures = 3;
 /// 4: nothing usable came out: `plan` where no config compiles, `best` with no match (level
-/// `none`), `tune` where no trial is `ok`.
+/// `none`, or a listing that finds nothing), `tune` where no trial is `ok` (a replay: where every
+/// evaluation failed).
 inline constexpr int exit_no_result = 4;
+
+/// The same, as every command's --help ends (and as the README's table says).
+inline constexpr const char* exit_status_help =
+    "Exit status: 0 done; 1 an error (one line on stderr says what failed and where); 2 bad arguments\n"
+    "(nothing was done); 3 plan --strict: a config failed to compile; 4 nothing usable: plan compiled\n"
+    "no config, tune (or its replay) got no ok trial, best found no match (use your defaults).";
 
 }  // namespace tiletune::cli

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
 #include "tiletune/error.hpp"
 
 int main(int argc, char** argv) {
@@ -26,7 +28,9 @@ int main(int argc, char** argv) {
   tiletune report -o report.html                        an HTML report of the cache, with plots
   tiletune import-t1 space.json -o space.yaml           a Kernel Tuner / KTT (T1) space as tiletune YAML
 
-Run `tiletune COMMAND --help` for the options of a command.)");
+Run `tiletune COMMAND --help` for the options of a command.
+
+)" + std::string(tiletune::cli::exit_status_help));
 
   std::vector<std::pair<CLI::App*, tiletune::cli::Runner>> commands;
   auto add = [&](auto adder) {
@@ -55,18 +59,22 @@ Run `tiletune COMMAND --help` for the options of a command.)");
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
+    // One line, like every other error (CLI11 would add a second one).
+    std::fprintf(stderr, "tiletune: %s (see --help)\n", e.what());
+    return tiletune::cli::exit_usage;
   }
   try {
     for (auto& [sub, run] : commands)
       if (sub->parsed()) return run();
+  } catch (const tiletune::cli::UsageError& e) {
+    std::fprintf(stderr, "tiletune: %s\n", e.what());
+    return tiletune::cli::exit_usage;
   } catch (const tiletune::Error& e) {
     std::fprintf(stderr, "tiletune: %s\n", e.what());
-    return 1;
+    return tiletune::cli::exit_error;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tiletune: internal error: %s\n", e.what());
-    return 1;
+    return tiletune::cli::exit_error;
   }
-  return 0;
+  return tiletune::cli::exit_ok;
 }

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/plan_output.hpp"
@@ -54,8 +55,12 @@ PlanRunOptions::PlanRunOptions() : format("table") {}
 
 void add_plan_options(CLI::App& cmd, PlanRunOptions& o) {
   cmd.add_option("--size", o.sizes, "Problem size NAME=VALUE (repeatable); other sizes take their first value")
-      ->type_name("NAME=VALUE");
-  cmd.add_option("--threads", o.threads, "Compile threads (default: one per core)")->check(CLI::NonNegativeNumber);
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false)  // one value per --size: `--size N=1 SPACE` leaves SPACE alone
+      ->check(size_assignment(0));
+  cmd.add_option("--threads", o.threads,
+                 fmt::format("Compile threads, 1 to {} (default, or 0: one per core)", max_compile_threads))
+      ->check(whole_number_in(0, max_compile_threads));
   cmd.add_option("--cubin-cache", o.cubin_cache,
                  "Compiled-kernel cache directory (default: $TILETUNE_CUBIN_CACHE, else "
                  "$XDG_CACHE_HOME/tiletune/cubin, else ~/.cache/tiletune/cubin)");
@@ -65,8 +70,8 @@ void add_plan_options(CLI::App& cmd, PlanRunOptions& o) {
 
 Plan run_plan(const Space& space, const PlanRunOptions& o) {
   PlanOptions options;
+  options.problem = checked_problem(space, o.sizes);  // a usage error before any note or work
   options.device = resolve_target(o.arch, o.quiet);
-  options.problem = select_problem(space, o.sizes);
   options.threads = o.threads;
   options.sample_every = o.sample_every;
   std::optional<CubinCache> cache;
@@ -105,12 +110,14 @@ Runner add_plan_command(CLI::App& app) {
   auto o = std::make_shared<PlanRunOptions>();
   cmd->add_option("space", o->space, "Search space (YAML)")->required()->check(CLI::ExistingPath);
   cmd->add_option("--arch", o->arch, "Target architecture: sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 "
-                                     "(default: the first GPU's, else sm_90)");
+                                     "(default: the first GPU's, else sm_90)")
+      ->check(known_arch());
   add_plan_options(*cmd, *o);
   cmd->add_option("--format", o->format, "Output: table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->add_option("--sample", o->sample_every, "Plan only every K-th config after constraints (large spaces)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--sample", o->sample_every, "Plan only every K-th config after constraints, K from 1 to 10^9 "
+                                               "(large spaces)")
+      ->check(whole_number_in(1, 1'000'000'000));
   cmd->add_flag("--strict", o->strict, "Exit with status 3 when any config fails to compile");
   cmd->add_flag("--logs", o->show_logs,
                 "Print the NVRTC log of every config that failed to compile, and each warning of the "
@@ -126,8 +133,9 @@ Every config passing the constraints is compiled with NVRTC (in parallel, throug
 cache, which keeps failed compiles too: a second plan of an unchanged space compiles nothing)
 and checked against the device's limits: a config that cannot launch is `pruned` with its
 reason. A failed compile's reason is the compiler's first error, naming the kernel where ptxas
-does. Exit status: 0 done; 1 error; 2 bad arguments; 3 with --strict, some config failed to
-compile; 4 no config compiled (the most common reason on stderr).)");
+does. With 4 (no config compiled) the most common reason is on stderr.
+
+)" + std::string(exit_status_help));
   return [o]() {
     Space space = load_space(o->space);
     Plan plan = run_plan(space, *o);

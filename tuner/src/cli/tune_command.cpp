@@ -4,10 +4,13 @@
 // `__worker` command that a sweep starts in a child process for each GPU.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/plan_output.hpp"
 #include "gpu/driver.hpp"
 #include "tiletune/device.hpp"
@@ -48,7 +51,7 @@ struct TuneOptions {
 std::vector<Problem> select_problems(const Space& space, const std::vector<std::string>& overrides) {
   std::vector<std::vector<std::int64_t>> values(space.problem.size());
   for (const std::string& o : overrides) {
-    Problem one = select_problem(space, {o});  // validates the name and the value
+    Problem one = checked_problem(space, {o});  // validates the name and the value
     const int index = space.problem_index(o.substr(0, o.find('=')));
     values[static_cast<std::size_t>(index)].push_back(one.sizes[static_cast<std::size_t>(index)]);
   }
@@ -159,6 +162,7 @@ int run_replay(const Space& space, const TuneOptions& o) {
   const SearchBudget budget = parse_budget(o.budget);
   std::cout << fmt::format("replay of {} ({} on {}, recorded {})\n", o.replay, landscape.kernel,
                            landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"));
+  bool found_any = false;
   for (std::size_t i = 0; i < problems.size(); ++i) {
     const ReplayProblem rp = replay_problem(space, landscape, problems[i]);
     // The rule of a real sweep, on this problem's recorded cost instead of the estimate.
@@ -184,6 +188,7 @@ int run_replay(const Space& space, const TuneOptions& o) {
       std::cout << "  no config of this problem ran in the recording\n";
       continue;
     }
+    found_any = found_any || trace.best.has_value();
     if (trace.best) {
       std::cout << fmt::format("  best found  {:<44} {:.4f} ms = {:.1f} % of the optimum's speed\n",
                                format_config(space, rp.space.configs[*trace.best]), trace.best_time,
@@ -200,7 +205,7 @@ int run_replay(const Space& space, const TuneOptions& o) {
     }
     std::cout << "  reached " << reach << " evaluations\n";
   }
-  return 0;
+  return found_any ? exit_ok : exit_no_result;
 }
 
 }  // namespace
@@ -211,25 +216,30 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_option("space", o->plan.space, "Search space (YAML); default: the shipped configs/transpose.yaml")
       ->check(CLI::ExistingPath);
   add_plan_options(*cmd, o->plan);
-  cmd->add_option("--device", o->device, "CUDA device ordinal (see `tiletune devices`)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", o->device, "CUDA device ordinal (see `tiletune devices`)")
+      ->check(whole_number_in(0, 1023));
   cmd->add_option("--db", o->db,
                   "Result cache (default: $TILETUNE_DB, else $XDG_CACHE_HOME/tiletune/tiletune.db, else "
                   "~/.cache/tiletune/tiletune.db)");
-  cmd->add_option("--budget", o->budget, "Stop each problem after N trials or a share of its configs (25%), or the sweep after a time (90s, 10m)");
+  cmd->add_option("--budget", o->budget,
+                  "Stop each problem after N trials or a share of its configs (25%), or the sweep after a time (90s, 10m)")
+      ->check(budget_text());
   cmd->add_flag("--force", o->force, "Re-measure configs the cache already has");
   cmd->add_flag("--hot", o->hot, "Time back-to-back runs (default: cold, L2 flushed before each sample)");
   cmd->add_option("--min-samples", o->min_samples, "Samples before the noise rule may stop (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_in(1, 1'000'000));
   cmd->add_option("--min-time", o->min_time, "Kernel seconds before the noise rule may stop (default 0.005)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_in(0, 3600));
   cmd->add_option("--max-time", o->max_time, "Seconds of timing per config at most (default 0.5)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_in(0, 3600, true));
   cmd->add_option("--max-noise", o->max_noise, "Target relative standard error, percent (default 0.5)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_in(0, 100, true));
   cmd->add_option("--deadline", o->deadline, "Seconds a trial may take before its worker is killed (default 10)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--top", o->top, "Configs listed per problem at the end (default 10)");
-  cmd->add_option("--arch", o->plan.arch, "Architecture to plan for when no GPU is present (default sm_90)");
+      ->check(finite_in(0, 86400, true));
+  cmd->add_option("--top", o->top, "Configs listed per problem at the end (default 10)")
+      ->check(whole_number_in(0, 1'000'000));
+  cmd->add_option("--arch", o->plan.arch, "Architecture to plan for when no GPU is present (default sm_90)")
+      ->check(known_arch());
   std::string strategies = "auto";
   for (const std::string& n : strategy_names()) strategies += ", " + n;
   cmd->add_option("--strategy", o->strategy,
@@ -242,12 +252,13 @@ Runner add_tune_command(CLI::App& app) {
           if (v == n) return std::string();
         return "unknown strategy '" + v + "'";
       });
-  cmd->add_option("--seed", o->seed, "Seed of the strategy: the same seed repeats a search (default 1)");
+  cmd->add_option("--seed", o->seed, "Seed of the strategy, 0 to 2^64-1: the same seed repeats a search (default 1)")
+      ->check(whole_number_in(0, UINT64_MAX));
   cmd->add_option("--replay", o->replay,
                   "Run the strategy against a recorded landscape (tests/data/landscapes/) instead of the GPU")
       ->check(CLI::ExistingFile);
   cmd->add_option("--batch", o->batch, "Replay: configs proposed at a time (a GPU sweep proposes a compile batch)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_in(1, 1'000'000));
   cmd->add_option("--objective", o->objective,
                   "What the strategy minimizes: time (default), energy (per run) or edp (energy x time); "
                   "energy and edp measure energy through NVML")
@@ -275,7 +286,9 @@ A strategy proposes the configs of each problem: exhaustive (all, in order), ran
 (iterated local search over grid neighbours), genetic, forest (a random-forest surrogate). The
 default config is always measured first. --budget applies per problem (a time budget is shared
 equally by the problems). --replay answers the strategy from a recording instead of the GPU: it
-prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.)");
+prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.
+
+)" + std::string(exit_status_help));
   return [o]() {
     if (o->plan.space.empty()) o->plan.space = default_space_path().string();
     Space space = load_space(o->plan.space);
@@ -285,8 +298,11 @@ prints the evaluations, the recorded sweep time they cost and how close to the o
                                cu::driver_unavailable_reason(), o->plan.space);
       Plan plan = run_plan(space, o->plan);
       print_plan(std::cout, space, plan, Format::table);
-      return 0;
+      return exit_ok;
     }
+    if (const int count = cu::device_count(); o->device >= count)
+      throw UsageError(fmt::format("--device {}: this machine has {} CUDA device{} (0 to {})", o->device, count,
+                                   count == 1 ? "" : "s", count - 1));
     SweepOptions options;
     options.device = o->device;
     options.problems = select_problems(space, o->plan.sizes);
@@ -332,7 +348,10 @@ prints the evaluations, the recorded sweep time they cost and how close to the o
     }
     SweepReport report = run_sweep(space, options);
     print_report(std::cout, space, report, o->top);
-    return 0;
+    const bool any_ok = std::any_of(report.problems.begin(), report.problems.end(),
+                                    [](const ProblemOutcome& p) { return !p.ranked.empty(); });
+    if (!any_ok) std::cerr << "tiletune: tune: no config of any problem ran ok: there is no best config to use\n";
+    return any_ok ? exit_ok : exit_no_result;
   };
 }
 
@@ -352,15 +371,15 @@ Runner add_devices_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("devices", "List the CUDA devices");
   auto format = std::make_shared<std::string>("table");
   cmd->add_option("--format", *format, "Output: table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->footer("Example:\n  tiletune devices\n  tiletune devices --format json");
+  cmd->footer("Example:\n  tiletune devices\n  tiletune devices --format json\n\n" + std::string(exit_status_help));
   return [format]() {
     std::vector<DeviceInfo> devices = list_devices();
     if (devices.empty()) {
       std::cout << fmt::format("no CUDA device present ({})\n", cu::driver_unavailable_reason());
-      return 0;
+      return exit_ok;
     }
     print_devices(std::cout, devices, *format == "json" ? Format::json : Format::table);
-    return 0;
+    return exit_ok;
   };
 }
 

@@ -8,9 +8,10 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 
 #include "db/embedded_sql.hpp"
+#include "db/records.hpp"
+#include "query/cache_file.hpp"
 #include "db/sqlite.hpp"
 
 #ifndef TILETUNE_VERSION
@@ -42,37 +43,38 @@ fs::path default_cache_path() {
 
 namespace {
 
-constexpr std::string_view sqlite_magic{"SQLite format 3\0", 16};
-
-std::string hex_id(std::int64_t id) {
-  return fmt::format("0x{:08x}", static_cast<std::uint32_t>(id));
-}
-
 [[noreturn]] void refuse(const fs::path& path, const std::string& why, int code = 0) {
   throw DbError(fmt::format("{} is not a tiletune cache ({}): refusing to touch it", path.string(), why),
                 "application_id", {}, path, code);
 }
 
-[[noreturn]] void refuse_newer(const fs::path& path, std::int64_t version) {
-  throw DbError(fmt::format("{} was written by a newer tiletune (schema version {}; this build knows "
-                            "versions up to {}): upgrade tiletune or use another cache file",
-                            path.string(), version, db_detail::latest_schema_version()),
-                "user_version", {}, path);
-}
-
-// Reads the first bytes ourselves, so a file that is not SQLite at all is refused before SQLite
-// opens it (and before anything could create a -wal or -journal file next to it).
-void check_sqlite_header(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DbError(fmt::format("cannot read {}", path.string()), "open", {}, path);
-  char head[16] = {};
-  in.read(head, sizeof head);
-  auto n = static_cast<std::size_t>(in.gcount());
-  if (n == 0) return;  // empty: SQLite treats it as a new database, and so do we
-  // Compare what is there: a header still being written by another process is a prefix of the
-  // magic, and SQLite reads it again under a lock.
-  if (std::string_view(head, n) != sqlite_magic.substr(0, n))
-    refuse(path, "not an SQLite database", SQLITE_NOTADB);
+// A refusal by cache_file.hpp's checks, as the DbError of this stage.
+[[noreturn]] void refuse(const fs::path& path, const cache_file::Inspection& seen) {
+  using cache_file::Verdict;
+  switch (seen.verdict) {
+    case Verdict::newer:
+      throw DbError(fmt::format("{} was written by a newer tiletune ({}; this build knows versions up to {}): "
+                                "upgrade tiletune or use another cache file",
+                                path.string(), seen.reason, db_detail::latest_schema_version()),
+                    "user_version", {}, path);
+    case Verdict::bad_version:
+      throw DbError(fmt::format("{} has {}: refusing to touch it", path.string(), seen.reason), "user_version", {},
+                    path);
+    case Verdict::not_sqlite:
+      refuse(path, seen.reason, SQLITE_NOTADB);
+    case Verdict::directory:
+    case Verdict::not_regular:
+    case Verdict::foreign:
+      refuse(path, seen.reason);
+    case Verdict::missing:
+      throw DbError(fmt::format("{}: no tiletune cache there (opened read-only, so none is created)", path.string()),
+                    "open", {}, path, SQLITE_CANTOPEN);
+    case Verdict::ok:
+    case Verdict::unreadable:
+    case Verdict::unreadable_wal:
+      break;
+  }
+  throw DbError(fmt::format("{}: {}", path.string(), seen.reason), "open", {}, path, SQLITE_CANTOPEN);
 }
 
 // WAL needs shared memory between processes, which network file systems do not provide; SQLite
@@ -98,14 +100,9 @@ bool on_local_disk(const fs::path& path) {
   }
 }
 
-struct FileState {
-  std::int64_t application_id = 0;
-  std::int64_t user_version = 0;
-  std::int64_t objects = 0;  // tables, indexes, views, triggers
-  [[nodiscard]] bool empty() const { return application_id == 0 && user_version == 0 && objects == 0; }
-};
-
-FileState read_state(Connection& conn) {
+// The file as SQLite sees it (the header fields may still be only in the -wal), judged by the
+// same rules as the bytes on disk; NOTADB becomes the refusal it is.
+cache_file::Header read_state(Connection& conn) {
   try {
     // One statement, so one snapshot: read separately, the three could straddle another
     // process's commit of a new schema and look like a foreign file.
@@ -114,13 +111,23 @@ FileState read_state(Connection& conn) {
         "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
     if (!q->step())
       db_detail::throw_sqlite(conn.get(), SQLITE_INTERNAL, "sqlite3_step (no row)", q->sql(), conn.path());
-    return FileState{q->int64(0), q->int64(1), q->int64(2)};
+    cache_file::Header h;
+    h.application_id = q->int64(0);
+    h.user_version = q->int64(1);
+    h.objects = q->int64(2);
+    const cache_file::Inspection seen =
+        cache_file::judge(h, cache_application_id, db_detail::latest_schema_version());
+    if (seen.verdict != cache_file::Verdict::ok) refuse(conn.path(), seen);
+    return h;
   } catch (const DbError& e) {
     if ((e.sqlite_code() & 0xff) == SQLITE_NOTADB)
       refuse(conn.path(), "not an SQLite database", e.sqlite_code());
     throw;
   }
 }
+
+// No version, no id, no tables: a new database that we initialize (read-write) or refuse to read.
+bool is_blank(const cache_file::Header& h) { return h.application_id == 0 && h.user_version == 0 && h.objects == 0; }
 
 std::string now_iso(Connection& conn) {
   return conn.query_text("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
@@ -131,9 +138,8 @@ std::string now_iso(Connection& conn) {
 void create_or_migrate(Connection& conn) {
   const int latest = db_detail::latest_schema_version();
   Transaction tx(conn);
-  FileState s = read_state(conn);
-  if (s.application_id != cache_application_id) {
-    if (!s.empty()) refuse(conn.path(), "application_id " + hex_id(s.application_id));
+  const cache_file::Header s = read_state(conn);
+  if (is_blank(s)) {
     conn.exec(db_detail::schema_sql(), "db/schema.sql");
     conn.exec(fmt::format("PRAGMA application_id = {}", cache_application_id));
     conn.exec(fmt::format("PRAGMA user_version = {}", latest));
@@ -145,8 +151,6 @@ void create_or_migrate(Connection& conn) {
     put->bind(1, std::string_view("created_at"));
     put->bind(2, now_iso(conn));
     put->run();
-  } else if (s.user_version > latest) {
-    refuse_newer(conn.path(), s.user_version);
   } else if (s.user_version < latest) {
     for (const auto& m : db_detail::migrations()) {
       if (m.version <= s.user_version) continue;
@@ -389,14 +393,13 @@ CacheDb CacheDb::open(const fs::path& path, Mode mode) {
 
 CacheDb CacheDb::open(const fs::path& path, Options options) {
   const bool read_only = options.mode == Mode::read_only;
-  std::error_code ec;
-  auto st = fs::status(path, ec);
-  if (fs::is_directory(st)) refuse(path, "a directory");
-  if (!fs::exists(st)) {
-    if (read_only)
-      throw DbError(fmt::format("{}: no tiletune cache there (opened read-only, so none is created)",
-                                path.string()),
-                    "open", {}, path, SQLITE_CANTOPEN);
+  const int latest = db_detail::latest_schema_version();
+  // The file's own bytes first: what is refused here SQLite never opens, so neither the file nor
+  // its -wal, -shm or -journal can change.
+  const cache_file::Inspection seen = cache_file::inspect(path, cache_application_id, latest);
+  std::string uri;
+  if (seen.verdict == cache_file::Verdict::missing && !read_only) {
+    std::error_code ec;
     if (options.create_directories && path.has_parent_path()) {
       fs::create_directories(path.parent_path(), ec);
       if (ec)
@@ -404,26 +407,24 @@ CacheDb CacheDb::open(const fs::path& path, Options options) {
                                   path.parent_path().string(), ec.message()),
                       "create_directories", {}, path);
     }
-  } else {
-    check_sqlite_header(path);
+  } else if (seen.verdict != cache_file::Verdict::ok) {
+    refuse(path, seen);
+  } else if (read_only) {
+    const cache_file::Inspection opened = cache_file::read_only_uri(path, seen.header, uri);
+    if (opened.verdict != cache_file::Verdict::ok) refuse(path, opened);
   }
 
   // One connection is used by one thread at a time, so SQLite's own mutexes are not needed.
   int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
               SQLITE_OPEN_NOMUTEX;
-  Connection conn(path, flags);
+  Connection conn(path, flags, uri);
   // busy_timeout first: even reading the header below may have to wait for another writer.
   int rc = sqlite3_busy_timeout(conn.get(), static_cast<int>(options.busy_timeout.count()));
   if (rc != SQLITE_OK) db_detail::throw_sqlite(conn.get(), rc, "sqlite3_busy_timeout", {}, path);
 
-  const int latest = db_detail::latest_schema_version();
-  FileState s = read_state(conn);
-  if (s.application_id != cache_application_id && !s.empty())
-    refuse(path, "application_id " + hex_id(s.application_id));
-  if (s.user_version > latest) refuse_newer(path, s.user_version);
-
+  const cache_file::Header s = read_state(conn);
   if (read_only) {
-    if (s.empty())
+    if (is_blank(s))
       throw DbError(fmt::format("{} is empty, not a tiletune cache yet (opened read-only, so it is "
                                 "not initialized)", path.string()),
                     "user_version", {}, path);
@@ -431,7 +432,12 @@ CacheDb CacheDb::open(const fs::path& path, Options options) {
     return CacheDb(std::make_unique<Impl>(std::move(conn), options, static_cast<int>(s.user_version)));
   }
 
-  // Only now, with the file known to be ours or empty, is anything written to it.
+  // Only now, with the file known to be ours or empty, is anything written to it: the schema
+  // first, in the rollback journal (a migration that fails rolls back to the very bytes there
+  // were), then the switch to WAL.
+  conn.exec("PRAGMA foreign_keys = ON");
+  conn.exec("PRAGMA synchronous = FULL");
+  if (is_blank(s) || s.user_version < latest) create_or_migrate(conn);
   bool wal = false;
   if (options.wal && on_local_disk(path)) {
     wal = conn.query_text("PRAGMA journal_mode") == "wal";
@@ -443,13 +449,29 @@ CacheDb CacheDb::open(const fs::path& path, Options options) {
       }
     }
   }
-  conn.exec("PRAGMA foreign_keys = ON");
   // NORMAL is durable enough with WAL (a crash loses at most the last commits, never
   // consistency); with a rollback journal only FULL keeps that promise.
-  conn.exec(wal ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL");
-
-  if (s.application_id != cache_application_id || s.user_version < latest) create_or_migrate(conn);
+  if (wal) conn.exec("PRAGMA synchronous = NORMAL");
   return CacheDb(std::make_unique<Impl>(std::move(conn), options, latest));
+}
+
+struct CacheDb::Batch::State {
+  explicit State(Connection& conn) : tx(conn) {}
+  Transaction tx;
+};
+
+CacheDb::Batch::Batch(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}
+CacheDb::Batch::Batch(Batch&&) noexcept = default;
+CacheDb::Batch::~Batch() = default;
+
+void CacheDb::Batch::commit() {
+  if (state_) state_->tx.commit();
+  state_.reset();
+}
+
+CacheDb::Batch CacheDb::batch() {
+  impl_->require_writable("batch");
+  return Batch(std::make_unique<Batch::State>(impl_->conn));
 }
 
 const fs::path& CacheDb::path() const noexcept { return impl_->conn.path(); }
@@ -462,9 +484,8 @@ std::string CacheDb::journal_mode() const { return impl_->conn.query_text("PRAGM
 
 std::int64_t CacheDb::upsert_device(const DeviceRecord& d) {
   impl_->require_writable("upsert_device");
-  if (d.uuid.empty())
-    throw DbError(fmt::format("upsert_device on {}: the device '{}' has no UUID", path().string(), d.name),
-                  "upsert_device", {}, path());
+  if (const std::string defect = db_detail::device_defect(d); !defect.empty())
+    throw DbError(fmt::format("upsert_device on {}: {}", path().string(), defect), "upsert_device", {}, path());
   auto& conn = impl_->conn;
   Transaction tx(conn);
   {
@@ -516,9 +537,8 @@ std::vector<DeviceRow> CacheDb::devices() const {
 
 std::int64_t CacheDb::upsert_kernel(const KernelRecord& k) {
   impl_->require_writable("upsert_kernel");
-  if (k.name.empty())
-    throw DbError(fmt::format("upsert_kernel on {}: a kernel needs a name", path().string()),
-                  "upsert_kernel", {}, path());
+  if (const std::string defect = db_detail::kernel_defect(k); !defect.empty())
+    throw DbError(fmt::format("upsert_kernel on {}: {}", path().string(), defect), "upsert_kernel", {}, path());
   auto& conn = impl_->conn;
   Transaction tx(conn);
   {
@@ -557,11 +577,8 @@ std::optional<std::int64_t> CacheDb::find_kernel(const KernelRecord& k) const {
 RecordResult CacheDb::record_trial(const TrialRecord& t) {
   impl_->require_writable("record_trial");
   auto& conn = impl_->conn;
-  if (t.status == TrialStatus::ok &&
-      !(t.time_ms && std::isfinite(*t.time_ms) && *t.time_ms > 0))
-    throw DbError(fmt::format("record_trial on {}: an ok trial needs a positive time_ms (problem {}, "
-                              "params {})", path().string(), t.key.problem, t.key.params),
-                  "record_trial", {}, path());
+  if (const std::string defect = db_detail::trial_defect(t); !defect.empty())
+    throw DbError(fmt::format("record_trial on {}: {}", path().string(), defect), "record_trial", {}, path());
 
   RecordResult result;
   Transaction tx(conn);

@@ -1,11 +1,20 @@
 // merge_cache: the caches of several machines into one, keeping the better trial per key.
-// Written against CacheDb's public API, so every write keeps best up to date.
+// Every source is read whole and checked before the target is opened for writing, and all that a
+// merge writes is one transaction (a CacheDb::Batch), so a merge that fails on a source leaves
+// the target as it was, byte for byte. Written against CacheDb's public API, so every write keeps
+// best up to date.
+#include <fmt/format.h>
+#include <sys/stat.h>
+
 #include <map>
 #include <tuple>
 
+#include "db/records.hpp"
 #include "tiletune/cache_db.hpp"
 
 namespace tiletune {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -23,22 +32,44 @@ bool better(const TrialRecord& candidate, const TrialRecord& stored) {
   return false;
 }
 
-}  // namespace
+/// Everything of a source a merge copies, read (and so checked) before anything is written.
+struct Snapshot {
+  std::vector<DeviceRow> devices;
+  std::vector<TrialRow> trials;
+};
 
-MergeStats merge_cache(CacheDb& into, const CacheDb& from) {
-  MergeStats stats;
+Snapshot read_source(const CacheDb& from) {
+  Snapshot s;
   TrialFilter all;
   all.current_only = false;
-  const std::vector<TrialRow> rows = from.trials(all);
-  stats.trials_read = rows.size();
+  s.trials = from.trials(all);
+  s.devices = from.devices();
+  auto bad = [&from](const std::string& defect) {
+    return DbError(fmt::format("merge: {}: {}; nothing was merged", from.path().string(), defect), "merge", {},
+                   from.path());
+  };
+  for (const DeviceRow& d : s.devices)
+    if (const std::string defect = db_detail::device_defect(d.device); !defect.empty()) throw bad(defect);
+  for (const TrialRow& r : s.trials) {
+    if (const std::string defect = db_detail::kernel_defect(r.kernel); !defect.empty()) throw bad(defect);
+    if (const std::string defect = db_detail::trial_defect(r.trial); !defect.empty()) throw bad(defect);
+  }
+  return s;
+}
+
+MergeStats merge_snapshot(CacheDb& into, const Snapshot& from) {
+  MergeStats stats;
+  stats.trials_read = from.trials.size();
+  TrialFilter all;
+  all.current_only = false;
 
   std::map<std::string, std::int64_t> device_ids;
-  for (const DeviceRow& d : from.devices()) device_ids[d.device.uuid] = into.upsert_device(d.device);
+  for (const DeviceRow& d : from.devices) device_ids[d.device.uuid] = into.upsert_device(d.device);
 
   // Older versions first, so that the source's current versions end up current in the target.
   std::map<KernelKey, std::int64_t> kernel_ids;
   for (int pass = 0; pass < 2; ++pass)
-    for (const TrialRow& r : rows)
+    for (const TrialRow& r : from.trials)
       if (r.current == (pass == 1) && !kernel_ids.contains(kernel_key(r.kernel)))
         kernel_ids[kernel_key(r.kernel)] = into.upsert_kernel(r.kernel);
 
@@ -47,7 +78,7 @@ MergeStats merge_cache(CacheDb& into, const CacheDb& from) {
     existing.emplace(TrialKeyText{r.device_uuid, kernel_key(r.kernel), r.trial.key.problem, r.trial.key.params},
                      std::move(r.trial));
 
-  for (const TrialRow& r : rows) {
+  for (const TrialRow& r : from.trials) {
     TrialRecord t = r.trial;
     t.key.device_id = device_ids.at(r.device_uuid);
     t.key.kernel_id = kernel_ids.at(kernel_key(r.kernel));
@@ -61,6 +92,54 @@ MergeStats merge_cache(CacheDb& into, const CacheDb& from) {
       continue;
     }
     (void)into.record_trial(t);
+  }
+  return stats;
+}
+
+[[noreturn]] void refuse_self_merge(const fs::path& into, const fs::path& source) {
+  throw DbError(fmt::format("merge: {} is the target {} itself (the same file): nothing was merged", source.string(),
+                            into.string()),
+                "merge", {}, into);
+}
+
+}  // namespace
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+MergeStats merge_cache(CacheDb& into, const CacheDb& from) {
+  if (same_file(into.path(), from.path())) refuse_self_merge(into.path(), from.path());
+  const Snapshot source = read_source(from);
+  CacheDb::Batch batch = into.batch();
+  MergeStats stats = merge_snapshot(into, source);
+  batch.commit();
+  return stats;
+}
+
+std::vector<MergeStats> merge_cache_files(const fs::path& into, const std::vector<fs::path>& sources) {
+  for (const fs::path& source : sources)
+    if (same_file(into, source)) refuse_self_merge(into, source);
+  std::vector<Snapshot> snapshots;
+  for (const fs::path& source : sources) snapshots.push_back(read_source(CacheDb::open(source, CacheDb::Mode::read_only)));
+
+  std::error_code ec;
+  const bool existed = fs::exists(fs::symlink_status(into, ec));
+  std::vector<MergeStats> stats;
+  try {
+    CacheDb::Options options;
+    options.create_directories = false;  // a failed merge leaves no directory behind either
+    CacheDb target = CacheDb::open(into, options);
+    CacheDb::Batch batch = target.batch();
+    for (const Snapshot& s : snapshots) stats.push_back(merge_snapshot(target, s));
+    batch.commit();
+  } catch (...) {
+    // A target this merge created holds nothing of value: remove it, as if it had not run.
+    if (!existed)
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(into.string() + suffix, ec);
+    throw;
   }
   return stats;
 }

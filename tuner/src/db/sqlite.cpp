@@ -5,25 +5,17 @@
 
 #include <cctype>
 
-namespace tiletune::db_detail {
+#include "query/cache_file.hpp"
 
-namespace {
-// Long scripts are shortened in messages; the statement that failed is what matters.
-std::string shorten(std::string_view sql) {
-  constexpr std::size_t max = 600;
-  while (!sql.empty() && std::isspace(static_cast<unsigned char>(sql.front()))) sql.remove_prefix(1);
-  while (!sql.empty() && std::isspace(static_cast<unsigned char>(sql.back()))) sql.remove_suffix(1);
-  if (sql.size() <= max) return std::string(sql);
-  return std::string(sql.substr(0, max)) + " ...";
-}
-}  // namespace
+namespace tiletune::db_detail {
 
 void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view sql,
                   const std::filesystem::path& path) {
-  std::string reason = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  std::string message = fmt::format("{} failed on {}: {} (SQLite code {})", call, path.string(),
-                                    reason, rc);
-  if (!sql.empty()) message += fmt::format("\n  SQL: {}", shorten(sql));
+  // The operation, never the statement's whole text: a migration's comments or a long query
+  // would bury the reason.
+  const std::string what = sql.empty() ? std::string(call) : fmt::format("{} ({})", cache_file::sql_operation(sql), call);
+  std::string message = fmt::format("{} failed on {}: {} (SQLite code {})", what, path.string(),
+                                    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), rc);
   throw DbError(std::move(message), std::string(call), std::string(sql), path, rc);
 }
 
@@ -70,12 +62,13 @@ bool Statement::step() {
   int rc = sqlite3_step(stmt_.get());
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  // Read the message before reset() can replace it.
-  std::string reason = sqlite3_errmsg(db_);
-  sqlite3_reset(stmt_.get());
-  std::string message = fmt::format("sqlite3_step failed on {}: {} (SQLite code {})\n  SQL: {}",
-                                    path_.string(), reason, rc, shorten(sql_));
-  throw DbError(std::move(message), "sqlite3_step", sql_, path_, rc);
+  // Build the message before reset() can replace SQLite's.
+  try {
+    throw_sqlite(db_, rc, "sqlite3_step", sql_, path_);
+  } catch (...) {
+    sqlite3_reset(stmt_.get());
+    throw;
+  }
 }
 
 void Statement::run() {
@@ -115,9 +108,10 @@ void Statement::reset() noexcept {
 
 // --- Connection ------------------------------------------------------------------------------
 
-Connection::Connection(const std::filesystem::path& path, int flags) : path_(path) {
+Connection::Connection(const std::filesystem::path& path, int flags, const std::string& uri) : path_(path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  int rc = sqlite3_open_v2(uri.empty() ? path.c_str() : uri.c_str(), &raw, uri.empty() ? flags : flags | SQLITE_OPEN_URI,
+                           nullptr);
   db_.reset(raw);  // owned even on failure: sqlite3_open_v2 may allocate a handle anyway
   if (rc != SQLITE_OK) throw_sqlite(raw, rc, "sqlite3_open_v2", {}, path_);
   rc = sqlite3_extended_result_codes(raw, 1);
@@ -129,8 +123,7 @@ Connection::~Connection() {
 }
 
 void Connection::exec(std::string_view script, std::string_view origin) {
-  std::string call = origin.empty() ? std::string("sqlite3_prepare_v2")
-                                    : fmt::format("sqlite3_prepare_v2 ({})", origin);
+  std::string call = origin.empty() ? std::string("sqlite3_prepare_v2") : fmt::format("sqlite3_prepare_v2 in {}", origin);
   const char* p = script.data();
   const char* end = script.data() + script.size();
   while (p < end) {
@@ -144,8 +137,7 @@ void Connection::exec(std::string_view script, std::string_view origin) {
       while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
       }
       if (rc != SQLITE_DONE) {
-        std::string step_call = origin.empty() ? std::string("sqlite3_step")
-                                               : fmt::format("sqlite3_step ({})", origin);
+        std::string step_call = origin.empty() ? std::string("sqlite3_step") : fmt::format("sqlite3_step in {}", origin);
         throw_sqlite(db_.get(), rc, step_call, text, path_);
       }
     }
@@ -165,32 +157,31 @@ StatementUse Connection::cached(std::string_view sql) {
 
 std::int64_t Connection::query_int(std::string_view sql) {
   Statement s(db_.get(), sql, path_, false);
-  if (!s.step())
-    throw DbError(fmt::format("no row from a query that returns one on {}\n  SQL: {}", path_.string(), sql),
-                  "sqlite3_step", std::string(sql), path_, SQLITE_DONE);
+  if (!s.step()) throw_sqlite(nullptr, SQLITE_DONE, "sqlite3_step (no row)", sql, path_);
   return s.int64(0);
 }
 
 std::string Connection::query_text(std::string_view sql) {
   Statement s(db_.get(), sql, path_, false);
-  if (!s.step())
-    throw DbError(fmt::format("no row from a query that returns one on {}\n  SQL: {}", path_.string(), sql),
-                  "sqlite3_step", std::string(sql), path_, SQLITE_DONE);
+  if (!s.step()) throw_sqlite(nullptr, SQLITE_DONE, "sqlite3_step (no row)", sql, path_);
   return s.text(0);
 }
 
 // --- Transaction -----------------------------------------------------------------------------
 
-Transaction::Transaction(Connection& conn) : conn_(&conn) { conn_->exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Connection& conn) : conn_(&conn), nested_(sqlite3_get_autocommit(conn.get()) == 0) {
+  conn_->exec(nested_ ? "SAVEPOINT tiletune_nested" : "BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
   if (!open_) return;
   // Best effort: after a failed statement SQLite may already have rolled back on its own.
-  sqlite3_exec(conn_->get(), "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_exec(conn_->get(), nested_ ? "ROLLBACK TO tiletune_nested; RELEASE tiletune_nested" : "ROLLBACK", nullptr,
+               nullptr, nullptr);
 }
 
 void Transaction::commit() {
-  conn_->exec("COMMIT");
+  conn_->exec(nested_ ? "RELEASE tiletune_nested" : "COMMIT");
   open_ = false;
 }
 

@@ -1,7 +1,8 @@
 // Small RAII wrappers over the SQLite C API for the db stage: a Connection owns the sqlite3
 // handle and a per-connection cache of prepared statements; a Statement owns one sqlite3_stmt;
-// a Transaction is a BEGIN IMMEDIATE that rolls back unless committed. Every call is checked and
-// a failure throws DbError naming the call, the SQL and the database file. Private to the stage.
+// a Transaction is a BEGIN IMMEDIATE (a SAVEPOINT inside another one) that rolls back unless
+// committed. Every call is checked and a failure throws DbError whose message names the operation
+// (a few words of the SQL, never all of it) and the database file. Private to the stage.
 #pragma once
 
 #include <sqlite3.h>
@@ -18,7 +19,8 @@
 
 namespace tiletune::db_detail {
 
-/// Throws DbError for a failed call on db (message from sqlite3_errmsg when db is given).
+/// Throws DbError for a failed call on db (reason from sqlite3_errmsg when db is given): one line,
+/// "OPERATION (CALL) failed on FILE: REASON (SQLite code N)"; the SQL is kept in DbError::sql().
 [[noreturn]] void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view sql,
                                const std::filesystem::path& path);
 
@@ -87,8 +89,9 @@ class StatementUse {
 
 class Connection {
  public:
-  /// sqlite3_open_v2 with flags; the handle is closed again if opening fails.
-  Connection(const std::filesystem::path& path, int flags);
+  /// sqlite3_open_v2 with flags, of uri (SQLITE_OPEN_URI) when one is given, else of path; the
+  /// handle is closed again if opening fails. Messages name path.
+  Connection(const std::filesystem::path& path, int flags, const std::string& uri = {});
   Connection(Connection&&) noexcept = default;
   Connection& operator=(Connection&&) noexcept = default;
   ~Connection();
@@ -117,7 +120,8 @@ class Connection {
 };
 
 /// BEGIN IMMEDIATE: takes the write lock up front (waiting up to busy_timeout), so a writer
-/// never has to upgrade a read snapshot, the case SQLite answers with SQLITE_BUSY at once.
+/// never has to upgrade a read snapshot, the case SQLite answers with SQLITE_BUSY at once. Inside
+/// an open transaction (a CacheDb::Batch) it is a SAVEPOINT of it instead.
 class Transaction {
  public:
   explicit Transaction(Connection& conn);
@@ -128,6 +132,7 @@ class Transaction {
 
  private:
   Connection* conn_;
+  bool nested_;
   bool open_ = true;
 };
 

@@ -28,6 +28,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "query/cache_file.hpp"
 #include "query/reader.hpp"
 #include "tiletune/query.hpp"
 
@@ -50,23 +51,34 @@ constexpr int newest_schema = 4;
 constexpr int energy_schema = 4;
 constexpr std::size_t memory_limit = 1 << 16;  // answers kept; all forgotten when full
 
-// A missing file or a directory gets a clear refusal before SQLite sees it. Anything else is left
-// to SQLite: a file that is not SQLite fails its first read with SQLITE_NOTADB (not_a_cache).
-void check_file(const fs::path& path) {
-  std::error_code ec;
-  auto st = fs::status(path, ec);
-  if (!fs::exists(st))
-    throw Failure(QueryStatus::io_error, path.string() + ": no tiletune cache there (run `tiletune tune` "
-                                         "to create one, or set TILETUNE_DB)");
-  if (fs::is_directory(st))
-    throw Failure(QueryStatus::not_a_cache, path.string() + " is a directory, not a tiletune cache");
-}
-
-std::string hex(std::int64_t v) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s = "0x";
-  for (int shift = 28; shift >= 0; shift -= 4) s += digits[(static_cast<std::uint32_t>(v) >> shift) & 0xf];
-  return s;
+// A refusal by cache_file.hpp's checks, as a Failure with its status.
+[[noreturn]] void refuse(const fs::path& path, const cache_file::Inspection& seen) {
+  using cache_file::Verdict;
+  const std::string& why = seen.reason;
+  switch (seen.verdict) {
+    case Verdict::missing:
+      throw Failure(QueryStatus::io_error, path.string() + ": no tiletune cache there (run `tiletune tune` "
+                                           "to create one, or set TILETUNE_DB)");
+    case Verdict::foreign:
+      throw Failure(QueryStatus::not_a_cache, path.string() + " is not a tiletune cache (" + why + ", expected " +
+                                                  cache_file::hex32(application_id) + ")");
+    case Verdict::directory:
+    case Verdict::not_regular:
+    case Verdict::not_sqlite:
+      throw Failure(QueryStatus::not_a_cache, path.string() + " is not a tiletune cache (" + why + ")");
+    case Verdict::bad_version:
+      throw Failure(QueryStatus::unsupported_schema, path.string() + " has " + why + ": refusing to read it");
+    case Verdict::newer:
+      throw Failure(QueryStatus::unsupported_schema,
+                    path.string() + " was written by a newer tiletune (" + why + "; this query library reads "
+                                    "versions " + std::to_string(oldest_schema) + " to " +
+                        std::to_string(newest_schema) + "): upgrade the library");
+    case Verdict::ok:
+    case Verdict::unreadable:
+    case Verdict::unreadable_wal:
+      break;
+  }
+  throw Failure(QueryStatus::io_error, path.string() + ": " + why);
 }
 
 struct DeviceRow {
@@ -195,6 +207,15 @@ QueryResult failure_result(QueryStatus status, std::string message) {
 
 }  // namespace
 
+std::string query_detail::checked_read_only_uri(const fs::path& path) {
+  const cache_file::Inspection seen = cache_file::inspect(path, application_id, newest_schema);
+  if (seen.verdict != cache_file::Verdict::ok) refuse(path, seen);
+  std::string uri;
+  const cache_file::Inspection opened = cache_file::read_only_uri(path, seen.header, uri);
+  if (opened.verdict != cache_file::Verdict::ok) refuse(path, opened);
+  return uri;
+}
+
 // --- names ------------------------------------------------------------------------------------
 
 std::string_view match_level_name(MatchLevel level) noexcept {
@@ -275,10 +296,10 @@ struct QueryCache::Impl {
   std::map<std::pair<std::int64_t, Objective>, QueryResult> portable;  // by kernel id and objective
   std::vector<std::pair<std::string_view, std::int64_t>> scratch;  // scan's parsed problem
 
-  Impl(fs::path p, QueryOptions o)
+  Impl(fs::path p, const std::string& uri, QueryOptions o)
       : path(std::move(p)),
         options(o),
-        conn(path.string(), static_cast<int>(std::clamp<std::int64_t>(o.busy_timeout.count(), 0,
+        conn(path.string(), uri, static_cast<int>(std::clamp<std::int64_t>(o.busy_timeout.count(), 0,
                                                                       std::numeric_limits<int>::max()))) {}
 
   Statement& stmt(Sql which) {
@@ -288,8 +309,7 @@ struct QueryCache::Impl {
   }
 
   static std::unique_ptr<Impl> open(const fs::path& path, QueryOptions options) {
-    check_file(path);
-    auto impl = std::make_unique<Impl>(path, options);
+    auto impl = std::make_unique<Impl>(path, query_detail::checked_read_only_uri(path), options);
     try {
       // One transaction for the header and data_version: the locks are taken once.
       query_detail::ReadTransaction tx(impl->stmt(begin_sql), impl->stmt(commit_sql));
@@ -300,26 +320,16 @@ struct QueryCache::Impl {
                   path.string());
       Statement::Use use(q);
       if (!q.step()) throw Failure(QueryStatus::io_error, path.string() + ": cannot read the header");
-      std::int64_t app = q.int64(0);
-      std::int64_t user_version = q.int64(1);
-      std::int64_t objects = q.int64(2);
-      if (app != application_id) {
-        if (app == 0 && user_version == 0 && objects == 0)
-          throw Failure(QueryStatus::unsupported_schema,
-                        path.string() + " is an empty SQLite database: not a tiletune cache yet");
-        throw Failure(QueryStatus::not_a_cache, path.string() + " is not a tiletune cache (application_id " +
-                                                    hex(app) + ", expected " + hex(application_id) + ")");
-      }
-      if (user_version > newest_schema)
+      cache_file::Header header;
+      header.application_id = q.int64(0);
+      header.user_version = q.int64(1);
+      header.objects = q.int64(2);
+      if (header.application_id == 0 && header.user_version == 0 && header.objects == 0)
         throw Failure(QueryStatus::unsupported_schema,
-                      path.string() + " was written by a newer tiletune (schema version " +
-                          std::to_string(user_version) + "; this query library reads versions " +
-                          std::to_string(oldest_schema) + " to " + std::to_string(newest_schema) +
-                          "): upgrade the library");
-      if (user_version < oldest_schema)
-        throw Failure(QueryStatus::unsupported_schema,
-                      path.string() + " has schema version " + std::to_string(user_version) +
-                          ": the cache was never initialized");
+                      path.string() + " is an empty SQLite database: not a tiletune cache yet");
+      const cache_file::Inspection seen = cache_file::judge(header, application_id, newest_schema);
+      if (seen.verdict != cache_file::Verdict::ok) refuse(path, seen);
+      const std::int64_t user_version = header.user_version;
       impl->version = static_cast<int>(user_version);
       impl->data_version = impl->read_data_version();
     } catch (const Failure& f) {

@@ -1,6 +1,8 @@
 // The read-only SQLite wrappers and text parsers of the query library (see reader.hpp).
 #include "query/reader.hpp"
 
+#include "query/cache_file.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -16,11 +18,9 @@ QueryStatus status_of_sqlite(int rc) noexcept {
 }
 
 void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view sql, const std::string& path) {
-  std::string message = std::string(call) + " failed on " + path + ": " +
-                        (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) + " (SQLite code " +
-                        std::to_string(rc) + ")";
-  if (!sql.empty()) message += "\n  SQL: " + std::string(sql);
-  throw Failure(status_of_sqlite(rc), message);
+  const std::string what = sql.empty() ? std::string(call) : cache_file::sql_operation(sql);
+  throw Failure(status_of_sqlite(rc), what + " failed on " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) +
+                                          " (SQLite code " + std::to_string(rc) + ")");
 }
 
 // --- Statement -------------------------------------------------------------------------------
@@ -60,9 +60,9 @@ std::string_view Statement::text(int column) const {
 
 // --- Connection ------------------------------------------------------------------------------
 
-Connection::Connection(const std::string& path, int busy_timeout_ms) : path_(path) {
+Connection::Connection(const std::string& path, const std::string& uri, int busy_timeout_ms) : path_(path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   db_.reset(raw);  // owned even on failure
   if (rc != SQLITE_OK) throw_sqlite(raw, rc, "sqlite3_open_v2", {}, path_);
   // busy_timeout first: even the first read may have to wait for a writer's commit.

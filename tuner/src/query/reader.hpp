@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +33,8 @@ class Failure : public std::runtime_error {
 
 /// The QueryStatus of a SQLite result code (NOTADB → not_a_cache, everything else io_error).
 [[nodiscard]] QueryStatus status_of_sqlite(int rc) noexcept;
+/// Throws Failure: "OPERATION failed on PATH: REASON (SQLite code N)", one line, where the
+/// operation is call, or a few words of sql when there is one (never the whole statement).
 [[noreturn]] void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view sql,
                                const std::string& path);
 
@@ -78,10 +81,15 @@ class Statement {
   std::string path_;
 };
 
-/// A read-only connection (SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX; the caller serializes).
+/// The URI to open the cache file at path read-only by (cache_file.hpp's read_only_uri), after
+/// cache_file.hpp's checks of its header: a refused file is a Failure with its status and one line.
+[[nodiscard]] std::string checked_read_only_uri(const std::filesystem::path& path);
+
+/// A read-only connection (SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX; the caller
+/// serializes) to the file path, opened through uri (see cache_file.hpp's read_only_uri).
 class Connection {
  public:
-  Connection(const std::string& path, int busy_timeout_ms);
+  Connection(const std::string& path, const std::string& uri, int busy_timeout_ms);
   [[nodiscard]] sqlite3* get() const noexcept { return db_.get(); }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   /// Runs a statement without rows (BEGIN, COMMIT).

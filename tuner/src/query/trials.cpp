@@ -65,7 +65,7 @@ constexpr Column measurements[] = {
 }  // namespace
 
 std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
-  Connection conn(cache.path().string(), 5000);
+  Connection conn(cache.path().string(), checked_read_only_uri(cache.path()), 5000);
   const bool energy = cache.schema_version() >= 4;
   std::string sql =
       "SELECT t.id, k.name, d.name, d.uuid, t.problem, t.params, t.status, t.detail, t.created_at, "

@@ -3,14 +3,20 @@
 // is cut to one line).
 #include "tiletune/landscape.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
-#include <fstream>
+#include <cmath>
+#include <cstring>
 #include <ostream>
 #include <set>
-#include <sstream>
+#include <unordered_map>
 
 #include "tiletune/error.hpp"
 
@@ -45,25 +51,195 @@ LandscapeProblem& problem_named(Landscape& l, std::string_view name) {
   return l.problems.emplace_back(LandscapeProblem{std::string(name), {}});
 }
 
-[[noreturn]] void fail(const std::filesystem::path& path, int line, const std::string& what) {
-  throw Error(fmt::format("{}:{}: landscape: {}", path.string(), line, what));
+// A recording is a few hundred KB (matmul's 1420 configs at two sizes: 330 KB); the cap keeps a
+// wrong file from being read into memory whole.
+constexpr std::size_t kMaxRecordingBytes = std::size_t{64} << 20;
+
+/// A field as an error message shows it: at most 40 characters, control characters as '?'.
+std::string shown(std::string_view field) {
+  std::string out(field.substr(0, 40));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return "'" + out + (field.size() > 40 ? "...'" : "'");
 }
 
-std::optional<double> parse_double(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  double v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) throw std::invalid_argument(std::string(s));
-  return v;
+/// The whole file, read only when it is a regular file (a FIFO or a device would block or never
+/// end) of at most kMaxRecordingBytes.
+std::string read_recording(const std::filesystem::path& path) {
+  auto fail_file = [&path](const std::string& why) {
+    return Error(fmt::format("{}: landscape: {}", path.string(), why));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw fail_file(fmt::format("cannot open the file: {}", std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw fail_file(fmt::format("cannot stat the file: {}", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    throw fail_file(S_ISDIR(st.st_mode) ? "a directory, not a recording" : "not a regular file (a FIFO or a device?)");
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxRecordingBytes)
+    throw fail_file(fmt::format("{} bytes, more than a recording can be ({} MiB)", st.st_size, kMaxRecordingBytes >> 20));
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw fail_file(fmt::format("cannot read the file: {}", std::strerror(errno)));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxRecordingBytes) throw fail_file("the file grew past the size a recording can be");
+  }
+  return text;
 }
 
-std::optional<std::int64_t> parse_int(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) throw std::invalid_argument(std::string(s));
-  return v;
+bool is_identifier(std::string_view s) {
+  if (s.empty() || s.size() > 64 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
+
+/// Reads one recording, line by line; every problem is an Error "FILE:LINE: landscape: reason".
+class Reader {
+ public:
+  explicit Reader(const std::filesystem::path& path) : path_(path) {}
+
+  Landscape read(std::string_view text) {
+    while (!text.empty()) {
+      const auto nl = text.find('\n');
+      std::string_view line = text.substr(0, nl);
+      text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+      ++line_;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      take(line);
+    }
+    if (line_ == 0) fail("the file is empty");
+    if (l_.kernel.empty()) fail("no '# kernel: NAME' line in the header");
+    if (!columns_seen_) fail("no column names line");
+    if (l_.problems.empty()) fail("no trials");
+    return std::move(l_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(fmt::format("{}:{}: landscape: {}", path_.string(), std::max(line_, 1), what));
+  }
+
+  void take(std::string_view line) {
+    if (line.find('\0') != std::string_view::npos) fail("a NUL byte in the line");
+    if (line_ == 1) {
+      if (line != kMagic) fail(fmt::format("expected '{}' as the first line", kMagic));
+    } else if (line.empty()) {
+      return;
+    } else if (line[0] == '#') {
+      header(line);
+    } else if (!columns_seen_) {
+      if (line != kColumns) fail(fmt::format("expected the columns '{}'", kColumns));
+      columns_seen_ = true;
+    } else {
+      row(line);
+    }
+  }
+
+  void header(std::string_view line) {
+    if (columns_seen_) fail("header line after the column names");
+    const auto colon = line.find(": ");
+    if (!line.starts_with("# ") || colon == std::string_view::npos || colon == 2)
+      fail("a header line is '# key: value'");
+    const std::string_view key = line.substr(2, colon - 2), value = line.substr(colon + 2);
+    if (!is_identifier(key)) fail(fmt::format("header key {} is not a name (letters, digits, _)", shown(key)));
+    if (key != "kernel") {
+      l_.header.emplace_back(std::string(key), std::string(value));
+      return;
+    }
+    if (!l_.kernel.empty()) fail("a second '# kernel:' line");
+    if (!is_identifier(value)) fail(fmt::format("kernel name {} is not a name (letters, digits, _)", shown(value)));
+    l_.kernel = std::string(value);
+  }
+
+  void row(std::string_view line) {
+    // Nine separated columns, then the detail (the rest of the line).
+    std::vector<std::string_view> f;
+    std::string_view rest = line;
+    for (int i = 0; i < 9; ++i) {
+      const auto comma = rest.find(',');
+      if (comma == std::string_view::npos) fail(fmt::format("expected 10 columns, found {}", i + 1));
+      f.push_back(rest.substr(0, comma));
+      rest.remove_prefix(comma + 1);
+    }
+    check_assignments(f[0], "problem");
+    check_assignments(f[1], "params");
+    LandscapeTrial t;
+    t.params = std::string(f[1]);
+    const auto status = parse_status(f[2]);
+    if (!status) fail(fmt::format("unknown status {}", shown(f[2])));
+    t.status = *status;
+    t.time_ms = decimal(f[3], "time_ms", true);
+    t.compile_ms = decimal(f[4], "compile_ms", false).value_or(0);
+    t.measure_ms = decimal(f[5], "measure_ms", false).value_or(0);
+    t.registers = whole(f[6], "registers");
+    t.shared_bytes = whole(f[7], "shared_bytes");
+    t.occupancy = decimal(f[8], "occupancy", false);
+    if (t.occupancy && *t.occupancy > 1) fail(fmt::format("occupancy {} is more than 1", shown(f[8])));
+    if (t.status == TrialStatus::ok && !t.time_ms) fail("an ok trial needs a positive time_ms");
+    if (t.status != TrialStatus::ok && t.time_ms)
+      fail(fmt::format("a {} trial has no time_ms (only ok trials ran to the end)", status_name(t.status)));
+    t.detail = std::string(rest);
+    if (!seen_.emplace(std::string(f[0]), t.params).second)
+      fail(fmt::format("a second trial of {} at {}", shown(t.params), shown(f[0])));
+    // An index rather than problem_named's scan: a file of many problems must not take quadratic time.
+    const auto [it, added] = problem_index_.try_emplace(std::string(f[0]), l_.problems.size());
+    if (added) l_.problems.push_back(LandscapeProblem{std::string(f[0]), {}});
+    l_.problems[it->second].trials.push_back(std::move(t));
+  }
+
+  /// "N=8192;R=3": assignments of whole numbers, as a sweep writes them.
+  void check_assignments(std::string_view text, const char* what) const {
+    if (text.empty()) fail(fmt::format("empty {}", what));
+    std::string_view rest = text;
+    for (;;) {
+      const auto semi = rest.find(';');
+      const std::string_view item = rest.substr(0, semi);
+      const auto eq = item.find('=');
+      std::int64_t v = 0;
+      const std::string_view value = eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (eq == std::string_view::npos || !is_identifier(item.substr(0, eq)) || value.empty() || ec != std::errc() ||
+          end != value.data() + value.size())
+        fail(fmt::format("{} {}: expected NAME=INTEGER;NAME=INTEGER...", what, shown(text)));
+      if (semi == std::string_view::npos) return;
+      rest.remove_prefix(semi + 1);
+    }
+  }
+
+  /// An empty field, or a finite number >= 0 (> 0 when positive).
+  std::optional<double> decimal(std::string_view s, const char* what, bool positive) const {
+    if (s.empty()) return std::nullopt;
+    double v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size()) fail(fmt::format("{} {} is not a number", what, shown(s)));
+    if (!std::isfinite(v)) fail(fmt::format("{} {} is not a finite number", what, shown(s)));
+    if (positive ? v <= 0 : v < 0) fail(fmt::format("{} {} is {}", what, shown(s), positive ? "not positive" : "negative"));
+    return v;
+  }
+
+  /// An empty field, or a whole number >= 0.
+  std::optional<std::int64_t> whole(std::string_view s, const char* what) const {
+    if (s.empty()) return std::nullopt;
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || v < 0)
+      fail(fmt::format("{} {} is not a whole number", what, shown(s)));
+    return v;
+  }
+
+  std::filesystem::path path_;
+  int line_ = 0;
+  bool columns_seen_ = false;
+  Landscape l_;
+  std::set<std::pair<std::string, std::string>> seen_;
+  std::unordered_map<std::string, std::size_t> problem_index_;
+};
 
 }  // namespace
 
@@ -94,77 +270,7 @@ void write_landscape(std::ostream& out, const Landscape& landscape) {
   }
 }
 
-Landscape load_landscape(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: landscape: cannot open the file", path.string()));
-  Landscape l;
-  std::string line;
-  int n = 0;
-  bool columns_seen = false;
-  std::set<std::pair<std::string, std::string>> seen;
-  while (std::getline(in, line)) {
-    ++n;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (n == 1) {
-      if (line != kMagic) fail(path, n, fmt::format("expected '{}' as the first line", kMagic));
-      continue;
-    }
-    if (line.empty()) continue;
-    if (line[0] == '#') {
-      if (columns_seen) fail(path, n, "header line after the column names");
-      const auto colon = line.find(": ");
-      if (colon == std::string::npos) fail(path, n, "a header line is '# key: value'");
-      std::string key = line.substr(2, colon - 2), value = line.substr(colon + 2);
-      if (key == "kernel")
-        l.kernel = value;
-      else
-        l.header.emplace_back(std::move(key), std::move(value));
-      continue;
-    }
-    if (!columns_seen) {
-      if (line != kColumns) fail(path, n, fmt::format("expected the columns '{}'", kColumns));
-      columns_seen = true;
-      continue;
-    }
-    // Nine separated columns, then the detail (the rest of the line).
-    std::vector<std::string_view> f;
-    std::string_view rest = line;
-    for (int i = 0; i < 9; ++i) {
-      const auto comma = rest.find(',');
-      if (comma == std::string_view::npos) fail(path, n, fmt::format("expected 10 columns, found {}", i + 1));
-      f.push_back(rest.substr(0, comma));
-      rest.remove_prefix(comma + 1);
-    }
-    LandscapeTrial t;
-    t.params = std::string(f[1]);
-    if (f[0].empty() || t.params.empty()) fail(path, n, "empty problem or params");
-    const auto status = parse_status(f[2]);
-    if (!status) fail(path, n, fmt::format("unknown status '{}'", f[2]));
-    t.status = *status;
-    try {
-      t.time_ms = parse_double(f[3]);
-      t.compile_ms = parse_double(f[4]).value_or(0);
-      t.measure_ms = parse_double(f[5]).value_or(0);
-      t.registers = parse_int(f[6]);
-      t.shared_bytes = parse_int(f[7]);
-      t.occupancy = parse_double(f[8]);
-    } catch (const std::invalid_argument& e) {
-      fail(path, n, fmt::format("'{}' is not a number", e.what()));
-    }
-    if (t.status == TrialStatus::ok && !(t.time_ms && *t.time_ms > 0))
-      fail(path, n, "an ok trial needs a positive time_ms");
-    if (t.compile_ms < 0 || t.measure_ms < 0) fail(path, n, "negative compile_ms or measure_ms");
-    t.detail = std::string(rest);
-    if (!seen.emplace(std::string(f[0]), t.params).second)
-      fail(path, n, fmt::format("a second trial of {} at {}", t.params, f[0]));
-    problem_named(l, f[0]).trials.push_back(std::move(t));
-  }
-  if (n == 0) fail(path, 1, "the file is empty");
-  if (l.kernel.empty()) fail(path, n, "no '# kernel: NAME' line in the header");
-  if (!columns_seen) fail(path, n, "no column names line");
-  if (l.problems.empty()) fail(path, n, "no trials");
-  return l;
-}
+Landscape load_landscape(const std::filesystem::path& path) { return Reader(path).read(read_recording(path)); }
 
 Landscape landscape_from_cache(const CacheDb& db, const std::string& kernel, const std::string& device) {
   TrialFilter filter;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "tiletune/error.hpp"
@@ -113,8 +114,12 @@ template <typename Range>
 [[nodiscard]] std::string suggestion(std::string_view name, const Range& candidates) {
   std::string_view best;
   std::size_t best_distance = 3;
+  // Nobody mistypes a name that long: no suggestion, and no quadratic distance over it.
+  if (name.size() > 64) return {};
   for (const auto& c : candidates) {
     const std::string_view cand(c);
+    // The distance is at least the difference of the lengths: skip without computing it.
+    if (std::max(name.size(), cand.size()) - std::min(name.size(), cand.size()) >= best_distance) continue;
     const std::size_t dist = edit_distance(name, cand);
     // A distance as long as the names would "suggest" anything for a one-letter typo.
     if (dist < best_distance && dist < std::max(name.size(), cand.size())) {
@@ -283,11 +288,11 @@ class Parser {
   }
 
   [[nodiscard]] std::uint32_t variable_id(const Token& t) {
-    const std::string_view name = text_of(t);
-    for (std::size_t i = 0; i < prog_.vars.size(); ++i)
-      if (prog_.vars[i].name == name) return static_cast<std::uint32_t>(i);
-    prog_.vars.push_back({std::string(name), t.begin});
-    return static_cast<std::uint32_t>(prog_.vars.size() - 1);
+    // A map, not a scan of prog_.vars: an expression of 10^5 distinct names must parse in linear time.
+    const auto [it, added] =
+        var_ids_.try_emplace(std::string(text_of(t)), static_cast<std::uint32_t>(prog_.vars.size()));
+    if (added) prog_.vars.push_back({it->first, t.begin});
+    return it->second;
   }
 
   // --- grammar -------------------------------------------------------------
@@ -437,6 +442,7 @@ class Parser {
   int nesting_ = 0;
   std::size_t depth_ = 0;
   Program prog_;
+  std::unordered_map<std::string, std::uint32_t> var_ids_;  // name -> index into prog_.vars
 };
 
 // Kept out of line and cold so that eval()'s loop stays small.
@@ -530,10 +536,13 @@ void Expr::bind(std::span<const std::string> slots) {
   // Resolve everything before changing anything, so a failed bind leaves the old binding.
   std::vector<i64> slot_of(m.prog.vars.size());
   std::size_t needed = 0;
+  // By name, the first slot of each: linear in names and slots however many there are.
+  std::unordered_map<std::string_view, std::size_t> slot_index;
+  for (std::size_t k = slots.size(); k-- > 0;) slot_index[slots[k]] = k;
   for (std::size_t i = 0; i < m.prog.vars.size(); ++i) {
     const Variable& var = m.prog.vars[i];
-    const auto it = std::find(slots.begin(), slots.end(), var.name);
-    if (it == slots.end()) {
+    const auto found = slot_index.find(var.name);
+    if (found == slot_index.end()) {
       std::string known;
       constexpr std::size_t kMaxListed = 20;
       for (std::size_t k = 0; k < slots.size() && k < kMaxListed; ++k)
@@ -545,7 +554,7 @@ void Expr::bind(std::span<const std::string> slots) {
                                                : " (known: " + known + ")"),
                             var.offset);
     }
-    slot_of[i] = it - slots.begin();
+    slot_of[i] = static_cast<i64>(found->second);
     needed = std::max(needed, static_cast<std::size_t>(slot_of[i]) + 1);
   }
   for (Instr& in : m.prog.code)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of fuzz/ with clang in build-fuzz/ (instrumented: coverage,
+# ASan, UBSan) and runs each one for a bounded time, seeded with the shipped spaces, the good and
+# the malformed test spaces and fuzz/seeds. Any crash, sanitizer report, input slower than 5 s
+# (-timeout) or heavier than 2 GiB (-rss_limit_mb) stops the run with a non-zero status and
+# leaves the input in build-fuzz/artifacts/.
+#
+#   scripts/fuzz.sh                 60 s per harness (what .ci/run does)
+#   scripts/fuzz.sh 600             10 minutes each
+#   FUZZ_RUNS=1000000 scripts/fuzz.sh   a number of executions each instead of a time
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+build=build-fuzz
+
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="${CUDA_PATH:-/usr/local/cuda}" "${launcher[@]}" \
+  -DTILETUNE_ENABLE_FUZZING=ON -DTILETUNE_ENABLE_TESTING=OFF -DTILETUNE_ENABLE_BENCHMARKS=OFF \
+  -DTILETUNE_BUILD_EXAMPLES=OFF -DTILETUNE_QUERY_SHARED=OFF >/dev/null
+cmake --build "$build" --target fuzz_space fuzz_expr
+
+mkdir -p "$build/artifacts"
+
+limit=(-max_total_time="$seconds")
+[[ -n "${FUZZ_RUNS:-}" ]] && limit=(-runs="$FUZZ_RUNS")
+seeds=(configs tests/spaces/good tests/spaces/bad)
+for harness in space expr; do
+  corpus="$build/corpus/$harness"
+  mkdir -p "$corpus"
+  extra=()
+  [[ -d "fuzz/seeds/$harness" ]] && extra=("fuzz/seeds/$harness")
+  dict=()
+  [[ -f "fuzz/$harness.dict" ]] && dict=(-dict="fuzz/$harness.dict")
+  echo "fuzz: $harness (${limit[*]}, -timeout=5, -max_len=1048576)"
+  "$build/fuzz/fuzz_$harness" "${limit[@]}" "${dict[@]}" -timeout=5 -max_len=1048576 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$build/artifacts/$harness-" "$corpus" "${seeds[@]}" "${extra[@]}"
+done

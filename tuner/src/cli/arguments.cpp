@@ -1,0 +1,153 @@
+// The checks of command-line values (see arguments.hpp). Messages quote at most a short prefix of
+// the value, so a hostile argument cannot flood the terminal.
+#include "cli/arguments.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+
+#include "tiletune/compile.hpp"
+#include "tiletune/occupancy.hpp"
+#include "tiletune/plan.hpp"
+#include "tiletune/sweep.hpp"
+
+namespace tiletune::cli {
+
+namespace {
+
+std::string shown_value(const std::string& value) {
+  constexpr std::size_t max = 40;
+  std::string shown = value.size() > max ? value.substr(0, max) + "..." : value;
+  for (char& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return "'" + shown + "'";
+}
+
+std::optional<std::uint64_t> parse_whole(const std::string& s) {
+  if (s.empty() || s.size() > 20 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+CLI::Validator whole_number_in(std::uint64_t lo, std::uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        const auto v = parse_whole(s);
+        if (!v) {
+          if (s.find_first_not_of("0123456789") == std::string::npos && !s.empty())
+            return fmt::format("{} is out of range (at most {})", shown_value(s), hi);
+          return fmt::format("{} is not a whole number (expected {} to {})", shown_value(s), lo, hi);
+        }
+        if (*v < lo || *v > hi) return fmt::format("{} is out of range (expected {} to {})", s, lo, hi);
+        return {};
+      },
+      fmt::format("INT in [{}, {}]", lo, hi));
+}
+
+CLI::Validator finite_in(double lo, double hi, bool lo_open) {
+  return CLI::Validator(
+      [lo, hi, lo_open](std::string& s) -> std::string {
+        double v = 0;
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
+          return fmt::format("{} is not a finite number", shown_value(s));
+        if ((lo_open ? v <= lo : v < lo) || v > hi)
+          return fmt::format("{} is out of range (expected {}{} to {})", s, lo_open ? "more than " : "", lo, hi);
+        return {};
+      },
+      fmt::format("NUMBER in {}{}, {}]", lo_open ? "(" : "[", lo, hi));
+}
+
+CLI::Validator size_assignment(std::int64_t min_value) {
+  return CLI::Validator(
+      [min_value](std::string& s) -> std::string {
+        const auto eq = s.find('=');
+        const std::string name = s.substr(0, eq);
+        const bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                                name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                                    std::string::npos;
+        if (eq == std::string::npos || !identifier)
+          return fmt::format("{}: expected NAME=VALUE with a name such as N, e.g. N=8192", shown_value(s));
+        const auto v = parse_whole(s.substr(eq + 1));
+        if (!v || *v > static_cast<std::uint64_t>(INT64_MAX) || static_cast<std::int64_t>(*v) < min_value)
+          return fmt::format("{}: the value is not a whole number from {} to {}", shown_value(s), min_value, INT64_MAX);
+        return {};
+      },
+      "NAME=VALUE");
+}
+
+CLI::Validator identifier(std::size_t max_length) {
+  return CLI::Validator(
+      [max_length](std::string& s) -> std::string {
+        const bool ok = !s.empty() && s.size() <= max_length && !std::isdigit(static_cast<unsigned char>(s[0])) &&
+                        std::all_of(s.begin(), s.end(), [](char c) {
+                          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                        });
+        if (ok) return {};
+        return fmt::format("{} is not a name (letters, digits and _, at most {} characters)", shown_value(s), max_length);
+      },
+      "NAME");
+}
+
+CLI::Validator plain_text(std::size_t max_length) {
+  return CLI::Validator(
+      [max_length](std::string& s) -> std::string {
+        const bool control = std::any_of(s.begin(), s.end(), [](char c) {
+          return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+        });
+        if (!control && s.size() <= max_length) return {};
+        return fmt::format("{} is not {} characters or fewer without control characters", shown_value(s), max_length);
+      },
+      "TEXT");
+}
+
+CLI::Validator known_arch() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        std::string known;
+        for (int a : builtin_archs()) known += fmt::format("{}sm_{}", known.empty() ? "" : ", ", a);
+        int arch = 0;
+        try {
+          arch = parse_arch(s);
+        } catch (const Error&) {
+          return fmt::format("{} is not a GPU architecture (known: {})", shown_value(s), known);
+        }
+        if (!builtin_device_limits(arch))
+          return fmt::format("{}: no device limits for sm_{} (known: {})", shown_value(s), arch, known);
+        return {};
+      },
+      "ARCH");
+}
+
+CLI::Validator budget_text() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s.size() > 40) return fmt::format("{} is not a budget (200, 25%, 90s, 10m)", shown_value(s));
+        try {
+          (void)parse_budget(s);
+        } catch (const Error& e) {
+          std::string why = e.what();
+          if (why.starts_with("--budget ")) why.erase(0, 9);  // CLI11 names the option itself
+          return why;
+        }
+        return {};
+      },
+      "N|N%|Ns|Nm|Nh");
+}
+
+Problem checked_problem(const Space& space, const std::vector<std::string>& sizes) {
+  try {
+    return select_problem(space, sizes);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+}  // namespace tiletune::cli
