@@ -120,6 +120,21 @@ TEST(Printer, AnEmptyTablePrintsItsHeadingsAndFooter) {
   EXPECT_EQ(printed(PrintFormat::csv, {.tables = {t}}), "kernel,params,time_ms,energy_mj,samples,best,detail\n");
 }
 
+TEST(Printer, ListsAreArraysInJsonAndJoinedElsewhereAndFieldsGroup) {
+  PrintTable t{.name = "rows",
+               .columns = {{.key = "grid"}, {.key = "warnings"}},
+               .rows = {{std::vector<std::int64_t>{256, 2, 1}, std::vector<std::string>{"a, b", "c"}}}};
+  const PrintDocument doc{.fields = {{"kernel", std::string("k")}, {"points", std::int64_t{108}, "summary"}},
+                          .tables = {t}};
+  const auto j = nlohmann::json::parse(printed(PrintFormat::json, doc));
+  EXPECT_EQ(j["kernel"], "k");
+  EXPECT_EQ(j["summary"]["points"], 108);
+  EXPECT_EQ(j["rows"][0]["grid"], nlohmann::json::array({256, 2, 1}));
+  EXPECT_EQ(j["rows"][0]["warnings"], nlohmann::json::array({"a, b", "c"}));
+  EXPECT_EQ(printed(PrintFormat::csv, doc), "grid,warnings\n256 2 1,\"a, b c\"\n");
+  EXPECT_EQ(printed(PrintFormat::table, doc), "grid     warnings\n256x2x1  a, b; c\n");
+}
+
 TEST(Printer, FormatNamesRoundTrip) {
   for (PrintFormat f : {PrintFormat::table, PrintFormat::csv, PrintFormat::json, PrintFormat::markdown})
     EXPECT_EQ(parse_print_format(print_format_name(f)), f);

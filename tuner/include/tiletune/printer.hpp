@@ -30,8 +30,10 @@
 
 namespace tiletune {
 
-/// A cell: nothing (NULL, not measured), text, an integer, a real or a yes/no.
-using PrintCell = std::variant<std::monostate, std::string, std::int64_t, double, bool>;
+/// A cell: nothing (NULL, not measured), text, an integer, a real, a yes/no, or a list of texts
+/// or integers (a JSON array; joined in the other formats).
+using PrintCell = std::variant<std::monostate, std::string, std::int64_t, double, bool, std::vector<std::string>,
+                               std::vector<std::int64_t>>;
 
 /// A column of a PrintTable.
 struct PrintColumn {
@@ -56,11 +58,18 @@ struct PrintTable {
   std::string footer;       ///< human formats: printed after the rows ("3 trials")
 };
 
+/// A value of the document beside its tables (JSON only).
+struct PrintField {
+  std::string key;
+  PrintCell value;
+  std::string group;        ///< JSON: the value sits in this object of the document ("summary")
+};
+
 /// What one command prints. JSON: with no fields and one table, the array of its rows; else an
 /// object of the fields and one array per table, under its name. CSV holds one table: the first
 /// (fields and other tables are for JSON). The human formats print every table and its footer.
 struct PrintDocument {
-  std::vector<std::pair<std::string, PrintCell>> fields;
+  std::vector<PrintField> fields;
   std::vector<PrintTable> tables;
 };
 

@@ -20,10 +20,27 @@ bool is_number(const PrintCell& cell) {
   return std::holds_alternative<std::int64_t>(cell) || std::holds_alternative<double>(cell);
 }
 
+// A list's items joined by sep.
+std::string joined(const PrintCell& cell, std::string_view sep) {
+  std::string out;
+  auto add = [&](const auto& items) {
+    for (const auto& item : items) out += fmt::format("{}{}", out.empty() ? "" : sep, item);
+  };
+  if (const auto* texts = std::get_if<std::vector<std::string>>(&cell)) add(*texts);
+  if (const auto* ints = std::get_if<std::vector<std::int64_t>>(&cell)) add(*ints);
+  return out;
+}
+
+bool is_list(const PrintCell& cell) {
+  return std::holds_alternative<std::vector<std::string>>(cell) || std::holds_alternative<std::vector<std::int64_t>>(cell);
+}
+
 // A cell as people read it: "-" for nothing, reals rounded to the column's digits, a yes as "*",
-// text cut to its first line and the column's width.
+// lists joined ("256x1x1", "a; b"), text cut to its first line and the column's width.
 std::string human_text(const PrintCell& cell, const PrintColumn& column) {
   if (std::holds_alternative<std::monostate>(cell)) return "-";
+  if (std::holds_alternative<std::vector<std::int64_t>>(cell)) return joined(cell, "x");
+  if (std::holds_alternative<std::vector<std::string>>(cell)) return joined(cell, "; ");
   if (const auto* b = std::get_if<bool>(&cell)) return *b ? "*" : "";
   if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
   if (const auto* d = std::get_if<double>(&cell))
@@ -159,6 +176,7 @@ class CsvPrinter final : public Printer {
     if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
     if (const auto* d = std::get_if<double>(&cell)) return fmt::format("{}", *d);  // shortest exact
     if (const auto* b = std::get_if<bool>(&cell)) return *b ? "1" : "0";
+    if (is_list(cell)) return field(joined(cell, " "));
     return {};
   }
 
@@ -190,6 +208,8 @@ class JsonPrinter final : public Printer {
     if (const auto* i = std::get_if<std::int64_t>(&cell)) return *i;
     if (const auto* d = std::get_if<double>(&cell)) return *d;
     if (const auto* b = std::get_if<bool>(&cell)) return *b;
+    if (const auto* texts = std::get_if<std::vector<std::string>>(&cell)) return *texts;
+    if (const auto* ints = std::get_if<std::vector<std::int64_t>>(&cell)) return *ints;
     return nullptr;
   }
 
@@ -215,7 +235,7 @@ class JsonPrinter final : public Printer {
       doc = rows(document.tables.front());
     } else {
       doc = Json::object();
-      for (const auto& [name, cell] : document.fields) doc[name] = value(cell);
+      for (const PrintField& f : document.fields) (f.group.empty() ? doc : doc[f.group])[f.key] = value(f.value);
       for (const PrintTable& table : document.tables) doc[table.name] = rows(table);
     }
     out() << doc.dump(2) << '\n';
