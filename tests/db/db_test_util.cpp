@@ -49,6 +49,11 @@ db_detail::Connection cache_at_version(const std::filesystem::path& file, int ve
   return conn;
 }
 
+void insert_h200_and_transpose(db_detail::Connection& conn) {
+  conn.exec("INSERT INTO devices(id, uuid, name, cc_major, cc_minor) VALUES (1, 'GPU-1', 'NVIDIA H200', 9, 0)");
+  conn.exec("INSERT INTO kernels(id, name, source_hash, used_seq) VALUES (1, 'transpose', 'h', 1)");
+}
+
 std::string describe_schema(db_detail::Connection& conn) {
   std::string out;
   std::vector<std::string> tables;

@@ -21,8 +21,7 @@ using testing::sample_kernel;
 void build_v3_with_trials(const fs::path& p) {
   {
     auto conn = testing::cache_at_version(p, 3);
-    conn.exec("INSERT INTO devices(id, uuid, name, cc_major, cc_minor) VALUES (1, 'GPU-1', 'NVIDIA H200', 9, 0)");
-    conn.exec("INSERT INTO kernels(id, name, source_hash, used_seq) VALUES (1, 'transpose', 'h', 1)");
+    testing::insert_h200_and_transpose(conn);
     conn.exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms) VALUES "
               "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5), (2, 1, 1, 'N=8192', 'TILE=64', 'ok', 0.4)");
     conn.exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=8192', 2, 0.4)");
