@@ -19,6 +19,7 @@
 #include "tiletune/measure.hpp"
 #include "tiletune/objective.hpp"
 #include "tiletune/plan.hpp"
+#include "tiletune/shard.hpp"
 #include "tiletune/strategy.hpp"
 #include "tiletune/trial.hpp"
 
@@ -71,6 +72,7 @@ struct SweepOptions {
   /// each problem's configs (at least 30) unless budget is set.
   std::string strategy = "auto";
   std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
+  Shard shard;                           ///< only this shard's configs (tiletune/shard.hpp); default: all
   std::vector<std::string> worker_argv;  ///< empty: default_worker_argv(device)
   std::uint64_t copy_bytes = 256ull << 20;  ///< size of the bandwidth-ceiling copy
   /// Power and energy per trial through NVML (enabled implies measuring; an objective other

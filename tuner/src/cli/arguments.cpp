@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 #include "tiletune/compile.hpp"
 #include "tiletune/occupancy.hpp"
@@ -140,6 +141,32 @@ CLI::Validator budget_text() {
         return {};
       },
       "N|N%|Ns|Nm|Nh");
+}
+
+CLI::Validator shard_text() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s == "auto") return {};
+        if (s.size() > 40) return fmt::format("{} is not a shard (I/N or auto)", shown_value(s));
+        try {
+          (void)parse_shard(s);
+        } catch (const Error& e) {
+          std::string why = e.what();
+          if (why.starts_with("--shard ")) why.erase(0, 8);  // CLI11 names the option itself
+          return why;
+        }
+        return {};
+      },
+      "I/N|auto");
+}
+
+Shard resolve_shard(const std::string& text) {
+  if (text.empty()) return Shard{};
+  if (text != "auto") return parse_shard(text);
+  if (auto shard = shard_from_environment([](const char* name) { return std::getenv(name); })) return *shard;
+  throw UsageError(
+      "--shard auto: no launcher said which shard this is (none of SLURM_ARRAY_TASK_ID, OMPI_COMM_WORLD_RANK, "
+      "PMIX_RANK, SLURM_PROCID is set); give --shard I/N");
 }
 
 Problem checked_problem(const Space& space, const std::vector<std::string>& sizes) {

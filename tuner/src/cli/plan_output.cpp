@@ -15,7 +15,8 @@ std::string summary_text(const Space& space, const Plan& plan) {
   const PlanSummary& s = plan.summary;
   std::string text = fmt::format("{} for {}{}{}\n", space.kernel, plan.device.name,
                                  plan.problem.sizes.empty() ? "" : ", ", format_problem(space, plan.problem));
-  text += fmt::format("points {}, after constraints {}{}, ok {}, pruned {}, compile failures {}\n", s.points, s.valid,
+  text += fmt::format("points {}, after constraints {}{}{}, ok {}, pruned {}, compile failures {}\n", s.points, s.valid,
+                      s.shard.whole() ? "" : fmt::format(" (shard {}: {})", format_shard(s.shard), s.in_shard),
                       s.sample_every > 1 ? fmt::format(" (planned every {}th: {})", s.sample_every, plan.rows.size()) : "",
                       s.ok, s.pruned, s.compile_failed);
   if (s.with_warnings > 0)
@@ -102,7 +103,8 @@ void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format 
                     {"compiled_ok", s.compiled_ok},   {"with_warnings", s.with_warnings},
                     {"cache_hits", s.cache_hits},   {"compile_seconds", s.compile_seconds},
                     {"wall_seconds", s.wall_seconds}, {"threads", s.threads},
-                    {"sample_every", s.sample_every}, {"planned", plan.rows.size()}};
+                    {"sample_every", s.sample_every}, {"planned", plan.rows.size()},
+                    {"shard", format_shard(s.shard)}, {"in_shard", s.in_shard}};
     out << j.dump(2) << '\n';
     return;
   }

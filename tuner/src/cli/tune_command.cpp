@@ -160,11 +160,13 @@ int run_replay(const Space& space, const TuneOptions& o) {
     problems = std::move(recorded);
   }
   const SearchBudget budget = parse_budget(o.budget);
-  std::cout << fmt::format("replay of {} ({} on {}, recorded {})\n", o.replay, landscape.kernel,
-                           landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"));
+  const Shard shard = resolve_shard(o.plan.shard);
+  std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", o.replay, landscape.kernel,
+                           landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"),
+                           shard.whole() ? "" : ", shard " + format_shard(shard));
   bool found_any = false;
   for (std::size_t i = 0; i < problems.size(); ++i) {
-    const ReplayProblem rp = replay_problem(space, landscape, problems[i]);
+    const ReplayProblem rp = replay_problem(space, landscape, problems[i], shard);
     // The rule of a real sweep, on this problem's recorded cost instead of the estimate.
     const StrategyChoice choice = choose_strategy(o.strategy, budget, rp.exhaustive_cost_seconds);
     const std::string& chosen = choice.strategy;
@@ -318,6 +320,7 @@ prints the evaluations, the recorded sweep time they cost and how close to the o
     options.budget = parse_budget(o->budget);
     options.strategy = o->strategy;
     options.seed = o->seed;
+    options.shard = resolve_shard(o->plan.shard);
     options.timing.cold = !o->hot;
     options.timing.min_samples = o->min_samples;
     options.timing.min_seconds = o->min_time;
