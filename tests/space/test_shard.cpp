@@ -13,6 +13,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "make_space.hpp"
 #include "test_support.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/shard.hpp"
@@ -77,20 +78,7 @@ INSTANTIATE_TEST_SUITE_P(Spaces, ShardOfRealSpace,
                          ::testing::Values("configs/matmul.yaml", "tests/corpus/convolution_kt.yaml"),
                          [](const auto& info) { return info.index == 0 ? std::string("matmul") : std::string("convolution_kt"); });
 
-Space make_space(std::vector<Axis> problem, std::vector<Axis> params, const std::vector<std::string>& constraints) {
-  Space s;
-  s.kernel = "k";
-  s.problem = std::move(problem);
-  s.params = std::move(params);
-  const auto names = s.variable_names();
-  for (const auto& text : constraints) {
-    Constraint c;
-    c.condition.expr = Expr::parse(text);
-    c.condition.expr.bind(names);
-    s.constraints.push_back(std::move(c));
-  }
-  return s;
-}
+using testing::make_space;
 
 // shard key -> shard, over every config of every problem of a space.
 std::map<std::string, std::uint32_t> partition(const Space& space, std::uint32_t n) {

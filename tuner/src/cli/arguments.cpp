@@ -127,37 +127,40 @@ CLI::Validator known_arch() {
       "ARCH");
 }
 
-CLI::Validator budget_text() {
+namespace {
+
+// Accepts what `parse` accepts; otherwise the parser's message, less the "--option " it starts
+// with (CLI11 names the option itself).
+template <class Parse>
+CLI::Validator parsed_by(const std::string& option, const std::string& what, Parse parse, const std::string& type_name) {
   return CLI::Validator(
-      [](std::string& s) -> std::string {
-        if (s.size() > 40) return fmt::format("{} is not a budget (200, 25%, 90s, 10m)", shown_value(s));
+      [option, what, parse](std::string& s) -> std::string {
+        if (s.size() > 40) return fmt::format("{} is not {}", shown_value(s), what);
         try {
-          (void)parse_budget(s);
+          parse(s);
         } catch (const Error& e) {
           std::string why = e.what();
-          if (why.starts_with("--budget ")) why.erase(0, 9);  // CLI11 names the option itself
+          if (why.starts_with(option + " ")) why.erase(0, option.size() + 1);
           return why;
         }
         return {};
       },
-      "N|N%|Ns|Nm|Nh");
+      type_name);
+}
+
+}  // namespace
+
+CLI::Validator budget_text() {
+  return parsed_by("--budget", "a budget (200, 25%, 90s, 10m)", [](const std::string& s) { (void)parse_budget(s); },
+                   "N|N%|Ns|Nm|Nh");
 }
 
 CLI::Validator shard_text() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        if (s == "auto") return {};
-        if (s.size() > 40) return fmt::format("{} is not a shard (I/N or auto)", shown_value(s));
-        try {
-          (void)parse_shard(s);
-        } catch (const Error& e) {
-          std::string why = e.what();
-          if (why.starts_with("--shard ")) why.erase(0, 8);  // CLI11 names the option itself
-          return why;
-        }
-        return {};
-      },
-      "I/N|auto");
+  return parsed_by("--shard", "a shard (I/N or auto)",
+                   [](const std::string& s) {
+                     if (s != "auto") (void)parse_shard(s);
+                   },
+                   "I/N|auto");
 }
 
 Shard resolve_shard(const std::string& text) {

@@ -135,6 +135,8 @@ Runner add_plan_command(CLI::App& app) {
   tiletune plan configs/transpose.yaml --format json > plan.json
   tiletune plan configs/matmul.yaml --strict --logs     fail (exit 3) on compile errors
   tiletune plan configs/matmul.yaml --sample 20         every 20th config of a large space
+  tiletune plan configs/matmul.yaml --shard 3/8 --cubin-cache c3   shard 3 of 8: compile spread over
+                                                        8 machines (scripts/merge_cubin_caches.sh after)
 
 Every config passing the constraints is compiled with NVRTC (in parallel, through the cubin
 cache, which keeps failed compiles too: a second plan of an unchanged space compiles nothing)

@@ -275,6 +275,9 @@ Runner add_tune_command(CLI::App& app) {
   tiletune tune configs/transpose.yaml --force    measure again what the cache already has
   tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
   tiletune tune configs/transpose.yaml --objective energy    least energy per run (NVML)
+  tiletune tune configs/matmul.yaml --shard 3/8 --db s3.db   one of 8 shards; `tiletune merge` the 8 caches
+  mpirun -np 8 scripts/mpi/tune_shards.sh OUT tune configs/matmul.yaml   a shard per GPU/rank (README:
+                                                  "Many GPUs and many machines"; Slurm: scripts/slurm/)
 
 Each config is compiled (in parallel, ahead of the GPU), checked against the device's limits,
 run once in a worker process and verified against the reference, then timed (cold: L2 flushed
@@ -289,6 +292,8 @@ A strategy proposes the configs of each problem: exhaustive (all, in order), ran
 default config is always measured first. --budget applies per problem (a time budget is shared
 equally by the problems). --replay answers the strategy from a recording instead of the GPU: it
 prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.
+--shard I/N tunes (or replays) only shard I of N: a config's shard is a hash of its params, so
+a rerun of the same shard takes the same configs; the default config is measured by its shard.
 
 )" + std::string(exit_status_help));
   return [o]() {
