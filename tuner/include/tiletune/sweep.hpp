@@ -64,6 +64,7 @@ struct SweepOptions {
   const CubinCache* cubin_cache = nullptr;
   std::filesystem::path db_path;         ///< empty: default_cache_path()
   bool force = false;                    ///< re-measure trials the cache already has
+  Shard shard;                           ///< only this shard's configs (tiletune/shard.hpp); default: all
   TimingSettings timing;
   double deadline_seconds = 10;          ///< per trial, after which the worker is killed
   SweepBudget budget;
@@ -72,7 +73,6 @@ struct SweepOptions {
   /// each problem's configs (at least 30) unless budget is set.
   std::string strategy = "auto";
   std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
-  Shard shard;                           ///< only this shard's configs (tiletune/shard.hpp); default: all
   std::vector<std::string> worker_argv;  ///< empty: default_worker_argv(device)
   std::uint64_t copy_bytes = 256ull << 20;  ///< size of the bandwidth-ceiling copy
   /// Power and energy per trial through NVML (enabled implies measuring; an objective other
