@@ -19,6 +19,7 @@
 #include "tiletune/measure.hpp"
 #include "tiletune/objective.hpp"
 #include "tiletune/plan.hpp"
+#include "tiletune/shard.hpp"
 #include "tiletune/strategy.hpp"
 #include "tiletune/trial.hpp"
 
@@ -63,6 +64,7 @@ struct SweepOptions {
   const CubinCache* cubin_cache = nullptr;
   std::filesystem::path db_path;         ///< empty: default_cache_path()
   bool force = false;                    ///< re-measure trials the cache already has
+  Shard shard;                           ///< only this shard's configs (tiletune/shard.hpp); default: all
   TimingSettings timing;
   double deadline_seconds = 10;          ///< per trial, after which the worker is killed
   SweepBudget budget;

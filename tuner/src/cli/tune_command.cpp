@@ -160,11 +160,13 @@ int run_replay(const Space& space, const TuneOptions& o) {
     problems = std::move(recorded);
   }
   const SearchBudget budget = parse_budget(o.budget);
-  std::cout << fmt::format("replay of {} ({} on {}, recorded {})\n", o.replay, landscape.kernel,
-                           landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"));
+  const Shard shard = resolve_shard(o.plan.shard);
+  std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", o.replay, landscape.kernel,
+                           landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"),
+                           shard.whole() ? "" : ", shard " + format_shard(shard));
   bool found_any = false;
   for (std::size_t i = 0; i < problems.size(); ++i) {
-    const ReplayProblem rp = replay_problem(space, landscape, problems[i]);
+    const ReplayProblem rp = replay_problem(space, landscape, problems[i], shard);
     // The rule of a real sweep, on this problem's recorded cost instead of the estimate.
     const StrategyChoice choice = choose_strategy(o.strategy, budget, rp.exhaustive_cost_seconds);
     const std::string& chosen = choice.strategy;
@@ -273,6 +275,9 @@ Runner add_tune_command(CLI::App& app) {
   tiletune tune configs/transpose.yaml --force    measure again what the cache already has
   tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
   tiletune tune configs/transpose.yaml --objective energy    least energy per run (NVML)
+  tiletune tune configs/matmul.yaml --shard 3/8 --db s3.db   one of 8 shards; `tiletune merge` the 8 caches
+  mpirun -np 8 scripts/mpi/tune_shards.sh OUT tune configs/matmul.yaml   a shard per GPU/rank (README:
+                                                  "Many GPUs and many machines"; Slurm: scripts/slurm/)
 
 Each config is compiled (in parallel, ahead of the GPU), checked against the device's limits,
 run once in a worker process and verified against the reference, then timed (cold: L2 flushed
@@ -287,6 +292,8 @@ A strategy proposes the configs of each problem: exhaustive (all, in order), ran
 default config is always measured first. --budget applies per problem (a time budget is shared
 equally by the problems). --replay answers the strategy from a recording instead of the GPU: it
 prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.
+--shard I/N tunes (or replays) only shard I of N: a config's shard is a hash of its params, so
+a rerun of the same shard takes the same configs; the default config is measured by its shard.
 
 )" + std::string(exit_status_help));
   return [o]() {
@@ -318,6 +325,7 @@ prints the evaluations, the recorded sweep time they cost and how close to the o
     options.budget = parse_budget(o->budget);
     options.strategy = o->strategy;
     options.seed = o->seed;
+    options.shard = resolve_shard(o->plan.shard);
     options.timing.cold = !o->hot;
     options.timing.min_samples = o->min_samples;
     options.timing.min_seconds = o->min_time;

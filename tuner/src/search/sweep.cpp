@@ -201,7 +201,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     outcome.problem = problems[p];
     outcome.canonical = canonical_problem(space, problems[p]);
     ProblemWork& pw = problem_work[p];
-    pw.space = space_domain(space, problems[p]);
+    pw.space = space_domain(space, problems[p], options.shard);
     if (!options.force) {
       TrialFilter filter;
       filter.kernel = space.kernel;
