@@ -1,6 +1,7 @@
 // NVML loaded at run time with dlopen (never linked, like the CUDA driver in gpu/driver.cpp), so
 // that tiletune runs where there is no NVIDIA driver and the tests run against a fake library.
-// Only the few entry points the energy measurement needs are resolved. The types and codes are
+// Only the few entry points the energy measurement and the clock check need are resolved; the
+// clock ones are optional (a library without them gives no clock readings, not an error). The types and codes are
 // those of NVML's public ABI (nvml.h is not part of the CUDA toolkit, so they are declared here).
 #include <dlfcn.h>
 
@@ -29,7 +30,12 @@ struct NvmlApi {
   nvmlReturn (*total_energy)(nvmlDevice, unsigned long long*) = nullptr;    // nvmlDeviceGetTotalEnergyConsumption
   nvmlReturn (*power_usage)(nvmlDevice, unsigned*) = nullptr;               // nvmlDeviceGetPowerUsage
   nvmlReturn (*name)(nvmlDevice, char*, unsigned) = nullptr;                // nvmlDeviceGetName
+  nvmlReturn (*clock_info)(nvmlDevice, int, unsigned*) = nullptr;           // nvmlDeviceGetClockInfo (optional)
+  // nvmlDeviceGetCurrentClocksEventReasons, or its older name ...ClocksThrottleReasons (optional)
+  nvmlReturn (*clock_reasons)(nvmlDevice, unsigned long long*) = nullptr;
 };
+
+constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
 
 template <class Fn>
 bool resolve(void* handle, const char* symbol, Fn& out, std::string& missing) {
@@ -92,6 +98,10 @@ std::unique_ptr<NvmlEnergySource> NvmlEnergySource::open(const std::string& devi
   resolve(impl->handle, "nvmlDeviceGetTotalEnergyConsumption", a.total_energy, missing);
   resolve(impl->handle, "nvmlDeviceGetPowerUsage", a.power_usage, missing);
   resolve(impl->handle, "nvmlDeviceGetName", a.name, missing);
+  std::string optional_missing;  // the clock functions: without them, no clock check
+  resolve(impl->handle, "nvmlDeviceGetClockInfo", a.clock_info, optional_missing);
+  if (!resolve(impl->handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons, optional_missing))
+    resolve(impl->handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons, optional_missing);
   if (!missing.empty()) {
     why = fmt::format("{} lacks NVML functions tiletune needs: {}", impl->library, missing);
     return nullptr;
@@ -131,6 +141,16 @@ std::optional<unsigned> NvmlEnergySource::power_mw() {
   }
   if (r != kNvmlSuccess) throw Error(fmt::format("nvmlDeviceGetPowerUsage failed: {}", impl_->describe(r)));
   return mw;
+}
+
+std::optional<ClockReading> NvmlEnergySource::sm_clock() {
+  if (!impl_->api.clock_info) return std::nullopt;
+  ClockReading reading;
+  if (impl_->api.clock_info(impl_->device, kNvmlClockSm, &reading.sm_mhz) != kNvmlSuccess) return std::nullopt;
+  unsigned long long reasons = 0;
+  if (impl_->api.clock_reasons && impl_->api.clock_reasons(impl_->device, &reasons) == kNvmlSuccess)
+    reading.event_reasons = reasons;
+  return reading;
 }
 
 std::string NvmlEnergySource::device_name() const {
