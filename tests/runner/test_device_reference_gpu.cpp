@@ -13,32 +13,16 @@
 #include "gpu/device_reference.hpp"
 #include "gpu/driver.hpp"
 #include "gpu/worker_kernels.hpp"
+#include "worker_device.hpp"
 #include "tiletune/reference.hpp"
 
 namespace tiletune {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-int attribute(CUdevice d, CUdevice_attribute a) {
-  int v = 0;
-  TILETUNE_CU(cuDeviceGetAttribute(&v, a, d));
-  return v;
-}
-
-struct Device {
-  cu::PrimaryContext context{0};
-  cu::Stream stream;
-  int arch = 10 * attribute(context.device(), CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) +
-             attribute(context.device(), CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  WorkerKernels kernels{arch, attribute(context.device(), CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), 0};
-};
-
-Device& device() {
-  static Device d;
-  return d;
-}
+using testing::Clock;
+using testing::ms_since;
+using Device = testing::WorkerDevice;
+Device& device() { return testing::worker_device(); }
 
 HostBuffer random_buffer(std::string name, ElementType type, std::uint64_t count, std::uint64_t seed) {
   BufferPlan p;

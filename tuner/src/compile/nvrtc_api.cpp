@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "common/dynamic_library.hpp"
 #include "tiletune/error.hpp"
 
 namespace tiletune::nvrtc {
@@ -15,25 +16,10 @@ namespace {
 
 constexpr const char* kLibraryVariable = "TILETUNE_NVRTC_LIBRARY";
 
-template <class Fn>
-void resolve(void* handle, const char* symbol, Fn& out, std::string& missing) {
-  void* address = ::dlsym(handle, symbol);
-  if (address == nullptr) {
-    missing += missing.empty() ? symbol : fmt::format(", {}", symbol);
-    return;
-  }
-  out = reinterpret_cast<Fn>(address);
-}
-
 // What require() found, fixed after the first call.
-struct Loaded {
-  std::optional<Api> api;
-  std::string reason;
-};
+using Loaded = detail::LoadedLibrary<Api>;
 
 const Loaded& loaded() {
-  // A function-local static: initialized once, thread-safe, never written again. The handle is
-  // never closed (the Api points into it).
   static const Loaded state = [] {
     Loaded l;
     std::string reasons;
@@ -69,7 +55,7 @@ std::optional<Api> load_api(const std::string& library, std::string& reason) {
   }
   Api api;
   std::string missing;
-#define TILETUNE_NVRTC_FN(name) resolve(handle, #name, api.name, missing);
+#define TILETUNE_NVRTC_FN(name) detail::resolve_symbol(handle, #name, api.name, missing);
 #include "compile/nvrtc_functions.inc"
 #undef TILETUNE_NVRTC_FN
   if (!missing.empty()) {

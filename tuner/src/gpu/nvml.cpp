@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/dynamic_library.hpp"
 #include "tiletune/energy.hpp"
 #include "tiletune/error.hpp"
 
@@ -36,17 +37,6 @@ struct NvmlApi {
 };
 
 constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
-
-template <class Fn>
-bool resolve(void* handle, const char* symbol, Fn& out, std::string& missing) {
-  void* address = ::dlsym(handle, symbol);
-  if (!address) {
-    missing += missing.empty() ? symbol : fmt::format(", {}", symbol);
-    return false;
-  }
-  out = reinterpret_cast<Fn>(address);
-  return true;
-}
 
 }  // namespace
 
@@ -91,17 +81,17 @@ std::unique_ptr<NvmlEnergySource> NvmlEnergySource::open(const std::string& devi
   }
   std::string missing;
   NvmlApi& a = impl->api;
-  resolve(impl->handle, "nvmlInit_v2", a.init, missing);
-  resolve(impl->handle, "nvmlShutdown", a.shutdown, missing);
-  resolve(impl->handle, "nvmlErrorString", a.error_string, missing);
-  resolve(impl->handle, "nvmlDeviceGetHandleByUUID", a.handle_by_uuid, missing);
-  resolve(impl->handle, "nvmlDeviceGetTotalEnergyConsumption", a.total_energy, missing);
-  resolve(impl->handle, "nvmlDeviceGetPowerUsage", a.power_usage, missing);
-  resolve(impl->handle, "nvmlDeviceGetName", a.name, missing);
+  detail::resolve_symbol(impl->handle, "nvmlInit_v2", a.init, missing);
+  detail::resolve_symbol(impl->handle, "nvmlShutdown", a.shutdown, missing);
+  detail::resolve_symbol(impl->handle, "nvmlErrorString", a.error_string, missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetHandleByUUID", a.handle_by_uuid, missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetTotalEnergyConsumption", a.total_energy, missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetPowerUsage", a.power_usage, missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetName", a.name, missing);
   std::string optional_missing;  // the clock functions: without them, no clock check
-  resolve(impl->handle, "nvmlDeviceGetClockInfo", a.clock_info, optional_missing);
-  if (!resolve(impl->handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons, optional_missing))
-    resolve(impl->handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons, optional_missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetClockInfo", a.clock_info, optional_missing);
+  if (!detail::resolve_symbol(impl->handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons, optional_missing))
+    detail::resolve_symbol(impl->handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons, optional_missing);
   if (!missing.empty()) {
     why = fmt::format("{} lacks NVML functions tiletune needs: {}", impl->library, missing);
     return nullptr;
