@@ -213,6 +213,12 @@ TEST(Throttle, ThermalAndHardwareReasonsCountEvenAtFullClock) {
   EXPECT_FALSE(is_throttled({1980, 0x10 | 0x2}, 1980));  // sync boost, application clocks
 }
 
+TEST(Throttle, ALowClockOfAnIdleGpuIsNotThrottled) {
+  EXPECT_FALSE(is_throttled({345, 0x1}, 1980));  // read between samples, nothing running
+  EXPECT_TRUE(is_throttled({345, 0x1 | 0x40}, 1980));  // idle and hot: the thermal reason wins
+  EXPECT_TRUE(is_throttled({345, 0x4}, 1980));  // at the power cap and far below: the clock rule
+}
+
 TEST(Throttle, AnUnknownClockIsNotThrottled) {
   EXPECT_FALSE(is_throttled({0, std::nullopt}, 1980));
   EXPECT_FALSE(is_throttled({900, std::nullopt}, 0));

@@ -112,6 +112,9 @@ class StdrelCriterion {
 /// state, and a clock that falls far is caught by the clock rule anyway.
 inline constexpr std::uint64_t kThrottleEventReasons = 0x8 | 0x20 | 0x40 | 0x80;
 
+/// NVML's GpuIdle clock-event reason: the clock is low because nothing ran.
+inline constexpr std::uint64_t kGpuIdleEventReason = 0x1;
+
 /// A sample counts as throttled when the SM clock is below this fraction of its maximum
 /// (nvbench's default --throttle-threshold, 75 %).
 inline constexpr double kThrottleClockFraction = 0.75;
@@ -124,8 +127,9 @@ struct ClockReading {
 
 /// Whether a sample taken at `reading` is throttled: the clock under kThrottleClockFraction of
 /// `max_sm_mhz` (CU_DEVICE_ATTRIBUTE_CLOCK_RATE, the device's maximum, which is also the
-/// reference nvbench compares with), or a reason of kThrottleEventReasons set. A zero maximum
-/// or clock (not known) is not throttled.
+/// reference nvbench compares with), or a reason of kThrottleEventReasons set. A low clock with
+/// only the GpuIdle reason (read between samples, while nothing ran) is not throttled, nor is a
+/// zero maximum or clock (not known). nvbench measures the clock across the kernel instead.
 [[nodiscard]] bool is_throttled(const ClockReading& reading, unsigned max_sm_mhz) noexcept;
 
 }  // namespace tiletune

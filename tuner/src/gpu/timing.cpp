@@ -92,6 +92,9 @@ StopReason StdrelCriterion::verdict(double wall_seconds) const {
 
 bool is_throttled(const ClockReading& reading, unsigned max_sm_mhz) noexcept {
   if (reading.event_reasons && (*reading.event_reasons & kThrottleEventReasons) != 0) return true;
+  // A clock that NVML says is low because the GPU was idle (between two samples) is not a
+  // throttle: the kernel itself ran at the clock it was given.
+  if (reading.event_reasons && (*reading.event_reasons & kGpuIdleEventReason) != 0) return false;
   if (max_sm_mhz == 0 || reading.sm_mhz == 0) return false;
   return static_cast<double>(reading.sm_mhz) < kThrottleClockFraction * static_cast<double>(max_sm_mhz);
 }
