@@ -74,7 +74,7 @@ struct SweepOptions {
   std::string strategy = "auto";
   std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
   std::vector<std::string> worker_argv;  ///< empty: default_worker_argv(device)
-  std::uint64_t copy_bytes = 256ull << 20;  ///< size of the bandwidth-ceiling copy
+  std::uint64_t copy_bytes = 1ull << 30;  ///< size of the bandwidth-ceiling copy (256 MiB stays under the peak)
   /// Power and energy per trial through NVML (enabled implies measuring; an objective other
   /// than time needs it and turns it on).
   EnergySettings energy;

@@ -230,11 +230,11 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_flag("--hot", o->hot, "Time back-to-back runs (default: cold, L2 flushed before each sample)");
   cmd->add_option("--min-samples", o->min_samples, "Samples before the noise rule may stop (default 10)")
       ->check(whole_number_in(1, 1'000'000));
-  cmd->add_option("--min-time", o->min_time, "Kernel seconds before the noise rule may stop (default 0.005)")
+  cmd->add_option("--min-time", o->min_time, "GPU seconds before the noise rule may stop (default 0.005)")
       ->check(finite_in(0, 3600));
   cmd->add_option("--max-time", o->max_time, "Seconds of timing per config at most (default 0.5)")
       ->check(finite_in(0, 3600, true));
-  cmd->add_option("--max-noise", o->max_noise, "Target relative standard error, percent (default 0.5)")
+  cmd->add_option("--max-noise", o->max_noise, "Target relative standard deviation of the samples, percent (default 0.5)")
       ->check(finite_in(0, 100, true));
   cmd->add_option("--deadline", o->deadline, "Seconds a trial may take before its worker is killed (default 10)")
       ->check(finite_in(0, 86400, true));
@@ -281,8 +281,9 @@ Runner add_tune_command(CLI::App& app) {
 
 Each config is compiled (in parallel, ahead of the GPU), checked against the device's limits,
 run once in a worker process and verified against the reference, then timed (cold: L2 flushed
-before each sample; sampling stops when the relative standard error is under --max-noise after
---min-samples and --min-time, or at --max-time). Every trial is written to the cache as it
+before each sample; nvbench's stdrel rule: sampling stops when the relative standard deviation
+is under --max-noise after more than --min-samples samples and --min-time, or when the noise
+has stopped improving, or at --max-time; samples taken while the GPU throttles are discarded). Every trial is written to the cache as it
 completes: rerunning a sweep measures only what is missing. A config that fails to compile or
 launch, faults, hangs past --deadline or computes a wrong result is recorded with that status
 and the sweep goes on. Without a CUDA device, tune says so and runs `plan` on the same space.
