@@ -207,7 +207,7 @@ int main(int argc, char** argv) try {
   check_against_recording(matmul, args.landscapes / "matmul.csv", args.cores_per_gpu);
 
   const Space conv = load_space(root / "tests" / "corpus" / "convolution_kt.yaml");
-  if (const fs::path recorded = args.landscapes / "convolution_kt.csv"; fs::exists(recorded)) {
+  if (const fs::path recorded = args.landscapes / "corpus" / "convolution_kt.csv"; fs::exists(recorded)) {
     report(conv, from_recording(conv, recorded), args);
     check_against_recording(conv, recorded, args.cores_per_gpu);
   } else if (!args.plan_json.empty()) {

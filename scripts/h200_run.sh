@@ -106,6 +106,32 @@ phase_retest() {
   done
 }
 
+# The libFuzzer harnesses, built here with clang (scripts/fuzz.sh's build) and carried in .fuzz/
+# with the libyaml-cpp they link: FUZZ_JOBS jobs of FUZZ_RUNS executions each per harness, on the
+# machine's cores (executions and findings summed from each job's final stats).
+phase_fuzz() {
+  local jobs=${FUZZ_JOBS:-12} runs=${FUZZ_RUNS:-100000}
+  for harness in space expr; do
+    local dir=/tmp/fuzz-$harness
+    rm -rf $dir && mkdir -p $dir/corpus $dir/artifacts
+    local dict=() extra=()
+    [[ -f fuzz/$harness.dict ]] && dict=(-dict=fuzz/$harness.dict)
+    [[ -d fuzz/seeds/$harness ]] && extra=(fuzz/seeds/$harness)
+    local start=$SECONDS
+    (cd $dir && LD_LIBRARY_PATH=$OLDPWD/.fuzz:$LD_LIBRARY_PATH timeout 300 "$OLDPWD/.fuzz/fuzz_$harness" \
+      -jobs=$jobs -workers=$jobs -runs=$runs -max_total_time=200 "${dict[@]/#-dict=/-dict=$OLDPWD/}" -timeout=5 \
+      -max_len=1048576 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$dir/artifacts/ \
+      corpus "$OLDPWD/configs" "$OLDPWD/tests/spaces/good" "$OLDPWD/tests/spaces/bad" ${extra[@]/#/$OLDPWD/}) \
+      > "$L/fuzz_$harness.log" 2>&1
+    local rc=$?
+    cat $dir/fuzz-*.log > "$L/fuzz_${harness}_jobs.log" 2>/dev/null
+    local execs
+    execs=$(grep -h "stat::number_of_executed_units" $dir/fuzz-*.log | awk '{s+=$2} END {print s+0}')
+    note "fuzz_$harness rc=$rc ${jobs} jobs, $((SECONDS - start)) s, executions $execs, artifacts $(ls $dir/artifacts | wc -l), crashes/timeouts/ooms: $(grep -hcE 'ERROR: libFuzzer|SUMMARY: |==ERROR' $dir/fuzz-*.log | awk '{s+=$1} END {print s+0}')"
+    cp -r $dir/artifacts "$L/fuzz_${harness}_artifacts" 2>/dev/null
+  done
+}
+
 phase_env
 for phase in "$@"; do "phase_$phase"; done
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs $( [[ -d $OUT/report ]] && echo report)

@@ -62,7 +62,8 @@ struct TrialRecord {
   std::optional<double> power_w;          ///< mean power while it ran back to back
   /// Samples discarded because the SM clock was throttled (schema 5; set by the measurement).
   std::optional<std::int64_t> throttled_samples;
-  /// CPU-side wall time of one sample's launch + synchronize, median, seconds (schema 5).
+  /// CPU-side wall time of one sample's launch + synchronize, mean over the kept samples, seconds
+  /// (schema 5).
   std::optional<double> cpu_time_s;
 };
 

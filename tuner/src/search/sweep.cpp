@@ -318,6 +318,8 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
         r.min_ms = m.min_ms;
         r.stddev_ms = m.stddev_ms;
         r.samples = m.samples;
+        r.throttled_samples = m.throttled_samples;
+        if (m.cpu_mean_ms > 0) r.cpu_time_s = m.cpu_mean_ms / 1000.0;
       }
       r.measure_ms = m.measure_ms;
       if (m.driver_blocks_per_sm > 0 && t.occupancy.threads_per_block > 0 && limits.max_threads_per_sm > 0)
