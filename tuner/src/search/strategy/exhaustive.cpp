@@ -10,6 +10,9 @@ class Exhaustive final : public StrategyBase {
  public:
   explicit Exhaustive(const SearchDomain& domain) : StrategyBase("exhaustive", domain) {}
 
+  // Its order does not depend on outcomes: it takes a wide window of points in flight.
+  [[nodiscard]] bool learns() const override { return false; }
+
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
     if (const auto start = domain().start(); start && !is_proposed(*start) && max_count > 0) claim(*start, batch);

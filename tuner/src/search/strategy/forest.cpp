@@ -231,6 +231,9 @@ class ForestSearch final : public StrategyBase {
         forest_(domain.dimensions(), features_.bins),
         mean_(domain.size(), 0.0) {}
 
+  // Its proposals depend on what it has observed: it gets a narrow window in flight.
+  [[nodiscard]] bool learns() const override { return true; }
+
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
     if (design_.size() >= design_size_ && observed_count() > fitted_at_ &&

@@ -26,6 +26,9 @@ class Genetic final : public StrategyBase {
   Genetic(const SearchDomain& domain, std::uint64_t seed)
       : StrategyBase("genetic", domain), rng_(seed), capacity_(std::min(kPopulation, domain.size())) {}
 
+  // Its proposals depend on what it has observed: it gets a narrow window in flight.
+  [[nodiscard]] bool learns() const override { return true; }
+
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
     while (batch.size() < max_count && !unproposed().empty()) {

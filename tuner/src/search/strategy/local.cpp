@@ -20,6 +20,9 @@ class LocalSearch final : public StrategyBase {
  public:
   LocalSearch(const SearchDomain& domain, std::uint64_t seed) : StrategyBase("local", domain), rng_(seed) {}
 
+  // Its proposals depend on what it has observed: it gets a narrow window in flight.
+  [[nodiscard]] bool learns() const override { return true; }
+
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
     while (batch.size() < max_count) {

@@ -10,6 +10,9 @@ class RandomOrder final : public StrategyBase {
  public:
   RandomOrder(const SearchDomain& domain, std::uint64_t seed) : StrategyBase("random", domain), rng_(seed) {}
 
+  // Its order does not depend on outcomes: it takes a wide window of points in flight.
+  [[nodiscard]] bool learns() const override { return false; }
+
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
     while (batch.size() < max_count && !unproposed().empty()) claim(unproposed().pick(rng_), batch);
