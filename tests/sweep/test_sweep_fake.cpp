@@ -194,7 +194,9 @@ TEST(FakeSweep, ExhaustiveSweepRecordsEveryConfigAndRanksFromTheCache) {
   EXPECT_GT(r.setup_seconds, 0);
   EXPECT_GT(r.measure_seconds, 0);
   EXPECT_GT(r.worker_seconds, 0);
-  EXPECT_GE(r.wall_seconds, r.setup_seconds);
+  EXPECT_GT(r.copy_seconds, 0);
+  EXPECT_GE(r.wall_seconds, r.setup_seconds + r.measure_seconds);
+  EXPECT_GT(r.copy.gbps, 0);
   EXPECT_DOUBLE_EQ(sweep_overhead(r), r.wall_seconds / (gpu_busy_seconds(r) + r.wait_compile_seconds));
 }
 

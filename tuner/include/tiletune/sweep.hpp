@@ -123,7 +123,8 @@ struct SweepReport {
   int worker_starts = 0;
   unsigned compile_threads = 0;          ///< of the compile pool
   double wall_seconds = 0;
-  double setup_seconds = 0;              ///< wall time before the first trial: checks, DB, worker start, copy
+  double setup_seconds = 0;              ///< wall time before the search: checks, cache, plan
+  double copy_seconds = 0;               ///< worker start + copy ceiling (overlaps the first compiles)
   double compile_seconds = 0;            ///< NVRTC time summed over threads
   double wait_compile_seconds = 0;       ///< wall time the GPU waited for the compiler (compile not hidden)
   /// As the worker reports them, summed over the trials (reference runs included): module load

@@ -135,9 +135,9 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
   // GPU's work and the compiles the GPU had to wait for.
   out << fmt::format("overhead {:.2f}x = wall / (GPU busy {:.2f} s + compile not hidden {:.2f} s)\n", sweep_overhead(r),
                      gpu_busy_seconds(r), r.wait_compile_seconds);
-  out << fmt::format("  setup {:.2f} s (checks, cache, worker start, copy ceiling); NVRTC {:.2f} s over {} compile "
-                     "threads, GPU waited {:.2f} s for it\n",
-                     r.setup_seconds, r.compile_seconds, r.compile_threads, r.wait_compile_seconds);
+  out << fmt::format("  setup {:.2f} s (checks, cache, plan); worker start + copy ceiling {:.2f} s (beside the first "
+                     "compiles); NVRTC {:.2f} s over {} compile threads, GPU waited {:.2f} s for it\n",
+                     r.setup_seconds, r.copy_seconds, r.compile_seconds, r.compile_threads, r.wait_compile_seconds);
   out << fmt::format("  in the worker: module load + setup {:.2f} s (inputs and references {:.2f} s), verify {:.2f} s, "
                      "timing {:.2f} s; the parent waited {:.2f} s on it\n",
                      r.load_seconds, r.input_setup_seconds, r.verify_seconds, r.measure_seconds, r.worker_seconds);

@@ -109,7 +109,7 @@ namespace {
 
 using namespace sweep_detail;
 
-DeviceRecord device_record(const DeviceInfo& d, const CopyCeiling& copy) {
+DeviceRecord device_record(const DeviceInfo& d, std::optional<double> copy_gbps) {
   DeviceRecord r;
   r.uuid = d.uuid;
   r.name = d.name;
@@ -119,7 +119,7 @@ DeviceRecord device_record(const DeviceInfo& d, const CopyCeiling& copy) {
   r.memory_bytes = static_cast<std::int64_t>(d.total_memory);
   r.l2_bytes = static_cast<std::int64_t>(d.l2_bytes);
   r.driver_version = d.driver_version;
-  r.copy_gbps = copy.gbps;
+  r.copy_gbps = copy_gbps;  // nullopt keeps what the cache has
   return r;
 }
 
@@ -188,8 +188,16 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
                        options.cubin_cache ? *options.cubin_cache : no_cache);
   WorkerSession worker(options.worker_argv.empty() ? default_worker_argv(report.device.ordinal) : options.worker_argv,
                        WorkerSettings{options.timing, options.deadline_seconds, energy});
-  report.copy = worker.measure_copy(options.copy_bytes);
-  const std::int64_t device_id = db.upsert_device(device_record(report.device, report.copy));
+  worker.start_copy(options.copy_bytes);  // while the first compiles run
+  const std::int64_t device_id = db.upsert_device(device_record(report.device, std::nullopt));
+  // The ceiling goes with the device once it is measured: with the first trial, or at the end.
+  bool copy_recorded = false;
+  const auto record_copy = [&] {
+    if (copy_recorded) return;
+    report.copy = worker.copy();
+    (void)db.upsert_device(device_record(report.device, report.copy.gbps));
+    copy_recorded = true;
+  };
   const std::int64_t kernel_id = db.upsert_kernel(kernel_record(space, compile.main_source(), report.device.arch()));
   // The report's speedups need the baseline, and the cache knows no YAML.
   if (space.default_config) db.set_meta("default_config/" + space.kernel, canonical_config(space, Config{*space.default_config}));
@@ -208,7 +216,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   std::vector<std::uint64_t> allowed;  // per problem, for the progress total
   for (const ProblemWork& w : work) progress.total += allowed.emplace_back(problem_limit(problem_budget(choice, w, 1, 0), w));
   const auto note_trial = [&](SweepTrial& t) {
-    if (report.trials.empty()) report.setup_seconds = seconds_since(start);
+    if (report.trials.empty()) record_copy();
     if (t.result && !t.result->energy_note.empty() && report.energy_note.empty())
       report.energy_note = t.result->energy_note;
     ++report.counts[static_cast<std::size_t>(t.status)];
@@ -220,6 +228,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     if (options.progress) options.progress(progress);
   };
   const SweepStages stages{space, limits, options.objective, compile, worker, recorder, note_trial};
+  report.setup_seconds = seconds_since(start);
   for (std::size_t p = 0; p < work.size(); ++p) {
     const SearchBudget budget = problem_budget(choice, work[p], work.size() - p, seconds_since(start));
     const std::unique_ptr<SearchStrategy> strategy = make_strategy(report.strategy, work[p].space.domain, options.seed + p);
@@ -235,6 +244,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     // Progress counts what this problem was allowed; when it stopped short, the rest is not coming.
     progress.total -= allowed[p] - std::min(allowed[p], trace.evaluated);
   }
+  record_copy();
   report.compile_seconds = compile.finished_seconds();
   report.compile_threads = compile.threads();
   report.worker_starts = worker.starts();
@@ -243,6 +253,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   report.verify_seconds = worker.times().verify_seconds;
   report.measure_seconds = worker.times().measure_seconds;
   report.worker_seconds = worker.times().round_trip_seconds;
+  report.copy_seconds = worker.times().copy_seconds;
 
   // Stage 3: the ranking per problem, from the cache (so resumed trials count too).
   for (ProblemOutcome& outcome : report.problems)

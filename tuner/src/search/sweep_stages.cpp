@@ -88,12 +88,29 @@ double CompileAhead::finished_seconds() const {
 WorkerSession::WorkerSession(std::vector<std::string> argv, WorkerSettings settings)
     : process_(std::move(argv)), settings_(std::move(settings)) {}
 
-CopyCeiling WorkerSession::measure_copy(std::uint64_t bytes) {
-  // The copy runs in a fresh worker, which then holds no problem yet.
-  return process_.measure_copy(bytes, settings_.setup_allowance_seconds);
+void WorkerSession::start_copy(std::uint64_t bytes) {
+  wait_for_copy();
+  // The thread is the only user of process_ until the future is ready (wait_for_copy).
+  copy_pending_ = std::async(std::launch::async, [this, bytes] {
+    const auto t0 = Clock::now();
+    CopyCeiling c = process_.measure_copy(bytes, settings_.setup_allowance_seconds);
+    times_.copy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    return c;
+  });
+}
+
+void WorkerSession::wait_for_copy() {
+  if (copy_pending_.valid()) copy_ = copy_pending_.get();  // rethrows the worker's Error
+}
+
+const CopyCeiling& WorkerSession::copy() {
+  wait_for_copy();
+  if (!copy_) throw Error("WorkerSession::copy: no copy was started");
+  return *copy_;
 }
 
 TrialResult WorkerSession::run(TrialRequest request) {
+  wait_for_copy();
   request.id = next_id_++;
   request.timing = settings_.timing;
   request.deadline_seconds = settings_.deadline_seconds;

@@ -89,6 +89,7 @@ struct WorkerSettings {
 struct WorkerTimes {
   double load_seconds = 0, setup_seconds = 0, verify_seconds = 0, measure_seconds = 0;
   double round_trip_seconds = 0;  ///< the parent's wall time in WorkerSession::run
+  double copy_seconds = 0;        ///< worker start + the copy ceiling (start_copy)
 };
 
 /// The worker process and what it holds: the problem key whose buffers it has and the one
@@ -97,8 +98,12 @@ struct WorkerTimes {
 class WorkerSession {
  public:
   WorkerSession(std::vector<std::string> argv, WorkerSettings settings);
-  /// The bandwidth ceiling, measured in the worker.
-  [[nodiscard]] CopyCeiling measure_copy(std::uint64_t bytes);
+  /// Starts the worker and measures the bandwidth ceiling in it on a thread of its own, so that
+  /// the worker's start (a CUDA context) and the copy overlap the first compiles. run() and
+  /// copy() wait for it.
+  void start_copy(std::uint64_t bytes);
+  /// The ceiling start_copy measured (waits for it). Throws Error when the worker failed it.
+  [[nodiscard]] const CopyCeiling& copy();
   /// Runs a trial (a reference run when request.is_reference), with an id, the settings and,
   /// when the worker does not hold the problem yet, the setup allowance.
   [[nodiscard]] TrialResult run(TrialRequest request);
@@ -112,7 +117,12 @@ class WorkerSession {
   [[nodiscard]] const WorkerTimes& times() const noexcept { return times_; }
 
  private:
+  void wait_for_copy();
+
   WorkerProcess process_;
+  // After process_: destroying a pending copy waits for it, before the process goes.
+  std::future<CopyCeiling> copy_pending_;
+  std::optional<CopyCeiling> copy_;
   WorkerSettings settings_;
   std::uint64_t next_id_ = 1;
   std::optional<std::string> buffers_key_;
