@@ -12,7 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/plan_output.hpp"
-#include "gpu/driver.hpp"
+#include "tiletune/cuda_kernel.hpp"
 #include "tiletune/device.hpp"
 #include "tiletune/landscape.hpp"
 #include "tiletune/replay.hpp"
@@ -305,14 +305,14 @@ prints the evaluations, the recorded sweep time they cost and how close to the o
     if (o->plan.space.empty()) o->plan.space = default_space_path().string();
     Space space = load_space(o->plan.space);
     if (!o->replay.empty()) return run_replay(space, *o);
-    if (cu::device_count() == 0) {
+    const std::vector<DeviceInfo> devices = list_devices();
+    if (devices.empty()) {
       std::cout << fmt::format("no CUDA device present ({}): running `plan` on {} instead\n",
-                               cu::driver_unavailable_reason(), o->plan.space);
+                               cuda_unavailable_reason(), o->plan.space);
       Plan plan = run_plan(space, o->plan);
       print_plan(std::cout, space, plan, Format::table);
       return exit_ok;
     }
-    const std::vector<DeviceInfo> devices = list_devices();
     if (o->device >= static_cast<int>(devices.size()))
       throw UsageError(fmt::format("--device {}: this machine has {} CUDA device{} (0 to {})", o->device,
                                    devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
@@ -388,7 +388,7 @@ Runner add_devices_command(CLI::App& app) {
   return [format]() {
     std::vector<DeviceInfo> devices = list_devices();
     if (devices.empty()) {
-      std::cout << fmt::format("no CUDA device present ({})\n", cu::driver_unavailable_reason());
+      std::cout << fmt::format("no CUDA device present ({})\n", cuda_unavailable_reason());
       return exit_ok;
     }
     print_devices(std::cout, devices, *format == "json" ? Format::json : Format::table);
