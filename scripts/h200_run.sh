@@ -1,38 +1,90 @@
 #!/usr/bin/env bash
-# One call on the H200 (device tool): the `gpu` tests, the planning benchmark and a sweep
-# with a cold compile cache. Expects the stripped static build in .h200/ (see README,
-# "Running on the H200"); writes logs under $OUT and prints a short table last.
+# One call of the device tool on the H200: `scripts/h200_run.sh PHASE...`, run from the
+# repository root with the stripped static build in .h200/ (see README, "Running on an H200").
+# Writes every log under $OUT, packs them into $OUT/logs.tar.gz (the device tool brings back at
+# most 8 files) and prints a short table last.
+#   tests   environment, NVML's limits, every `gpu` test (the corpus table into corpus.md)
+#   energy  transpose and matmul 4096^3 sweeps with --energy; time and energy optima; a report
+#   sweeps  the transpose (N=8192) and reduction sweeps from a cold compile cache, twice each
 set -u
 cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 OUT=${OUT:-/tmp/tiletune-out}
-mkdir -p "$OUT" /work
+mkdir -p "$OUT/logs" /work
 # The test binaries carry the source path of the machine that built them.
 [[ -e /work/main ]] || ln -s "$PWD" /work/main
 [[ -e build-h200 ]] || ln -s .h200 build-h200
 B=build-h200
+T=$B/tuner/tiletune
+L=$OUT/logs
 commit=$(cat .h200/commit.txt 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
-{
-  date -u +%FT%TZ; echo "commit $commit"
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
-} > "$OUT/env.txt" 2>&1
-$B/tuner/tiletune devices >> "$OUT/env.txt" 2>&1
-: > "$OUT/summary.txt"
-for t in gpu/test_device_gpu gpu/test_occupancy_device runner/test_runner sweep/test_sweep_gpu launcher/test_launcher_gpu; do
-  name=$(basename "$t")
-  start=$SECONDS
-  timeout 420 "$B/tests/$t" > "$OUT/$name.log" 2>&1
-  rc=$?
-  printf '%-24s rc=%-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" "$(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/$name.log" | tr '\n' ' ')" >> "$OUT/summary.txt"
-done
-# At most 8 files come back from the device tool: SKIP_PLAN_BENCH=1 leaves this one out.
-[[ -n "${SKIP_PLAN_BENCH:-}" ]] || timeout 120 $B/bench/bench_plan --threads 1,2,16 > "$OUT/bench_plan.log" 2>&1
-rm -rf /tmp/tt && mkdir -p /tmp/tt
-TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 300 $B/tuner/tiletune tune configs/transpose.yaml --db /tmp/tt/sweep.db -q \
-  > "$OUT/sweep_cold.log" 2>&1
-echo "sweep_cold rc=$?" >> "$OUT/summary.txt"
-cat "$OUT/env.txt"
-grep -E "winner|killed after|occupancy|offline" "$OUT"/test_*.log | head -20
-[[ -f "$OUT/bench_plan.log" ]] && cat "$OUT/bench_plan.log"
-tail -8 "$OUT/sweep_cold.log"
-cat "$OUT/summary.txt"
+summary=$OUT/summary.txt
+: > "$summary"
+
+note() { printf '%s\n' "$*" >> "$summary"; }
+
+# Runs one command with a time limit into $L/NAME.log and notes its status and wall time.
+step() {
+  local name=$1 limit=$2; shift 2
+  local start=$SECONDS
+  timeout "$limit" "$@" > "$L/$name.log" 2>&1
+  local rc=$?
+  note "$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - start))" \
+    "$(grep -E '^\[  (PASSED|FAILED)  \]|^\[  SKIPPED \]' "$L/$name.log" | tr '\n' ' ' | cut -c1-80)")"
+}
+
+phase_env() {
+  {
+    date -u +%FT%TZ; echo "commit $commit"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv
+    nproc
+  } > "$L/env.log" 2>&1
+  $T devices >> "$L/env.log" 2>&1
+}
+
+phase_tests() {
+  step nvml_idle 30 $T nvml --seconds 5
+  for t in gpu/test_device_gpu gpu/test_occupancy_device runner/test_runner runner/test_inputs_gpu \
+           sweep/test_sweep_gpu launcher/test_launcher_gpu cli/test_cli_gpu energy/test_energy_gpu \
+           corpus/test_corpus_gpu; do
+    [[ -x $B/tests/$t ]] || { note "$(basename "$t"): not built"; continue; }
+    TILETUNE_CORPUS_RESULTS=$OUT/logs/corpus.md step "$(basename "$t")" 420 "$B/tests/$t"
+  done
+  grep -hE "1 GiB|setup" "$L/test_inputs_gpu.log" >> "$summary"
+}
+
+phase_energy() {
+  local db=/tmp/tt/energy.db
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  step energy_transpose 300 $T tune configs/transpose.yaml --size N=8192 --energy --strategy exhaustive --db $db -q
+  step energy_matmul 420 $T tune configs/matmul.yaml --size M=4096 --size N=4096 --size K=4096 --energy --budget 120 --db $db -q
+  for objective in time energy edp; do
+    $T best --db $db --objective $objective > "$L/best_$objective.log" 2>&1
+  done
+  $T show --db $db --format csv > "$L/energy_trials.csv" 2>&1
+  mkdir -p "$OUT/report"
+  $T report --db $db --kernel transpose -o "$OUT/report/transpose.html" > "$L/report.log" 2>&1
+  $T report --db $db --kernel matmul --objective energy -o "$OUT/report/matmul-energy.html" >> "$L/report.log" 2>&1
+  note "energy trials: $(($(wc -l < "$L/energy_trials.csv") - 1))"
+}
+
+phase_sweeps() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  for space in transpose reduction; do
+    for round in 1 2; do
+      rm -rf /tmp/tt/cubin
+      local start=$(date +%s.%N)
+      TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 300 $T tune configs/$space.yaml --db /tmp/tt/$space-$round.db \
+        $([[ $space == transpose ]] && echo --size N=8192) > "$L/sweep_${space}_$round.log" 2>&1
+      note "sweep $space round $round rc=$? wall $(echo "$(date +%s.%N) - $start" | bc) s"
+      $T best --db /tmp/tt/$space-$round.db >> "$L/sweep_${space}_$round.log" 2>&1
+    done
+  done
+}
+
+phase_env
+for phase in "$@"; do "phase_$phase"; done
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs $( [[ -d $OUT/report ]] && echo report)
+rm -rf "$OUT/logs" "$OUT/report"
+echo "commit $commit"
+cat "$summary"

@@ -3,15 +3,32 @@
 # The CUDA toolkit is not a Debian package we can pick for you: it must already be there.
 set -euo pipefail
 
+usage="usage: scripts/setup.sh [--tests]
+  (none)   what building and running tiletune needs: compilers, CMake, yaml-cpp, SQLite and the
+           header libraries, GoogleTest (the build builds the tests too), rsvg for report PNGs
+  --tests  also what only the tests need: PyYAML (YAML interop), clang and libFuzzer (scripts/fuzz.sh),
+           chromium, node and playwright-core (the report's browser test), pytest and pandas
+           (the Python package's tests)"
+with_tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) with_tests=1 ;;
+    -h|--help) echo "$usage"; exit 0 ;;
+    *) echo "setup: unknown argument '$arg'" >&2; echo "$usage" >&2; exit 2 ;;
+  esac
+done
+
 packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite3 libfmt-dev
           libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
-          python3-yaml    # python3-yaml: test_yaml_interop reads every shipped space with PyYAML too
-          clang libclang-rt-dev   # libFuzzer and the sanitizers, for scripts/fuzz.sh only
-          # the report's PNG plots and its browser test; the Python package's tests
-          librsvg2-bin fonts-dejavu-core chromium python3 python3-venv python3-pytest python3-pandas)
-# node and npm for the browser test: any nodejs of 18 or newer will do (Debian's, or one already there).
-command -v node >/dev/null 2>&1 || packages+=(nodejs)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+          librsvg2-bin fonts-dejavu-core python3)   # rsvg and fonts: `tiletune report --png`
+if ((with_tests)); then
+  packages+=(python3-yaml                    # test_yaml_interop reads every shipped space with PyYAML
+             clang libclang-rt-dev           # libFuzzer and the sanitizers, for scripts/fuzz.sh
+             chromium python3-venv python3-pytest python3-pandas)  # browser test, Python package tests
+  # node and npm for the browser test: any nodejs of 18 or newer will do (Debian's, or one already there).
+  command -v node >/dev/null 2>&1 || packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -42,7 +59,7 @@ echo "setup: CUDA toolkit at $cuda_root ($("$cuda_root/bin/nvcc" --version 2>/de
 # playwright-core for the browser test of `tiletune report`, pinned by its package-lock.json. It
 # drives Debian's chromium (installed above): no browser is downloaded.
 browser_test="$(cd "$(dirname "$0")/.." && pwd)/tests/report/browser"
-if [[ ! -d "$browser_test/node_modules/playwright-core" ]]; then
+if ((with_tests)) && [[ ! -d "$browser_test/node_modules/playwright-core" ]]; then
   echo "setup: npm ci in tests/report/browser (playwright-core)"
   (cd "$browser_test" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi
