@@ -17,7 +17,7 @@
 #include <set>
 #include <thread>
 
-#include "search/sweep_stages.hpp"
+#include "tune/sweep_stages.hpp"
 #include "test_support.hpp"
 #include "tiletune/landscape.hpp"
 #include "tiletune/replay.hpp"

@@ -1,6 +1,6 @@
 // exhaustive: every point in domain order, the space's default config first, so that even a
 // search cut short by its budget has measured the baseline.
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 

@@ -4,7 +4,7 @@
 // earlier.
 #include <fmt/format.h>
 
-#include "search/sweep_stages.hpp"
+#include "tune/sweep_stages.hpp"
 #include "tiletune/trial.hpp"
 
 namespace tiletune::sweep_detail {

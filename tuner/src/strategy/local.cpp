@@ -5,7 +5,7 @@
 // mostly smooth along each param's value list but have several basins, which is what this is for.
 #include <algorithm>
 
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 

@@ -1,6 +1,6 @@
 // random: a seeded random permutation of the domain, drawn lazily. The baseline every other
 // strategy has to beat; it does not start at the default config on purpose.
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 

@@ -11,7 +11,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "search/sweep_stages.hpp"
+#include "tune/sweep_stages.hpp"
 #include "tiletune/replay.hpp"
 #include "tiletune/strategy.hpp"
 #include "tiletune/validate.hpp"

@@ -10,7 +10,7 @@
 #include <deque>
 #include <thread>
 
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/strategy.hpp"
 

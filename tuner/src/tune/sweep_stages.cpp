@@ -1,6 +1,6 @@
 // The stages of a sweep around the evaluator: plan a problem's work, compile ahead, the worker
 // session, the trial recorder and the ranking (sweep_stages.hpp says what each is for).
-#include "search/sweep_stages.hpp"
+#include "tune/sweep_stages.hpp"
 
 #include <fmt/format.h>
 

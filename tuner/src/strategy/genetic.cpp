@@ -8,7 +8,7 @@
 #include <deque>
 #include <unordered_set>
 
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 
