@@ -9,6 +9,10 @@
 #
 #   cmake -DSRC=tuner/src -DINCLUDE=tuner/include/tiletune -P cmake/check_stage_includes.cmake
 #
+# The CMakeLists.txt of each stage folder is checked too: it builds the stage's one library
+# (tiletune_stage(X ...) or add_library(tiletune_X ...); cli builds the executable) and links
+# no library of a stage it may not include.
+#
 # Prints one line per violation ("FILE:LINE: ...") and "stage order: N violations", and fails
 # when N > 0. A public header no stage owns is a violation too: add it to the list below.
 
@@ -98,6 +102,37 @@ function(check_file stage file)
   set(violations ${count} PARENT_SCOPE)
 endfunction()
 
+# The stage's CMakeLists.txt: its own library, and links that keep the order.
+function(check_cmake stage dir)
+  set(count ${violations})
+  set(lists ${dir}/CMakeLists.txt)
+  if(NOT EXISTS ${lists})
+    if(NOT stage STREQUAL "cli")
+      message("${dir}: stage ${stage} has no CMakeLists.txt building its library tiletune_${stage}")
+      math(EXPR count "${count} + 1")
+    endif()
+    set(violations ${count} PARENT_SCOPE)
+    return()
+  endif()
+  file(READ ${lists} text)
+  if(NOT stage STREQUAL "cli" AND NOT text MATCHES "tiletune_stage\\(${stage}[ \n]"
+     AND NOT text MATCHES "add_library\\(tiletune_${stage}[ \n]")
+    message("${lists}: stage ${stage} builds no library tiletune_${stage}")
+    math(EXPR count "${count} + 1")
+  endif()
+  allowed_stages(${stage} allowed)
+  string(REGEX MATCHALL "tiletune_[a-z_]+" tokens "${text}")
+  list(REMOVE_DUPLICATES tokens)
+  foreach(t IN LISTS tokens)
+    string(REGEX REPLACE "^tiletune_" "" other ${t})
+    if(other IN_LIST order AND NOT other IN_LIST allowed)
+      message("${lists}: stage ${stage} links ${t} of the later stage ${other}")
+      math(EXPR count "${count} + 1")
+    endif()
+  endforeach()
+  set(violations ${count} PARENT_SCOPE)
+endfunction()
+
 file(GLOB stage_dirs LIST_DIRECTORIES true ${SRC}/*)
 foreach(dir IN LISTS stage_dirs)
   if(NOT IS_DIRECTORY ${dir})
@@ -110,6 +145,7 @@ foreach(dir IN LISTS stage_dirs)
     math(EXPR violations "${violations} + 1")
     continue()
   endif()
+  check_cmake(${stage} ${dir})
   file(GLOB_RECURSE files ${dir}/*.cpp ${dir}/*.hpp ${dir}/*.h ${dir}/*.c ${dir}/*.inc ${dir}/*.cu)
   foreach(f IN LISTS files)
     check_file(${stage} ${f})
