@@ -207,7 +207,11 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   std::vector<ProblemWork> work;
   for (const Problem& p : problems)
     work.push_back(plan_problem(space, p, db, report.device.uuid, options.objective, options.force));
-  for (const ProblemWork& w : work) report.problems.push_back(ProblemOutcome{w.problem, w.canonical});
+  for (const ProblemWork& w : work) {
+    ProblemOutcome& outcome = report.problems.emplace_back();
+    outcome.problem = w.problem;
+    outcome.canonical = w.canonical;
+  }
   const StrategyChoice choice = resolve_strategy(options, work, report);
 
   // Stage 2: search each problem, measuring and recording each trial as it completes.
