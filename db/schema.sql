@@ -1,7 +1,7 @@
 -- tiletune cache: the whole schema at its latest version, used to create a new database in one
 -- step. Must describe the same tables, columns and indexes as migrations/001..N applied in
 -- order (test_db checks it); change it only together with a new migration.
--- schema-version: 4
+-- schema-version: 5
 
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY NOT NULL,
@@ -75,6 +75,8 @@ CREATE TABLE trials (
   created_at        TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   energy_mj         REAL,
   power_w           REAL,
+  throttled_samples INTEGER,
+  cpu_time_s        REAL,
   -- An ok trial is a timed one; everything else may lack a time.
   CHECK (status <> 'ok' OR (time_ms IS NOT NULL AND time_ms > 0)),
   UNIQUE (device_id, kernel_id, problem, params)

@@ -5,6 +5,7 @@
 # most 8 files) and prints a short table last.
 #   tests   environment, NVML's limits, every `gpu` test (the corpus table into corpus.md)
 #   energy  transpose and matmul 4096^3 sweeps with --energy; time and energy optima; a report
+#   record  an exhaustive recording of .rec/$RECORD.yaml (default convolution_kt), as a landscape
 #   sweeps  the transpose (N=8192) and reduction sweeps from a cold compile cache, twice each
 set -u
 cd "$(dirname "$0")/.."
@@ -73,12 +74,32 @@ phase_sweeps() {
   for space in transpose reduction; do
     for round in 1 2; do
       rm -rf /tmp/tt/cubin
-      local start=$(date +%s.%N)
+      local start=$EPOCHREALTIME
       TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 300 $T tune configs/$space.yaml --db /tmp/tt/$space-$round.db \
         $([[ $space == transpose ]] && echo --size N=8192) > "$L/sweep_${space}_$round.log" 2>&1
-      note "sweep $space round $round rc=$? wall $(echo "$(date +%s.%N) - $start" | bc) s"
+      note "sweep $space round $round rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
       $T best --db /tmp/tt/$space-$round.db >> "$L/sweep_${space}_$round.log" 2>&1
     done
+  done
+}
+
+# An exhaustive recording of a space under .rec/ (carried: not in the repository yet), for the
+# replay and the scaling model: RECORD=name (default convolution_kt).
+phase_record() {
+  local name=${RECORD:-convolution_kt} db=/tmp/tt/record.db
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  step "record_$name" 480 $T tune ".rec/$name.yaml" --strategy exhaustive --max-time 0.1 --budget 420s --db $db -q
+  local kernel
+  kernel=$(grep -m1 '^kernel:' ".rec/$name.yaml" | awk '{print $2}')
+  $T export --db $db --format landscape --kernel "$kernel" > "$L/$name.csv" 2>> "$L/record_$name.log"
+  $T best --db $db >> "$L/record_$name.log" 2>&1
+  tail -12 "$L/record_$name.log" >> "$summary"
+}
+
+# Only the tests named in $TESTS (basenames), for a rerun after a fix.
+phase_retest() {
+  for t in $TESTS; do
+    step "$t" 420 "$(find $B/tests -name "$t" -type f | head -1)"
   done
 }
 

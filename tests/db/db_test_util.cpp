@@ -1,6 +1,8 @@
 // Implementation of the database test helpers.
 #include "db_test_util.hpp"
 
+#include "db/embedded_sql.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -36,6 +38,20 @@ std::string open_error(const std::filesystem::path& p, CacheDb::Mode mode) {
 
 db_detail::Connection raw_connection(const std::filesystem::path& file) {
   return db_detail::Connection(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+}
+
+db_detail::Connection cache_at_version(const std::filesystem::path& file, int version) {
+  auto conn = raw_connection(file);
+  for (const auto& m : db_detail::migrations())
+    if (m.version <= version) conn.exec(m.sql, m.file);
+  conn.exec("PRAGMA application_id = " + std::to_string(cache_application_id));
+  conn.exec("PRAGMA user_version = " + std::to_string(version));
+  return conn;
+}
+
+void insert_h200_and_transpose(db_detail::Connection& conn) {
+  conn.exec("INSERT INTO devices(id, uuid, name, cc_major, cc_minor) VALUES (1, 'GPU-1', 'NVIDIA H200', 9, 0)");
+  conn.exec("INSERT INTO kernels(id, name, source_hash, used_seq) VALUES (1, 'transpose', 'h', 1)");
 }
 
 std::string describe_schema(db_detail::Connection& conn) {

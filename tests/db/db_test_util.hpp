@@ -77,6 +77,13 @@ struct Fingerprint {
 /// A raw connection (no checks of ours), for building fixtures and inspecting files.
 [[nodiscard]] db_detail::Connection raw_connection(const std::filesystem::path& file);
 
+/// A raw connection to a new cache built as tiletune at schema `version` left it: migrations
+/// 1..version applied, application_id and user_version set, no rows.
+[[nodiscard]] db_detail::Connection cache_at_version(const std::filesystem::path& file, int version);
+
+/// Rows of an old cache written by hand: device 1 ('GPU-1', an H200) and kernel 1 ('transpose').
+void insert_h200_and_transpose(db_detail::Connection& conn);
+
 /// A description of every table, column, index and foreign key, to compare two schemas.
 [[nodiscard]] std::string describe_schema(db_detail::Connection& conn);
 

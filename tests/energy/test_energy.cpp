@@ -35,7 +35,10 @@ class FakeNvml : public ::testing::Test {
 };
 
 // A "kernel" that takes 50 µs a run.
-void sleep_runs(std::int64_t runs) { std::this_thread::sleep_for(std::chrono::microseconds(50 * runs)); }
+std::int64_t sleep_runs(std::int64_t runs) {
+  std::this_thread::sleep_for(std::chrono::microseconds(50 * runs));
+  return runs;
+}
 
 TEST_F(FakeNvml, AMissingLibraryIsAReasonNotAFailure) {
   std::string why;
@@ -84,7 +87,7 @@ TEST_F(FakeNvml, MeasuresTheBoardsPowerAndTheEnergyPerRun) {
   s.min_seconds = 0.2;
   s.max_seconds = 3.0;
   std::int64_t runs = 0;
-  const auto m = measure_energy(*source, [&](std::int64_t n) { sleep_runs(n); runs += n; }, 0.05, s, &why);
+  const auto m = measure_energy(*source, [&](std::int64_t n) { runs += n; return sleep_runs(n); }, 0.05, s, &why);
   ASSERT_TRUE(m) << why;
   EXPECT_FALSE(m->from_power_samples);
   EXPECT_GE(m->window_seconds, 0.2);

@@ -202,6 +202,23 @@ TEST_F(Runner, GoodTransposeIsVerifiedAndTimed) {
   EXPECT_EQ(small.status, TrialStatus::ok) << small.detail;
 }
 
+// The energy of one run over the board's power is the time one run took in the energy loop: it
+// must be the kernel's own time (hot, back to back), not the kernel plus the GPU idling while
+// NVML is polled between batches (which once made transpose's energy 2.7x too high).
+TEST_F(Runner, EnergyPerRunIsTheKernelsTimeAtTheBoardsPower) {
+  const CompiledKernel kernel = shipped_transpose(arch(), 32, 8, 1);
+  TrialRequest r = transpose_request(kernel, 8192, 32, 8, 32);
+  r.energy.enabled = true;
+  const TrialResult t = runner().run_trial(r);
+  ASSERT_EQ(t.status, TrialStatus::ok) << t.detail;
+  if (t.energy_mj <= 0) GTEST_SKIP() << "no NVML energy here: " << t.energy_note;
+  const double ms_per_run = t.energy_mj / t.power_w;  // mJ / W = ms
+  std::printf("transpose N=8192 energy: %.2f mJ per run at %.0f W = %.4f ms per run; cold median %.4f ms\n",
+              t.energy_mj, t.power_w, ms_per_run, t.median_ms);
+  EXPECT_LT(ms_per_run, 1.15 * t.median_ms);
+  EXPECT_GT(ms_per_run, 0.5 * t.median_ms);
+}
+
 TEST_F(Runner, UnwrittenElementIsWrongResultWithItsIndex) {
   const KernelSource source = test_kernels();
   const CompiledKernel kernel = compile(source, "naive_transpose", arch());
@@ -401,12 +418,12 @@ __global__ void first_n(const float* in, float* out, int n, int total) {
 KernelSource foreign_kernels() {
   KernelSource source;
   source.main = {"runner_foreign_kernels.cu", kForeignKernels};
+  source.search = include_search({});  // the toolkit's headers, for cuda_fp16.h
   return source;
 }
 
 CompiledKernel compile_foreign(const std::string& entry, int arch) {
-  // The toolkit's headers for cuda_fp16.h (NVRTC finds them through -I).
-  return compile(foreign_kernels(), entry, arch, {"-I/usr/local/cuda/include"});
+  return compile(foreign_kernels(), entry, arch, {});
 }
 
 BufferPlan buffer(std::string name, ElementType type, std::uint64_t count, BufferInit kind, bool output = false) {
@@ -488,8 +505,9 @@ TEST_F(Runner, ModuleGlobalsAreFilledAndAReferenceKernelChecksTheCandidate) {
   const TrialResult good = runner().run_trial(fir_request(fir, 5000, false));
   EXPECT_EQ(good.status, TrialStatus::ok) << good.detail;
   EXPECT_EQ(good.setup_ms, 0) << "the inputs and the reference of the problem are reused";
-  EXPECT_LE(good.max_error, 1e-5);
-  EXPECT_GT(good.max_error, 0) << "the taps are not zero: a sum in another order differs a little";
+  EXPECT_LE(good.max_error, 1e-5);  // fir and fir_naive sum in the same order: often exactly 0
+  // (That the taps reach the module non-zero is shown by the corpus: conv2d_constant's planted
+  // bug, a flipped filter, is wrong_result only because its __constant__ filter is filled.)
 
   // The candidate's module lacks the symbol, or has it with another size: launch_failed.
   TrialRequest missing = fir_request(fir, 5000, false);
@@ -542,7 +560,8 @@ TEST_F(Runner, PartialSumsAreCheckedByTheirSum) {
   ASSERT_EQ(good.status, TrialStatus::ok) << good.detail;
   const TrialResult bad = runner().run_trial(partial_sums_request(kernel, 100000, 1));
   ASSERT_EQ(bad.status, TrialStatus::wrong_result);
-  EXPECT_EQ(bad.detail.rfind("sum of out[0, 391): got nan, want ", 0), 0u) << bad.detail;
+  EXPECT_EQ(bad.detail.rfind("sum of out[0, 391): got ", 0), 0u) << bad.detail;
+  EXPECT_NE(bad.detail.find("nan, want "), std::string::npos) << bad.detail;  // nan or -nan: the sign of a NaN varies
   std::printf("%s\n", bad.detail.c_str());
   // Elements would not do: the partials are not the reference's layout.
   TrialRequest elements = partial_sums_request(kernel, 100000, 0);

@@ -1,7 +1,8 @@
 // The SQLite cache of tuning results: which devices and kernel versions were tuned, one row per
 // trial (every status, with its measurements), the best ok trial per (device, kernel version,
 // problem), and compiled cubins for the launcher. Small value types go in, rows come out; the
-// header needs only the C++ standard library (SQLite stays inside the implementation).
+// header needs only the C++ standard library (SQLite stays inside the implementation). The trial
+// record and its columns are declared in trial_record.hpp.
 //
 // A CacheDb is one connection: use it from one thread at a time. Many processes may write the
 // same file at once (each write is one BEGIN IMMEDIATE transaction, waiting up to busy_timeout).
@@ -20,11 +21,9 @@
 #include "tiletune/error.hpp"
 #include "tiletune/objective.hpp"
 #include "tiletune/status.hpp"
+#include "tiletune/trial_record.hpp"
 
 namespace tiletune {
-
-/// PRAGMA application_id of every tiletune cache: 'TTT1'. A file with another id is refused.
-inline constexpr std::int32_t cache_application_id = 0x54545431;
 
 /// A failed SQLite call, or a file that cannot be used as a cache. what() is one line naming the
 /// operation and the database file (never the whole SQL: that is in sql()).
@@ -75,38 +74,6 @@ struct KernelRecord {
   std::string source_hash;                ///< hash of the source and the headers it includes
   std::string options;                    ///< canonical compile options (without the params)
   std::string nvrtc_version;              ///< e.g. "12.4"
-};
-
-/// Identifies one trial: a config (params) of a kernel version on a problem and a device.
-struct TrialKey {
-  std::int64_t device_id = 0;             ///< from upsert_device
-  std::int64_t kernel_id = 0;             ///< from upsert_kernel
-  std::string problem;                    ///< canonical sizes, "N=8192;R=3"
-  std::string params;                     ///< canonical params, "TILE=32;BLOCK_ROWS=8;PAD=1"
-};
-
-/// The outcome of one trial. Times are over the samples of one measurement; an ok trial needs a
-/// positive time_ms (the median), the others keep what went wrong in detail.
-struct TrialRecord {
-  TrialKey key;
-  TrialStatus status = TrialStatus::ok;
-  std::string detail;                     ///< reason, NVRTC log, CUresult name, max error...
-  std::optional<double> time_ms;          ///< median
-  std::optional<double> mean_ms;
-  std::optional<double> min_ms;
-  std::optional<double> stddev_ms;
-  std::optional<std::int64_t> samples;
-  std::optional<double> gbps;
-  std::optional<double> gflops;
-  std::optional<std::int64_t> registers;
-  std::optional<std::int64_t> shared_bytes;
-  std::optional<std::int64_t> spill_bytes;
-  std::optional<double> occupancy_offline;
-  std::optional<double> occupancy_driver;
-  std::optional<double> compile_ms;
-  std::optional<double> measure_ms;
-  std::optional<double> energy_mj;        ///< energy of one run (NVML), schema 4 and later
-  std::optional<double> power_w;          ///< mean power while it ran back to back
 };
 
 /// What record_trial did.

@@ -45,12 +45,14 @@ class EnergySource {
   [[nodiscard]] virtual std::optional<unsigned> power_mw() = 0;
 };
 
-/// Runs `run_batch(n)` (launch the kernel n times and wait for them) until the counter has
+/// Runs `run_batch(n)` (launch the kernel n times or more, return how many times: the GPU's runner
+/// tops its queue up to several batches, so that the GPU stays busy while the counter is polled,
+/// and returns while they run) until the counter has
 /// ticked twice at least settings.min_seconds apart; run_ms (the kernel's median time) sizes
 /// the batches. nullopt, with the reason in *why, when neither counter nor power reading
 /// moved within settings.max_seconds. Throws what run_batch or the source throw.
 [[nodiscard]] std::optional<EnergyMeasurement> measure_energy(EnergySource& source,
-                                                              const std::function<void(std::int64_t)>& run_batch,
+                                                              const std::function<std::int64_t(std::int64_t)>& run_batch,
                                                               double run_ms, const EnergySettings& settings,
                                                               std::string* why = nullptr);
 

@@ -120,8 +120,9 @@ TILETUNE_API const char* tiletune_result_params_text(const tiletune_result* resu
 TILETUNE_API void tiletune_result_free(tiletune_result* result);
 
 /** The stored trials as a JSON array of objects, one per trial (the fields of `tiletune show
- *  --format json`: kernel, device, device_uuid, problem, params, status, detail, time_ms, ...,
- *  energy_mj, power_w, best, current), ordered by kernel, device, problem, then fastest first.
+ *  --format json`: kernel, device, device_uuid, problem, params, status, detail, best, current,
+ *  and each measured column of the trial column table, time_ms ... power_w, throttled_samples,
+ *  cpu_time_s; an unmeasured one is absent), ordered by kernel, device, problem, then fastest first.
  *  kernel, device (a UUID or name) and status filter when not NULL; only trials of each kernel's
  *  current version unless all_versions is non-zero. On TILETUNE_OK *json is a NUL-terminated
  *  UTF-8 string to free with tiletune_string_free; otherwise it is NULL. */

@@ -1,4 +1,6 @@
-// `tiletune devices`, `show` and `best`: reading the machine and the result cache.
+// `tiletune devices`, `show`, `best`, `export` and `merge`: reading the machine and the result
+// cache. The trials' columns come from the column table (tiletune/trial_record.hpp), the output
+// formats from the printers (tiletune/printer.hpp): a command builds its tables once.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include "cli/exit_codes.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/landscape.hpp"
+#include "tiletune/printer.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/device.hpp"
 #include "tiletune/interchange.hpp"
@@ -64,56 +67,125 @@ std::string params_text(std::string s) {
   return s;
 }
 
-std::string opt(const std::optional<double>& v, const char* f = "{:.4f}") {
-  return v ? fmt::format(fmt::runtime(f), *v) : std::string("-");
-}
-
-nlohmann::json trial_json(const TrialRow& r) {
-  const TrialRecord& t = r.trial;
-  nlohmann::json j = {{"id", r.id},
-                      {"kernel", r.kernel.name},
-                      {"device", r.device_name},
-                      {"device_uuid", r.device_uuid},
-                      {"problem", t.key.problem},
-                      {"params", t.key.params},
-                      {"status", std::string(status_name(t.status))},
-                      {"detail", t.detail},
-                      {"best", r.is_best},
-                      {"current", r.current},
-                      {"created_at", r.created_at}};
-  auto put = [&](const char* k, const auto& v) {
-    if (v) j[k] = *v;
-  };
-  put("time_ms", t.time_ms);
-  put("mean_ms", t.mean_ms);
-  put("min_ms", t.min_ms);
-  put("stddev_ms", t.stddev_ms);
-  put("samples", t.samples);
-  put("gbps", t.gbps);
-  put("gflops", t.gflops);
-  put("registers", t.registers);
-  put("shared_bytes", t.shared_bytes);
-  put("spill_bytes", t.spill_bytes);
-  put("occupancy_offline", t.occupancy_offline);
-  put("occupancy_driver", t.occupancy_driver);
-  put("compile_ms", t.compile_ms);
-  put("measure_ms", t.measure_ms);
-  put("energy_mj", t.energy_mj);
-  put("power_w", t.power_w);
-  return j;
-}
-
 /// The cache named by --db, else the default one, opened read-only (reading creates nothing).
 CacheDb open_for_reading(const std::string& db) {
   return CacheDb::open(db.empty() ? default_cache_path() : std::filesystem::path(db), CacheDb::Mode::read_only);
 }
 
-std::string csv_field(std::string s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + '"';
+using Shown = PrintColumn::Shown;
+
+PrintCell cell(const TrialValue& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return {};
 }
+
+/// The measurements that the human formats of `show` print (the others are in CSV and JSON);
+/// drop_if_empty: only when some trial has the value.
+struct HumanMeasurement {
+  std::string_view name;
+  bool drop_if_empty;
+};
+constexpr HumanMeasurement human_measurements[] = {
+    {"time_ms", false}, {"gbps", false}, {"energy_mj", true}, {"power_w", true}, {"throttled_samples", true}};
+
+/// A column for each measurement of the column table (tiletune/trial_record.hpp), named, headed
+/// and rounded as the table says.
+void add_measurement_columns(std::vector<PrintColumn>& columns) {
+  for (const TrialColumn& c : trial_columns) {
+    PrintColumn column{.key = std::string(c.name), .heading = std::string(c.heading), .digits = c.digits,
+                       .shown = Shown::machine};
+    for (const HumanMeasurement& h : human_measurements)
+      if (h.name == c.name) {
+        column.shown = Shown::everywhere;
+        column.drop_if_empty = h.drop_if_empty;
+      }
+    columns.push_back(std::move(column));
+  }
+}
+
+void add_measurement_cells(std::vector<PrintCell>& row, const TrialRecord& t) {
+  for (const TrialColumn& c : trial_columns) row.push_back(cell(c.get(t)));
+}
+
+/// The trials of `show` and `export`: the key, every measurement, the flags and the detail.
+/// with_version adds the kernel version (what `export` writes, so that a file names every key).
+PrintTable trials_table(const std::vector<TrialRow>& rows, bool with_version) {
+  PrintTable table{.name = "trials"};
+  auto& cols = table.columns;
+  cols.push_back({.key = "id", .shown = Shown::machine});
+  cols.push_back({.key = "kernel"});
+  if (with_version)
+    for (const char* key : {"source_hash", "options", "nvrtc_version"}) cols.push_back({.key = key, .shown = Shown::machine});
+  cols.push_back({.key = "device", .shown = Shown::machine});
+  cols.push_back({.key = "device_uuid", .shown = Shown::machine});
+  cols.push_back({.key = "problem"});
+  cols.push_back({.key = "params", .shown = Shown::machine});
+  cols.push_back({.key = "config", .heading = "params", .shown = Shown::human});
+  cols.push_back({.key = "status"});
+  add_measurement_columns(cols);
+  cols.push_back({.key = "best"});
+  cols.push_back({.key = "current", .shown = Shown::machine});
+  cols.push_back({.key = "created_at", .shown = Shown::machine});
+  cols.push_back({.key = "detail", .max_width = 70});
+  for (const TrialRow& r : rows) {
+    const TrialRecord& t = r.trial;
+    std::vector<PrintCell> row{r.id, r.kernel.name};
+    if (with_version) row.insert(row.end(), {r.kernel.source_hash, r.kernel.options, r.kernel.nvrtc_version});
+    row.insert(row.end(), {r.device_name, r.device_uuid, t.key.problem, t.key.params, params_text(t.key.params),
+                           std::string(status_name(t.status))});
+    add_measurement_cells(row, t);
+    row.insert(row.end(), {r.is_best, r.current, r.created_at, t.detail});
+    table.rows.push_back(std::move(row));
+  }
+  table.footer = fmt::format("{} trials", rows.size());
+  return table;
+}
+
+/// The devices of a cache, for `export`.
+PrintTable devices_table(const std::vector<DeviceRow>& devices) {
+  PrintTable table{.name = "devices"};
+  for (const char* key : {"uuid", "name", "compute_capability", "sm_count", "memory_bytes", "l2_bytes",
+                          "driver_version", "copy_gbps", "last_seen"})
+    table.columns.push_back({.key = key});
+  auto opt_int = [](const auto& v) { return v ? PrintCell(std::int64_t{*v}) : PrintCell(); };
+  for (const DeviceRow& d : devices)
+    table.rows.push_back({d.device.uuid, d.device.name, fmt::format("{}.{}", d.device.cc_major, d.device.cc_minor),
+                          opt_int(d.device.sm_count), opt_int(d.device.memory_bytes), opt_int(d.device.l2_bytes),
+                          opt_int(d.device.driver_version),
+                          d.device.copy_gbps ? PrintCell(*d.device.copy_gbps) : PrintCell(), d.last_seen});
+  return table;
+}
+
+/// The winners of `best`: one row per device, kernel version and problem.
+PrintTable best_table(const std::vector<BestEntry>& entries) {
+  PrintTable table{.name = "best"};
+  auto& cols = table.columns;
+  cols.push_back({.key = "kernel"});
+  cols.push_back({.key = "device"});
+  cols.push_back({.key = "device_uuid", .shown = Shown::machine});
+  cols.push_back({.key = "problem"});
+  cols.push_back({.key = "params", .shown = Shown::machine});
+  cols.push_back({.key = "config", .heading = "best config", .shown = Shown::human});
+  // The measurements of a winner; gflops and energy only where some winner has them.
+  constexpr std::string_view measurements[] = {"time_ms", "gbps", "gflops", "energy_mj"};
+  for (std::string_view name : measurements) {
+    const TrialColumn& c = trial_column(name);
+    cols.push_back({.key = std::string(c.name), .heading = std::string(c.heading), .digits = c.digits,
+                    .drop_if_empty = name == "gflops" || name == "energy_mj"});
+  }
+  for (const BestEntry& e : entries) {
+    const TrialRecord& t = e.trial;
+    std::vector<PrintCell> row{e.kernel.name,  e.device.device.name, e.device.device.uuid,
+                               t.key.problem,  t.key.params,         params_text(t.key.params)};
+    for (std::string_view name : measurements) row.push_back(cell(trial_column(name).get(t)));
+    table.rows.push_back(std::move(row));
+  }
+  if (entries.empty()) table.footer = "no results yet: run `tiletune tune SPACE.yaml` first";
+  return table;
+}
+
+void print(PrintFormat format, const PrintDocument& document) { make_printer(format, std::cout)->print(document); }
 
 }  // namespace
 
@@ -137,9 +209,11 @@ Runner add_show_command(CLI::App& app) {
   cmd->add_flag("--all-versions", o->all_versions, "Include trials of earlier versions of a kernel's source");
   cmd->add_option("--limit", o->limit, "At most this many rows (1 or more)")
       ->check(whole_number_in(1, INT64_MAX));
-  cmd->add_option("--format", o->format, "Output: table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--format", o->format, "Output: table, csv, json or markdown (csv and json: every column)")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
   cmd->footer(R"(Examples:
   tiletune show --kernel transpose --status ok
+  tiletune show --kernel transpose --format markdown >> NOTES.md
   tiletune show --status wrong_result --format json
   tiletune show --kernel transpose --format csv > transpose.csv
 
@@ -153,42 +227,7 @@ Runner add_show_command(CLI::App& app) {
     if (!o->problem.empty()) filter.problem = o->problem;
     filter.current_only = !o->all_versions;
     if (o->limit > 0) filter.limit = o->limit;
-    const std::vector<TrialRow> rows = db.trials(filter);
-    if (o->format == "json") {
-      nlohmann::json j = nlohmann::json::array();
-      for (const TrialRow& r : rows) j.push_back(trial_json(r));
-      std::cout << j.dump(2) << '\n';
-    } else if (o->format == "csv") {
-      std::cout << "id,kernel,device,problem,params,status,time_ms,stddev_ms,samples,gbps,gflops,registers,"
-                   "shared_bytes,spill_bytes,occupancy_offline,occupancy_driver,energy_mj,power_w,best,detail\n";
-      for (const TrialRow& r : rows) {
-        const TrialRecord& t = r.trial;
-        std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id,
-                                 csv_field(r.kernel.name), csv_field(r.device_name), csv_field(t.key.problem),
-                                 csv_field(t.key.params), status_name(t.status), opt(t.time_ms, "{}"),
-                                 opt(t.stddev_ms, "{}"), t.samples ? std::to_string(*t.samples) : "",
-                                 opt(t.gbps, "{}"), opt(t.gflops, "{}"), t.registers ? std::to_string(*t.registers) : "",
-                                 t.shared_bytes ? std::to_string(*t.shared_bytes) : "",
-                                 t.spill_bytes ? std::to_string(*t.spill_bytes) : "", opt(t.occupancy_offline, "{}"),
-                                 opt(t.occupancy_driver, "{}"), t.energy_mj ? fmt::format("{}", *t.energy_mj) : "",
-                                 t.power_w ? fmt::format("{}", *t.power_w) : "", r.is_best ? 1 : 0, csv_field(t.detail));
-      }
-    } else {
-      const bool energy = std::any_of(rows.begin(), rows.end(), [](const TrialRow& r) { return r.trial.energy_mj; });
-      std::cout << fmt::format("{:<12} {:<14} {:<34} {:<14} {:>10} {:>8}{} {:>4}  {}\n", "kernel", "problem", "params",
-                               "status", "time ms", "GB/s", energy ? fmt::format(" {:>10} {:>7}", "energy mJ", "power W") : "",
-                               "best", "detail");
-      for (const TrialRow& r : rows) {
-        const TrialRecord& t = r.trial;
-        std::string detail = t.detail.substr(0, t.detail.find('\n')).substr(0, 70);
-        std::cout << fmt::format("{:<12} {:<14} {:<34} {:<14} {:>10} {:>8}{} {:>4}  {}\n", r.kernel.name, t.key.problem,
-                                 params_text(t.key.params), status_name(t.status), opt(t.time_ms),
-                                 opt(t.gbps, "{:.1f}"),
-                                 energy ? fmt::format(" {:>10} {:>7}", opt(t.energy_mj), opt(t.power_w, "{:.0f}")) : "",
-                                 r.is_best ? "*" : "", detail);
-      }
-      std::cout << fmt::format("{} trials\n", rows.size());
-    }
+    print(*parse_print_format(o->format), PrintDocument{.tables = {trials_table(db.trials(filter), false)}});
     return exit_ok;
   };
 }
@@ -279,8 +318,9 @@ Runner add_best_command(CLI::App& app) {
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false)
       ->check(size_assignment(1));
-  cmd->add_option("--format", o->format, "Output: table, json, env or cmake (env and cmake need --size)")
-      ->check(CLI::IsMember({"table", "json", "env", "cmake"}));
+  cmd->add_option("--format", o->format,
+                  "Output: table, csv, json or markdown; with --size also env or cmake (those two need --size)")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown", "env", "cmake"}));
   cmd->footer(R"HELP(Examples:
   tiletune best                                          every winner in the cache
   tiletune best --kernel transpose --size N=8192         the config a program should use here
@@ -297,6 +337,10 @@ that finds nothing).
   return [o]() {
     if (!o->sizes.empty()) {
       if (o->kernel.empty()) throw UsageError("--size needs --kernel: tiletune best --kernel transpose --size N=8192");
+      if (o->format == "csv" || o->format == "markdown")
+        throw UsageError(fmt::format("--format {} lists the winners; a lookup with --size prints table, json, env or "
+                                     "cmake",
+                                     o->format));
       return print_lookup(o->db, o->kernel, o->sizes, o->device, o->format, *parse_objective(o->objective));
     }
     if (o->format == "env" || o->format == "cmake")
@@ -307,32 +351,8 @@ that finds nothing).
     if (!o->device.empty()) filter.device = o->device;
     filter.objective = *parse_objective(o->objective);
     const std::vector<BestEntry> entries = db.best(filter);
-    if (o->format == "json") {
-      nlohmann::json j = nlohmann::json::array();
-      for (const BestEntry& e : entries)
-        j.push_back({{"kernel", e.kernel.name},
-                     {"device", e.device.device.name},
-                     {"device_uuid", e.device.device.uuid},
-                     {"problem", e.trial.key.problem},
-                     {"params", e.trial.key.params},
-                     {"time_ms", e.trial.time_ms.value_or(0)},
-                     {"gbps", e.trial.gbps.value_or(0)},
-                     {"gflops", e.trial.gflops.value_or(0)},
-                     {"energy_mj", e.trial.energy_mj ? nlohmann::json(*e.trial.energy_mj) : nlohmann::json()}});
-      std::cout << j.dump(2) << '\n';
-      return entries.empty() ? exit_no_result : exit_ok;
-    }
-    if (entries.empty()) {
-      std::cout << "no results yet: run `tiletune tune SPACE.yaml` first\n";
-      return exit_no_result;
-    }
-    std::cout << fmt::format("{:<14} {:<22} {:<16} {:<36} {:>10} {:>9}\n", "kernel", "device", "problem", "best config",
-                             "time ms", "GB/s");
-    for (const BestEntry& e : entries)
-      std::cout << fmt::format("{:<14} {:<22} {:<16} {:<36} {:>10} {:>9}\n", e.kernel.name, e.device.device.name,
-                               e.trial.key.problem, params_text(e.trial.key.params), opt(e.trial.time_ms),
-                               opt(e.trial.gbps, "{:.1f}"));
-    return exit_ok;
+    print(*parse_print_format(o->format), PrintDocument{.tables = {best_table(entries)}});
+    return entries.empty() ? exit_no_result : exit_ok;
   };
 }
 
@@ -381,50 +401,10 @@ format that `tiletune tune SPACE --replay FILE` reads.
       std::cout << export_t4(db, filter, Objective::time);
       return exit_ok;
     }
-    const std::vector<TrialRow> rows = db.trials(filter);
-    if (o->format == "json") {
-      nlohmann::json devices = nlohmann::json::array();
-      for (const DeviceRow& d : db.devices()) {
-        nlohmann::json j = {{"uuid", d.device.uuid},
-                            {"name", d.device.name},
-                            {"compute_capability", fmt::format("{}.{}", d.device.cc_major, d.device.cc_minor)},
-                            {"last_seen", d.last_seen}};
-        if (d.device.sm_count) j["sm_count"] = *d.device.sm_count;
-        if (d.device.memory_bytes) j["memory_bytes"] = *d.device.memory_bytes;
-        if (d.device.l2_bytes) j["l2_bytes"] = *d.device.l2_bytes;
-        if (d.device.driver_version) j["driver_version"] = *d.device.driver_version;
-        if (d.device.copy_gbps) j["copy_gbps"] = *d.device.copy_gbps;
-        devices.push_back(std::move(j));
-      }
-      nlohmann::json trials = nlohmann::json::array();
-      for (const TrialRow& r : rows) {
-        nlohmann::json j = trial_json(r);
-        j["source_hash"] = r.kernel.source_hash;
-        j["options"] = r.kernel.options;
-        j["nvrtc_version"] = r.kernel.nvrtc_version;
-        trials.push_back(std::move(j));
-      }
-      std::cout << nlohmann::json{{"schema_version", db.schema_version()}, {"devices", devices}, {"trials", trials}}
-                       .dump(2)
-                << '\n';
-      return exit_ok;
-    }
-    std::cout << "kernel,source_hash,options,nvrtc_version,device_uuid,device,problem,params,status,time_ms,mean_ms,"
-                 "min_ms,stddev_ms,samples,gbps,gflops,registers,shared_bytes,spill_bytes,occupancy_offline,"
-                 "occupancy_driver,compile_ms,measure_ms,best,current,created_at,detail\n";
-    for (const TrialRow& r : rows) {
-      const TrialRecord& t = r.trial;
-      auto i = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
-      auto d = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); };
-      std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                               csv_field(r.kernel.name), r.kernel.source_hash, csv_field(r.kernel.options),
-                               r.kernel.nvrtc_version, r.device_uuid, csv_field(r.device_name),
-                               csv_field(t.key.problem), csv_field(t.key.params), status_name(t.status), d(t.time_ms),
-                               d(t.mean_ms), d(t.min_ms), d(t.stddev_ms), i(t.samples), d(t.gbps), d(t.gflops),
-                               i(t.registers), i(t.shared_bytes), i(t.spill_bytes), d(t.occupancy_offline),
-                               d(t.occupancy_driver), d(t.compile_ms), d(t.measure_ms), r.is_best ? 1 : 0,
-                               r.current ? 1 : 0, r.created_at, csv_field(t.detail));
-    }
+    // JSON: {schema_version, devices, trials}; CSV: the trials table alone (one table per file).
+    PrintDocument document{.fields = {{"schema_version", std::int64_t{db.schema_version()}}},
+                           .tables = {trials_table(db.trials(filter), true), devices_table(db.devices())}};
+    print(*parse_print_format(o->format), document);
     return exit_ok;
   };
 }

@@ -1,15 +1,20 @@
-// Printing a plan as an aligned table, CSV (one row per config) or JSON.
+// Printing a plan (one row per config) through the printers of tiletune/printer.hpp: an aligned
+// table with the summary under it, Markdown, CSV (the rows), or JSON (the kernel, device and
+// problem, the rows with their params as an object, and the summary).
 #include "cli/plan_output.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <ostream>
+
+#include "tiletune/printer.hpp"
 
 namespace tiletune::cli {
 
 namespace {
+
+using Shown = PrintColumn::Shown;
 
 std::string summary_text(const Space& space, const Plan& plan) {
   const PlanSummary& s = plan.summary;
@@ -21,154 +26,118 @@ std::string summary_text(const Space& space, const Plan& plan) {
   if (s.with_warnings > 0)
     text += fmt::format("{} configs compiled with warnings (--logs shows them)\n", s.with_warnings);
   if (s.compiled == 0) {
-    text += fmt::format("compiled nothing: {} cache hits, {:.2f} s wall\n", s.cache_hits, s.wall_seconds);
+    text += fmt::format("compiled nothing: {} cache hits, {:.2f} s wall", s.cache_hits, s.wall_seconds);
   } else {
     text += fmt::format(
         "compiled {} configs in {:.2f} s wall with {} threads ({:.1f} s of NVRTC, {:.0f} ms per config); "
-        "{} cache hits\n",
+        "{} cache hits",
         s.compiled, s.wall_seconds, s.threads, s.compile_seconds, 1000.0 * s.compile_seconds / double(s.compiled),
         s.cache_hits);
   }
   return text;
 }
 
-std::string shorten(std::string s, std::size_t n) {
-  if (auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
-  if (s.size() > n) s = s.substr(0, n - 3) + "...";
-  return s;
+// Counts, sizes and bytes of every integer type, as the printers' integer.
+PrintCell count(auto v) { return static_cast<std::int64_t>(v); }
+
+// kernel, space, device, problem and summary: what JSON has around the rows.
+std::vector<PrintField> plan_fields(const Space& space, const Plan& plan) {
+  std::vector<PrintField> f = {{"kernel", space.kernel},
+                               {"space", space.yaml_path.string()},
+                               {"name", plan.device.name, "device"},
+                               {"arch", fmt::format("sm_{}", plan.device.arch()), "device"},
+                               {"sm_count", count(plan.device.sm_count), "device"}};
+  for (std::size_t i = 0; i < space.problem.size(); ++i)
+    f.push_back({space.problem[i].name, count(plan.problem.sizes[i]), "problem"});
+  const PlanSummary& s = plan.summary;
+  const std::pair<const char*, PrintCell> summary[] = {
+      {"points", count(s.points)},           {"after_constraints", count(s.valid)},
+      {"ok", count(s.ok)},                   {"pruned", count(s.pruned)},
+      {"compile_failed", count(s.compile_failed)}, {"compiled", count(s.compiled)},
+      {"compiled_ok", count(s.compiled_ok)}, {"with_warnings", count(s.with_warnings)},
+      {"cache_hits", count(s.cache_hits)},   {"compile_seconds", s.compile_seconds},
+      {"wall_seconds", s.wall_seconds},      {"threads", count(s.threads)},
+      {"sample_every", count(s.sample_every)}, {"planned", count(plan.rows.size())}};
+  for (const auto& [key, value] : summary) f.push_back({key, value, "summary"});
+  return f;
 }
 
-nlohmann::json row_json(const Space& space, const PlanRow& row) {
-  nlohmann::json j;
-  nlohmann::json params = nlohmann::json::object();
+std::vector<PrintColumn> plan_columns(const Space& space) {
+  std::vector<PrintColumn> c;
+  for (const Axis& a : space.params) c.push_back({.key = a.name, .group = "params"});
+  c.push_back({.key = "grid", .shown = Shown::machine});
+  c.push_back({.key = "block", .shown = Shown::machine});
+  c.push_back({.key = "registers", .heading = "regs"});
+  c.push_back({.key = "smem", .shown = Shown::human});  // static + dynamic
+  c.push_back({.key = "spill", .heading = "spill st/ld", .shown = Shown::human});
+  for (const char* key : {"static_shared_bytes", "dynamic_shared_bytes", "spill_store_bytes", "spill_load_bytes",
+                          "stack_frame_bytes", "barriers"})
+    c.push_back({.key = key, .shown = Shown::machine});
+  c.push_back({.key = "threads", .shown = Shown::human});  // also of a config that cannot launch
+  c.push_back({.key = "threads_per_block", .shown = Shown::machine});
+  c.push_back({.key = "blocks_per_sm", .heading = "blk/SM"});
+  c.push_back({.key = "warps_per_sm", .shown = Shown::machine});
+  c.push_back({.key = "occupancy", .shown = Shown::machine});
+  c.push_back({.key = "occupancy_percent", .heading = "occ%", .digits = 0, .shown = Shown::human});
+  c.push_back({.key = "limiter"});
+  c.push_back({.key = "waves", .digits = 2});
+  c.push_back({.key = "status"});
+  c.push_back({.key = "detail", .max_width = 90});
+  c.push_back({.key = "warnings", .shown = Shown::machine});
+  c.push_back({.key = "compile_seconds", .shown = Shown::machine});
+  c.push_back({.key = "cache_hit", .shown = Shown::machine});
+  return c;
+}
+
+std::vector<PrintCell> plan_cells(const Space& space, const PlanRow& row) {
+  std::vector<PrintCell> cells;
   for (std::size_t i = 0; i < space.params.size(); ++i) {
     const Axis& axis = space.params[i];
-    if (axis.kind == AxisKind::integer) {
-      params[axis.name] = row.config.values[i];
-    } else if (axis.kind == AxisKind::real) {
-      params[axis.name] = axis.real_of(row.config.values[i]);
-    } else {
-      params[axis.name] = axis.text_of(row.config.values[i]);
-    }
+    const std::int64_t v = row.config.values[i];
+    if (axis.kind == AxisKind::integer) cells.push_back(v);
+    else if (axis.kind == AxisKind::real) cells.push_back(axis.real_of(v));
+    else cells.push_back(axis.text_of(v));
   }
-  j["params"] = params;
-  j["status"] = std::string(status_name(row.status));
-  j["detail"] = row.detail;
-  if (row.launch) {
-    j["grid"] = {row.launch->grid[0], row.launch->grid[1], row.launch->grid[2]};
-    j["block"] = {row.launch->block[0], row.launch->block[1], row.launch->block[2]};
-    j["dynamic_shared_bytes"] = row.launch->shared_bytes;
+  auto three = [](const long long (&v)[3]) { return PrintCell(std::vector<std::int64_t>{v[0], v[1], v[2]}); };
+  cells.push_back(row.launch ? three(row.launch->grid) : PrintCell());
+  cells.push_back(row.launch ? three(row.launch->block) : PrintCell());
+  const long long dynamic = row.launch ? row.launch->shared_bytes : 0;
+  if (const auto& r = row.resources) {
+    cells.insert(cells.end(), {count(r->registers), count(static_cast<long long>(r->static_shared_bytes) + dynamic),
+                               fmt::format("{}/{}", r->spill_store_bytes, r->spill_load_bytes),
+                               count(r->static_shared_bytes), count(dynamic), count(r->spill_store_bytes),
+                               count(r->spill_load_bytes), count(r->stack_frame_bytes), count(r->barriers)});
+  } else {
+    cells.insert(cells.end(), {PrintCell(), PrintCell(), PrintCell(), PrintCell(),
+                               row.launch ? count(dynamic) : PrintCell()});
+    cells.insert(cells.end(), 4, PrintCell());
   }
-  if (row.resources) {
-    j["registers"] = row.resources->registers;
-    j["static_shared_bytes"] = row.resources->static_shared_bytes;
-    j["spill_store_bytes"] = row.resources->spill_store_bytes;
-    j["spill_load_bytes"] = row.resources->spill_load_bytes;
-    j["stack_frame_bytes"] = row.resources->stack_frame_bytes;
-    j["barriers"] = row.resources->barriers;
+  const Occupancy& o = row.occupancy;
+  cells.push_back(count(o.launchable ? o.threads_per_block : row.launch ? row.launch->threads_per_block() : 0));
+  if (o.launchable) {
+    cells.insert(cells.end(), {count(o.threads_per_block), count(o.blocks_per_sm), count(o.warps_per_sm),
+                               o.occupancy, 100.0 * o.occupancy,
+                               std::string(limiter_name(o.limiter)), o.waves});
+  } else {
+    cells.insert(cells.end(), 7, PrintCell());
   }
-  if (row.occupancy.launchable) {
-    j["threads_per_block"] = row.occupancy.threads_per_block;
-    j["blocks_per_sm"] = row.occupancy.blocks_per_sm;
-    j["warps_per_sm"] = row.occupancy.warps_per_sm;
-    j["occupancy"] = row.occupancy.occupancy;
-    j["limiter"] = limiter_name(row.occupancy.limiter);
-    j["waves"] = row.occupancy.waves;
-  }
-  j["warnings"] = row.warnings;
-  j["compile_seconds"] = row.compile_seconds;
-  j["cache_hit"] = row.cache_hit;
-  return j;
+  cells.push_back(std::string(status_name(row.status)));
+  cells.push_back(row.detail);
+  cells.push_back(row.warnings);
+  cells.push_back(row.compile_seconds);
+  cells.push_back(row.cache_hit);
+  return cells;
 }
 
 }  // namespace
 
 void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format format) {
-  if (format == Format::json) {
-    nlohmann::json j;
-    j["kernel"] = space.kernel;
-    j["space"] = space.yaml_path.string();
-    j["device"] = {{"name", plan.device.name}, {"arch", fmt::format("sm_{}", plan.device.arch())},
-                   {"sm_count", plan.device.sm_count}};
-    nlohmann::json problem = nlohmann::json::object();
-    for (std::size_t i = 0; i < space.problem.size(); ++i) problem[space.problem[i].name] = plan.problem.sizes[i];
-    j["problem"] = problem;
-    j["rows"] = nlohmann::json::array();
-    for (const PlanRow& row : plan.rows) j["rows"].push_back(row_json(space, row));
-    const PlanSummary& s = plan.summary;
-    j["summary"] = {{"points", s.points},           {"after_constraints", s.valid},
-                    {"ok", s.ok},                   {"pruned", s.pruned},
-                    {"compile_failed", s.compile_failed}, {"compiled", s.compiled},
-                    {"compiled_ok", s.compiled_ok},   {"with_warnings", s.with_warnings},
-                    {"cache_hits", s.cache_hits},   {"compile_seconds", s.compile_seconds},
-                    {"wall_seconds", s.wall_seconds}, {"threads", s.threads},
-                    {"sample_every", s.sample_every}, {"planned", plan.rows.size()}};
-    out << j.dump(2) << '\n';
-    return;
-  }
-  if (format == Format::csv) {
-    for (const Axis& a : space.params) out << a.name << ',';
-    out << "status,registers,static_shared_bytes,dynamic_shared_bytes,spill_store_bytes,spill_load_bytes,"
-           "stack_frame_bytes,threads_per_block,blocks_per_sm,occupancy,limiter,waves,compile_ms,cache_hit,detail\n";
-    for (const PlanRow& row : plan.rows) {
-      for (std::size_t i = 0; i < space.params.size(); ++i) out << space.params[i].text_of(row.config.values[i]) << ',';
-      out << status_name(row.status) << ',';
-      if (row.resources) {
-        out << fmt::format("{},{},{},{},{},{},", row.resources->registers, row.resources->static_shared_bytes,
-                           row.launch ? row.launch->shared_bytes : 0, row.resources->spill_store_bytes,
-                           row.resources->spill_load_bytes, row.resources->stack_frame_bytes);
-      } else {
-        out << ",,,,,,";
-      }
-      if (row.occupancy.launchable) {
-        out << fmt::format("{},{},{:.4f},{},{:.3f},", row.occupancy.threads_per_block, row.occupancy.blocks_per_sm,
-                           row.occupancy.occupancy, limiter_name(row.occupancy.limiter), row.occupancy.waves);
-      } else {
-        out << ",,,,,";
-      }
-      std::string detail = shorten(row.detail, 200);
-      for (char& c : detail)
-        if (c == '"') c = '\'';
-      out << fmt::format("{:.1f},{},\"{}\"\n", row.compile_seconds * 1000.0, row.cache_hit ? 1 : 0, detail);
-    }
-    return;
-  }
-  // Table.
-  std::string header;
-  // A param's column fits its name and its longest value (a word such as "double").
-  auto width = [](const Axis& a) {
-    std::size_t w = std::max<std::size_t>(a.name.size(), 4);
-    for (const std::string& label : a.labels) w = std::max(w, label.size());
-    return w;
-  };
-  for (const Axis& a : space.params) header += fmt::format("{:>{}} ", a.name, width(a));
-  header += fmt::format("{:>5} {:>7} {:>11} {:>7} {:>6} {:>6} {:>13} {:>6}  {}", "regs", "smem", "spill st/ld",
-                        "threads", "blk/SM", "occ%", "limiter", "waves", "status");
-  out << header << '\n';
-  for (const PlanRow& row : plan.rows) {
-    std::string line;
-    for (std::size_t i = 0; i < space.params.size(); ++i)
-      line += fmt::format("{:>{}} ", space.params[i].text_of(row.config.values[i]), width(space.params[i]));
-    if (row.resources) {
-      const long long smem = row.resources->static_shared_bytes + (row.launch ? row.launch->shared_bytes : 0);
-      line += fmt::format("{:>5} {:>7} {:>11} ", row.resources->registers, smem,
-                          fmt::format("{}/{}", row.resources->spill_store_bytes, row.resources->spill_load_bytes));
-    } else {
-      line += fmt::format("{:>5} {:>7} {:>11} ", "-", "-", "-");
-    }
-    if (row.occupancy.launchable) {
-      line += fmt::format("{:>7} {:>6} {:>5.0f}% {:>13} {:>6.2f}", row.occupancy.threads_per_block,
-                          row.occupancy.blocks_per_sm, 100.0 * row.occupancy.occupancy,
-                          limiter_name(row.occupancy.limiter), row.occupancy.waves);
-    } else {
-      line += fmt::format("{:>7} {:>6} {:>6} {:>13} {:>6}", row.launch ? row.launch->threads_per_block() : 0, "-", "-",
-                          "-", "-");
-    }
-    line += fmt::format("  {}", status_name(row.status));
-    if (!row.detail.empty()) line += ": " + shorten(row.detail, 90);
-    out << line << '\n';
-  }
-  out << summary_text(space, plan);
+  const PrintFormat printed = format == Format::json ? PrintFormat::json
+                              : format == Format::csv ? PrintFormat::csv
+                                                      : PrintFormat::table;
+  PrintTable rows{.name = "rows", .columns = plan_columns(space), .footer = summary_text(space, plan)};
+  for (const PlanRow& row : plan.rows) rows.rows.push_back(plan_cells(space, row));
+  make_printer(printed, out)->print(PrintDocument{.fields = plan_fields(space, plan), .tables = {std::move(rows)}});
 }
 
 void print_compile_logs(std::ostream& out, const Space& space, const Plan& plan) {

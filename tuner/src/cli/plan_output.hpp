@@ -1,4 +1,5 @@
-// Shared pieces of `plan` and `tune`: their options and how a plan is printed.
+// Shared pieces of `plan` and `tune`: their options and how a plan is printed (through the
+// printers of tiletune/printer.hpp).
 #pragma once
 
 #include <iosfwd>

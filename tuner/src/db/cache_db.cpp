@@ -167,14 +167,50 @@ void create_or_migrate(Connection& conn) {
 
 // --- column lists and row readers, shared by the queries ------------------------------------
 
-constexpr std::string_view trial_columns =
-    "t.device_id, t.kernel_id, t.problem, t.params, t.status, t.detail, t.time_ms, t.mean_ms, "
-    "t.min_ms, t.stddev_ms, t.samples, t.gbps, t.gflops, t.registers, t.shared_bytes, "
-    "t.spill_bytes, t.occupancy_offline, t.occupancy_driver, t.compile_ms, t.measure_ms";
-// Schema 4 added energy: an older cache opened read-only reads NULLs instead.
-constexpr std::string_view energy_columns = ", t.energy_mj, t.power_w";
-constexpr std::string_view no_energy_columns = ", NULL, NULL";
-constexpr int trial_column_count = 22;
+// The key, status and detail, then the measurements of trial_columns (tiletune/trial_record.hpp);
+// a column that an older cache opened read-only lacks reads as NULL.
+constexpr std::string_view trial_fixed_columns = "t.device_id, t.kernel_id, t.problem, t.params, t.status, t.detail";
+constexpr int trial_fixed_column_count = 6;
+constexpr int trial_select_count = trial_fixed_column_count + static_cast<int>(trial_column_count);
+
+std::string trial_select(int version) {
+  return fmt::format("{}, {}", trial_fixed_columns, trial_columns_select("t", version));
+}
+
+// The upsert of record_trial: the fixed columns, then one bound parameter per measurement column.
+// An upsert rather than INSERT OR REPLACE: the row keeps its id, so best never points at a deleted
+// row in between.
+std::string trial_upsert_sql() {
+  std::string names = "device_id, kernel_id, problem, params, status, detail";
+  std::string values = "?1, ?2, ?3, ?4, ?5, ?6";
+  std::string updates = "status = excluded.status, detail = excluded.detail";
+  int parameter = trial_fixed_column_count;
+  for (const TrialColumn& c : trial_columns) {
+    names += fmt::format(", {}", c.name);
+    values += fmt::format(", ?{}", ++parameter);
+    updates += fmt::format(", {0} = excluded.{0}", c.name);
+  }
+  return fmt::format("INSERT INTO trials({}) VALUES ({}) ON CONFLICT(device_id, kernel_id, problem, params) "
+                     "DO UPDATE SET {}, created_at = excluded.created_at",
+                     names, values, updates);
+}
+
+void bind_trial(Statement& s, const TrialRecord& t) {
+  s.bind(1, t.key.device_id);
+  s.bind(2, t.key.kernel_id);
+  s.bind(3, t.key.problem);
+  s.bind(4, t.key.params);
+  s.bind(5, status_name(t.status));
+  s.bind(6, t.detail);
+  int parameter = trial_fixed_column_count;
+  for (const TrialColumn& c : trial_columns) {
+    const TrialValue v = c.get(t);
+    ++parameter;
+    if (const auto* i = std::get_if<std::int64_t>(&v)) s.bind(parameter, *i);
+    else if (const auto* d = std::get_if<double>(&v)) s.bind(parameter, *d);
+    else s.bind_null(parameter);
+  }
+}
 
 constexpr std::string_view kernel_columns =
     "k.id, k.name, k.source_hash, k.options, k.nvrtc_version";
@@ -198,22 +234,7 @@ TrialRecord read_trial(const Statement& s, int c, const fs::path& path) {
                   "sqlite3_column_text", std::string(s.sql()), path);
   t.status = *parsed;
   t.detail = s.text(c + 5);
-  t.time_ms = s.opt_real(c + 6);
-  t.mean_ms = s.opt_real(c + 7);
-  t.min_ms = s.opt_real(c + 8);
-  t.stddev_ms = s.opt_real(c + 9);
-  t.samples = s.opt_int64(c + 10);
-  t.gbps = s.opt_real(c + 11);
-  t.gflops = s.opt_real(c + 12);
-  t.registers = s.opt_int64(c + 13);
-  t.shared_bytes = s.opt_int64(c + 14);
-  t.spill_bytes = s.opt_int64(c + 15);
-  t.occupancy_offline = s.opt_real(c + 16);
-  t.occupancy_driver = s.opt_real(c + 17);
-  t.compile_ms = s.opt_real(c + 18);
-  t.measure_ms = s.opt_real(c + 19);
-  t.energy_mj = s.opt_real(c + 20);
-  t.power_w = s.opt_real(c + 21);
+  read_trial_columns(s, c + trial_fixed_column_count, t);
   return t;
 }
 
@@ -312,8 +333,7 @@ struct CacheDb::Impl {
   std::string devices_sql;
 
   Impl(Connection c, Options o, int v) : conn(std::move(c)), options(o), version(v) {
-    const std::string trial_cols =
-        fmt::format("{}{}", trial_columns, version >= 4 ? energy_columns : no_energy_columns);
+    const std::string trial_cols = trial_select(version);
     device_columns = fmt::format(
         "d.id, d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.memory_bytes, d.l2_bytes, "
         "d.driver_version, d.last_seen, {}",
@@ -341,7 +361,7 @@ struct CacheDb::Impl {
         "ORDER BY k.name, d.uuid, b.problem, k.id",
         kernel_is_current);
     best_sql = best_select("best") + best_where;
-    if (version >= 4) {
+    if (version >= trial_column("energy_mj").since_schema) {
       // The best table keeps the fastest trial; another objective ranks the ok trials with a
       // measured energy instead, per (device, kernel version, problem).
       for (Objective o : {Objective::energy, Objective::edp}) {
@@ -367,7 +387,7 @@ struct CacheDb::Impl {
     e.kernel_id = read_kernel(s, c, e.kernel);
     c += kernel_column_count;
     e.trial = read_trial(s, c, conn.path());
-    c += trial_column_count;
+    c += trial_select_count;
     e.current = s.int64(c) != 0;
     return e;
   }
@@ -593,44 +613,9 @@ RecordResult CacheDb::record_trial(const TrialRecord& t) {
     if (q->step()) existing = q->int64(0);
   }
   {
-    // An upsert rather than INSERT OR REPLACE: the row keeps its id, so best never points at a
-    // deleted row in between.
-    auto up = conn.cached(
-        "INSERT INTO trials(device_id, kernel_id, problem, params, status, detail, time_ms, "
-        "mean_ms, min_ms, stddev_ms, samples, gbps, gflops, registers, shared_bytes, spill_bytes, "
-        "occupancy_offline, occupancy_driver, compile_ms, measure_ms, energy_mj, power_w) VALUES (?1, ?2, "
-        "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22) "
-        "ON CONFLICT(device_id, kernel_id, problem, params) DO UPDATE SET "
-        "status = excluded.status, detail = excluded.detail, time_ms = excluded.time_ms, "
-        "mean_ms = excluded.mean_ms, min_ms = excluded.min_ms, stddev_ms = excluded.stddev_ms, "
-        "samples = excluded.samples, gbps = excluded.gbps, gflops = excluded.gflops, "
-        "registers = excluded.registers, shared_bytes = excluded.shared_bytes, "
-        "spill_bytes = excluded.spill_bytes, occupancy_offline = excluded.occupancy_offline, "
-        "occupancy_driver = excluded.occupancy_driver, compile_ms = excluded.compile_ms, "
-        "measure_ms = excluded.measure_ms, energy_mj = excluded.energy_mj, power_w = excluded.power_w, "
-        "created_at = excluded.created_at");
-    up->bind(1, t.key.device_id);
-    up->bind(2, t.key.kernel_id);
-    up->bind(3, t.key.problem);
-    up->bind(4, t.key.params);
-    up->bind(5, status_name(t.status));
-    up->bind(6, t.detail);
-    up->bind(7, t.time_ms);
-    up->bind(8, t.mean_ms);
-    up->bind(9, t.min_ms);
-    up->bind(10, t.stddev_ms);
-    up->bind(11, t.samples);
-    up->bind(12, t.gbps);
-    up->bind(13, t.gflops);
-    up->bind(14, t.registers);
-    up->bind(15, t.shared_bytes);
-    up->bind(16, t.spill_bytes);
-    up->bind(17, t.occupancy_offline);
-    up->bind(18, t.occupancy_driver);
-    up->bind(19, t.compile_ms);
-    up->bind(20, t.measure_ms);
-    up->bind(21, t.energy_mj);
-    up->bind(22, t.power_w);
+    static const std::string upsert = trial_upsert_sql();
+    auto up = conn.cached(upsert);
+    bind_trial(*up, t);
     up->run();
   }
   result.replaced = existing.has_value();
@@ -721,7 +706,7 @@ std::vector<TrialRow> CacheDb::trials(const TrialFilter& f) const {
     int c = 0;
     r.id = q->int64(c++);
     r.trial = read_trial(*q, c, path());
-    c += trial_column_count;
+    c += trial_select_count;
     r.device_uuid = q->text(c++);
     r.device_name = q->text(c++);
     read_kernel(*q, c, r.kernel);

@@ -48,8 +48,15 @@ tiletune_literal(${SCHEMA} schema_literal)
 set(code "// Generated from db/schema.sql and db/migrations/*.sql by tuner/src/db/embed_sql.cmake.
 // Do not edit: edit the .sql files, the build regenerates this.
 #include \"db/embedded_sql.hpp\"
+#include \"tiletune/trial_record.hpp\"
 
 namespace tiletune::db_detail {
+
+// The readers (the engine's and the query library's) know the versions up to
+// cache_newest_schema: a migration without raising it, or the other way round, does not build.
+static_assert(${latest} == cache_newest_schema,
+              \"db/migrations/ ends at ${latest} but cache_newest_schema in tiletune/trial_record.hpp differs\");
+
 namespace {
 
 constexpr std::string_view schema_text =

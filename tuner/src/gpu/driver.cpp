@@ -341,6 +341,13 @@ void Event::record(CUstream stream) { TILETUNE_CU(cuEventRecord(event_, stream))
 
 void Event::synchronize() const { TILETUNE_CU(cuEventSynchronize(event_)); }
 
+bool Event::done() const {
+  const CUresult r = detail::require().cuEventQuery(event_);
+  if (r == CUDA_ERROR_NOT_READY) return false;
+  check(r, "cuEventQuery(event_)", __FILE__, __LINE__);
+  return true;
+}
+
 float Event::elapsed_ms(const Event& start, const Event& end) {
   float ms = 0.0f;
   TILETUNE_CU(cuEventElapsedTime(&ms, start.event_, end.event_));

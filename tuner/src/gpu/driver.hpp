@@ -168,6 +168,8 @@ class Event {
 
   void record(CUstream stream = nullptr);
   void synchronize() const;
+  /// Whether the work before the last record has finished (cuEventQuery), without waiting.
+  [[nodiscard]] bool done() const;
   /// Milliseconds between two recorded (and completed) events.
   [[nodiscard]] static float elapsed_ms(const Event& start, const Event& end);
   [[nodiscard]] CUevent get() const noexcept { return event_; }

@@ -18,8 +18,9 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// Runs per batch: a few milliseconds of kernel time, so that an edge is placed within one batch.
-constexpr double kBatchMs = 2.0;
+// Runs per batch: a few milliseconds of kernel time, so that an edge is placed within one batch
+// (the runner keeps several batches queued, so that the GPU does not idle while NVML is polled).
+constexpr double kBatchMs = 3.0;
 constexpr std::int64_t kMaxBatch = 1 << 20;
 
 std::int64_t batch_size(double run_ms) {
@@ -36,7 +37,7 @@ double median(std::vector<double> v) {
 
 // No energy counter: the mean of the power readings after each batch, over the whole window.
 std::optional<EnergyMeasurement> integrate_power(EnergySource& source,
-                                                 const std::function<void(std::int64_t)>& run_batch,
+                                                 const std::function<std::int64_t(std::int64_t)>& run_batch,
                                                  std::int64_t batch, const EnergySettings& settings,
                                                  std::string* why) {
   const auto start = Clock::now();
@@ -44,8 +45,7 @@ std::optional<EnergyMeasurement> integrate_power(EnergySource& source,
   double sum_mw = 0;
   std::int64_t readings = 0;
   while (seconds_between(start, Clock::now()) < settings.min_seconds) {
-    run_batch(batch);
-    runs += batch;
+    runs += run_batch(batch);
     const std::optional<unsigned> mw = source.power_mw();
     if (!mw) {
       if (why) *why = "this GPU reports neither an energy counter nor a power reading through NVML";
@@ -65,7 +65,7 @@ std::optional<EnergyMeasurement> integrate_power(EnergySource& source,
 
 }  // namespace
 
-std::optional<EnergyMeasurement> measure_energy(EnergySource& source, const std::function<void(std::int64_t)>& run_batch,
+std::optional<EnergyMeasurement> measure_energy(EnergySource& source, const std::function<std::int64_t(std::int64_t)>& run_batch,
                                                 double run_ms, const EnergySettings& settings, std::string* why) {
   const std::int64_t batch = batch_size(run_ms);
   std::optional<std::uint64_t> last = source.total_energy_mj();
@@ -78,8 +78,7 @@ std::optional<EnergyMeasurement> measure_energy(EnergySource& source, const std:
   Clock::time_point t0;
   std::int64_t runs0 = 0;
   while (seconds_between(start, Clock::now()) < settings.max_seconds) {
-    run_batch(batch);
-    runs += batch;
+    runs += run_batch(batch);
     const std::optional<std::uint64_t> now = source.total_energy_mj();
     if (!now) break;
     if (*now == *last) continue;

@@ -393,17 +393,40 @@ void GpuRunner::Impl::measure_energy(CUfunction f, const TrialRequest& request, 
   }
   const bool restores = problem.has_inputs_to_restore();
   const std::string where = fmt::format("energy of {} [{}]", request.kernel, request.config_text);
-  auto run_batch = [&](std::int64_t runs) {
+  // The GPU must not idle inside the energy window, and a NVML poll takes milliseconds (about 5
+  // on an H200 under load, longer than a batch): so every call tops the queue up to kQueued
+  // batches (about 24 ms of work) without waiting, and waits only when all of them are still
+  // queued. The runs counted at a counter edge then exceed those finished by about the queue's
+  // depth, the same at both edges of the window, which cancels in their difference.
+  constexpr std::size_t kQueued = 8;
+  std::vector<cu::Event> batch_done;
+  for (std::size_t i = 0; i < kQueued; ++i) batch_done.emplace_back(CU_EVENT_DISABLE_TIMING);
+  std::size_t oldest = 0, in_flight = 0;
+  auto enqueue = [&](std::int64_t runs) {
     for (std::int64_t i = 0; i < runs; ++i) {
       if (restores) problem.restore_inputs(symbols, stream.get());  // counted in the energy, as in the times
       if (const CUresult r = launch(f, request, params); r != CUDA_SUCCESS)
         throw cu::DriverError(r, fmt::format("cuLaunchKernel failed: {} [{}]", describe(r), where));
     }
-    stream.synchronize();
+    batch_done[(oldest + in_flight) % kQueued].record(stream.get());
+    ++in_flight;
+  };
+  auto run_batch = [&](std::int64_t runs) -> std::int64_t {
+    while (in_flight > 0 && batch_done[oldest].done()) oldest = (oldest + 1) % kQueued, --in_flight;
+    if (in_flight == kQueued) {
+      batch_done[oldest].synchronize();
+      oldest = (oldest + 1) % kQueued, --in_flight;
+    }
+    std::int64_t started = 0;
+    for (; in_flight < kQueued; started += runs) enqueue(runs);
+    return started;
   };
   std::string why;
   try {
-    if (auto m = tiletune::measure_energy(*energy_source, run_batch, result.median_ms, request.energy, &why)) {
+    std::optional<EnergyMeasurement> measured =
+        tiletune::measure_energy(*energy_source, run_batch, result.median_ms, request.energy, &why);
+    stream.synchronize();  // the last batch, still queued
+    if (auto& m = measured) {
       result.energy_mj = m->energy_mj;
       result.power_w = m->power_w;
     } else {

@@ -56,24 +56,22 @@ Json assignments(const std::string& text) {
   return out;
 }
 
+// The measurements with a T4 name in the column table (tiletune/trial_record.hpp), then the
+// occupancy: T4 has one, so the driver's where it was read, else the model's. compile_ms and
+// measure_ms are T4 times (compilation_time, benchmark), not measurements.
 Json measurements(const TrialRecord& t) {
   Json out = Json::array();
-  auto put = [&](const char* name, const auto& v, const char* unit) {
-    if (v) out.push_back({{"name", name}, {"value", *v}, {"unit", unit}});
-  };
-  put("time", t.time_ms, "ms");
-  put("mean_time", t.mean_ms, "ms");
-  put("min_time", t.min_ms, "ms");
-  put("stddev_time", t.stddev_ms, "ms");
-  put("samples", t.samples, "");
-  put("throughput", t.gbps, "GB/s");
-  put("performance", t.gflops, "GFLOP/s");
-  put("registers", t.registers, "");
-  put("shared_memory", t.shared_bytes, "B");
-  put("spilled_bytes", t.spill_bytes, "B");
-  put("occupancy", t.occupancy_driver ? t.occupancy_driver : t.occupancy_offline, "");
-  put("energy", t.energy_mj, "mJ");
-  put("power", t.power_w, "W");
+  for (const TrialColumn& c : trial_columns) {
+    if (c.t4_name.empty()) continue;
+    const TrialValue v = c.get(t);
+    Json value;
+    if (const auto* i = std::get_if<std::int64_t>(&v)) value = *i;
+    else if (const auto* d = std::get_if<double>(&v)) value = *d;
+    else continue;
+    out.push_back({{"name", c.t4_name}, {"value", std::move(value)}, {"unit", c.t4_unit}});
+  }
+  if (const auto occupancy = t.occupancy_driver ? t.occupancy_driver : t.occupancy_offline)
+    out.push_back({{"name", "occupancy"}, {"value", *occupancy}, {"unit", ""}});
   return out;
 }
 

@@ -31,6 +31,7 @@
 #include "common/cache_file.hpp"
 #include "query/reader.hpp"
 #include "tiletune/query.hpp"
+#include "tiletune/trial_record.hpp"
 
 namespace tiletune {
 
@@ -41,14 +42,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::int64_t application_id = 0x54545431;  // 'TTT1', as the engine writes it
-// The schema versions this reader knows. Versions 1-3 differ only in tables and columns it does
-// not read (cubins, an index, devices.copy_gbps), so one set of statements serves them all;
-// version 4 adds trials.energy_mj and power_w, read only for the energy objectives. A new
-// migration must be checked against the statements below and this constant raised.
-constexpr int oldest_schema = 1;
-constexpr int newest_schema = 4;
-constexpr int energy_schema = 4;
+// The file's identity and the schema versions this reader knows are the engine's, declared once
+// in tiletune/trial_record.hpp. Versions 1-3 differ only in tables and columns it does not read
+// (cubins, an index, devices.copy_gbps), so one set of statements serves them all; version 4 adds
+// trials.energy_mj and power_w, read only for the energy objectives; version 5 adds measurement
+// columns that only trials_json reads (through the column table). A new migration must be
+// checked against the statements below when it raises cache_newest_schema.
+constexpr std::int64_t application_id = cache_application_id;
+constexpr int oldest_schema = cache_oldest_schema;
+constexpr int newest_schema = cache_newest_schema;
+constexpr int energy_schema = trial_column("energy_mj").since_schema;
 constexpr std::size_t memory_limit = 1 << 16;  // answers kept; all forgotten when full
 
 // A refusal by cache_file.hpp's checks, as a Failure with its status.

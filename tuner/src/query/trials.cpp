@@ -1,6 +1,9 @@
 // The stored trials as JSON (see query/trials.hpp). The field names are those of `tiletune show
-// --format json`; a missing measurement is left out of its object rather than written as null.
+// --format json`, the measurements those of the column table (tiletune/trial_record.hpp); a missing
+// measurement is left out of its object rather than written as null.
 #include "query/trials.hpp"
+
+#include "tiletune/trial_record.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -47,34 +50,17 @@ constexpr const char* current_sql =
     "(NOT EXISTS (SELECT 1 FROM kernels k2 WHERE k2.name = k.name AND "
     "(k2.used_seq > k.used_seq OR (k2.used_seq = k.used_seq AND k2.id > k.id))))";
 
-struct Column {
-  const char* name;
-  enum Kind { text, integer, real } kind;
-};
-
-// The optional measurements, in the order of the SELECT after the fixed columns.
-constexpr Column measurements[] = {
-    {"time_ms", Column::real},           {"mean_ms", Column::real},           {"min_ms", Column::real},
-    {"stddev_ms", Column::real},         {"samples", Column::integer},        {"gbps", Column::real},
-    {"gflops", Column::real},            {"registers", Column::integer},      {"shared_bytes", Column::integer},
-    {"spill_bytes", Column::integer},    {"occupancy_offline", Column::real}, {"occupancy_driver", Column::real},
-    {"compile_ms", Column::real},        {"measure_ms", Column::real},        {"energy_mj", Column::real},
-    {"power_w", Column::real},
-};
-
 }  // namespace
 
 std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
   Connection conn(cache.path().string(), checked_read_only_uri(cache.path()), 5000);
-  const bool energy = cache.schema_version() >= 4;
   std::string sql =
       "SELECT t.id, k.name, d.name, d.uuid, t.problem, t.params, t.status, t.detail, t.created_at, "
       "b.trial_id IS NOT NULL, ";
   sql += current_sql;
-  sql += ", k.source_hash, t.time_ms, t.mean_ms, t.min_ms, t.stddev_ms, t.samples, t.gbps, t.gflops, t.registers, "
-         "t.shared_bytes, t.spill_bytes, t.occupancy_offline, t.occupancy_driver, t.compile_ms, t.measure_ms, ";
-  sql += energy ? "t.energy_mj, t.power_w " : "NULL, NULL ";
-  sql += "FROM trials t JOIN devices d ON d.id = t.device_id JOIN kernels k ON k.id = t.kernel_id "
+  sql += ", k.source_hash, ";
+  sql += trial_columns_select("t", cache.schema_version());
+  sql += " FROM trials t JOIN devices d ON d.id = t.device_id JOIN kernels k ON k.id = t.kernel_id "
          "LEFT JOIN best b ON b.trial_id = t.id "
          "WHERE (?1 = '' OR k.name = ?1) AND (?2 = '' OR d.uuid = ?2 OR d.name = ?2) AND (?3 = '' OR t.status = ?3) "
          "AND (?4 = 1 OR ";
@@ -105,15 +91,16 @@ std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
     out += q.int64(10) ? ", \"current\": true" : ", \"current\": false";
     out += ", \"source_hash\": ";
     append_string(out, q.text(11));
-    int c = 12;
-    for (const Column& m : measurements) {
-      const int column = c++;
-      if (q.is_null(column)) continue;
+    TrialRecord t;
+    read_trial_columns(q, 12, t);
+    for (const TrialColumn& c : trial_columns) {
+      const TrialValue v = c.get(t);
+      if (std::holds_alternative<std::monostate>(v)) continue;
       out += ", ";
-      append_string(out, m.name);
+      append_string(out, c.name);
       out += ": ";
-      if (m.kind == Column::integer) out += std::to_string(q.int64(column));
-      else append_number(out, q.real(column));
+      if (const auto* i = std::get_if<std::int64_t>(&v)) out += std::to_string(*i);
+      else append_number(out, std::get<double>(v));
     }
     out += '}';
   }

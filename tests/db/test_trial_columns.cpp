@@ -1,0 +1,196 @@
+// The trial column table (tiletune/trial_record.hpp) drives the cache: every column of it is a
+// column of the trials table with its SQL type, added by the migration it names; every column
+// round-trips through record_trial → trials() / best() with its exact value, and NULL stays NULL;
+// schema 5 (throttled_samples, cpu_time_s) migrates a version-4 cache keeping its trials, and a
+// version-4 cache opened read-only reads those columns as NULL.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "db/embedded_sql.hpp"
+#include "db_test_util.hpp"
+#include "test_support.hpp"
+
+namespace tiletune {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::sample_device;
+using testing::sample_kernel;
+
+// A distinct value per column, awkward for a text round trip (no short decimal form).
+TrialValue distinct_value(const TrialColumn& c, std::size_t i) {
+  if (c.type == TrialColumn::Type::integer) return TrialValue(std::int64_t{1'000'003} * std::int64_t(i + 1));
+  return TrialValue(1.0 / 3.0 + double(i) * 0.1234567891234);
+}
+
+TrialRecord every_column_set(std::int64_t device, std::int64_t kernel) {
+  TrialRecord t;
+  t.key = TrialKey{device, kernel, "N=8192", "TILE=32;PAD=1"};
+  t.status = TrialStatus::ok;
+  t.detail = "every column";
+  for (std::size_t i = 0; i < trial_column_count; ++i) trial_columns[i].set(t, distinct_value(trial_columns[i], i));
+  return t;
+}
+
+std::map<std::string, std::string> trials_table_types(const fs::path& p) {
+  auto conn = testing::raw_connection(p);
+  std::map<std::string, std::string> out;
+  auto q = conn.cached("SELECT name, type FROM pragma_table_info('trials')");
+  while (q->step()) out[q->text(0)] = q->text(1);
+  return out;
+}
+
+TEST(TrialColumns, EveryColumnIsInTheSchemaWithItsTypeAndNothingIsMissing) {
+  testing::TempDir tmp;
+  const auto p = tmp.path() / "c.db";
+  { (void)CacheDb::open(p); }
+  std::map<std::string, std::string> types = trials_table_types(p);
+  for (const TrialColumn& c : trial_columns) {
+    SCOPED_TRACE(std::string(c.name));
+    ASSERT_TRUE(types.contains(std::string(c.name)));
+    EXPECT_EQ(types[std::string(c.name)], c.sql_type());
+    types.erase(std::string(c.name));
+  }
+  // What is left is the key, status, detail and bookkeeping, which the table does not hold.
+  EXPECT_EQ(types, (std::map<std::string, std::string>{{"id", "INTEGER"},
+                                                       {"device_id", "INTEGER"},
+                                                       {"kernel_id", "INTEGER"},
+                                                       {"problem", "TEXT"},
+                                                       {"params", "TEXT"},
+                                                       {"status", "TEXT"},
+                                                       {"detail", "TEXT"},
+                                                       {"created_at", "TEXT"}}));
+}
+
+TEST(TrialColumns, EachColumnIsAddedByTheMigrationItNames) {
+  for (const TrialColumn& c : trial_columns) {
+    SCOPED_TRACE(std::string(c.name));
+    testing::TempDir tmp;
+    auto conn = testing::raw_connection(tmp.path() / "m.db");
+    auto has_column = [&] {
+      auto q = conn.cached("SELECT count(*) FROM pragma_table_info('trials') WHERE name = ?1");
+      q->bind(1, c.name);
+      return q->step() && q->int64(0) == 1;
+    };
+    for (const auto& m : db_detail::migrations()) {
+      if (m.version == c.since_schema) EXPECT_FALSE(has_column());
+      conn.exec(m.sql, m.file);
+      if (m.version == c.since_schema) EXPECT_TRUE(has_column());
+    }
+  }
+}
+
+TEST(TrialColumns, EveryColumnRoundTripsThroughTrialsAndBest) {
+  testing::TempDir tmp;
+  CacheDb db = CacheDb::open(tmp.path() / "c.db");
+  const auto dev = db.upsert_device(sample_device());
+  const auto ker = db.upsert_kernel(sample_kernel());
+  const TrialRecord written = every_column_set(dev, ker);
+  ASSERT_TRUE(db.record_trial(written).is_best);
+
+  const std::vector<TrialRow> rows = db.trials();
+  ASSERT_EQ(rows.size(), 1u);
+  const std::vector<BestEntry> best = db.best();
+  ASSERT_EQ(best.size(), 1u);
+  for (std::size_t i = 0; i < trial_column_count; ++i) {
+    const TrialColumn& c = trial_columns[i];
+    SCOPED_TRACE(std::string(c.name));
+    EXPECT_EQ(c.get(rows[0].trial), distinct_value(c, i));
+    EXPECT_EQ(c.get(best[0].trial), distinct_value(c, i));
+  }
+  EXPECT_EQ(rows[0].trial.detail, "every column");
+  EXPECT_EQ(rows[0].trial.key.params, "TILE=32;PAD=1");
+}
+
+TEST(TrialColumns, ReplacingATrialRewritesEveryColumnIncludingToNull) {
+  testing::TempDir tmp;
+  CacheDb db = CacheDb::open(tmp.path() / "c.db");
+  const auto dev = db.upsert_device(sample_device());
+  const auto ker = db.upsert_kernel(sample_kernel());
+  (void)db.record_trial(every_column_set(dev, ker));
+  TrialRecord failed;
+  failed.key = TrialKey{dev, ker, "N=8192", "TILE=32;PAD=1"};
+  failed.status = TrialStatus::timeout;
+  failed.detail = "overran 10 s";
+  EXPECT_TRUE(db.record_trial(failed).replaced);
+  const std::vector<TrialRow> rows = db.trials();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].trial.status, TrialStatus::timeout);
+  for (const TrialColumn& c : trial_columns) {
+    SCOPED_TRACE(std::string(c.name));
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(c.get(rows[0].trial)));
+  }
+  EXPECT_TRUE(db.best().empty());
+}
+
+TEST(TrialColumns, TheNewMeasurementColumnsStayNullUntilMeasured) {
+  testing::TempDir tmp;
+  CacheDb db = CacheDb::open(tmp.path() / "c.db");
+  const auto dev = db.upsert_device(sample_device());
+  const auto ker = db.upsert_kernel(sample_kernel());
+  (void)db.record_trial(testing::ok_trial(dev, ker, "N=8192", "TILE=32", 0.2));
+  const TrialRecord got = db.trials().front().trial;
+  EXPECT_FALSE(got.throttled_samples);
+  EXPECT_FALSE(got.cpu_time_s);
+  EXPECT_EQ(got.samples, 25);
+}
+
+// A cache as tiletune with schema 4 wrote it, with one ok trial with energy.
+void build_v4_with_a_trial(const fs::path& p) {
+  auto conn = testing::cache_at_version(p, 4);
+  testing::insert_h200_and_transpose(conn);
+  conn.exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, energy_mj) VALUES "
+            "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, 7.5)");
+  conn.exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=8192', 1, 0.5)");
+}
+
+TEST(TrialColumns, AVersion4CacheReadOnlyReadsTheNewColumnsAsNull) {
+  testing::TempDir tmp;
+  const auto p = tmp.path() / "v4.db";
+  build_v4_with_a_trial(p);
+  const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
+  EXPECT_EQ(ro.schema_version(), 4);
+  const std::vector<TrialRow> rows = ro.trials();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].trial.energy_mj, 7.5);
+  EXPECT_FALSE(rows[0].trial.throttled_samples);
+  EXPECT_FALSE(rows[0].trial.cpu_time_s);
+  ASSERT_EQ(ro.best().size(), 1u);
+}
+
+TEST(TrialColumns, AVersion4CacheIsMigratedKeepingItsTrials) {
+  testing::TempDir tmp;
+  const auto p = tmp.path() / "v4.db";
+  build_v4_with_a_trial(p);
+  {
+    CacheDb db = CacheDb::open(p);
+    EXPECT_EQ(db.schema_version(), 5);
+    ASSERT_EQ(db.trials().size(), 1u);
+    EXPECT_EQ(db.trials()[0].trial.time_ms, 0.5);
+    EXPECT_EQ(db.trials()[0].trial.energy_mj, 7.5);
+    TrialRecord t = db.trials()[0].trial;
+    t.key.params = "TILE=64";
+    t.throttled_samples = 3;
+    t.cpu_time_s = 2.5e-5;
+    (void)db.record_trial(t);
+    EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 4 to 5"), std::string::npos);
+  }
+  const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
+  const std::vector<TrialRow> rows = ro.trials();
+  ASSERT_EQ(rows.size(), 2u);
+  std::set<std::optional<std::int64_t>> throttled;
+  for (const TrialRow& r : rows) throttled.insert(r.trial.throttled_samples);
+  EXPECT_EQ(throttled, (std::set<std::optional<std::int64_t>>{std::nullopt, 3}));
+}
+
+TEST(TrialColumns, TheSchemaRangeIsTheOneTheMigrationsReach) {
+  EXPECT_EQ(CacheDb::latest_schema_version(), cache_newest_schema);
+  EXPECT_EQ(db_detail::migrations().front().version, cache_oldest_schema);
+  int newest_column = 0;
+  for (const TrialColumn& c : trial_columns) newest_column = std::max(newest_column, c.since_schema);
+  EXPECT_LE(newest_column, cache_newest_schema);
+}
+
+}  // namespace
+}  // namespace tiletune
