@@ -12,9 +12,12 @@
 // issue's targets met or missed); --out writes the same table to a file with the date, the
 // GPU, the driver and the command line.
 //
-// All timings are cold (L2 flushed before each sample), medians of at least --min-samples
-// samples, sampling until the relative standard error is under 0.5 % or --max-time is up:
-// the rule of tiletune's runner (nvbench's), applied to the library calls too.
+// All timings are cold (1x L2 flushed before each sample), medians of more than --min-samples
+// samples, sampling until tiletune::StdrelCriterion stops (the relative standard deviation under
+// 0.5 % or a noise plateau: nvbench's stdrel rule, see tiletune/timing.hpp) or --max-time is up:
+// the rule of tiletune's runner, applied to the library calls and the copy ceiling too. (The
+// runner also discards samples taken while the GPU throttles; this timer of the runtime-API
+// baselines does not read the clock.)
 //
 // The runtime API (CUB, cuBLAS) and GpuRunner (driver API) share the device's primary context.
 // The library baselines run first and free their memory before the families run, so that a
@@ -195,7 +198,7 @@ unsigned host_threads() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Timing of the runtime-API baselines: the runner's rule (tiletune::stop_reason) with an L2
+// Timing of the runtime-API baselines: the runner's rule (tiletune::StdrelCriterion) with a 1x L2
 // flush before each sample.
 
 struct Timer {
@@ -209,7 +212,7 @@ struct Timer {
     BK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     BK_CUDA(cudaEventCreate(&start));
     BK_CUDA(cudaEventCreate(&stop));
-    flush_bytes = std::max<std::size_t>(2 * l2_bytes, std::size_t{1} << 20);
+    flush_bytes = std::max<std::size_t>(l2_bytes, std::size_t{1} << 20);
     BK_CUDA(cudaMalloc(&flush, flush_bytes));
   }
   ~Timer() {
@@ -226,7 +229,7 @@ struct Timer {
     for (int i = 0; i < warmup; ++i) op(stream);
     BK_CUDA(cudaStreamSynchronize(stream));
     std::vector<double> samples;
-    double sum = 0;
+    tt::StdrelCriterion criterion(settings);
     const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
       if (settings.cold) BK_CUDA(cudaMemsetAsync(flush, static_cast<int>(samples.size() & 0xFF), flush_bytes, stream));
@@ -237,12 +240,9 @@ struct Timer {
       float ms = 0;
       BK_CUDA(cudaEventElapsedTime(&ms, start, stop));
       samples.push_back(ms);
-      sum += ms * 1e-3;
-      const tt::TimingStats s = tt::summarize(samples);
+      criterion.add_sample(ms);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (tt::stop_reason(settings, static_cast<int>(samples.size()), sum, s.rel_std_error, wall) !=
-          tt::StopReason::keep_going)
-        break;
+      if (criterion.verdict(wall) != tt::StopReason::keep_going) break;
     }
     return tt::summarize(std::move(samples));
   }
@@ -260,7 +260,7 @@ struct Row {
   std::string failure;   // why there is no time
   double ms = 0;
   int samples = 0;
-  double noise = 0;      // relative standard error of the mean
+  double noise = 0;      // relative standard deviation of the samples
   std::optional<double> gbps, tflops, pct_copy, x_lib, x_naive;
   std::string lib;       // "CUB", "cuBLAS"
   std::string target;    // "≥97% copy"
@@ -562,7 +562,7 @@ Row stats_row(const std::string& kernel, const std::string& problem, const std::
   r.ok = s.samples > 0 && s.median_ms > 0;
   r.ms = s.median_ms;
   r.samples = s.samples;
-  r.noise = s.rel_std_error;
+  r.noise = s.noise;
   if (!r.ok) r.failure = "no samples";
   return r;
 }
@@ -1101,9 +1101,7 @@ void bench_problem(FamilyContext& cx, const Family& fam, const ProblemSpec& spec
     row.ok = true;
     row.ms = result.median_ms;
     row.samples = result.samples;
-    row.noise = result.samples > 1 && result.mean_ms > 0
-                    ? result.stddev_ms / std::sqrt(double(result.samples)) / result.mean_ms
-                    : 0;
+    row.noise = result.samples > 1 && result.mean_ms > 0 ? result.stddev_ms / result.mean_ms : 0;
     const double seconds = row.ms * 1e-3;
     const bool compute_bound = spec.baseline.rfind("sgemm", 0) == 0;
     if (p->metrics.bytes && !compute_bound) row.gbps = *p->metrics.bytes / seconds / 1e9;

@@ -33,7 +33,7 @@ install(TARGETS ${_tiletune_export_targets} EXPORT tiletuneTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# The installed CLI finds the query library next to it and NVRTC where the toolkit is.
+# The installed CLI finds the query library next to it, and dlopen finds NVRTC where the toolkit is.
 set_target_properties(tiletune PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${CUDAToolkit_LIBRARY_DIR}")
 install(TARGETS tiletune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The shipped spaces and kernels, so that `tiletune tune` with no argument works installed.
@@ -79,6 +79,6 @@ Description: tiletune's engine: YAML spaces, NVRTC compilation, GPU measurement,
 Version: ${PROJECT_VERSION}
 Requires.private: sqlite3 yaml-cpp
 Cflags: -I\${includedir} -I${CUDAToolkit_INCLUDE_DIRS}
-Libs: -L\${libdir}${_engine_libs} -L${CUDAToolkit_LIBRARY_DIR} -lnvrtc -lyaml-cpp -lsqlite3 -lstdc++ -lpthread -ldl
+Libs: -L\${libdir}${_engine_libs} -lyaml-cpp -lsqlite3 -lstdc++ -lpthread -ldl
 ")
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tiletune-engine.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -46,12 +46,15 @@ phase_env() {
 phase_tests() {
   step nvml_idle 30 $T nvml --seconds 5
   for t in gpu/test_device_gpu gpu/test_occupancy_device runner/test_runner runner/test_inputs_gpu \
+           runner/test_device_reference_gpu \
            sweep/test_sweep_gpu launcher/test_launcher_gpu cli/test_cli_gpu energy/test_energy_gpu \
            corpus/test_corpus_gpu; do
     [[ -x $B/tests/$t ]] || { note "$(basename "$t"): not built"; continue; }
     TILETUNE_CORPUS_RESULTS=$OUT/logs/corpus.md step "$(basename "$t")" 420 "$B/tests/$t"
   done
   grep -hE "1 GiB|setup" "$L/test_inputs_gpu.log" >> "$summary"
+  grep -hE "copy of 1 GiB|throttled" "$L/test_runner.log" >> "$summary"
+  grep -hE "reference of 8192" "$L/test_device_reference_gpu.log" >> "$summary"
 }
 
 phase_energy() {

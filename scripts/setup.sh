@@ -8,7 +8,7 @@ usage="usage: scripts/setup.sh [--tests]
            header libraries, GoogleTest (the build builds the tests too), rsvg for report PNGs
   --tests  also what only the tests need: PyYAML (YAML interop), clang and libFuzzer (scripts/fuzz.sh),
            chromium, node and playwright-core (the report's browser test), pytest and pandas
-           (the Python package's tests)"
+           (the Python package's tests), Open MPI's mpirun (test_mpi_shards)"
 with_tests=0
 for arg in "$@"; do
   case "$arg" in
@@ -24,7 +24,8 @@ packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite
 if ((with_tests)); then
   packages+=(python3-yaml                    # test_yaml_interop reads every shipped space with PyYAML
              clang libclang-rt-dev           # libFuzzer and the sanitizers, for scripts/fuzz.sh
-             chromium python3-venv python3-pytest python3-pandas)  # browser test, Python package tests
+             chromium python3-venv python3-pytest python3-pandas  # browser test, Python package tests
+             openmpi-bin)                    # mpirun for test_mpi_shards (scripts/mpi/tune_shards.sh)
   # node and npm for the browser test: any nodejs of 18 or newer will do (Debian's, or one already there).
   command -v node >/dev/null 2>&1 || packages+=(nodejs)
   command -v npm >/dev/null 2>&1 || packages+=(npm)

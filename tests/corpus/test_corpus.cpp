@@ -1,8 +1,8 @@
 // The corpus of kernels written elsewhere (tests/corpus/*.cu + *.yaml), on the CPU: every
 // space loads, passes the checks plan makes before any GPU work, and plans with no compile
-// failure (a few configs each, through a cubin cache in the build tree); and the data files of
-// the soft-threshold space hold what they say: the expected output is the operator applied to
-// the input. With TILETUNE_WRITE_CORPUS_DATA=1 it writes those files instead.
+// failure (a few configs each, a sample of the benchmark-sized ones, through a cubin cache in
+// the build tree); and the data files of the soft-threshold space hold what they say: the
+// expected output is the operator applied to the input. With TILETUNE_WRITE_CORPUS_DATA=1 it writes those files instead.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -86,9 +86,16 @@ TEST_P(CorpusSpace, LoadsValidatesAndPlans) {
   options.problem = all_problems(space).front();
   options.cache = &cache;
   options.threads = 2;
+  // A benchmark-sized space is planned at about 12 configs spread over its params (a prime
+  // stride, so that the fastest-varying params do not repeat their first value).
+  constexpr std::uint64_t kSampleStride = 113;
+  if (testing::benchmark_sized(GetParam())) options.sample_every = kSampleStride;
   const Plan plan = plan_space(space, options);
   EXPECT_GT(plan.summary.ok, 0u);
-  EXPECT_LE(plan.summary.valid, 16u) << "keep the corpus small: NVRTC runs in CI";
+  if (testing::benchmark_sized(GetParam()))
+    EXPECT_GT(plan.summary.valid, 1000u) << "a benchmark-sized space";
+  else
+    EXPECT_LE(plan.summary.valid, 16u) << "keep the corpus small: NVRTC runs in CI";
   EXPECT_EQ(plan.summary.compile_failed, 0u);
   for (const PlanRow& row : plan.rows)
     EXPECT_NE(row.status, TrialStatus::compile_failed) << format_config(space, row.config) << "\n" << row.compile_log;

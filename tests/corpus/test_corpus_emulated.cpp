@@ -148,6 +148,31 @@ TEST(CorpusEmulated, Conv2dWithConstantWeights) {
   }
 }
 
+// Kernel Tuner's convolution (17 x 17 filter) on an image that fits no tile: the input carries
+// its border, so the last blocks stop at the input's edge.
+TEST(CorpusEmulated, ConvolutionOfKernelTunersSize) {
+  constexpr int width = 70, height = 37, filter = 17;
+  constexpr int in_count = (width + filter - 1) * (height + filter - 1);
+  const auto in = generated<float>("in", ElementType::f32, in_count, BufferInit::uniform, 0, 1);
+  const auto weights = generated<float>("d_filter", ElementType::f32, filter * filter, BufferInit::normal, 0, 1);
+  using Fn = void(float*, const float*, int, int);
+  const EmulatedConfig naive = reference("convolution_kt/convolution_naive");
+  fill_global(naive, weights);
+  std::vector<float> want = poisoned(width * height);
+  tt_emu::launch({ceil_div(width, 16), ceil_div(height, 16)}, {16, 16}, 0,
+                 [&] { kernel<Fn>(naive)(want.data(), in.data(), width, height); });
+  for (const EmulatedConfig& c : tuned("convolution_kt/convolution_kernel")) {
+    fill_global(c, weights);
+    std::vector<float> out = poisoned(width * height);
+    const int bx = c.param("block_size_x"), by = c.param("block_size_y");
+    const int tx = c.param("tile_size_x"), ty = c.param("tile_size_y");
+    const std::size_t shared = std::size_t(by * ty + filter - 1) * (bx * tx + filter - 1 + c.param("use_padding")) * 4;
+    tt_emu::launch({ceil_div(width, bx * tx), ceil_div(height, by * ty)}, {unsigned(bx), unsigned(by)}, shared,
+                   [&] { kernel<Fn>(c)(out.data(), in.data(), width, height); });
+    expect_checked(c, out, want, 1e-4);
+  }
+}
+
 TEST(CorpusEmulated, SpmvCsr) {
   constexpr int rows = 300, columns = 1000, nnz = rows * 16;
   BufferPlan offsets;

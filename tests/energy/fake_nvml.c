@@ -3,7 +3,9 @@
  * ticks every FAKE_NVML_UPDATE_MS milliseconds (default 10), like the real one, only faster.
  * Other variables make each call fail the way NVML can: FAKE_NVML_INIT_FAIL, FAKE_NVML_NO_DEVICE,
  * FAKE_NVML_NO_ENERGY (not supported), FAKE_NVML_NO_POWER, FAKE_NVML_ENERGY_LOST (GPU lost).
- * Built without FAKE_NVML_COMPLETE it lacks nvmlDeviceGetTotalEnergyConsumption. */
+ * The SM clock is FAKE_NVML_SM_MHZ (default 1980) with clock-event reasons FAKE_NVML_CLOCK_REASONS
+ * (default 0). Built without FAKE_NVML_COMPLETE it lacks nvmlDeviceGetTotalEnergyConsumption and
+ * the clock functions. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -55,6 +57,19 @@ int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* mj) {
   if (env("FAKE_NVML_ENERGY_LOST", 0)) return 15;
   /* mW x ms = uJ; / 1000: mJ. Starts at a large value, as a board that has run for a while. */
   *mj = 123456789ULL + (unsigned long long)(ticks() * env("FAKE_NVML_UPDATE_MS", 10) * env("FAKE_NVML_POWER_MW", 300000) / 1000.0);
+  return 0;
+}
+
+int nvmlDeviceGetClockInfo(void* device, int type, unsigned* mhz) {
+  (void)device;
+  if (type != 1) return 2; /* INVALID_ARGUMENT: only NVML_CLOCK_SM is faked */
+  *mhz = (unsigned)env("FAKE_NVML_SM_MHZ", 1980);
+  return 0;
+}
+
+int nvmlDeviceGetCurrentClocksEventReasons(void* device, unsigned long long* reasons) {
+  (void)device;
+  *reasons = (unsigned long long)env("FAKE_NVML_CLOCK_REASONS", 0);
   return 0;
 }
 #endif

@@ -25,7 +25,8 @@ class FakeNvml : public ::testing::Test {
   void TearDown() override { clear(); }
   static void clear() {
     for (const char* v : {"FAKE_NVML_INIT_FAIL", "FAKE_NVML_NO_DEVICE", "FAKE_NVML_NO_ENERGY", "FAKE_NVML_NO_POWER",
-                          "FAKE_NVML_ENERGY_LOST", "FAKE_NVML_POWER_MW", "FAKE_NVML_UPDATE_MS"})
+                          "FAKE_NVML_ENERGY_LOST", "FAKE_NVML_POWER_MW", "FAKE_NVML_UPDATE_MS",
+                          "FAKE_NVML_SM_MHZ", "FAKE_NVML_CLOCK_REASONS"})
       ::unsetenv(v);
   }
   static void set(const char* name, const char* value) { ::setenv(name, value, 1); }
@@ -73,6 +74,25 @@ TEST_F(FakeNvml, TheLibraryNameComesFromTheEnvironment) {
   std::string why;
   EXPECT_NE(NvmlEnergySource::open(kUuid, why), nullptr) << why;
   ::unsetenv("TILETUNE_NVML_LIBRARY");
+}
+
+// The clock check of timing samples reads NVML's SM clock and clock-event reasons; the runner
+// classifies them with is_throttled (test_timing.cpp).
+TEST_F(FakeNvml, ReadsTheSmClockAndItsEventReasons) {
+  std::string why;
+  set("FAKE_NVML_SM_MHZ", "1410");
+  set("FAKE_NVML_CLOCK_REASONS", "32");  // SW thermal slowdown
+  auto nvml = open(why);
+  ASSERT_NE(nvml, nullptr) << why;
+  const std::optional<ClockReading> reading = nvml->sm_clock();
+  ASSERT_TRUE(reading.has_value());
+  EXPECT_EQ(reading->sm_mhz, 1410u);
+  ASSERT_TRUE(reading->event_reasons.has_value());
+  EXPECT_EQ(*reading->event_reasons, 32u);
+  EXPECT_TRUE(is_throttled(*reading, 1980));
+  set("FAKE_NVML_SM_MHZ", "1980");
+  set("FAKE_NVML_CLOCK_REASONS", "4");  // the software power cap alone is not throttling
+  EXPECT_FALSE(is_throttled(*nvml->sm_clock(), 1980));
 }
 
 TEST_F(FakeNvml, MeasuresTheBoardsPowerAndTheEnergyPerRun) {

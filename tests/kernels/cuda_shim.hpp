@@ -141,6 +141,12 @@ inline float __shfl_down_sync(unsigned /*mask*/, float v, int delta, int width) 
   return r;
 }
 
+// A load through the read-only data cache: a plain load on the CPU.
+template <class T>
+inline T __ldg(const T* p) {
+  return *p;
+}
+
 // The device's integer min and max.
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }

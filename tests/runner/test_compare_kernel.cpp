@@ -1,4 +1,5 @@
-// The GPU worker's own kernels (input generators, comparison, sum), which it compiles at start:
+// The GPU worker's own kernels (input generators, comparison, sum, the device references), which
+// it compiles at start:
 // they must compile with NVRTC as they stand (no headers) and define their entries. NVRTC
 // needs no GPU.
 #include <gtest/gtest.h>
@@ -30,6 +31,12 @@ void expect_compiles_for(const std::string& arch) {
   }
   const Resources generate = parse_ptxas_report(result.log, "tiletune_generate");
   EXPECT_EQ(generate.static_shared_bytes, 0);
+  // The device versions of the simple built-in references (gpu/reference_kernels.cu.inc).
+  for (const char* reference : {"tiletune_ref_transpose", "tiletune_ref_vector_add_f32", "tiletune_ref_vector_add_f64",
+                                "tiletune_ref_vector_add_i32", "tiletune_ref_vector_add_i64", "tiletune_ref_stencil_1d"}) {
+    EXPECT_EQ(parse_ptxas_report(result.log, reference).spill_store_bytes, 0) << reference;
+  }
+  EXPECT_EQ(parse_ptxas_report(result.log, "tiletune_ref_histogram").static_shared_bytes, 256 * 4);
 }
 
 TEST(WorkerKernels, CompileForHopper) {

@@ -13,6 +13,7 @@
 #include "gpu/driver.hpp"
 #include "gpu/generators.hpp"
 #include "gpu/worker_kernels.hpp"
+#include "worker_device.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/reference.hpp"
 #include "tiletune/runner.hpp"
@@ -20,27 +21,10 @@
 namespace tiletune {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-int attribute(CUdevice d, CUdevice_attribute a) {
-  int v = 0;
-  TILETUNE_CU(cuDeviceGetAttribute(&v, a, d));
-  return v;
-}
-
-struct Device {
-  cu::PrimaryContext context{0};
-  cu::Stream stream;
-  int arch = 10 * attribute(context.device(), CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) +
-             attribute(context.device(), CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  WorkerKernels kernels{arch, attribute(context.device(), CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), 0};
-};
-
-Device& device() {
-  static Device d;
-  return d;
-}
+using testing::Clock;
+using testing::ms_since;
+using Device = testing::WorkerDevice;
+Device& device() { return testing::worker_device(); }
 
 BufferPlan plan(ElementType type, std::uint64_t count, BufferInit kind, double a = 0, double b = 0) {
   BufferPlan p;
@@ -75,7 +59,7 @@ TEST(DeviceInputs, EveryKindGivesTheHostsBits) {
   for (const ElementType type : {ElementType::f32, ElementType::f64, ElementType::i32, ElementType::u32,
                                  ElementType::i64, ElementType::u8, ElementType::f16}) {
     for (const BufferInit kind : {BufferInit::random, BufferInit::iota, BufferInit::constant, BufferInit::uniform}) {
-      SCOPED_TRACE(testing::Message() << element_type_name(type) << " " << static_cast<int>(kind));
+      SCOPED_TRACE(::testing::Message() << element_type_name(type) << " " << static_cast<int>(kind));
       const bool integer = !is_floating(type);
       const BufferPlan p = plan(type, n, kind, integer ? 3 : 0.25, integer ? 100 : 4.5);
       EXPECT_TRUE(make_host_buffer(p, 99).bytes == on_device(p, 99));

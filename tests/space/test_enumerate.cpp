@@ -4,26 +4,13 @@
 
 #include <set>
 
+#include "make_space.hpp"
 #include "tiletune/enumerate.hpp"
 
 namespace tiletune {
 namespace {
 
-Space make_space(std::vector<Axis> problem, std::vector<Axis> params,
-                 const std::vector<std::string>& constraints) {
-  Space s;
-  s.kernel = "k";
-  s.problem = std::move(problem);
-  s.params = std::move(params);
-  const auto names = s.variable_names();
-  for (const auto& text : constraints) {
-    Constraint c;
-    c.condition.expr = Expr::parse(text);
-    c.condition.expr.bind(names);
-    s.constraints.push_back(std::move(c));
-  }
-  return s;
-}
+using testing::make_space;
 
 TEST(Enumerate, LastParamVariesFastest) {
   Space s = make_space({}, {{"A", {1, 2}, {}}, {"B", {10, 20, 30}, {}}}, {});

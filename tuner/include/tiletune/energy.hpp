@@ -18,6 +18,8 @@
 #include <optional>
 #include <string>
 
+#include "tiletune/timing.hpp"
+
 namespace tiletune {
 
 /// Whether and how long to measure energy per trial (sent to the worker with each request).
@@ -56,7 +58,8 @@ class EnergySource {
                                                               double run_ms, const EnergySettings& settings,
                                                               std::string* why = nullptr);
 
-/// NVML's view of one GPU, found by its UUID. Holds the loaded library (nvmlInit_v2 on open,
+/// NVML's view of one GPU, found by its UUID: its energy and power, and its SM clock for the
+/// throttle check of timing samples. Holds the loaded library (nvmlInit_v2 on open,
 /// nvmlShutdown and dlclose on destruction).
 class NvmlEnergySource final : public EnergySource {
  public:
@@ -70,6 +73,8 @@ class NvmlEnergySource final : public EnergySource {
 
   [[nodiscard]] std::optional<std::uint64_t> total_energy_mj() override;
   [[nodiscard]] std::optional<unsigned> power_mw() override;
+  /// The current SM clock and clock-event reasons; nullopt where this NVML cannot say.
+  [[nodiscard]] std::optional<ClockReading> sm_clock();
   /// nvmlDeviceGetName, for messages ("NVIDIA H200").
   [[nodiscard]] std::string device_name() const;
 

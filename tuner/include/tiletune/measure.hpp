@@ -10,6 +10,7 @@
 #include "tiletune/energy.hpp"
 #include "tiletune/space.hpp"
 #include "tiletune/status.hpp"
+#include "tiletune/timing.hpp"
 
 namespace tiletune {
 
@@ -62,18 +63,6 @@ struct ArgPlan {
   ElementType type = ElementType::i32;     ///< scalar type (i32, u32, i64, f32, f64, f16)
   std::int64_t int_value = 0;
   double float_value = 0;
-};
-
-/// How samples are taken (nvbench's rules): warm-up, then samples until the relative
-/// standard error of the mean is under max_noise after min_samples and min_seconds of
-/// kernel time, or until max_seconds.
-struct TimingSettings {
-  bool cold = true;             ///< flush L2 before each sample (else back-to-back, hot)
-  int warmup_runs = 1;
-  int min_samples = 10;
-  double max_noise = 0.005;     ///< relative standard error of the mean
-  double min_seconds = 0.005;   ///< kernel time accumulated before the noise rule may stop
-  double max_seconds = 0.5;     ///< stop here whatever the noise
 };
 
 /// How one output buffer is checked (an OutputCheck evaluated for one run).
@@ -140,7 +129,12 @@ struct TrialResult {
   TrialStatus status = TrialStatus::ok;
   std::string detail;            ///< error name, max error and first bad index, ...
   double median_ms = 0, mean_ms = 0, min_ms = 0, stddev_ms = 0;
-  int samples = 0;
+  int samples = 0;               ///< samples kept (taken while the GPU did not throttle)
+  /// Samples discarded because the GPU throttled (timing.hpp: is_throttled); when every sample
+  /// was, they are the ones reported and `detail` says so.
+  int throttled_samples = 0;
+  double sm_clock_mhz = 0;       ///< mean SM clock over the kept samples (NVML); 0: not read
+  double cpu_mean_ms = 0;        ///< mean host wall time of a sample: launch + synchronize
   int driver_blocks_per_sm = 0;  ///< cuOccupancyMaxActiveBlocksPerMultiprocessor
   double max_error = 0;          ///< largest error found by verification (0 when exact)
   long long first_bad_index = -1;
@@ -157,7 +151,9 @@ struct TrialResult {
 struct CopyCeiling {
   std::uint64_t bytes = 0;       ///< size of the copy
   double median_ms = 0;
-  double gbps = 0;               ///< (bytes read + bytes written) / time
+  double gbps = 0;               ///< (bytes read + bytes written) / median time
+  int samples = 0;               ///< kept, under the same stopping rule as a kernel
+  int throttled_samples = 0;     ///< discarded because the GPU throttled
 };
 
 }  // namespace tiletune

@@ -14,6 +14,7 @@
 #include "tiletune/compile.hpp"
 #include "tiletune/enumerate.hpp"
 #include "tiletune/occupancy.hpp"
+#include "tiletune/shard.hpp"
 #include "tiletune/space.hpp"
 #include "tiletune/status.hpp"
 
@@ -80,6 +81,8 @@ struct PlanSummary {
   std::uint64_t points = 0;          ///< product of the params
   std::uint64_t valid = 0;           ///< after constraints
   std::uint64_t sample_every = 1;    ///< rows hold every k-th config after constraints
+  Shard shard;                       ///< rows hold only this shard's configs
+  std::uint64_t in_shard = 0;        ///< configs after constraints in the shard (valid when whole)
   std::uint64_t ok = 0;
   std::uint64_t pruned = 0;          ///< by a resource limit (constraints are not counted here)
   std::uint64_t compile_failed = 0;
@@ -107,6 +110,8 @@ struct PlanOptions {
   /// Plan only every k-th config after constraints (1: all). For spaces too large to
   /// compile whole, e.g. in CI; the counts of the summary still cover the whole space.
   std::uint64_t sample_every = 1;
+  /// Plan only this shard's configs (tiletune/shard.hpp), before sampling; default: all.
+  Shard shard;
   /// Called after each config completes (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -11,6 +11,7 @@
 
 #include "tiletune/enumerate.hpp"
 #include "tiletune/landscape.hpp"
+#include "tiletune/shard.hpp"
 #include "tiletune/space.hpp"
 #include "tiletune/strategy.hpp"
 
@@ -24,7 +25,9 @@ struct SpaceDomain {
 /// The most configs (after constraints) of one problem that a search takes: each is held in memory.
 inline constexpr std::size_t max_search_configs = 1'000'000;
 /// Throws Error when a param has more than 65535 values or more than max_search_configs pass.
-[[nodiscard]] SpaceDomain space_domain(const Space& space, const Problem& problem);
+/// With a shard, only the configs of that shard (tiletune/shard.hpp) are points; the default
+/// config is the start only in the shard that holds it.
+[[nodiscard]] SpaceDomain space_domain(const Space& space, const Problem& problem, const Shard& shard = {});
 
 /// One problem of a space joined with its recording.
 struct ReplayProblem {
@@ -39,9 +42,10 @@ struct ReplayProblem {
 };
 
 /// Joins a problem of a space with a landscape. Throws Error when the landscape is of another
-/// kernel, has no trials for the problem, or none of them is a config of the space.
+/// kernel, has no trials for the problem, or none of them is a config of the space (of the
+/// shard, with one).
 [[nodiscard]] ReplayProblem replay_problem(const Space& space, const Landscape& landscape,
-                                           const Problem& problem);
+                                           const Problem& problem, const Shard& shard = {});
 
 /// A point's recorded outcome: its time when it ran ok (failures stay failures), costing the
 /// recorded compile + measure time.

@@ -1,8 +1,9 @@
 // The measurement inside a GPU worker: load a candidate's cubin, fill its module globals,
 // launch it once on poisoned outputs, check each output against a reference on the GPU, then
-// time it the way nvbench does (warm-up, CUDA events, in/out buffers restored and then an L2
-// flush before each cold sample, stop when the noise is low enough or the time is up). The statistics and the stopping rule are
-// pure functions so that they are tested without a GPU.
+// time it in the style of nvbench (warm-up, CUDA events, in/out buffers restored and then a 1x L2
+// flush before each cold sample, samples taken while the GPU throttles discarded, nvbench's stdrel
+// stopping rule or the time limit). The statistics, the stopping rule and the throttle check are
+// pure functions (timing.hpp) so that they are tested without a GPU.
 #pragma once
 
 #include <cstddef>
@@ -11,39 +12,10 @@
 #include <vector>
 
 #include "tiletune/measure.hpp"
+#include "tiletune/timing.hpp"
 #include "tiletune/worker.hpp"
 
 namespace tiletune {
-
-/// Summary of timing samples (milliseconds).
-struct TimingStats {
-  int samples = 0;
-  double median_ms = 0;
-  double mean_ms = 0;
-  double min_ms = 0;
-  double max_ms = 0;
-  double stddev_ms = 0;  ///< sample standard deviation (n - 1); 0 for one sample
-  /// stddev / sqrt(n) / mean: the relative standard error of the mean; +inf with fewer
-  /// than two samples or a mean that is not positive (nothing is known about the noise).
-  double rel_std_error = 0;
-};
-
-/// Median, mean, min, max, standard deviation and relative standard error of `samples_ms`.
-/// Empty input gives all zeros and rel_std_error = +inf.
-[[nodiscard]] TimingStats summarize(std::vector<double> samples_ms);
-
-/// Why sampling stops.
-enum class StopReason {
-  keep_going,  ///< take another sample
-  converged,   ///< >= min_samples, >= min_seconds of kernel time and noise < max_noise
-  max_time,    ///< the wall time of the loop passed max_seconds (at least one sample taken)
-};
-
-/// The stopping rule (nvbench's): `kernel_seconds` is the sum of the samples, `wall_seconds`
-/// the time since the first sample started (flushes and synchronization included).
-[[nodiscard]] StopReason stop_reason(const TimingSettings& settings, int samples,
-                                     double kernel_seconds, double rel_std_error,
-                                     double wall_seconds) noexcept;
 
 /// Runs, verifies and times trials on one GPU: what `tiletune __worker --device K` serves.
 ///
@@ -82,8 +54,10 @@ class GpuRunner final : public TrialHandler {
   /// elements than the reference produced, or buffers that do not fit in device memory.
   [[nodiscard]] TrialResult run_trial(const TrialRequest& request) override;
 
-  /// A device-to-device copy of `bytes` (cuMemcpyDtoDAsync): warm-up, then 20 timed
-  /// samples; gbps counts bytes read plus bytes written. Throws Error after a lost context.
+  /// A device-to-device copy of `bytes` (cuMemcpyDtoDAsync): warm-up, then samples under the
+  /// same rule as a kernel's (cold, StdrelCriterion with TimingSettings' defaults and at least
+  /// 20 samples, throttled samples discarded); gbps counts bytes read plus bytes written over the
+  /// median. Throws Error after a lost context.
   [[nodiscard]] CopyCeiling measure_copy(std::uint64_t bytes) override;
 
   /// True once a kernel fault has poisoned the context: the worker process must exit
@@ -93,7 +67,7 @@ class GpuRunner final : public TrialHandler {
   [[nodiscard]] int ordinal() const noexcept;
   /// Compute capability times ten (90 for an H200): the arch candidates are compiled for.
   [[nodiscard]] int arch() const noexcept;
-  /// Size of the device's L2 cache; the flush buffer is twice that.
+  /// Size of the device's L2 cache; the flush buffer is that size (at least 1 MiB).
   [[nodiscard]] std::size_t l2_bytes() const noexcept;
 
  private:

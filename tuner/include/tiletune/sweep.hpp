@@ -19,6 +19,7 @@
 #include "tiletune/measure.hpp"
 #include "tiletune/objective.hpp"
 #include "tiletune/plan.hpp"
+#include "tiletune/shard.hpp"
 #include "tiletune/strategy.hpp"
 #include "tiletune/trial.hpp"
 
@@ -66,6 +67,7 @@ struct SweepOptions {
   const CubinCache* cubin_cache = nullptr;
   std::filesystem::path db_path;         ///< empty: default_cache_path()
   bool force = false;                    ///< re-measure trials the cache already has
+  Shard shard;                           ///< only this shard's configs (tiletune/shard.hpp); default: all
   TimingSettings timing;
   double deadline_seconds = 10;          ///< per trial, after which the worker is killed
   SweepBudget budget;
@@ -75,7 +77,7 @@ struct SweepOptions {
   std::string strategy = "auto";
   std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
   std::vector<std::string> worker_argv;  ///< the worker to start; empty: default_worker_argv(device.ordinal)
-  std::uint64_t copy_bytes = 256ull << 20;  ///< size of the bandwidth-ceiling copy
+  std::uint64_t copy_bytes = 1ull << 30;  ///< size of the bandwidth-ceiling copy (256 MiB stays under the peak)
   /// Power and energy per trial through NVML (enabled implies measuring; an objective other
   /// than time needs it and turns it on).
   EnergySettings energy;

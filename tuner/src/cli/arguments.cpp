@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 #include "tiletune/compile.hpp"
 #include "tiletune/occupancy.hpp"
@@ -126,20 +127,49 @@ CLI::Validator known_arch() {
       "ARCH");
 }
 
-CLI::Validator budget_text() {
+namespace {
+
+// Accepts what `parse` accepts; otherwise the parser's message, less the "--option " it starts
+// with (CLI11 names the option itself).
+template <class Parse>
+CLI::Validator parsed_by(const std::string& option, const std::string& what, Parse parse, const std::string& type_name) {
   return CLI::Validator(
-      [](std::string& s) -> std::string {
-        if (s.size() > 40) return fmt::format("{} is not a budget (200, 25%, 90s, 10m)", shown_value(s));
+      [option, what, parse](std::string& s) -> std::string {
+        if (s.size() > 40) return fmt::format("{} is not {}", shown_value(s), what);
         try {
-          (void)parse_budget(s);
+          parse(s);
         } catch (const Error& e) {
           std::string why = e.what();
-          if (why.starts_with("--budget ")) why.erase(0, 9);  // CLI11 names the option itself
+          if (why.starts_with(option + " ")) why.erase(0, option.size() + 1);
           return why;
         }
         return {};
       },
-      "N|N%|Ns|Nm|Nh");
+      type_name);
+}
+
+}  // namespace
+
+CLI::Validator budget_text() {
+  return parsed_by("--budget", "a budget (200, 25%, 90s, 10m)", [](const std::string& s) { (void)parse_budget(s); },
+                   "N|N%|Ns|Nm|Nh");
+}
+
+CLI::Validator shard_text() {
+  return parsed_by("--shard", "a shard (I/N or auto)",
+                   [](const std::string& s) {
+                     if (s != "auto") (void)parse_shard(s);
+                   },
+                   "I/N|auto");
+}
+
+Shard resolve_shard(const std::string& text) {
+  if (text.empty()) return Shard{};
+  if (text != "auto") return parse_shard(text);
+  if (auto shard = shard_from_environment([](const char* name) { return std::getenv(name); })) return *shard;
+  throw UsageError(
+      "--shard auto: no launcher said which shard this is (none of SLURM_ARRAY_TASK_ID, OMPI_COMM_WORLD_RANK, "
+      "PMIX_RANK, SLURM_PROCID is set); give --shard I/N");
 }
 
 Problem checked_problem(const Space& space, const std::vector<std::string>& sizes) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tiletune/error.hpp"
+#include "tiletune/shard.hpp"
 
 namespace tiletune {
 struct Problem;
@@ -42,6 +43,12 @@ inline constexpr std::uint64_t max_compile_threads = 256;
 [[nodiscard]] CLI::Validator known_arch();
 /// A budget that parse_budget accepts (`--budget 200|25%|90s`).
 [[nodiscard]] CLI::Validator budget_text();
+
+/// I/N with 0 <= I < N (parse_shard), or auto (`--shard`).
+[[nodiscard]] CLI::Validator shard_text();
+/// The shard `--shard` names: the whole space when empty, the launcher's for auto (a UsageError
+/// when no launcher variable is set), else I/N.
+[[nodiscard]] Shard resolve_shard(const std::string& text);
 
 /// select_problem, with a --size the space does not have (or a bad value) as a UsageError.
 [[nodiscard]] Problem checked_problem(const Space& space, const std::vector<std::string>& sizes);

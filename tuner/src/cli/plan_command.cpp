@@ -66,11 +66,18 @@ void add_plan_options(CLI::App& cmd, PlanRunOptions& o) {
                  "$XDG_CACHE_HOME/tiletune/cubin, else ~/.cache/tiletune/cubin)");
   cmd.add_flag("--no-cubin-cache", o.no_cache, "Compile everything, read and write no cubin cache");
   cmd.add_flag("--quiet,-q", o.quiet, "No progress and no notes on stderr");
+  cmd.add_option("--shard", o.shard,
+                 "Only shard I of N of the configs (0 <= I < N): a config's shard is a hash of its params, "
+                 "stable across reruns; auto: from Slurm (SLURM_ARRAY_TASK_ID/COUNT), Open MPI "
+                 "(OMPI_COMM_WORLD_RANK/SIZE), PMIx (PMIX_RANK) or srun (SLURM_PROCID/NTASKS)")
+      ->type_name("I/N|auto")
+      ->check(shard_text());
 }
 
 Plan run_plan(const Space& space, const PlanRunOptions& o) {
   PlanOptions options;
   options.problem = checked_problem(space, o.sizes);  // a usage error before any note or work
+  options.shard = resolve_shard(o.shard);
   options.device = resolve_target(o.arch, o.quiet);
   options.threads = o.threads;
   options.sample_every = o.sample_every;
@@ -128,6 +135,8 @@ Runner add_plan_command(CLI::App& app) {
   tiletune plan configs/transpose.yaml --format json > plan.json
   tiletune plan configs/matmul.yaml --strict --logs     fail (exit 3) on compile errors
   tiletune plan configs/matmul.yaml --sample 20         every 20th config of a large space
+  tiletune plan configs/matmul.yaml --shard 3/8 --cubin-cache c3   shard 3 of 8: compile spread over
+                                                        8 machines (scripts/merge_cubin_caches.sh after)
 
 Every config passing the constraints is compiled with NVRTC (in parallel, through the cubin
 cache, which keeps failed compiles too: a second plan of an unchanged space compiles nothing)

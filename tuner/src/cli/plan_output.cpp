@@ -20,7 +20,8 @@ std::string summary_text(const Space& space, const Plan& plan) {
   const PlanSummary& s = plan.summary;
   std::string text = fmt::format("{} for {}{}{}\n", space.kernel, plan.device.name,
                                  plan.problem.sizes.empty() ? "" : ", ", format_problem(space, plan.problem));
-  text += fmt::format("points {}, after constraints {}{}, ok {}, pruned {}, compile failures {}\n", s.points, s.valid,
+  text += fmt::format("points {}, after constraints {}{}{}, ok {}, pruned {}, compile failures {}\n", s.points, s.valid,
+                      s.shard.whole() ? "" : fmt::format(" (shard {}: {})", format_shard(s.shard), s.in_shard),
                       s.sample_every > 1 ? fmt::format(" (planned every {}th: {})", s.sample_every, plan.rows.size()) : "",
                       s.ok, s.pruned, s.compile_failed);
   if (s.with_warnings > 0)
@@ -57,7 +58,8 @@ std::vector<PrintField> plan_fields(const Space& space, const Plan& plan) {
       {"compiled_ok", count(s.compiled_ok)}, {"with_warnings", count(s.with_warnings)},
       {"cache_hits", count(s.cache_hits)},   {"compile_seconds", s.compile_seconds},
       {"wall_seconds", s.wall_seconds},      {"threads", count(s.threads)},
-      {"sample_every", count(s.sample_every)}, {"planned", count(plan.rows.size())}};
+      {"sample_every", count(s.sample_every)}, {"planned", count(plan.rows.size())},
+      {"shard", format_shard(s.shard)},      {"in_shard", count(s.in_shard)}};
   for (const auto& [key, value] : summary) f.push_back({key, value, "summary"});
   return f;
 }

@@ -24,6 +24,7 @@ struct PlanRunOptions {
   bool strict = false;
   bool show_logs = false;
   std::uint64_t sample_every = 1;
+  std::string shard;  ///< --shard: empty (all), I/N or auto
 };
 
 void add_plan_options(CLI::App& cmd, PlanRunOptions& options);

@@ -167,11 +167,13 @@ int run_replay(const Space& space, const TuneOptions& o) {
     problems = std::move(recorded);
   }
   const SearchBudget budget = parse_budget(o.budget);
-  std::cout << fmt::format("replay of {} ({} on {}, recorded {})\n", o.replay, landscape.kernel,
-                           landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"));
+  const Shard shard = resolve_shard(o.plan.shard);
+  std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", o.replay, landscape.kernel,
+                           landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"),
+                           shard.whole() ? "" : ", shard " + format_shard(shard));
   bool found_any = false;
   for (std::size_t i = 0; i < problems.size(); ++i) {
-    const ReplayProblem rp = replay_problem(space, landscape, problems[i]);
+    const ReplayProblem rp = replay_problem(space, landscape, problems[i], shard);
     // The rule of a real sweep, on this problem's recorded cost instead of the estimate.
     const StrategyChoice choice = choose_strategy(o.strategy, budget, rp.exhaustive_cost_seconds);
     const std::string& chosen = choice.strategy;
@@ -238,11 +240,11 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_flag("--hot", o->hot, "Time back-to-back runs (default: cold, L2 flushed before each sample)");
   cmd->add_option("--min-samples", o->min_samples, "Samples before the noise rule may stop (default 10)")
       ->check(whole_number_in(1, 1'000'000));
-  cmd->add_option("--min-time", o->min_time, "Kernel seconds before the noise rule may stop (default 0.005)")
+  cmd->add_option("--min-time", o->min_time, "GPU seconds before the noise rule may stop (default 0.005)")
       ->check(finite_in(0, 3600));
   cmd->add_option("--max-time", o->max_time, "Seconds of timing per config at most (default 0.5)")
       ->check(finite_in(0, 3600, true));
-  cmd->add_option("--max-noise", o->max_noise, "Target relative standard error, percent (default 0.5)")
+  cmd->add_option("--max-noise", o->max_noise, "Target relative standard deviation of the samples, percent (default 0.5)")
       ->check(finite_in(0, 100, true));
   cmd->add_option("--deadline", o->deadline, "Seconds a trial may take before its worker is killed (default 10)")
       ->check(finite_in(0, 86400, true));
@@ -285,11 +287,15 @@ Runner add_tune_command(CLI::App& app) {
   tiletune tune configs/transpose.yaml --force    measure again what the cache already has
   tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
   tiletune tune configs/transpose.yaml --objective energy    least energy per run (NVML)
+  tiletune tune configs/matmul.yaml --shard 3/8 --db s3.db   one of 8 shards; `tiletune merge` the 8 caches
+  mpirun -np 8 scripts/mpi/tune_shards.sh OUT tune configs/matmul.yaml   a shard per GPU/rank (README:
+                                                  "Many GPUs and many machines"; Slurm: scripts/slurm/)
 
 Each config is compiled (in parallel, ahead of the GPU), checked against the device's limits,
 run once in a worker process and verified against the reference, then timed (cold: L2 flushed
-before each sample; sampling stops when the relative standard error is under --max-noise after
---min-samples and --min-time, or at --max-time). Every trial is written to the cache as it
+before each sample; nvbench's stdrel rule: sampling stops when the relative standard deviation
+is under --max-noise after more than --min-samples samples and --min-time, or when the noise
+has stopped improving, or at --max-time; samples taken while the GPU throttles are discarded). Every trial is written to the cache as it
 completes: rerunning a sweep measures only what is missing. A config that fails to compile or
 launch, faults, hangs past --deadline or computes a wrong result is recorded with that status
 and the sweep goes on. Without a CUDA device, tune says so and runs `plan` on the same space.
@@ -299,6 +305,8 @@ A strategy proposes the configs of each problem: exhaustive (all, in order), ran
 default config is always measured first. --budget applies per problem (a time budget is shared
 equally by the problems). --replay answers the strategy from a recording instead of the GPU: it
 prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.
+--shard I/N tunes (or replays) only shard I of N: a config's shard is a hash of its params, so
+a rerun of the same shard takes the same configs; the default config is measured by its shard.
 
 )" + std::string(exit_status_help));
   return [o]() {
@@ -331,6 +339,7 @@ prints the evaluations, the recorded sweep time they cost and how close to the o
     options.budget = parse_budget(o->budget);
     options.strategy = o->strategy;
     options.seed = o->seed;
+    options.shard = resolve_shard(o->plan.shard);
     options.timing.cold = !o->hot;
     options.timing.min_samples = o->min_samples;
     options.timing.min_seconds = o->min_time;

@@ -12,8 +12,9 @@
 // alone: when ptxas fails on a kernel, a front-end-only compile (`--fdevice-syntax-only`)
 // tells whether that kernel is the entry; if not, the entry is compiled again by itself and
 // the result carries a warning that names the kernel that failed.
-#include <nvrtc.h>
-
+//
+// NVRTC itself is loaded at run time (compile/nvrtc_api.hpp): every call goes through
+// nvrtc::require(), which throws one line naming libnvrtc when it cannot be loaded.
 #include <algorithm>
 #include <chrono>
 #include <cctype>
@@ -25,6 +26,7 @@
 
 #include "compile/diagnostics.hpp"
 #include "compile/includes.hpp"
+#include "compile/nvrtc_api.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"
 
@@ -33,7 +35,7 @@ namespace {
 
 void check(nvrtcResult result, const char* call, const std::string& context = {}) {
   if (result == NVRTC_SUCCESS) return;
-  std::string message = std::string(call) + " failed: " + nvrtcGetErrorString(result);
+  std::string message = std::string(call) + " failed: " + nvrtc::require().nvrtcGetErrorString(result);
   if (!context.empty()) message += " (" + context + ")";
   throw Error(message);
 }
@@ -51,12 +53,12 @@ class Program {
     }
     const std::string main =
         prelude.empty() ? source.main.text : prelude + "#line 1 \"" + source.main.name + "\"\n" + source.main.text;
-    check(nvrtcCreateProgram(&program_, main.c_str(), source.main.name.c_str(), static_cast<int>(texts.size()),
+    check(nvrtc::require().nvrtcCreateProgram(&program_, main.c_str(), source.main.name.c_str(), static_cast<int>(texts.size()),
                              texts.data(), names.data()),
           "nvrtcCreateProgram", source.main.name);
   }
   ~Program() {
-    if (program_) nvrtcDestroyProgram(&program_);  // no-throw: nothing to do on failure
+    if (program_) nvrtc::require().nvrtcDestroyProgram(&program_);  // no-throw: nothing to do on failure
   }
   Program(Program&& other) noexcept : program_(std::exchange(other.program_, nullptr)) {}
   Program& operator=(Program&&) = delete;
@@ -71,9 +73,9 @@ class Program {
 
 std::string program_log(nvrtcProgram program, const std::string& context) {
   std::size_t size = 0;
-  check(nvrtcGetProgramLogSize(program, &size), "nvrtcGetProgramLogSize", context);
+  check(nvrtc::require().nvrtcGetProgramLogSize(program, &size), "nvrtcGetProgramLogSize", context);
   std::string log(size, '\0');
-  if (size > 0) check(nvrtcGetProgramLog(program, log.data()), "nvrtcGetProgramLog", context);
+  if (size > 0) check(nvrtc::require().nvrtcGetProgramLog(program, log.data()), "nvrtcGetProgramLog", context);
   return compile_detail::clean_log(std::move(log));
 }
 
@@ -140,7 +142,7 @@ std::string normalize_arch(const std::string& text) {
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
-  check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  check(nvrtc::require().nvrtcVersion(&major, &minor), "nvrtcVersion");
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
@@ -151,7 +153,7 @@ namespace {
 bool nvrtc_has_no_cache_option() {
   static const bool has = [] {
     int major = 0, minor = 0;
-    check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+    check(nvrtc::require().nvrtcVersion(&major, &minor), "nvrtcVersion");
     return major >= 13;
   }();
   return has;
@@ -160,9 +162,9 @@ bool nvrtc_has_no_cache_option() {
 
 std::vector<int> nvrtc_supported_archs() {
   int count = 0;
-  check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  check(nvrtc::require().nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
   std::vector<int> archs(static_cast<std::size_t>(count));
-  if (count > 0) check(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  if (count > 0) check(nvrtc::require().nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
   return archs;
 }
 
@@ -266,22 +268,22 @@ Attempt run_nvrtc(const CompileRequest& request, const std::vector<std::string>&
   const MacroPrelude prelude = macro_prelude(all_options);
   const std::vector<std::string>& options = prelude.options;
   Program program(*request.source, prelude.text);
-  check(nvrtcAddNameExpression(program.get(), request.entry.c_str()), "nvrtcAddNameExpression", context);
+  check(nvrtc::require().nvrtcAddNameExpression(program.get(), request.entry.c_str()), "nvrtcAddNameExpression", context);
   std::vector<const char*> argv;
   argv.reserve(options.size());
   for (const auto& option : options) argv.push_back(option.c_str());
   Attempt attempt;
-  attempt.status = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+  attempt.status = nvrtc::require().nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
   attempt.log = program_log(program.get(), context);
   if (attempt.status != NVRTC_SUCCESS) return attempt;
   const char* lowered = nullptr;
-  check(nvrtcGetLoweredName(program.get(), request.entry.c_str(), &lowered), "nvrtcGetLoweredName", context);
+  check(nvrtc::require().nvrtcGetLoweredName(program.get(), request.entry.c_str(), &lowered), "nvrtcGetLoweredName", context);
   attempt.lowered_name = lowered ? lowered : "";
   if (!want_cubin) return attempt;
   std::size_t size = 0;
-  check(nvrtcGetCUBINSize(program.get(), &size), "nvrtcGetCUBINSize", context);
+  check(nvrtc::require().nvrtcGetCUBINSize(program.get(), &size), "nvrtcGetCUBINSize", context);
   attempt.cubin.resize(size);
-  if (size > 0) check(nvrtcGetCUBIN(program.get(), attempt.cubin.data()), "nvrtcGetCUBIN", context);
+  if (size > 0) check(nvrtc::require().nvrtcGetCUBIN(program.get(), attempt.cubin.data()), "nvrtcGetCUBIN", context);
   return attempt;
 }
 
@@ -329,7 +331,7 @@ std::vector<std::string> defined_macros(const std::vector<std::string>& options)
 // A failure's reason, and whether it may not repeat.
 void set_failure(CompileResult& result, nvrtcResult status, const CompileRequest& request) {
   result.error = compile_detail::first_error(result.log);
-  if (result.error.empty()) result.error = std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(status);
+  if (result.error.empty()) result.error = std::string("nvrtcCompileProgram: ") + nvrtc::require().nvrtcGetErrorString(status);
   if (auto macro = compile_detail::macro_in_first_error(result.log, request.source->main.name, defined_macros(request.options)))
     result.error += " (" + *macro + " is a macro here, -D" + *macro +
                     ", and this header uses the name: rename the param, for example to " + *macro + "_VALUE)";

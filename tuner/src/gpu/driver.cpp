@@ -10,23 +10,14 @@
 
 #include <fmt/format.h>
 
+#include "common/dynamic_library.hpp"
+
 namespace tiletune::cu {
 namespace {
 
 // Two steps so that the argument is macro-expanded first: cuMemAlloc -> "cuMemAlloc_v2".
 #define TILETUNE_CU_STRINGIZE_(x) #x
 #define TILETUNE_CU_STRINGIZE(x) TILETUNE_CU_STRINGIZE_(x)
-
-template <class Fn>
-void resolve(void* handle, const char* symbol, Fn& out, std::string& missing) {
-  void* address = ::dlsym(handle, symbol);
-  if (address == nullptr) {
-    if (!missing.empty()) missing += ", ";
-    missing += symbol;
-    return;
-  }
-  out = reinterpret_cast<Fn>(address);
-}
 
 // Names of the results most often seen, for when the driver cannot name them itself
 // (not loaded, or the toolkit's stub). Only codes that exist in every CUDA 12 header.
@@ -88,14 +79,9 @@ std::string description_with(const Api* loaded, CUresult r) {
 }
 
 // What api() found, fixed after the first call.
-struct Loaded {
-  std::optional<Api> api;
-  std::string reason;
-};
+using Loaded = ::tiletune::detail::LoadedLibrary<Api>;
 
 const Loaded& loaded() {
-  // A function-local static: initialized once, thread-safe, never written again. The
-  // library handle is deliberately never closed (the Api points into it).
   static const Loaded state = [] {
     Loaded l;
     l.api = detail::load_api("libcuda.so.1", l.reason);
@@ -118,7 +104,7 @@ std::optional<Api> load_api(const char* library, std::string& reason) {
   }
   Api loaded_api;
   std::string missing;
-#define TILETUNE_CU_FN(name) resolve(handle, TILETUNE_CU_STRINGIZE(name), loaded_api.name, missing);
+#define TILETUNE_CU_FN(name) ::tiletune::detail::resolve_symbol(handle, TILETUNE_CU_STRINGIZE(name), loaded_api.name, missing);
 #include "gpu/driver_functions.inc"
 #undef TILETUNE_CU_FN
   if (!missing.empty()) {

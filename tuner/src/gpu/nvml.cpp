@@ -1,6 +1,7 @@
 // NVML loaded at run time with dlopen (never linked, like the CUDA driver in gpu/driver.cpp), so
 // that tiletune runs where there is no NVIDIA driver and the tests run against a fake library.
-// Only the few entry points the energy measurement needs are resolved. The types and codes are
+// Only the few entry points the energy measurement and the clock check need are resolved; the
+// clock ones are optional (a library without them gives no clock readings, not an error). The types and codes are
 // those of NVML's public ABI (nvml.h is not part of the CUDA toolkit, so they are declared here).
 #include <dlfcn.h>
 
@@ -8,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/dynamic_library.hpp"
 #include "tiletune/energy.hpp"
 #include "tiletune/error.hpp"
 
@@ -29,18 +31,12 @@ struct NvmlApi {
   nvmlReturn (*total_energy)(nvmlDevice, unsigned long long*) = nullptr;    // nvmlDeviceGetTotalEnergyConsumption
   nvmlReturn (*power_usage)(nvmlDevice, unsigned*) = nullptr;               // nvmlDeviceGetPowerUsage
   nvmlReturn (*name)(nvmlDevice, char*, unsigned) = nullptr;                // nvmlDeviceGetName
+  nvmlReturn (*clock_info)(nvmlDevice, int, unsigned*) = nullptr;           // nvmlDeviceGetClockInfo (optional)
+  // nvmlDeviceGetCurrentClocksEventReasons, or its older name ...ClocksThrottleReasons (optional)
+  nvmlReturn (*clock_reasons)(nvmlDevice, unsigned long long*) = nullptr;
 };
 
-template <class Fn>
-bool resolve(void* handle, const char* symbol, Fn& out, std::string& missing) {
-  void* address = ::dlsym(handle, symbol);
-  if (!address) {
-    missing += missing.empty() ? symbol : fmt::format(", {}", symbol);
-    return false;
-  }
-  out = reinterpret_cast<Fn>(address);
-  return true;
-}
+constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
 
 }  // namespace
 
@@ -85,13 +81,17 @@ std::unique_ptr<NvmlEnergySource> NvmlEnergySource::open(const std::string& devi
   }
   std::string missing;
   NvmlApi& a = impl->api;
-  resolve(impl->handle, "nvmlInit_v2", a.init, missing);
-  resolve(impl->handle, "nvmlShutdown", a.shutdown, missing);
-  resolve(impl->handle, "nvmlErrorString", a.error_string, missing);
-  resolve(impl->handle, "nvmlDeviceGetHandleByUUID", a.handle_by_uuid, missing);
-  resolve(impl->handle, "nvmlDeviceGetTotalEnergyConsumption", a.total_energy, missing);
-  resolve(impl->handle, "nvmlDeviceGetPowerUsage", a.power_usage, missing);
-  resolve(impl->handle, "nvmlDeviceGetName", a.name, missing);
+  detail::resolve_symbol(impl->handle, "nvmlInit_v2", a.init, missing);
+  detail::resolve_symbol(impl->handle, "nvmlShutdown", a.shutdown, missing);
+  detail::resolve_symbol(impl->handle, "nvmlErrorString", a.error_string, missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetHandleByUUID", a.handle_by_uuid, missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetTotalEnergyConsumption", a.total_energy, missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetPowerUsage", a.power_usage, missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetName", a.name, missing);
+  std::string optional_missing;  // the clock functions: without them, no clock check
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetClockInfo", a.clock_info, optional_missing);
+  if (!detail::resolve_symbol(impl->handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons, optional_missing))
+    detail::resolve_symbol(impl->handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons, optional_missing);
   if (!missing.empty()) {
     why = fmt::format("{} lacks NVML functions tiletune needs: {}", impl->library, missing);
     return nullptr;
@@ -131,6 +131,16 @@ std::optional<unsigned> NvmlEnergySource::power_mw() {
   }
   if (r != kNvmlSuccess) throw Error(fmt::format("nvmlDeviceGetPowerUsage failed: {}", impl_->describe(r)));
   return mw;
+}
+
+std::optional<ClockReading> NvmlEnergySource::sm_clock() {
+  if (!impl_->api.clock_info) return std::nullopt;
+  ClockReading reading;
+  if (impl_->api.clock_info(impl_->device, kNvmlClockSm, &reading.sm_mhz) != kNvmlSuccess) return std::nullopt;
+  unsigned long long reasons = 0;
+  if (impl_->api.clock_reasons && impl_->api.clock_reasons(impl_->device, &reasons) == kNvmlSuccess)
+    reading.event_reasons = reasons;
+  return reading;
 }
 
 std::string NvmlEnergySource::device_name() const {

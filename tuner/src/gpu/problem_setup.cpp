@@ -1,11 +1,13 @@
 // A problem's buffers, globals and expected outputs in the worker. Inputs are generated on the
 // device (one kernel launch per buffer), read from files or copied on the device; host copies
 // exist only where a CPU reference reads them, downloaded from what the GPU generated, so that
-// the reference and the kernel see the same bits.
+// the reference and the kernel see the same bits. The simple built-in references run on the
+// device (gpu/device_reference.hpp) and need no host copy at all.
 #include "gpu/problem_setup.hpp"
 
 #include <fmt/format.h>
 
+#include "gpu/device_reference.hpp"
 #include "gpu/generators.hpp"
 #include "tiletune/data_file.hpp"
 #include "tiletune/reference.hpp"
@@ -205,6 +207,10 @@ void ProblemSetup::expected_from_host(const TrialRequest& request, WorkerKernels
       throw Error(fmt::format("{}: no built-in reference named '{}' (built in: {})", request.kernel, v.cpu_reference,
                               known_references()));
   }
+  if (builtin != nullptr && expected_on_device(request, kernels, stream)) {
+    reference_ready_ = true;
+    return;
+  }
   TILETUNE_CU_CTX(cuStreamSynchronize(stream), "generating the inputs");
   std::vector<HostBuffer> inputs;
   std::vector<HostBuffer> outputs;
@@ -230,6 +236,38 @@ void ProblemSetup::expected_from_host(const TrialRequest& request, WorkerKernels
     keep_expected(i, out.bytes.data(), out.count(), kernels, stream);
   }
   reference_ready_ = true;
+}
+
+// The built-in reference on the device (gpu/device_reference.hpp): each output's expected buffer
+// starts as its initial contents (what the CPU version's output starts from) and the reference
+// kernel writes it. False, with no expected output kept, when the reference has no device version
+// or the problem does not fit it.
+bool ProblemSetup::expected_on_device(const TrialRequest& request, WorkerKernels& kernels, CUstream stream) {
+  std::vector<DeviceBufferView> inputs;
+  std::vector<DeviceBufferView> outputs;
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    HeldBuffer& b = buffers_[i];
+    if (!b.plan.output) {
+      inputs.push_back({b.plan.name, b.plan.type, b.pristine(), b.plan.count});
+      continue;
+    }
+    ExpectedOutput& e = expected_[i];
+    e.data = cu::DeviceBuffer(b.bytes());
+    if (b.bytes() != 0) copy_async(e.data.ptr(), b.pristine(), b.bytes(), stream, "the reference's initial output");
+    outputs.push_back({b.plan.name, b.plan.type, e.data.ptr(), b.plan.count});
+  }
+  if (!compute_reference_on_device(request.verify.cpu_reference, request.sizes, inputs, outputs, kernels, stream)) {
+    for (ExpectedOutput& e : expected_) e = ExpectedOutput{};
+    return false;
+  }
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    if (!buffers_[i].plan.output) continue;
+    ExpectedOutput& e = expected_[i];
+    e.count = buffers_[i].plan.count;
+    e.sum = kernels.sum(buffers_[i].plan.type, e.data.ptr(), e.count, stream);
+    e.ready = true;
+  }
+  return true;
 }
 
 void ProblemSetup::expected_from_files(const TrialRequest& request, WorkerKernels& kernels, CUstream stream) {

@@ -76,6 +76,7 @@ class ProblemSetup {
             const InitPlan& init, const TrialRequest& request, WorkerKernels& kernels, CUstream stream);
   void compute_expected(const TrialRequest& request, WorkerKernels& kernels, CUstream stream);
   void expected_from_host(const TrialRequest& request, WorkerKernels& kernels, CUstream stream);
+  [[nodiscard]] bool expected_on_device(const TrialRequest& request, WorkerKernels& kernels, CUstream stream);
   void expected_from_files(const TrialRequest& request, WorkerKernels& kernels, CUstream stream);
   void keep_expected(std::size_t index, const std::byte* bytes, std::uint64_t count, WorkerKernels& kernels,
                      CUstream stream);

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -29,7 +30,7 @@ namespace {
 
 // Shared memory a block gets without opting in; above it the kernel must ask for more.
 constexpr long long kDefaultSharedLimit = 48 * 1024;
-constexpr int kCopySamples = 20;
+constexpr int kCopyMinSamples = 20;
 constexpr int kCopyWarmup = 3;
 
 using Clock = std::chrono::steady_clock;
@@ -85,6 +86,17 @@ struct TrialFailure {
   std::string detail;
 };
 
+// What one sampling loop took: the kept samples, those discarded while the GPU throttled, and
+// the host wall time and SM clock of the kept ones.
+struct SampleSet {
+  std::vector<double> gpu_ms;
+  std::vector<double> throttled_ms;
+  double cpu_ms_sum = 0;
+  double clock_mhz_sum = 0;
+  int clock_readings = 0;
+  StopReason reason = StopReason::keep_going;
+};
+
 }  // namespace
 
 struct GpuRunner::Impl {
@@ -101,6 +113,9 @@ struct GpuRunner::Impl {
                                                            TrialResult& result);
   [[nodiscard]] std::optional<TrialFailure> check_sum(const TrialRequest& request, const CheckPlan& check,
                                                       TrialResult& result);
+  [[nodiscard]] SampleSet take_samples(const TimingSettings& settings, const std::function<void()>& prepare,
+                                       const std::function<void()>& op);
+  [[nodiscard]] NvmlEnergySource* nvml();
   void time(CUfunction f, const TrialRequest& request, void** params, TrialResult& result);
   void measure_energy(CUfunction f, const TrialRequest& request, void** params, TrialResult& result);
   [[nodiscard]] bool context_healthy() const;
@@ -110,17 +125,19 @@ struct GpuRunner::Impl {
   int arch = 0;
   int sm_count = 0;
   std::size_t l2 = 0;
+  unsigned max_sm_mhz = 0;  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE: the throttle check's reference
   cu::Stream stream;
   cu::Event start;
   cu::Event stop;
-  cu::DeviceBuffer flush;  // 2 x L2, overwritten before each cold sample
+  cu::DeviceBuffer flush;  // 1 x L2 (nvbench's l2flush), overwritten before each cold sample
   std::optional<WorkerKernels> kernels;
   ProblemSetup problem;
   std::vector<CUdeviceptr> symbols;  // where each module global of the loaded candidate is (0: skipped)
   bool lost = false;
-  // NVML for this device, opened at the first trial that asks for energy (or why it is not there).
-  std::unique_ptr<NvmlEnergySource> energy_source;
-  std::optional<std::string> energy_unavailable;
+  // NVML for this device, opened at the first timing (clock checks) and used for energy too, or
+  // why it is not there.
+  std::unique_ptr<NvmlEnergySource> nvml_source;
+  std::optional<std::string> nvml_unavailable;
 };
 
 namespace {
@@ -141,8 +158,9 @@ GpuRunner::Impl::Impl(int device_ordinal) : ordinal(device_ordinal), context(dev
          device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability", ordinal);
   sm_count = device_attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count", ordinal);
   l2 = static_cast<std::size_t>(device_attribute(device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2 size", ordinal));
-  // Twice the L2 (nvbench's choice): whatever the kernel left there is surely evicted.
-  flush = cu::DeviceBuffer(std::max<std::size_t>(2 * l2, std::size_t{1} << 20));
+  max_sm_mhz = static_cast<unsigned>(device_attribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "SM clock", ordinal) / 1000);
+  // One L2's worth, as nvbench's l2flush: writing it replaces whatever the kernel left there.
+  flush = cu::DeviceBuffer(std::max<std::size_t>(l2, std::size_t{1} << 20));
   kernels.emplace(arch, sm_count, ordinal);
 }
 
@@ -317,12 +335,68 @@ std::optional<TrialFailure> GpuRunner::Impl::verify(const TrialRequest& request,
   return std::nullopt;
 }
 
+NvmlEnergySource* GpuRunner::Impl::nvml() {
+  if (!nvml_source && !nvml_unavailable) {
+    CUuuid uuid{};
+    TILETUNE_CU_CTX(cuDeviceGetUuid(&uuid, context.device()), fmt::format("UUID of device {}", ordinal));
+    std::array<unsigned char, 16> bytes{};
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(uuid.bytes[i]);
+    std::string why;
+    nvml_source = NvmlEnergySource::open(format_gpu_uuid(bytes), why);
+    if (!nvml_source) nvml_unavailable = why;
+  }
+  return nvml_source.get();
+}
+
+// Samples `op` until StdrelCriterion stops (timing.hpp). Each sample: `prepare` (the restore of
+// in/out buffers and globals) and then, when cold, the L2 flush -- in that order, so that the
+// flush evicts the restored data too and a cold sample is cold for everything the kernel reads --
+// then a synchronize, so that the host wall time of the sample is its launch and synchronize
+// alone; CUDA events around `op` give its GPU time. After each sample NVML's SM clock is read:
+// a sample taken while the GPU throttled (is_throttled) is counted and not given to the
+// criterion, as nvbench's measure_cold discards it. nvbench measures the clock across the sample
+// with device timestamps and pauses after a throttled one for the GPU to recover; here the clock
+// is read once, right after, and sampling goes on at once (the time limit bounds the loop).
+SampleSet GpuRunner::Impl::take_samples(const TimingSettings& settings, const std::function<void()>& prepare,
+                                        const std::function<void()>& op) {
+  NvmlEnergySource* clocks = nvml();
+  StdrelCriterion criterion(settings);
+  SampleSet set;
+  set.gpu_ms.reserve(static_cast<std::size_t>(std::max(settings.min_samples, 16)));
+  const auto sampling_start = Clock::now();
+  while (set.reason == StopReason::keep_going) {
+    prepare();
+    if (settings.cold) flush.fill_async(static_cast<unsigned char>(set.gpu_ms.size()), stream.get());
+    stream.synchronize();
+    const auto cpu_start = Clock::now();
+    start.record(stream.get());
+    op();
+    stop.record(stream.get());
+    stop.synchronize();
+    const double cpu_ms = ms_since(cpu_start);
+    const double ms = cu::Event::elapsed_ms(start, stop);
+    const std::optional<ClockReading> clock = clocks ? clocks->sm_clock() : std::nullopt;
+    if (clock && is_throttled(*clock, max_sm_mhz)) {
+      set.throttled_ms.push_back(ms);
+    } else {
+      criterion.add_sample(ms);
+      set.gpu_ms.push_back(ms);
+      set.cpu_ms_sum += cpu_ms;
+      if (clock && clock->sm_mhz > 0) {
+        set.clock_mhz_sum += clock->sm_mhz;
+        ++set.clock_readings;
+      }
+    }
+    set.reason = criterion.verdict(ms_since(sampling_start) * 1e-3);
+  }
+  return set;
+}
+
 void GpuRunner::Impl::time(CUfunction f, const TrialRequest& request, void** params, TrialResult& result) {
   const TimingSettings& settings = request.timing;
   const std::string where = fmt::format("timing {} [{}]", request.kernel, request.config_text);
-  // In/out buffers and module globals are restored before every run, and before the L2 flush:
-  // the flush evicts them too, so that a cold sample is cold for everything the kernel reads.
-  // A plain output may keep what the checked launch wrote.
+  // In/out buffers and module globals are restored before every run (and before the L2 flush:
+  // take_samples). A plain output may keep what the checked launch wrote.
   const bool restores = problem.has_inputs_to_restore();
   auto restore = [&] {
     if (restores) problem.restore_inputs(symbols, stream.get());
@@ -338,36 +412,19 @@ void GpuRunner::Impl::time(CUfunction f, const TrialRequest& request, void** par
     checked_launch();
   }
   stream.synchronize();
-
-  std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(std::max(settings.min_samples, 16)));
-  // Running mean and variance (Welford) for the stopping rule; the reported figures come
-  // from summarize() over all samples at the end.
-  double mean = 0, m2 = 0, kernel_seconds = 0;
-  const auto sampling_start = Clock::now();
-  for (;;) {
-    restore();
-    if (settings.cold) flush.fill_async(static_cast<unsigned char>(samples.size()), stream.get());
-    start.record(stream.get());
-    checked_launch();
-    stop.record(stream.get());
-    stop.synchronize();
-    const double ms = cu::Event::elapsed_ms(start, stop);
-    samples.push_back(ms);
-    kernel_seconds += ms * 1e-3;
-    const double n = static_cast<double>(samples.size());
-    const double delta = ms - mean;
-    mean += delta / n;
-    m2 += delta * (ms - mean);
-    const double rel_std_error = (samples.size() >= 2 && mean > 0) ? std::sqrt(m2 / (n - 1)) / std::sqrt(n) / mean
-                                                                   : std::numeric_limits<double>::infinity();
-    const double wall_seconds = ms_since(sampling_start) * 1e-3;
-    if (stop_reason(settings, static_cast<int>(samples.size()), kernel_seconds, rel_std_error, wall_seconds) !=
-        StopReason::keep_going) {
-      break;
-    }
+  SampleSet set = take_samples(settings, restore, checked_launch);
+  result.throttled_samples = static_cast<int>(set.throttled_ms.size());
+  if (set.gpu_ms.empty()) {
+    // Every sample was taken while the GPU throttled: report them rather than nothing, and say so.
+    result.detail = fmt::format("all {} samples were taken while the GPU throttled (SM clock under {:.0f} % of {} "
+                                "MHz or a thermal/power slowdown)",
+                                set.throttled_ms.size(), 100 * kThrottleClockFraction, max_sm_mhz);
+    set.gpu_ms = std::move(set.throttled_ms);
+  } else {
+    result.cpu_mean_ms = set.cpu_ms_sum / static_cast<double>(set.gpu_ms.size());
+    if (set.clock_readings > 0) result.sm_clock_mhz = set.clock_mhz_sum / set.clock_readings;
   }
-  const TimingStats stats = summarize(std::move(samples));
+  const TimingStats stats = summarize(std::move(set.gpu_ms));
   result.samples = stats.samples;
   result.median_ms = stats.median_ms;
   result.mean_ms = stats.mean_ms;
@@ -378,17 +435,9 @@ void GpuRunner::Impl::time(CUfunction f, const TrialRequest& request, void** par
 
 void GpuRunner::Impl::measure_energy(CUfunction f, const TrialRequest& request, void** params,
                                      TrialResult& result) {
-  if (!energy_source && !energy_unavailable) {
-    CUuuid uuid{};
-    TILETUNE_CU_CTX(cuDeviceGetUuid(&uuid, context.device()), fmt::format("UUID of device {}", ordinal));
-    std::array<unsigned char, 16> bytes{};
-    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(uuid.bytes[i]);
-    std::string why;
-    energy_source = NvmlEnergySource::open(format_gpu_uuid(bytes), why);
-    if (!energy_source) energy_unavailable = why;
-  }
+  NvmlEnergySource* energy_source = nvml();
   if (!energy_source) {
-    result.energy_note = *energy_unavailable;
+    result.energy_note = *nvml_unavailable;
     return;
   }
   const bool restores = problem.has_inputs_to_restore();
@@ -587,18 +636,18 @@ CopyCeiling GpuRunner::measure_copy(std::uint64_t bytes) {
   };
   for (int i = 0; i < kCopyWarmup; ++i) copy();
   s.stream.synchronize();
-  std::vector<double> samples;
-  for (int i = 0; i < kCopySamples; ++i) {
-    s.start.record(s.stream.get());
-    copy();
-    s.stop.record(s.stream.get());
-    s.stop.synchronize();
-    samples.push_back(cu::Event::elapsed_ms(s.start, s.stop));
-  }
-  const TimingStats stats = summarize(std::move(samples));
+  // The same rule as a kernel's samples (cold, the stdrel criterion, throttled samples
+  // discarded), with at least kCopyMinSamples samples.
+  TimingSettings settings;
+  settings.min_samples = kCopyMinSamples;
+  SampleSet set = s.take_samples(settings, [] {}, copy);
   CopyCeiling ceiling;
+  ceiling.throttled_samples = static_cast<int>(set.throttled_ms.size());
+  if (set.gpu_ms.empty()) set.gpu_ms = std::move(set.throttled_ms);
+  const TimingStats stats = summarize(std::move(set.gpu_ms));
   ceiling.bytes = bytes;
   ceiling.median_ms = stats.median_ms;
+  ceiling.samples = stats.samples;
   // Bytes read plus bytes written, per second.
   ceiling.gbps =
       stats.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (stats.median_ms * 1e-3) / 1e9 : 0.0;

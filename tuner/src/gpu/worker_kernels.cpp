@@ -24,6 +24,13 @@ constexpr char kGeneratorSource[] =
 constexpr char kCompareSource[] =
 #include "gpu/compare_kernel.cu.inc"
     ;
+constexpr char kReferenceSource[] =
+#include "gpu/reference_kernels.cu.inc"
+    ;
+constexpr const char* kReferenceKernels[] = {
+    "tiletune_ref_transpose",      "tiletune_ref_vector_add_f32", "tiletune_ref_vector_add_f64",
+    "tiletune_ref_vector_add_i32", "tiletune_ref_vector_add_i64", "tiletune_ref_stencil_1d",
+    "tiletune_ref_histogram"};
 
 constexpr unsigned kBlock = 256;
 constexpr unsigned kBlocksPerSm = 16;
@@ -35,7 +42,7 @@ std::size_t index_of(ElementType type) { return static_cast<std::size_t>(type); 
 }  // namespace
 
 std::string worker_kernels_source() {
-  return std::string(kGeneratorSource) + "\n" + kCompareSource;
+  return std::string(kGeneratorSource) + "\n" + kCompareSource + "\n" + kReferenceSource;
 }
 
 std::vector<std::string> worker_kernels_options() { return {"--fmad=false"}; }
@@ -68,6 +75,7 @@ WorkerKernels::WorkerKernels(int arch, int sm_count, int ordinal) : sm_count_(st
     sum_[t] = module_->get_function(fmt::format("tiletune_sum_{}", kSuffixes[t]));
   }
   generate_ = module_->get_function("tiletune_generate");
+  for (const char* name : kReferenceKernels) references_.emplace(name, module_->get_function(name));
   partials_ = cu::DeviceBuffer(kBlocksPerSm * static_cast<std::size_t>(sm_count_) * sizeof(double));
 }
 
@@ -120,6 +128,14 @@ void WorkerKernels::generate(CUdeviceptr out, const tiletune_gen::Params& params
   void* args[] = {&out, &p};
   TILETUNE_CU_CTX(cuLaunchKernel(generate_, grid_for(p.count), 1, 1, kBlock, 1, 1, 0, stream, args, nullptr),
                   "launching the input generator");
+}
+
+void WorkerKernels::launch_reference(const char* function, std::uint64_t count, void** params, CUstream stream) {
+  const auto it = references_.find(std::string_view(function));
+  if (it == references_.end()) throw Error(fmt::format("no reference kernel named '{}' in the worker", function));
+  if (count == 0) return;
+  TILETUNE_CU_CTX(cuLaunchKernel(it->second, grid_for(count), 1, 1, kBlock, 1, 1, 0, stream, params, nullptr),
+                  fmt::format("launching the reference kernel {}", function));
 }
 
 }  // namespace tiletune

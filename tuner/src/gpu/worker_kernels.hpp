@@ -1,11 +1,13 @@
 // The GPU worker's own kernels, compiled once with NVRTC for the device when the worker
 // starts: the input generators (gpu/input_generators.h), the comparison of an output with the
-// expected one and the sum of an output (gpu/compare_kernel.cu.inc). One program, one module.
+// expected one and the sum of an output (gpu/compare_kernel.cu.inc), and the device versions of
+// the simple built-in references (gpu/reference_kernels.cu.inc). One program, one module.
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -15,7 +17,7 @@
 
 namespace tiletune {
 
-/// The text NVRTC compiles: the generators, then the comparison and sum kernels.
+/// The text NVRTC compiles: the generators, the comparison and sum kernels, the references.
 [[nodiscard]] std::string worker_kernels_source();
 
 /// The options the worker compiles its kernels with: no contraction into FMAs, so that a
@@ -42,6 +44,9 @@ class WorkerKernels {
   [[nodiscard]] double sum(ElementType type, CUdeviceptr x, std::uint64_t count, CUstream stream);
   /// Fills params.count elements at `out` (params.offsets: a device pointer, for csr_columns).
   void generate(CUdeviceptr out, const tiletune_gen::Params& params, CUstream stream);
+  /// Launches the reference kernel `function` (an extern "C" name of reference_kernels.cu.inc)
+  /// with a grid-stride grid over `count` elements. Throws Error for an unknown name.
+  void launch_reference(const char* function, std::uint64_t count, void** params, CUstream stream);
 
  private:
   [[nodiscard]] unsigned grid_for(std::uint64_t count) const;
@@ -51,6 +56,7 @@ class WorkerKernels {
   CUfunction compare_[7] = {};
   CUfunction sum_[7] = {};
   CUfunction generate_ = nullptr;
+  std::map<std::string, CUfunction, std::less<>> references_;
   cu::DeviceBuffer compare_result_{3 * sizeof(std::uint64_t)};
   cu::DeviceBuffer partials_;
 };

@@ -445,6 +445,9 @@ Json result_json(const TrialResult& r) {
       {"min_ms", r.min_ms},
       {"stddev_ms", r.stddev_ms},
       {"samples", r.samples},
+      {"throttled_samples", r.throttled_samples},
+      {"sm_clock_mhz", r.sm_clock_mhz},
+      {"cpu_mean_ms", r.cpu_mean_ms},
       {"driver_blocks_per_sm", r.driver_blocks_per_sm},
       {"max_error", r.max_error},
       {"first_bad_index", r.first_bad_index},
@@ -471,6 +474,9 @@ TrialResult result_from(const Fields& f) {
   r.min_ms = f.f64("min_ms");
   r.stddev_ms = f.f64("stddev_ms");
   r.samples = f.i32("samples");
+  r.throttled_samples = f.i32("throttled_samples");
+  r.sm_clock_mhz = f.f64("sm_clock_mhz");
+  r.cpu_mean_ms = f.f64("cpu_mean_ms");
   r.driver_blocks_per_sm = f.i32("driver_blocks_per_sm");
   r.max_error = f.f64("max_error");
   r.first_bad_index = f.i64("first_bad_index");
@@ -520,6 +526,8 @@ WorkerMessage decode_expecting(const std::string& payload, std::optional<WorkerM
       m.copy.bytes = f.u64("bytes");
       m.copy.median_ms = f.f64("median_ms");
       m.copy.gbps = f.f64("gbps");
+      m.copy.samples = f.i32("samples");
+      m.copy.throttled_samples = f.i32("throttled_samples");
       break;
     case WorkerMessage::Type::error: m.error = f.str("message"); break;
   }
@@ -546,7 +554,8 @@ std::string encode_copy_request(std::uint64_t bytes) {
 
 std::string encode_copy_result(const CopyCeiling& copy) {
   return to_payload(
-      {{"type", "copy_result"}, {"bytes", copy.bytes}, {"median_ms", copy.median_ms}, {"gbps", copy.gbps}});
+      {{"type", "copy_result"}, {"bytes", copy.bytes}, {"median_ms", copy.median_ms}, {"gbps", copy.gbps},
+                     {"samples", copy.samples}, {"throttled_samples", copy.throttled_samples}});
 }
 
 std::string encode_error(const std::string& message) {

@@ -151,7 +151,9 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
   const std::uint64_t sample_every = std::max<std::uint64_t>(1, options.sample_every);
   plan.summary.sample_every = sample_every;
   std::uint64_t index = 0;
+  plan.summary.shard = options.shard;
   while (auto config = enumerator.next()) {
+    if (!in_shard(space, *config, options.shard)) continue;
     if (index++ % sample_every != 0) continue;
     PlanRow row;
     row.config = std::move(*config);
@@ -191,6 +193,7 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
   }
   plan.summary.points = enumerator.product_size();
   plan.summary.valid = enumerator.kept();
+  plan.summary.in_shard = index;
 
   // Second pass: collect compiles in submission order, then occupancy with real resources.
   std::size_t done = plan.rows.size() - pending.size();

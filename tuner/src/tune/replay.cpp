@@ -12,7 +12,7 @@
 
 namespace tiletune {
 
-SpaceDomain space_domain(const Space& space, const Problem& problem) {
+SpaceDomain space_domain(const Space& space, const Problem& problem, const Shard& shard) {
   std::vector<std::string> names;
   std::vector<std::vector<std::int64_t>> values;
   std::vector<std::unordered_map<std::int64_t, std::uint16_t>> index_of(space.params.size());
@@ -31,6 +31,7 @@ SpaceDomain space_domain(const Space& space, const Problem& problem) {
   std::optional<std::size_t> start;
   Enumerator e(space, problem);
   while (auto config = e.next()) {
+    if (!in_shard(space, *config, shard)) continue;
     if (out.configs.size() == max_search_configs)
       throw Error(fmt::format("{}: more than {} configs pass the constraints for {}: a search holds at most that many; "
                               "narrow the params or add constraints",
@@ -45,7 +46,8 @@ SpaceDomain space_domain(const Space& space, const Problem& problem) {
   return out;
 }
 
-ReplayProblem replay_problem(const Space& space, const Landscape& landscape, const Problem& problem) {
+ReplayProblem replay_problem(const Space& space, const Landscape& landscape, const Problem& problem,
+                             const Shard& shard) {
   if (landscape.kernel != space.kernel)
     throw Error(fmt::format("replay: the recording is of kernel '{}', the space of '{}'", landscape.kernel,
                             space.kernel));
@@ -63,7 +65,7 @@ ReplayProblem replay_problem(const Space& space, const Landscape& landscape, con
 
   // The domain is the space's valid configs that were recorded: a config the recording lacks
   // cannot be answered, and one it has but the space does not allow is not a candidate.
-  const SpaceDomain all = space_domain(space, problem);
+  const SpaceDomain all = space_domain(space, problem, shard);
   std::vector<std::vector<std::uint16_t>> points;
   std::optional<std::size_t> start;
   for (std::size_t i = 0; i < all.configs.size(); ++i) {

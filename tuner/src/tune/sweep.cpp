@@ -206,7 +206,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   const std::vector<Problem> problems = options.problems.empty() ? all_problems(space) : options.problems;
   std::vector<ProblemWork> work;
   for (const Problem& p : problems)
-    work.push_back(plan_problem(space, p, db, report.device.uuid, options.objective, options.force));
+    work.push_back(plan_problem(space, p, options.shard, db, report.device.uuid, options.objective, options.force));
   for (const ProblemWork& w : work) {
     ProblemOutcome& outcome = report.problems.emplace_back();
     outcome.problem = w.problem;

@@ -30,12 +30,12 @@ std::optional<double> trial_score(Objective objective, const TrialRecord& trial)
   return objective_score(objective, trial.time_ms, trial.energy_mj);
 }
 
-ProblemWork plan_problem(const Space& space, const Problem& problem, const CacheDb& db,
+ProblemWork plan_problem(const Space& space, const Problem& problem, const Shard& shard, const CacheDb& db,
                          const std::string& device_uuid, Objective objective, bool force) {
   ProblemWork w;
   w.problem = problem;
   w.canonical = canonical_problem(space, problem);
-  w.space = space_domain(space, problem);
+  w.space = space_domain(space, problem, shard);
   if (!force)
     for (const TrialRow& row : db.trials(current_trials(space, device_uuid, w.canonical)))
       w.known.emplace(row.trial.key.params, trial_score(objective, row.trial));
@@ -150,6 +150,8 @@ void copy_result(const TrialResult& m, const SweepTrial& t, const DeviceLimits& 
     r.min_ms = m.min_ms;
     r.stddev_ms = m.stddev_ms;
     r.samples = m.samples;
+    r.throttled_samples = m.throttled_samples;
+    if (m.cpu_mean_ms > 0) r.cpu_time_s = m.cpu_mean_ms / 1000;  // the worker's mean per sample
   }
   r.measure_ms = m.measure_ms;
   if (m.driver_blocks_per_sm > 0 && t.occupancy.threads_per_block > 0 && limits.max_threads_per_sm > 0)

@@ -37,9 +37,10 @@ struct ProblemWork {
   std::unordered_map<std::string, std::optional<double>> known;  ///< canonical params -> score
   std::uint64_t unknown = 0;                                      ///< valid configs not in `known`
 };
-/// force: know nothing (measure everything again).
-[[nodiscard]] ProblemWork plan_problem(const Space& space, const Problem& problem, const CacheDb& db,
-                                       const std::string& device_uuid, Objective objective, bool force);
+/// Only the configs of shard; force: know nothing (measure everything again).
+[[nodiscard]] ProblemWork plan_problem(const Space& space, const Problem& problem, const Shard& shard,
+                                       const CacheDb& db, const std::string& device_uuid, Objective objective,
+                                       bool force);
 
 /// Compiles ahead of the GPU through a pool: the same option list compiles once, whoever asks
 /// (every problem, the reference config, a config proposed again after a restart), and a

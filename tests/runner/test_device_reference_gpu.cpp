@@ -1,0 +1,167 @@
+// The device versions of the simple built-in references (gpu/device_reference.hpp) against
+// their CPU versions (reference.cpp), on the same random inputs (gpu label): the same bits, the
+// reduction within one float ulp (a tree of double adds against a sequence); a problem the
+// device version does not fit runs on the host; and the time of each for a transpose of 8192^2,
+// printed (the host reference of that size was most of a transpose sweep's setup).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "gpu/device_reference.hpp"
+#include "gpu/driver.hpp"
+#include "gpu/worker_kernels.hpp"
+#include "worker_device.hpp"
+#include "tiletune/reference.hpp"
+
+namespace tiletune {
+namespace {
+
+using testing::Clock;
+using testing::ms_since;
+using Device = testing::WorkerDevice;
+Device& device() { return testing::worker_device(); }
+
+HostBuffer random_buffer(std::string name, ElementType type, std::uint64_t count, std::uint64_t seed) {
+  BufferPlan p;
+  p.name = std::move(name);
+  p.type = type;
+  p.count = count;
+  p.init.kind = BufferInit::random;
+  return make_host_buffer(p, seed);
+}
+
+HostBuffer zero_buffer(std::string name, ElementType type, std::uint64_t count) {
+  HostBuffer b;
+  b.name = std::move(name);
+  b.type = type;
+  b.bytes.assign(count * host_element_bytes(type), std::byte{0});
+  return b;
+}
+
+struct Outcome {
+  bool on_device = false;
+  std::vector<HostBuffer> device_outputs;  // what the device version wrote
+  std::vector<HostBuffer> cpu_outputs;     // what the CPU version wrote
+  double device_ms = 0, cpu_ms = 0;
+};
+
+// Runs `name` both ways on the same inputs and outputs (initial contents included).
+Outcome run_both(const char* name, const ProblemSizes& sizes, const std::vector<HostBuffer>& inputs,
+                 const std::vector<HostBuffer>& outputs) {
+  Device& d = device();
+  Outcome o;
+  std::vector<cu::DeviceBuffer> held;
+  std::vector<DeviceBufferView> in_views, out_views;
+  for (const HostBuffer& b : inputs) {
+    held.emplace_back(b.bytes.size());
+    held.back().upload(b.bytes.data(), b.bytes.size());
+    in_views.push_back({b.name, b.type, held.back().ptr(), b.count()});
+  }
+  for (const HostBuffer& b : outputs) {
+    held.emplace_back(b.bytes.size());
+    held.back().upload(b.bytes.data(), b.bytes.size());
+    out_views.push_back({b.name, b.type, held.back().ptr(), b.count()});
+  }
+  const auto device_start = Clock::now();
+  o.on_device = compute_reference_on_device(name, sizes, in_views, out_views, d.kernels, d.stream.get());
+  d.stream.synchronize();
+  o.device_ms = ms_since(device_start);
+  o.device_outputs = outputs;
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    held[inputs.size() + i].download(o.device_outputs[i].bytes.data(), o.device_outputs[i].bytes.size());
+  o.cpu_outputs = outputs;
+  const auto cpu_start = Clock::now();
+  find_cpu_reference(name)->compute(ReferenceArgs(sizes, inputs, o.cpu_outputs));
+  o.cpu_ms = ms_since(cpu_start);
+  return o;
+}
+
+void expect_same_bits(const Outcome& o, const char* name) {
+  ASSERT_TRUE(o.on_device) << name << " did not run on the device";
+  for (std::size_t i = 0; i < o.cpu_outputs.size(); ++i)
+    EXPECT_TRUE(o.device_outputs[i].bytes == o.cpu_outputs[i].bytes) << name << ": output '" << o.cpu_outputs[i].name
+                                                                      << "' differs from the CPU version";
+}
+
+TEST(DeviceReference, TransposeIsTheCpuTranspose) {
+  for (const std::int64_t n : {1, 37, 1000}) {
+    const std::uint64_t count = static_cast<std::uint64_t>(n * n);
+    expect_same_bits(run_both("transpose", {{"N", n}}, {random_buffer("in", ElementType::f32, count, 3)},
+                              {zero_buffer("out", ElementType::f32, count)}),
+                     "transpose");
+  }
+}
+
+TEST(DeviceReference, VectorAddIsTheCpuVectorAddForEachType) {
+  for (const ElementType t : {ElementType::f32, ElementType::f64, ElementType::i32, ElementType::i64}) {
+    const std::uint64_t n = 100003;
+    expect_same_bits(run_both("vector_add", {}, {random_buffer("a", t, n, 5), random_buffer("b", t, n, 6)},
+                              {zero_buffer("c", t, n)}),
+                     "vector_add");
+  }
+  // N smaller than the buffers: only the first N are written, the rest keep what they held.
+  HostBuffer c = random_buffer("c", ElementType::f32, 1000, 9);
+  expect_same_bits(run_both("vector_add", {{"N", 600}},
+                            {random_buffer("a", ElementType::f32, 1000, 7), random_buffer("b", ElementType::f32, 1000, 8)},
+                            {c}),
+                   "vector_add N=600");
+}
+
+TEST(DeviceReference, StencilIsTheCpuStencil) {
+  for (const std::int64_t r : {0, 1, 3, 8}) {
+    const std::int64_t n = 50001;
+    expect_same_bits(run_both("stencil_1d", {{"N", n}, {"R", r}},
+                              {random_buffer("in", ElementType::f32, static_cast<std::uint64_t>(n), 11)},
+                              {zero_buffer("out", ElementType::f32, static_cast<std::uint64_t>(n))}),
+                     "stencil_1d");
+  }
+}
+
+TEST(DeviceReference, HistogramIsTheCpuHistogram) {
+  expect_same_bits(run_both("histogram", {}, {random_buffer("in", ElementType::u8, 1 << 22, 13)},
+                            {random_buffer("out", ElementType::u32, 256, 14)}),  // not zero on entry
+                   "histogram");
+}
+
+TEST(DeviceReference, ReductionIsTheCpuSumWithinAnUlp) {
+  const Outcome o = run_both("reduction", {}, {random_buffer("in", ElementType::f32, 1 << 24, 15)},
+                             {zero_buffer("out", ElementType::f32, 4)});
+  ASSERT_TRUE(o.on_device);
+  const float got = o.device_outputs[0].as<const float>()[0];
+  const float want = o.cpu_outputs[0].as<const float>()[0];
+  EXPECT_LE(std::abs(got - want), std::abs(std::nextafter(want, 2 * want + 1) - want)) << got << " vs " << want;
+  // The other elements keep their initial contents, as on the host.
+  EXPECT_TRUE(std::memcmp(o.device_outputs[0].bytes.data() + 4, o.cpu_outputs[0].bytes.data() + 4, 12) == 0);
+}
+
+TEST(DeviceReference, AProblemThatDoesNotFitRunsOnTheHost) {
+  Device& d = device();
+  cu::DeviceBuffer in(16 * sizeof(float)), out(16 * sizeof(float));
+  const std::vector<DeviceBufferView> inputs{{"in", ElementType::f32, in.ptr(), 16}};
+  const std::vector<DeviceBufferView> outputs{{"out", ElementType::f32, out.ptr(), 16}};
+  EXPECT_FALSE(compute_reference_on_device("transpose", {{"N", 5}}, inputs, outputs, d.kernels, d.stream.get()));
+  EXPECT_FALSE(compute_reference_on_device("transpose", {}, inputs, outputs, d.kernels, d.stream.get()));
+  EXPECT_FALSE(compute_reference_on_device("matmul", {{"M", 4}, {"N", 4}, {"K", 4}}, inputs, outputs, d.kernels,
+                                           d.stream.get()));
+  const std::vector<DeviceBufferView> doubles{{"out", ElementType::f64, out.ptr(), 8}};
+  EXPECT_FALSE(compute_reference_on_device("stencil_1d", {{"N", 8}, {"R", 1}}, inputs, doubles, d.kernels,
+                                           d.stream.get()));
+}
+
+TEST(DeviceReference, TransposeOf8192SquaredTime) {
+  const std::int64_t n = 8192;
+  const std::uint64_t count = static_cast<std::uint64_t>(n * n);
+  const Outcome o = run_both("transpose", {{"N", n}}, {random_buffer("in", ElementType::f32, count, 17)},
+                             {zero_buffer("out", ElementType::f32, count)});
+  expect_same_bits(o, "transpose 8192");
+  std::printf("transpose reference of 8192^2: device %.2f ms, host %.1f ms (the host one without the download "
+              "of the input the worker needed before)\n",
+              o.device_ms, o.cpu_ms);
+  EXPECT_LT(o.device_ms, o.cpu_ms);
+}
+
+}  // namespace
+}  // namespace tiletune
