@@ -5,7 +5,11 @@
 // the seeds) and the evaluations needed for 90 %, 95 % and 99 % of it, against random sampling.
 //
 //   bench_strategies [--seeds 50] [--landscapes DIR] [--configs DIR] [--out DIR]
-//                    [--strategies a,b,...] [--batch 1] [--cap 0.3]
+//                    [--strategies a,b,...] [--threads 16] [--in-flight K] [--cap 0.3]
+//
+// Each search is the one a sweep makes (run_search over the recording: the sliding window of
+// in_flight_width(learns, --threads) points in flight, the default config first), unless
+// --in-flight fixes the width. --threads 16 is the H200 host's cores.
 //
 // Writes DIR/strategies_curves.csv and DIR/strategies_summary.csv (bench/plot_strategies.py
 // draws the curves) and prints the summary table with the goal of issue 6 checked per space:
@@ -45,7 +49,8 @@ struct Args {
   fs::path configs = fs::path(TILETUNE_SOURCE_DIR) / "configs";
   fs::path out = ".";
   std::vector<std::string> strategies;
-  std::size_t batch = 1;
+  unsigned threads = 16;      // compile threads of the simulated sweep: the H200 host's cores
+  std::size_t in_flight = 0;  // 0: in_flight_width(learns, threads), as a sweep
   double cap = 0.3;  // structured strategies stop at this share of the space (random and exhaustive go on)
 };
 
@@ -72,17 +77,19 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--configs") a.configs = value();
     else if (arg == "--out") a.out = value();
     else if (arg == "--strategies") a.strategies = split(value(), ',');
-    else if (arg == "--batch") a.batch = std::stoul(value());
+    else if (arg == "--threads") a.threads = static_cast<unsigned>(std::stoul(value()));
+    else if (arg == "--in-flight") a.in_flight = std::stoul(value());
     else if (arg == "--cap") a.cap = std::stod(value());
     else if (arg == "--help" || arg == "-h") {
       std::cout << "usage: bench_strategies [--seeds 50] [--landscapes DIR] [--configs DIR] [--out DIR]\n"
-                   "                        [--strategies a,b,...] [--batch 1] [--cap 0.3]\n";
+                   "                        [--strategies a,b,...] [--threads 16] [--in-flight K] [--cap 0.3]\n";
       std::exit(0);
     } else {
       throw Error(fmt::format("unknown argument '{}' (see --help)", arg));
     }
   }
   if (a.seeds < 1) throw Error("--seeds must be at least 1");
+  if (a.threads < 1) throw Error("--threads must be at least 1");
   return a;
 }
 
@@ -161,7 +168,9 @@ int main(int argc, char** argv) try {
           const auto strategy = make_strategy(name, rp.space.domain, static_cast<std::uint64_t>(seed));
           SearchBudget budget;
           budget.evaluations = cap;
-          const SearchTrace trace = replay(rp, *strategy, budget, args.batch);
+          SearchRun run = sweep_search_run(rp.space.domain, *strategy, budget, args.threads);
+          if (args.in_flight) run.in_flight = args.in_flight;
+          const SearchTrace trace = replay(rp, *strategy, run);
           double best = std::numeric_limits<double>::infinity();
           for (std::size_t k = 0; k < cap; ++k) {
             if (k < trace.evaluations.size() && trace.evaluations[k].time)
@@ -203,9 +212,14 @@ int main(int argc, char** argv) try {
                            num(r.r99.median), r.r95.reached, r.final_median, r.seconds);
 
   // The table, and the goal per (space, problem).
-  std::cout << fmt::format("{} seeds per strategy (exhaustive: 1), batch {}; median evaluations to reach 90 / 95 / 99 % "
-                           "of the optimum's speed (seeds that got there, when not all)\n\n",
-                           args.seeds, args.batch);
+  const std::string width = args.in_flight ? fmt::format("{} in flight", args.in_flight)
+                                           : fmt::format("the sweep's window for {} compile threads ({} in flight for "
+                                                         "a strategy that learns, {} otherwise)",
+                                                         args.threads, in_flight_width(true, args.threads),
+                                                         in_flight_width(false, args.threads));
+  std::cout << fmt::format("{} seeds per strategy (exhaustive: 1), {}, default config first; median evaluations to "
+                           "reach 90 / 95 / 99 % of the optimum's speed (seeds that got there, when not all)\n\n",
+                           args.seeds, width);
   std::cout << "| space | problem | configs | strategy | to 90 % | to 95 % | to 99 % |\n|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const int seeds = r.strategy == "exhaustive" ? 1 : args.seeds;

@@ -65,7 +65,8 @@ Libs: -L\${libdir} -l$<TARGET_FILE_BASE_NAME:tiletune_query> -lsqlite3 -lstdc++ 
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tiletune-query.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()
 set(_engine_libs "")
-foreach(stage search db gpu compile space common)
+# Later stages first, as a static link needs them.
+foreach(stage interchange report launch query tune strategy db gpu compile space common)
   string(APPEND _engine_libs " -l$<TARGET_FILE_BASE_NAME:tiletune_${stage}>")
 endforeach()
 file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/tiletune-engine.pc CONTENT

@@ -102,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"tune --device -1 SPACE", "--device: '-1' is not a whole number"},
         UsageCase{"tune --strategy bogus SPACE", "unknown strategy 'bogus'"},
         UsageCase{"tune --arch sm_999 SPACE", "--arch: 'sm_999'"},
-        UsageCase{"tune --replay REC --batch 0 SPACE", "--batch: 0 is out of range"},
+        UsageCase{"tune --replay REC --in-flight 0 SPACE", "--in-flight: 0 is out of range"},
         UsageCase{"tune --replay REC --size N=1e3 SPACE", "--size: 'N=1e3'"},
         UsageCase{"best --format env", "--format env needs --kernel and --size"},
         UsageCase{"best --format cmake --kernel transpose", "--format cmake needs --kernel and --size"},

@@ -42,6 +42,7 @@ std::string compares(const Space& space) {
 
 SweepReport sweep(const Space& space, const testing::TempDir& dir, std::uint64_t budget) {
   SweepOptions o;
+  o.device = list_devices().at(0);
   o.problems = {all_problems(space).front()};
   o.db_path = dir.path() / "corpus.db";
   o.budget.evaluations = budget;

@@ -10,7 +10,7 @@
 
 #include "db/embedded_sql.hpp"
 #include "db_test_util.hpp"
-#include "query/cache_file.hpp"
+#include "common/cache_file.hpp"
 #include "test_support.hpp"
 
 namespace tiletune::testing {

@@ -629,7 +629,7 @@ TEST(RunSearch, RejectsBadArgumentsAndBadStrategies) {
   const Landscape l = mixed3d();
   const auto evaluate = [&](std::size_t p) { return l.evaluate(p); };
   const auto s = make_strategy("random", l.domain, 1);
-  expect_error([&] { (void)run_search(l.domain, *s, evaluate, {}, 0); }, "batch size must be at least 1");
+  expect_error([&] { (void)run_search(l.domain, *s, evaluate, {}, 0); }, "in-flight width must be at least 1");
   for (const double bad : {0.0, -0.5, 1.5, std::nan("")}) {
     SearchBudget b;
     b.fraction = bad;
@@ -644,6 +644,7 @@ TEST(RunSearch, RejectsBadArgumentsAndBadStrategies) {
    public:
     explicit Broken(std::size_t last) : last_(last) {}
     std::string_view name() const override { return "broken"; }
+    bool learns() const override { return false; }
     std::vector<std::size_t> propose(std::size_t) override { return {next_ < 3 ? next_++ : last_}; }
     void observe(std::size_t, std::optional<double>) override {}
 
@@ -658,6 +659,196 @@ TEST(RunSearch, RejectsBadArgumentsAndBadStrategies) {
   const auto zero = [&](std::size_t p) { return Evaluation{p, 0.0, 1.0}; };
   const auto fresh = make_strategy("random", l.domain, 1);
   expect_error([&] { (void)run_search(l.domain, *fresh, zero, {}); }, "must be positive and finite");
+}
+
+// --- the window, recall and the first point -----------------------------------------------
+
+/// An evaluator that logs what the loop does: submits, waits, cancels, and the widest window.
+class LoggingEvaluator final : public Evaluator {
+ public:
+  explicit LoggingEvaluator(const Landscape& l, double cost = 1.0) : l_(l), cost_(cost) {}
+  std::optional<Evaluation> recall(std::size_t point) override {
+    if (!known.contains(point)) return std::nullopt;
+    recalled.push_back(point);
+    return Evaluation{point, l_.times[point], 99.0};  // a recalled cost must not count
+  }
+  void submit(std::size_t point) override {
+    submitted.push_back(point);
+    pending_.push_back(point);
+    widest = std::max(widest, pending_.size());
+  }
+  Evaluation next() override {
+    const std::size_t point = pending_.front();
+    pending_.erase(pending_.begin());
+    elapsed_ += cost_;
+    return {point, l_.times[point], cost_};
+  }
+  void cancel() override {
+    cancelled += pending_.size();
+    pending_.clear();
+  }
+  double elapsed_seconds() const override { return elapsed_; }
+
+  std::set<std::size_t> known;
+  std::vector<std::size_t> submitted, recalled;
+  std::size_t widest = 0, cancelled = 0;
+
+ private:
+  const Landscape& l_;
+  double cost_;
+  std::vector<std::size_t> pending_;
+  double elapsed_ = 0;
+};
+
+TEST(SearchLoop, KeepsTheWindowFullAndObservesInSubmissionOrder) {
+  const Landscape l = mixed3d();
+  for (const std::string& name : strategy_names()) {
+    for (const std::size_t width : {1u, 4u, 32u}) {
+      const auto s = make_strategy(name, l.domain, 3);
+      LoggingEvaluator e(l);
+      const SearchTrace t = run_search(l.domain, *s, e, SearchRun{{}, width, std::nullopt});
+      ASSERT_EQ(t.evaluations.size(), l.domain.size()) << name;
+      // A strategy that learns may hold back until outcomes come in; the others fill the window.
+      EXPECT_LE(e.widest, width) << name;
+      if (!s->learns()) EXPECT_EQ(e.widest, std::min(width, l.domain.size())) << name << " width " << width;
+      for (std::size_t i = 0; i < t.evaluations.size(); ++i)
+        ASSERT_EQ(t.evaluations[i].point, e.submitted[i]) << name << ": observed out of submission order";
+      EXPECT_EQ(t.evaluated, l.domain.size());
+      EXPECT_EQ(t.resumed, 0u);
+    }
+  }
+}
+
+TEST(SearchLoop, RecalledPointsAreObservedAtOnceAndCostNothing) {
+  const Landscape l = mixed3d();
+  const auto plain = make_strategy("exhaustive", l.domain, 1);
+  const SearchTrace reference = run_search(l.domain, *plain, [&](std::size_t p) { return l.evaluate(p); }, {}, 8);
+  for (const std::string& name : strategy_names()) {
+    const auto s = make_strategy(name, l.domain, 5);
+    LoggingEvaluator e(l);
+    for (std::size_t p = 0; p < l.domain.size(); p += 3) e.known.insert(p);
+    SearchBudget b;
+    b.evaluations = 10;
+    const SearchTrace t = run_search(l.domain, *s, e, SearchRun{b, 4, std::nullopt});
+    EXPECT_EQ(t.evaluated, 10u) << name << ": recalled points are not counted against the budget";
+    EXPECT_EQ(e.submitted.size(), 10u) << name;
+    EXPECT_EQ(t.resumed, e.recalled.size()) << name;
+    EXPECT_GT(t.resumed, 0u) << name;
+    EXPECT_EQ(t.evaluations.size(), t.evaluated + t.resumed) << name;
+    EXPECT_DOUBLE_EQ(t.cost_seconds, 10.0) << name << ": a recalled point costs nothing";
+    for (const Evaluation& ev : t.evaluations) {
+      EXPECT_EQ(ev.recalled, e.known.contains(ev.point)) << name;
+      EXPECT_FALSE(ev.recalled && std::find(e.submitted.begin(), e.submitted.end(), ev.point) != e.submitted.end())
+          << name << ": a known point was submitted";
+    }
+    EXPECT_TRUE(t.budget_exhausted) << name;
+  }
+  // Everything known: nothing is submitted, every proposal is resumed, the best is the optimum.
+  const auto s = make_strategy("random", l.domain, 1);
+  LoggingEvaluator all(l);
+  for (std::size_t p = 0; p < l.domain.size(); ++p) all.known.insert(p);
+  const SearchTrace t = run_search(l.domain, *s, all, SearchRun{});
+  EXPECT_TRUE(all.submitted.empty());
+  EXPECT_EQ(t.resumed, l.domain.size());
+  EXPECT_EQ(t.best, reference.best);
+  EXPECT_FALSE(t.budget_exhausted);
+}
+
+TEST(SearchLoop, TheFirstPointGoesFirstEvenUnderABudgetAndAnswersTheStrategy) {
+  const Landscape l = mixed3d();
+  const std::size_t first = l.domain.size() - 1;  // a point no strategy starts with
+  for (const std::string& name : strategy_names()) {
+    const auto s = make_strategy(name, l.domain, 2);
+    LoggingEvaluator e(l);
+    SearchBudget b;
+    b.evaluations = 3;
+    const SearchTrace t = run_search(l.domain, *s, e, SearchRun{b, 8, first});
+    ASSERT_FALSE(e.submitted.empty());
+    EXPECT_EQ(e.submitted.front(), first) << name;
+    EXPECT_EQ(t.evaluations.front().point, first) << name;
+    EXPECT_EQ(e.submitted.size(), 3u) << name << ": the first point counts against the budget";
+    EXPECT_EQ(std::count(e.submitted.begin(), e.submitted.end(), first), 1) << name;
+  }
+  // Exhaustive proposes the last point at the end: it is observed from the first evaluation,
+  // not measured again, and the trace holds it once.
+  const auto s = make_strategy("exhaustive", l.domain, 1);
+  LoggingEvaluator e(l);
+  const SearchTrace t = run_search(l.domain, *s, e, SearchRun{{}, 4, first});
+  EXPECT_EQ(e.submitted.size(), l.domain.size());
+  EXPECT_EQ(t.evaluations.size(), l.domain.size());
+  EXPECT_FALSE(t.budget_exhausted);
+  // A known first point is recalled, not measured.
+  const auto r = make_strategy("random", l.domain, 1);
+  LoggingEvaluator k(l);
+  k.known.insert(first);
+  SearchBudget two;
+  two.evaluations = 2;
+  const SearchTrace tk = run_search(l.domain, *r, k, SearchRun{two, 4, first});
+  EXPECT_EQ(std::count(k.submitted.begin(), k.submitted.end(), first), 0);
+  EXPECT_EQ(k.submitted.size(), 2u);
+  EXPECT_TRUE(tk.evaluations.front().recalled);
+}
+
+TEST(SearchLoop, NeverSubmitsPastTheCountAndCancelsAtTheTime) {
+  const Landscape l = mixed3d();
+  for (const std::string& name : strategy_names()) {
+    const auto s = make_strategy(name, l.domain, 2);
+    LoggingEvaluator e(l);
+    SearchBudget b;
+    b.evaluations = 5;
+    const SearchTrace t = run_search(l.domain, *s, e, SearchRun{b, 32, std::nullopt});
+    EXPECT_EQ(e.submitted.size(), 5u) << name << ": a window wider than the budget submitted more";
+    EXPECT_EQ(e.cancelled, 0u) << name;
+    EXPECT_TRUE(t.budget_exhausted) << name;
+
+    const auto st = make_strategy(name, l.domain, 2);
+    LoggingEvaluator timed(l, 0.75);
+    SearchBudget seconds;
+    seconds.seconds = 10;
+    const SearchTrace tt = run_search(l.domain, *st, timed, SearchRun{seconds, 8, std::nullopt});
+    EXPECT_EQ(tt.evaluations.size(), 14u) << name;  // 14 x 0.75 = 10.5 s: spent before the 15th wait
+    EXPECT_EQ(timed.cancelled, timed.submitted.size() - 14) << name << ": what was in flight is cancelled";
+    EXPECT_GT(timed.cancelled, 0u) << name;
+    EXPECT_TRUE(tt.budget_exhausted) << name;
+  }
+}
+
+TEST(SearchLoop, InFlightWidthFollowsTheSweepRule) {
+  EXPECT_EQ(in_flight_width(true, 1), 4u);
+  EXPECT_EQ(in_flight_width(true, 6), 6u);
+  EXPECT_EQ(in_flight_width(true, 16), 8u);
+  EXPECT_EQ(in_flight_width(false, 2), 32u);
+  EXPECT_EQ(in_flight_width(false, 16), 64u);
+  EXPECT_GE(in_flight_width(false, 0), 32u);  // 0: one thread per core
+  const Landscape l = mixed3d();
+  for (const std::string& name : strategy_names()) {
+    const auto s = make_strategy(name, l.domain, 1);
+    EXPECT_EQ(s->learns(), name != "exhaustive" && name != "random") << name;
+    const SearchRun run = sweep_search_run(l.domain, *s, {}, 16);
+    EXPECT_EQ(run.in_flight, s->learns() ? 8u : 64u) << name;
+    EXPECT_EQ(run.first, l.domain.start()) << name;
+  }
+}
+
+TEST(SearchLoop, AnEvaluatorThatAnswersOutOfOrderIsAnError) {
+  const Landscape l = mixed3d();
+  class Newest final : public Evaluator {
+   public:
+    void submit(std::size_t point) override { pending_.push_back(point); }
+    Evaluation next() override {
+      const std::size_t p = pending_.back();
+      pending_.pop_back();
+      return {p, 1.0, 1.0};
+    }
+    void cancel() override { pending_.clear(); }
+    double elapsed_seconds() const override { return 0; }
+
+   private:
+    std::vector<std::size_t> pending_;
+  } newest;
+  const auto s = make_strategy("exhaustive", l.domain, 1);
+  expect_error([&] { (void)run_search(l.domain, *s, newest, SearchRun{{}, 4, std::nullopt}); },
+               "where the oldest outstanding is");
 }
 
 // --- failures ---------------------------------------------------------------------------------

@@ -206,7 +206,7 @@ TEST(Replay, ExhaustiveReplayAnswersFailuresAsFailuresAndCostsTheRecordedTime) {
   EXPECT_EQ(canonical_config(s, rp.space.configs[*rp.space.domain.start()]), "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
 
   const auto exhaustive = make_strategy("exhaustive", rp.space.domain, 1);
-  const SearchTrace trace = replay(rp, *exhaustive, {});
+  const SearchTrace trace = replay(rp, *exhaustive, SearchRun{});
   ASSERT_EQ(trace.evaluations.size(), 91u);
   std::set<std::string> failed;
   for (const Evaluation& e : trace.evaluations)
@@ -229,8 +229,8 @@ TEST(Replay, BudgetsAndSeedsOfAReplay) {
   for (const std::string& name : strategy_names()) {
     const auto a = make_strategy(name, rp.space.domain, 5);
     const auto b = make_strategy(name, rp.space.domain, 5);
-    const SearchTrace ta = replay(rp, *a, budget);
-    const SearchTrace tb = replay(rp, *b, budget);
+    const SearchTrace ta = replay(rp, *a, SearchRun{budget});
+    const SearchTrace tb = replay(rp, *b, SearchRun{budget});
     ASSERT_EQ(ta.evaluations.size(), 17u) << name;
     EXPECT_TRUE(ta.budget_exhausted) << name;
     for (std::size_t i = 0; i < ta.evaluations.size(); ++i)
@@ -239,7 +239,7 @@ TEST(Replay, BudgetsAndSeedsOfAReplay) {
   SearchBudget seconds;
   seconds.seconds = 1.0;  // each evaluation costs 0.105 s: 10 fit before the budget is spent
   const auto r = make_strategy("random", rp.space.domain, 1);
-  const SearchTrace t = replay(rp, *r, seconds);
+  const SearchTrace t = replay(rp, *r, SearchRun{seconds});
   EXPECT_EQ(t.evaluations.size(), 10u);
   EXPECT_TRUE(t.budget_exhausted);
 }

@@ -1,6 +1,13 @@
-// A stand-in for `tiletune __worker` in the worker tests: the real serve_worker loop around a
-// handler that misbehaves on trial 2 in the way its mode says. Usage: fake_worker MODE, with
+// A stand-in for `tiletune __worker` in the worker and sweep tests: the real serve_worker loop
+// around a handler that misbehaves on one trial (2 unless --at says) in the way its mode says.
+// Usage: fake_worker MODE [--at ID] [--recording FILE] [--delay-ms N] [--log FILE], with
 // $TILETUNE_WORKER_FDS set by WorkerProcess.
+//   --recording  answer each trial from a landscape CSV (tests/data/landscapes): an ok trial
+//                with its recorded time, any other recorded status as wrong_result; a config
+//                the recording lacks is a launch_failed; a reference run is ok
+//   --delay-ms   sleep this long in every trial (a sweep slow enough to be killed mid-way)
+//   --log        append "ID reference|trial PROBLEM_KEY CONFIG" per trial, to see what a
+//                sweep asked of its workers
 //   ok       every trial is ok (median_ms = id; detail names the fds and the cubin size)
 //   sleep    trial 2 never answers
 //   crash    trial 2 raises SIGSEGV
@@ -16,13 +23,19 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
+#include "tiletune/landscape.hpp"
 #include "tiletune/worker.hpp"
 
 namespace {
@@ -47,17 +60,80 @@ void write_raw(int fd, const std::string& bytes) {
   }
 }
 
+struct Options {
+  std::string mode;
+  std::uint64_t at = 2;
+  std::optional<tiletune::Landscape> recording;
+  int delay_ms = 0;
+  std::string log;
+};
+
+/// "N=1024;M=8" -> {{"M", 8}, {"N", 1024}}, to match a request's sizes.
+std::map<std::string, std::int64_t> parse_sizes(const std::string& canonical) {
+  std::map<std::string, std::int64_t> sizes;
+  std::size_t begin = 0;
+  while (begin < canonical.size()) {
+    std::size_t end = canonical.find(';', begin);
+    if (end == std::string::npos) end = canonical.size();
+    const std::string item = canonical.substr(begin, end - begin);
+    const std::size_t eq = item.find('=');
+    if (eq != std::string::npos) sizes[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+    begin = end + 1;
+  }
+  return sizes;
+}
+
+/// The recorded trial of a request: its problem by sizes, its config by the config text
+/// ("A=1 B=2" is the canonical "A=1;B=2" with spaces).
+const tiletune::LandscapeTrial* recorded(const tiletune::Landscape& l, const TrialRequest& request) {
+  std::string params = request.config_text;
+  for (char& c : params)
+    if (c == ' ') c = ';';
+  for (const tiletune::LandscapeProblem& p : l.problems) {
+    if (parse_sizes(p.problem) != request.sizes) continue;
+    for (const tiletune::LandscapeTrial& t : p.trials)
+      if (t.params == params) return &t;
+  }
+  return nullptr;
+}
+
+TrialResult from_recording(const tiletune::Landscape& l, const TrialRequest& request) {
+  TrialResult r;
+  r.id = request.id;
+  const tiletune::LandscapeTrial* t = request.is_reference ? nullptr : recorded(l, request);
+  if (!request.is_reference && !t) {
+    r.status = tiletune::TrialStatus::launch_failed;
+    r.detail = "fake_worker: " + request.config_text + " is not in the recording";
+    return r;
+  }
+  if (t && t->status != tiletune::TrialStatus::ok) {
+    r.status = tiletune::TrialStatus::wrong_result;
+    r.detail = "recorded as " + std::string(tiletune::status_name(t->status));
+    return r;
+  }
+  r.median_ms = t ? *t->time_ms : 1.0;
+  r.mean_ms = r.min_ms = r.median_ms;
+  r.samples = 10;
+  r.measure_ms = t ? t->measure_ms : 1.0;
+  r.load_ms = 0.5;
+  r.verify_ms = 0.25;
+  return r;
+}
+
 class FakeHandler : public tiletune::TrialHandler {
  public:
-  FakeHandler(std::string mode, int in_fd, int out_fd) : mode_(std::move(mode)), in_fd_(in_fd), out_fd_(out_fd) {}
+  FakeHandler(Options options, int in_fd, int out_fd)
+      : options_(std::move(options)), mode_(options_.mode), in_fd_(in_fd), out_fd_(out_fd) {}
 
   TrialResult run_trial(const TrialRequest& request) override {
     std::printf("fake_worker: trial %llu (stdout noise that must not reach the protocol)\n",
                 static_cast<unsigned long long>(request.id));
     std::fflush(stdout);
+    log(request);
+    if (options_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options_.delay_ms));
     if (request.id == 1 && mode_ == "deaf" && ::close(in_fd_) != 0) std::perror("fake_worker: close");
-    if (request.id == 2) misbehave();
-    if (request.id == 2 && mode_ == "lost") {
+    if (request.id == options_.at) misbehave();
+    if (request.id == options_.at && mode_ == "lost") {
       // Like a kernel that faulted: answer, then the serve loop exits (context_lost).
       lost_ = true;
       TrialResult r;
@@ -66,6 +142,7 @@ class FakeHandler : public tiletune::TrialHandler {
       r.detail = "CUDA_ERROR_ILLEGAL_ADDRESS: the CUDA context is lost";
       return r;
     }
+    if (options_.recording) return from_recording(*options_.recording, request);
     TrialResult r;
     r.id = request.id;
     r.median_ms = static_cast<double>(request.id);
@@ -108,7 +185,15 @@ class FakeHandler : public tiletune::TrialHandler {
     }
   }
 
-  std::string mode_;
+  void log(const TrialRequest& request) const {
+    if (options_.log.empty()) return;
+    std::ofstream out(options_.log, std::ios::app);
+    out << request.id << (request.is_reference ? " reference " : " trial ") << request.problem_key << ' '
+        << request.config_text << '\n';
+  }
+
+  Options options_;
+  const std::string& mode_;
   bool lost_ = false;
   int in_fd_;
   int out_fd_;
@@ -118,18 +203,36 @@ class FakeHandler : public tiletune::TrialHandler {
 
 int main(int argc, char** argv) {
   static const std::set<std::string> kModes = {"ok", "sleep", "crash", "exit", "garbage", "huge", "throw", "linger", "deaf", "lost"};
-  if (argc != 2 || kModes.count(argv[1]) == 0) {
-    std::fprintf(stderr, "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost\n");
+  const char* usage =
+      "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost [--at ID] [--recording FILE] "
+      "[--delay-ms N] [--log FILE]\n";
+  if (argc < 2 || kModes.count(argv[1]) == 0 || argc % 2 != 0) {
+    std::fputs(usage, stderr);
     return 64;
   }
-  std::string mode = argv[1];
-  if (mode == "crash") {
+  Options options;
+  options.mode = argv[1];
+  try {
+    for (int i = 2; i + 1 < argc; i += 2) {
+      const std::string flag = argv[i], value = argv[i + 1];
+      if (flag == "--at") options.at = std::stoull(value);
+      else if (flag == "--recording") options.recording = tiletune::load_landscape(value);
+      else if (flag == "--delay-ms") options.delay_ms = std::stoi(value);
+      else if (flag == "--log") options.log = value;
+      else throw std::invalid_argument("unknown option " + flag);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fake_worker: %s\n%s", e.what(), usage);
+    return 64;
+  }
+  if (options.mode == "crash") {
     rlimit no_core{0, 0};  // a test crash should not leave a core file behind
     if (::setrlimit(RLIMIT_CORE, &no_core) != 0) std::perror("fake_worker: setrlimit(RLIMIT_CORE)");
   }
   try {
     tiletune::WorkerFds fds = tiletune::worker_fds_from_env();
-    FakeHandler handler(mode, fds.in_fd, fds.out_fd);
+    const std::string mode = options.mode;
+    FakeHandler handler(std::move(options), fds.in_fd, fds.out_fd);
     int code = tiletune::serve_worker(handler, fds.in_fd, fds.out_fd);
     if (mode == "linger" || (mode == "deaf" && code != 0)) hang();
     return code;

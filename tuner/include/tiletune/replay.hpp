@@ -47,10 +47,13 @@ struct ReplayProblem {
 [[nodiscard]] ReplayProblem replay_problem(const Space& space, const Landscape& landscape,
                                            const Problem& problem, const Shard& shard = {});
 
-/// Runs a strategy against the recording: evaluations answer from outcomes, costing the
+/// A point's recorded outcome: its time when it ran ok (failures stay failures), costing the
 /// recorded compile + measure time.
-[[nodiscard]] SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy,
-                                 const SearchBudget& budget, std::size_t batch = 1);
+[[nodiscard]] Evaluation recorded_evaluation(const ReplayProblem& problem, std::size_t point);
+
+/// Runs a strategy against the recording through run_search, on a SimulatedEvaluator of
+/// recorded_evaluation. With sweep_search_run(...) as run, it is the search a sweep makes.
+[[nodiscard]] SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy, const SearchRun& run);
 
 /// The number of evaluations after which the trace's best reached fraction (0.95: 95 %) of the
 /// optimum's speed (optimum_ms / best_ms >= fraction); nullopt when it never did.

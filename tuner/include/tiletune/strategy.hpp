@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -62,6 +63,9 @@ class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
   [[nodiscard]] virtual std::string_view name() const = 0;
+  /// Whether its proposals depend on the outcomes it has observed. A strategy that learns gets
+  /// fewer points in flight (in_flight_width), so that each proposal knows more.
+  [[nodiscard]] virtual bool learns() const = 0;
   [[nodiscard]] virtual std::vector<std::size_t> propose(std::size_t max_count) = 0;
   /// time: the measured time of a proposed point (lower is better, > 0); nullopt: it failed
   /// (did not compile, faulted, gave a wrong result...). Failed points are never the optimum.
@@ -94,20 +98,93 @@ struct Evaluation {
   std::size_t point = 0;
   std::optional<double> time;  ///< nullopt: failed
   double cost_seconds = 0;     ///< what the evaluation cost (compile + measure)
+  bool recalled = false;       ///< answered by Evaluator::recall (known before): cost nothing
 };
 
+/// What a search evaluates, asynchronously. A GPU sweep's evaluator compiles ahead and
+/// measures in a worker; a replay answers from a recording and simulates the clock; a fake
+/// answers in tests.
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  /// A point whose outcome is already known (a rerun answers from the cache): no cost, not
+  /// counted against the budget. Default: none.
+  [[nodiscard]] virtual std::optional<Evaluation> recall(std::size_t point);
+  /// Starts evaluating a point (compile ahead, queue it for the GPU).
+  virtual void submit(std::size_t point) = 0;
+  /// Waits for the OLDEST submitted evaluation and returns it: observing in submission order
+  /// keeps a search repeatable whatever finishes first (one worker or a pool).
+  [[nodiscard]] virtual Evaluation next() = 0;
+  /// Drops what was submitted and not yet returned (a time budget ran out).
+  virtual void cancel() = 0;
+  /// Seconds the search has cost so far: wall time on a GPU, simulated in a replay.
+  [[nodiscard]] virtual double elapsed_seconds() const = 0;
+};
+
+/// An evaluator that answers each point with a function when it is due (a recording, a
+/// synthetic landscape) and whose clock is the sum of the costs it has returned: the GPU
+/// measures one point after another, so the recorded costs add up.
+class SimulatedEvaluator final : public Evaluator {
+ public:
+  explicit SimulatedEvaluator(std::function<Evaluation(std::size_t)> evaluate) : evaluate_(std::move(evaluate)) {}
+  void submit(std::size_t point) override;
+  [[nodiscard]] Evaluation next() override;
+  void cancel() override { submitted_.clear(); }
+  [[nodiscard]] double elapsed_seconds() const override { return elapsed_; }
+
+ private:
+  std::function<Evaluation(std::size_t)> evaluate_;
+  std::deque<std::size_t> submitted_;  ///< oldest first
+  double elapsed_ = 0;
+};
+
+/// How a search runs: its budget, how many points are in flight at once (submitted and not
+/// yet observed), and the point evaluated before anything else (the space's default config:
+/// the baseline of the speedups, measured even when the budget stops the search early).
+struct SearchRun {
+  SearchBudget budget;
+  std::size_t in_flight = 1;
+  std::optional<std::size_t> first;
+};
+
+/// The in-flight width of a sweep, and of a replay that simulates it, for a strategy that
+/// learns (or not) and a compile pool of compile_threads (0: one per core). A strategy that
+/// learns gets one per compile thread, 4 to 8 (the replay benchmark loses little at 8:
+/// bench/results/2026-11-29-strategies.md); one that does not keeps the pool busy
+/// (max(32, 4 x threads)), without queueing minutes of compiles a budget may never use.
+[[nodiscard]] std::size_t in_flight_width(bool learns, unsigned compile_threads);
+/// The run a sweep makes of one problem, and a replay that simulates it: the budget, the
+/// strategy's in_flight_width, the domain's start (the default config) first.
+[[nodiscard]] SearchRun sweep_search_run(const SearchDomain& domain, const SearchStrategy& strategy,
+                                         const SearchBudget& budget, unsigned compile_threads);
+
 struct SearchTrace {
-  std::vector<Evaluation> evaluations;  ///< in the order they were observed
+  /// Every observation in the order the strategy got it: recalled ones (flagged, free) and
+  /// evaluated ones; the first point where it was evaluated, not again where it was proposed.
+  std::vector<Evaluation> evaluations;
+  std::uint64_t evaluated = 0;          ///< of evaluations, those not recalled (what the budget counts)
+  std::uint64_t resumed = 0;            ///< of evaluations, those recalled
   std::optional<std::size_t> best;      ///< fastest ok point
   double best_time = 0;
-  double cost_seconds = 0;              ///< sum of the evaluations' costs
+  double cost_seconds = 0;              ///< sum of the evaluated points' costs
   bool budget_exhausted = false;        ///< stopped by the budget rather than by the strategy
 };
 
-/// Drives a strategy to the end or to the budget, asking for up to batch points at a time and
-/// evaluating them in order with evaluate. The budget is checked before each evaluation.
+/// THE search loop, for a GPU sweep, a replay and the tests. A sliding window: it keeps up to
+/// run.in_flight points submitted, asking the strategy for as many as there is room for; a
+/// proposed point that recall() answers is observed at once (resumed, not evaluated); it never
+/// submits more than the count budget allows (evaluated + outstanding < limit); it checks the
+/// time budget (evaluator.elapsed_seconds()) before each next() and cancels what is outstanding
+/// when it is spent. run.first is evaluated (or recalled) before anything else, within the
+/// budget, and its outcome answers the strategy when the strategy proposes it. Throws Error
+/// when the strategy breaks its protocol (a point twice, outside the domain) or an evaluation
+/// returns the wrong point or a time that is not positive and finite.
+[[nodiscard]] SearchTrace run_search(const SearchDomain& domain, SearchStrategy& strategy, Evaluator& evaluator,
+                                     const SearchRun& run);
+
+/// run_search over a SimulatedEvaluator of evaluate (synthetic landscapes in tests).
 [[nodiscard]] SearchTrace run_search(const SearchDomain& domain, SearchStrategy& strategy,
                                      const std::function<Evaluation(std::size_t)>& evaluate,
-                                     const SearchBudget& budget, std::size_t batch = 1);
+                                     const SearchBudget& budget, std::size_t in_flight = 1);
 
 }  // namespace tiletune

@@ -58,7 +58,10 @@ struct SweepProgress {
 };
 
 struct SweepOptions {
-  int device = 0;
+  /// The GPU to tune on, as list_devices() describes it (the caller lists the devices, so
+  /// that a sweep runs against any worker: the fake one in tests). Its ordinal picks the
+  /// default worker.
+  DeviceInfo device;
   std::vector<Problem> problems;         ///< empty: every problem of the space
   unsigned compile_threads = 0;          ///< 0: one per core
   const CubinCache* cubin_cache = nullptr;
@@ -73,7 +76,7 @@ struct SweepOptions {
   /// each problem's configs (at least 30) unless budget is set.
   std::string strategy = "auto";
   std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
-  std::vector<std::string> worker_argv;  ///< empty: default_worker_argv(device)
+  std::vector<std::string> worker_argv;  ///< the worker to start; empty: default_worker_argv(device.ordinal)
   std::uint64_t copy_bytes = 1ull << 30;  ///< size of the bandwidth-ceiling copy (256 MiB stays under the peak)
   /// Power and energy per trial through NVML (enabled implies measuring; an objective other
   /// than time needs it and turns it on).
@@ -120,15 +123,32 @@ struct SweepReport {
   bool default_budget = false;           ///< "auto" chose the budget (none was given)
   bool budget_exhausted = false;         ///< some problem stopped at the budget
   int worker_starts = 0;
+  unsigned compile_threads = 0;          ///< of the compile pool
   double wall_seconds = 0;
+  double setup_seconds = 0;              ///< wall time before the search: checks, cache, plan
+  double copy_seconds = 0;               ///< worker start + copy ceiling (overlaps the first compiles)
   double compile_seconds = 0;            ///< NVRTC time summed over threads
-  double wait_compile_seconds = 0;       ///< wall time the GPU waited for the compiler
-  double load_seconds = 0, verify_seconds = 0, measure_seconds = 0;
+  double wait_compile_seconds = 0;       ///< wall time the GPU waited for the compiler (compile not hidden)
+  /// As the worker reports them, summed over the trials (reference runs included): module load
+  /// and setup (of it, input_setup_seconds: buffers filled and the reference computed), verify, timing.
+  double load_seconds = 0, input_setup_seconds = 0, verify_seconds = 0, measure_seconds = 0;
+  double worker_seconds = 0;             ///< the parent's wall time waiting on the worker for trials
   std::filesystem::path db_path;
   Objective objective = Objective::time;
   bool energy_measured = false;          ///< energy was asked for (--energy or the objective)
   std::string energy_note;               ///< why some trial's energy was not measured (said once)
 };
+
+/// Wall time the GPU worker was busy with trials: module load and setup, verify, timing.
+[[nodiscard]] inline double gpu_busy_seconds(const SweepReport& r) {
+  return r.load_seconds + r.verify_seconds + r.measure_seconds;
+}
+/// wall / (GPU busy + compile time not hidden): 1 when nothing but the GPU's work and the
+/// compiles it had to wait for took time; 0 when nothing ran.
+[[nodiscard]] inline double sweep_overhead(const SweepReport& r) {
+  const double useful = gpu_busy_seconds(r) + r.wait_compile_seconds;
+  return useful > 0 ? r.wall_seconds / useful : 0.0;
+}
 
 /// Runs the sweep. Throws Error when the device, the database or the worker cannot be used;
 /// a config's failure is recorded as its trial's status and the sweep goes on.

@@ -12,7 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/plan_output.hpp"
-#include "gpu/driver.hpp"
+#include "tiletune/cuda_kernel.hpp"
 #include "tiletune/device.hpp"
 #include "tiletune/landscape.hpp"
 #include "tiletune/replay.hpp"
@@ -41,7 +41,7 @@ struct TuneOptions {
   std::string strategy = "auto";
   std::uint64_t seed = 1;
   std::string replay;
-  std::size_t batch = 1;
+  std::size_t in_flight = 0;  // --replay: 0 is the sweep's width for the strategy and --threads
   std::string objective = "time";
   bool energy = false;
 };
@@ -129,11 +129,18 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
                                                     "problem's configs, at least 30)",
                                                     r.estimated_seconds)
                                       : "");
-  out << fmt::format(
-      "{:.1f} s wall, {:.1f} trials/s; NVRTC {:.1f} s (over all threads), GPU waited {:.1f} s for it; "
-      "module load + setup {:.1f} s, verify {:.1f} s, timing {:.1f} s; {} worker start{}\n",
-      r.wall_seconds, double(r.trials.size()) / wall, r.compile_seconds, r.wait_compile_seconds, r.load_seconds,
-      r.verify_seconds, r.measure_seconds, r.worker_starts, r.worker_starts == 1 ? "" : "s");
+  out << fmt::format("{:.1f} s wall, {:.1f} trials/s; {} worker start{}\n", r.wall_seconds, double(r.trials.size()) / wall,
+                     r.worker_starts, r.worker_starts == 1 ? "" : "s");
+  // Where the time went, and the overhead: 1.00x would be a sweep that did nothing but the
+  // GPU's work and the compiles the GPU had to wait for.
+  out << fmt::format("overhead {:.2f}x = wall / (GPU busy {:.2f} s + compile not hidden {:.2f} s)\n", sweep_overhead(r),
+                     gpu_busy_seconds(r), r.wait_compile_seconds);
+  out << fmt::format("  setup {:.2f} s (checks, cache, plan); worker start + copy ceiling {:.2f} s (beside the first "
+                     "compiles); NVRTC {:.2f} s over {} compile threads, GPU waited {:.2f} s for it\n",
+                     r.setup_seconds, r.copy_seconds, r.compile_seconds, r.compile_threads, r.wait_compile_seconds);
+  out << fmt::format("  in the worker: module load + setup {:.2f} s (inputs and references {:.2f} s), verify {:.2f} s, "
+                     "timing {:.2f} s; the parent waited {:.2f} s on it\n",
+                     r.load_seconds, r.input_setup_seconds, r.verify_seconds, r.measure_seconds, r.worker_seconds);
   if (r.objective != Objective::time)
     out << fmt::format("objective {} ({} per run): the ranking above is by it\n", objective_name(r.objective),
                        objective_unit(r.objective));
@@ -174,11 +181,14 @@ int run_replay(const Space& space, const TuneOptions& o) {
     problem_budget.evaluations = choice_evaluations(choice, rp.space.domain.size());
     problem_budget.fraction.reset();  // counted in evaluations
     const auto s = make_strategy(chosen, rp.space.domain, o.seed + i);
-    const SearchTrace trace = replay(rp, *s, problem_budget, o.batch);
-    std::cout << fmt::format("\n{} — {} configs recorded{}; strategy {}, seed {}\n", rp.canonical,
+    // The run a sweep would make (in-flight width, default config first) unless --in-flight says.
+    SearchRun run = sweep_search_run(rp.space.domain, *s, problem_budget, o.plan.threads);
+    if (o.in_flight) run.in_flight = o.in_flight;
+    const SearchTrace trace = replay(rp, *s, run);
+    std::cout << fmt::format("\n{} — {} configs recorded{}; strategy {}, seed {}, {} in flight\n", rp.canonical,
                              rp.space.domain.size(),
                              rp.unrecorded ? fmt::format(" ({} configs of the space are not: left out)", rp.unrecorded) : "",
-                             chosen, o.seed + i);
+                             chosen, o.seed + i, run.in_flight);
     std::uint64_t failed = 0;
     for (const Evaluation& e : trace.evaluations) failed += e.time ? 0 : 1;
     std::cout << fmt::format("  evaluations {} of {} ({:.1f} %), {} failed{}\n", trace.evaluations.size(),
@@ -259,7 +269,9 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_option("--replay", o->replay,
                   "Run the strategy against a recorded landscape (tests/data/landscapes/) instead of the GPU")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--batch", o->batch, "Replay: configs proposed at a time (a GPU sweep proposes a compile batch)")
+  cmd->add_option("--in-flight,--batch", o->in_flight,
+                  "Replay: configs in flight at once (default: what a sweep keeps for the strategy and --threads: "
+                  "4 to 8 for a strategy that learns, else max(32, 4 x threads))")
       ->check(whole_number_in(1, 1'000'000));
   cmd->add_option("--objective", o->objective,
                   "What the strategy minimizes: time (default), energy (per run) or edp (energy x time); "
@@ -301,18 +313,19 @@ a rerun of the same shard takes the same configs; the default config is measured
     if (o->plan.space.empty()) o->plan.space = default_space_path().string();
     Space space = load_space(o->plan.space);
     if (!o->replay.empty()) return run_replay(space, *o);
-    if (cu::device_count() == 0) {
+    const std::vector<DeviceInfo> devices = list_devices();
+    if (devices.empty()) {
       std::cout << fmt::format("no CUDA device present ({}): running `plan` on {} instead\n",
-                               cu::driver_unavailable_reason(), o->plan.space);
+                               cuda_unavailable_reason(), o->plan.space);
       Plan plan = run_plan(space, o->plan);
       print_plan(std::cout, space, plan, Format::table);
       return exit_ok;
     }
-    if (const int count = cu::device_count(); o->device >= count)
-      throw UsageError(fmt::format("--device {}: this machine has {} CUDA device{} (0 to {})", o->device, count,
-                                   count == 1 ? "" : "s", count - 1));
+    if (o->device >= static_cast<int>(devices.size()))
+      throw UsageError(fmt::format("--device {}: this machine has {} CUDA device{} (0 to {})", o->device,
+                                   devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
     SweepOptions options;
-    options.device = o->device;
+    options.device = devices[static_cast<std::size_t>(o->device)];
     options.problems = select_problems(space, o->plan.sizes);
     options.compile_threads = o->plan.threads;
     std::optional<CubinCache> cache;
@@ -384,7 +397,7 @@ Runner add_devices_command(CLI::App& app) {
   return [format]() {
     std::vector<DeviceInfo> devices = list_devices();
     if (devices.empty()) {
-      std::cout << fmt::format("no CUDA device present ({})\n", cu::driver_unavailable_reason());
+      std::cout << fmt::format("no CUDA device present ({})\n", cuda_unavailable_reason());
       return exit_ok;
     }
     print_devices(std::cout, devices, *format == "json" ? Format::json : Format::table);

@@ -1,7 +1,6 @@
 // The SQLite cache (see tiletune/cache_db.hpp): opening with the checks that keep us from
 // touching a file that is not ours, schema creation and migration, and the reads and writes.
 #include "tiletune/cache_db.hpp"
-#include "tiletune/query.hpp"
 
 #include <fmt/format.h>
 #include <sys/statfs.h>
@@ -11,7 +10,7 @@
 
 #include "db/embedded_sql.hpp"
 #include "db/records.hpp"
-#include "query/cache_file.hpp"
+#include "common/cache_file.hpp"
 #include "db/sqlite.hpp"
 
 #ifndef TILETUNE_VERSION
@@ -35,7 +34,7 @@ DbError::DbError(std::string message, std::string call, std::string sql, fs::pat
 
 fs::path default_cache_path() {
   // One rule for the engine and the query library, which programs link alone.
-  fs::path p = QueryCache::default_path();
+  fs::path p = cache_file::default_path();
   if (p.empty())
     throw Error("no default cache path: none of TILETUNE_DB, XDG_CACHE_HOME and HOME is set (use --db)");
   return p;

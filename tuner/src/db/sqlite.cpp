@@ -5,7 +5,7 @@
 
 #include <cctype>
 
-#include "query/cache_file.hpp"
+#include "common/cache_file.hpp"
 
 namespace tiletune::db_detail {
 

@@ -28,7 +28,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "query/cache_file.hpp"
+#include "common/cache_file.hpp"
 #include "query/reader.hpp"
 #include "tiletune/query.hpp"
 #include "tiletune/trial_record.hpp"
@@ -611,19 +611,7 @@ QueryCache QueryCache::open(const fs::path& path, QueryOptions options) {
   return std::move(*cache);
 }
 
-fs::path QueryCache::default_path() {
-  // The engine's default_cache_path is this rule too (this library links nothing of the engine).
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-  };
-  if (auto p = env("TILETUNE_DB"); !p.empty()) return p;
-  // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
-  if (auto p = env("XDG_CACHE_HOME"); !p.empty() && fs::path(p).is_absolute())
-    return fs::path(p) / "tiletune" / "tiletune.db";
-  if (auto home = env("HOME"); !home.empty()) return fs::path(home) / ".cache" / "tiletune" / "tiletune.db";
-  return {};
-}
+fs::path QueryCache::default_path() { return cache_file::default_path(); }
 
 const fs::path& QueryCache::path() const noexcept { return impl_->path; }
 int QueryCache::schema_version() const noexcept { return impl_->version; }

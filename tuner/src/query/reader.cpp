@@ -1,7 +1,7 @@
 // The read-only SQLite wrappers and text parsers of the query library (see reader.hpp).
 #include "query/reader.hpp"
 
-#include "query/cache_file.hpp"
+#include "common/cache_file.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,6 @@
 // exhaustive: every point in domain order, the space's default config first, so that even a
 // search cut short by its budget has measured the baseline.
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 
@@ -9,6 +9,9 @@ namespace {
 class Exhaustive final : public StrategyBase {
  public:
   explicit Exhaustive(const SearchDomain& domain) : StrategyBase("exhaustive", domain) {}
+
+  // Its order does not depend on outcomes: it takes a wide window of points in flight.
+  [[nodiscard]] bool learns() const override { return false; }
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;

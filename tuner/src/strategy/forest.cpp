@@ -14,7 +14,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 
@@ -230,6 +230,9 @@ class ForestSearch final : public StrategyBase {
         features_(rank_features(domain)),
         forest_(domain.dimensions(), features_.bins),
         mean_(domain.size(), 0.0) {}
+
+  // Its proposals depend on what it has observed: it gets a narrow window in flight.
+  [[nodiscard]] bool learns() const override { return true; }
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;

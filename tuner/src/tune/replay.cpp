@@ -96,19 +96,18 @@ ReplayProblem replay_problem(const Space& space, const Landscape& landscape, con
   return r;
 }
 
-SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy, const SearchBudget& budget,
-                   std::size_t batch) {
-  return run_search(
-      problem.space.domain, strategy,
-      [&](std::size_t point) {
-        const LandscapeTrial& t = problem.outcomes.at(point);
-        Evaluation e;
-        e.point = point;
-        if (t.status == TrialStatus::ok) e.time = t.time_ms;
-        e.cost_seconds = (t.compile_ms + t.measure_ms) / 1000;
-        return e;
-      },
-      budget, batch);
+Evaluation recorded_evaluation(const ReplayProblem& problem, std::size_t point) {
+  const LandscapeTrial& t = problem.outcomes.at(point);
+  Evaluation e;
+  e.point = point;
+  if (t.status == TrialStatus::ok) e.time = t.time_ms;
+  e.cost_seconds = (t.compile_ms + t.measure_ms) / 1000;
+  return e;
+}
+
+SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy, const SearchRun& run) {
+  SimulatedEvaluator evaluator([&](std::size_t point) { return recorded_evaluation(problem, point); });
+  return run_search(problem.space.domain, strategy, evaluator, run);
 }
 
 std::optional<std::size_t> evaluations_to_reach(const SearchTrace& trace, double optimum_ms, double fraction) {

@@ -5,7 +5,7 @@
 // mostly smooth along each param's value list but have several basins, which is what this is for.
 #include <algorithm>
 
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 
@@ -19,6 +19,9 @@ constexpr int kWalkAttempts = 8;
 class LocalSearch final : public StrategyBase {
  public:
   LocalSearch(const SearchDomain& domain, std::uint64_t seed) : StrategyBase("local", domain), rng_(seed) {}
+
+  // Its proposals depend on what it has observed: it gets a narrow window in flight.
+  [[nodiscard]] bool learns() const override { return true; }
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;

@@ -1,6 +1,6 @@
 // random: a seeded random permutation of the domain, drawn lazily. The baseline every other
 // strategy has to beat; it does not start at the default config on purpose.
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 
@@ -9,6 +9,9 @@ namespace {
 class RandomOrder final : public StrategyBase {
  public:
   RandomOrder(const SearchDomain& domain, std::uint64_t seed) : StrategyBase("random", domain), rng_(seed) {}
+
+  // Its order does not depend on outcomes: it takes a wide window of points in flight.
+  [[nodiscard]] bool learns() const override { return false; }
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;

@@ -1,5 +1,5 @@
 // The protocol bookkeeping shared by every strategy (see common.hpp).
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 #include <fmt/format.h>
 

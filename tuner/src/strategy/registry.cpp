@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/strategy.hpp"
 

@@ -6,11 +6,12 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
-#include "gpu/driver.hpp"
 #include "tiletune/cache_db.hpp"
+#include "tiletune/cuda_kernel.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/enumerate.hpp"
 #include "tiletune/error.hpp"
@@ -35,13 +36,7 @@ struct LoadedKernel {
   std::string lowered_name;
   std::string what;  ///< "transpose TILE=32;BLOCK_ROWS=8;PAD=0 (sm_90)", for errors
   std::once_flag load_once;
-  // Declared before the module, so destroyed after it: a plan that outlives its Launcher
-  // still unloads its module while the context holds.
-  std::shared_ptr<cu::PrimaryContext> context;
-  std::optional<cu::Module> module;
-  CUfunction function = nullptr;
-  std::mutex shared_mutex;
-  long long max_dynamic_shared = 48 * 1024;  ///< the limit the function allows now
+  std::optional<CudaKernel> kernel;  ///< loaded on the first launch
 };
 }  // namespace detail
 
@@ -65,8 +60,6 @@ struct Launcher::Impl {
   CubinCache keyer{std::filesystem::path{}};  // only for key(): no directory
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<detail::LoadedKernel>> kernels;
-  std::once_flag context_once;
-  std::shared_ptr<cu::PrimaryContext> context;
 
   void open_db();
 
@@ -326,34 +319,13 @@ void Launcher::launch(const LaunchPlan& plan, std::span<void* const> args, CUstr
     if (args[i] == nullptr)
       throw Error(fmt::format("Launcher::launch: {}: argument {} is a null address", what, i));
 
-  std::call_once(impl.context_once, [&] { impl.context = std::make_shared<cu::PrimaryContext>(impl.options.ordinal); });
-  impl.context->make_current();
-
   detail::LoadedKernel& k = *plan.loaded_;
-  std::call_once(k.load_once, [&] {
-    k.context = impl.context;
-    k.module.emplace(k.cubin, k.what);
-    k.function = k.module->get_function(k.lowered_name);
-  });
-
+  std::call_once(k.load_once, [&] { k.kernel.emplace(impl.options.ordinal, k.cubin, k.lowered_name, k.what); });
   const LaunchGeometry& g = plan.geometry;
-  if (g.shared_bytes > 48 * 1024) {
-    std::lock_guard lock(k.shared_mutex);
-    if (g.shared_bytes > k.max_dynamic_shared) {
-      try {
-        cu::set_max_dynamic_shared_bytes(k.function, static_cast<int>(g.shared_bytes));
-      } catch (const std::exception& e) {
-        throw Error(fmt::format("Launcher::launch: {}: {}", what, e.what()));
-      }
-      k.max_dynamic_shared = g.shared_bytes;
-    }
-  }
-  auto dim = [](long long v) { return static_cast<unsigned>(v); };
-  TILETUNE_CU_CTX(cuLaunchKernel(k.function, dim(g.grid[0]), dim(g.grid[1]), dim(g.grid[2]), dim(g.block[0]),
-                                 dim(g.block[1]), dim(g.block[2]), dim(g.shared_bytes), stream,
-                                 const_cast<void**>(args.data()), nullptr),
-                  fmt::format("{} problem {} grid [{},{},{}] block [{},{},{}] shared {}", what, plan.problem_text,
-                              g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.shared_bytes));
+  k.kernel->launch({g.grid[0], g.grid[1], g.grid[2]}, {g.block[0], g.block[1], g.block[2]}, g.shared_bytes, stream,
+                   const_cast<void**>(args.data()),
+                   fmt::format("{} problem {} grid [{},{},{}] block [{},{},{}] shared {}", what, plan.problem_text,
+                               g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.shared_bytes));
 }
 
 void Launcher::launch(const std::map<std::string, std::int64_t>& sizes, std::span<void* const> args,

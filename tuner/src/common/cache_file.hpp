@@ -29,6 +29,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -250,6 +251,22 @@ inline std::int64_t big_endian_i32(const unsigned char* p) {
     return out;
   }
   return kw;
+}
+
+/// Where the cache lives by default: $TILETUNE_DB, else $XDG_CACHE_HOME/tiletune/tiletune.db
+/// (an absolute XDG_CACHE_HOME only: the XDG spec says a relative one is invalid), else
+/// ~/.cache/tiletune/tiletune.db; empty when none is set. The query library's
+/// QueryCache::default_path and the engine's default_cache_path are this rule.
+inline std::filesystem::path default_path() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+  };
+  if (auto p = env("TILETUNE_DB"); !p.empty()) return p;
+  if (auto p = env("XDG_CACHE_HOME"); !p.empty() && std::filesystem::path(p).is_absolute())
+    return std::filesystem::path(p) / "tiletune" / "tiletune.db";
+  if (auto home = env("HOME"); !home.empty()) return std::filesystem::path(home) / ".cache" / "tiletune" / "tiletune.db";
+  return {};
 }
 
 }  // namespace tiletune::cache_file

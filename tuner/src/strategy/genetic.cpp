@@ -8,7 +8,7 @@
 #include <deque>
 #include <unordered_set>
 
-#include "search/strategy/common.hpp"
+#include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
 
@@ -25,6 +25,9 @@ class Genetic final : public StrategyBase {
  public:
   Genetic(const SearchDomain& domain, std::uint64_t seed)
       : StrategyBase("genetic", domain), rng_(seed), capacity_(std::min(kPopulation, domain.size())) {}
+
+  // Its proposals depend on what it has observed: it gets a narrow window in flight.
+  [[nodiscard]] bool learns() const override { return true; }
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;

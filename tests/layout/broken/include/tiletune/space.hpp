@@ -1,0 +1,1 @@
+#include "tiletune/strategy.hpp"  // a public header of space including a later stage

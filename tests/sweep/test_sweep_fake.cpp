@@ -1,0 +1,434 @@
+// The real sweep (run_sweep: NVRTC compiles, the worker protocol, SQLite writes) in CI, against
+// tests/worker/fake_worker answering from a recording: faults and hangs of the worker, count
+// and time budgets, resume, a sweep killed with SIGKILL between trials and run again, the
+// worker session's reference-run bookkeeping, and the acceptance test of issue 13: a replay of
+// the recording and the sweep propose the same configs in the same order for the same seed,
+// recording and in-flight width.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "tune/sweep_stages.hpp"
+#include "test_support.hpp"
+#include "tiletune/landscape.hpp"
+#include "tiletune/replay.hpp"
+#include "tiletune/sweep.hpp"
+
+namespace tiletune {
+namespace {
+
+using testing::TempDir;
+
+// A toy kernel whose configs compile in a few tens of milliseconds; A=8 with C=2 does not
+// compile (the recording says so too).
+constexpr const char* kToyKernel = R"(
+#if A == 8 && C == 2
+#error "toy: A=8 with C=2 is a planted compile failure"
+#endif
+extern "C" __global__ void toy(float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = A * B + C;
+}
+)";
+
+constexpr const char* kToySpace = R"yaml(kernel: toy
+source: toy.cu
+entry: toy
+problem:
+  N: [1024, 4096]
+params:
+  A: [1, 2, 3, 4, 5, 6, 7, 8]
+  B: [1, 2, 3, 4, 5, 6]
+  C: [0, 1, 2]
+launch:
+  grid: ["ceil_div(N, 128)"]
+  block: [128]
+buffers:
+  x: {type: float, count: N, output: true}
+args: [x, N]
+verify: VERIFY
+default: {A: 2, B: 3, C: 0}
+)yaml";
+
+constexpr std::size_t kConfigs = 8 * 6 * 3;
+constexpr std::size_t kCompileFailures = 6;  // A=8, C=2, every B
+constexpr std::size_t kWrongResults = 3;     // A=1, B=6, every C
+
+/// The recording the fake worker answers from and the replay reads: a smooth landscape with its
+/// optimum at A=6 B=2 C=1 (N=4096: twice the times), the planted compile failures, and A=1 B=6
+/// recorded as wrong results.
+std::string toy_recording() {
+  std::string text =
+      "# tiletune landscape 1\n# kernel: toy\n# device: Fake H200\n"
+      "problem,params,status,time_ms,compile_ms,measure_ms,registers,shared_bytes,occupancy,detail\n";
+  for (const int n : {1024, 4096})
+    for (int a = 1; a <= 8; ++a)
+      for (int b = 1; b <= 6; ++b)
+        for (int c = 0; c <= 2; ++c) {
+          const std::string row = fmt::format("N={},A={};B={};C={}", n, a, b, c);
+          const double t = (n / 1024.0) * (1.0 + 0.3 * std::abs(a - 6) + 0.2 * std::abs(b - 2) + 0.1 * std::abs(c - 1) +
+                                           0.05 * std::abs((a - 6) * (b - 2)));
+          if (a == 8 && c == 2) text += row + ",compile_failed,,50,0,,,,planted\n";
+          else if (a == 1 && b == 6) text += row + ",wrong_result,,50,2,8,0,1,max error 1\n";
+          else text += row + fmt::format(",ok,{:.6f},50,2,8,0,1,\n", t);
+        }
+  return text;
+}
+
+/// An H200 as list_devices() would describe it, with no H200 in sight.
+DeviceInfo fake_h200() {
+  DeviceInfo d;
+  d.name = "Fake H200";
+  d.uuid = "GPU-00000000-0000-0000-0000-000000000013";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.total_memory = 141ull << 30;
+  d.l2_bytes = 60ull << 20;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.regs_per_block = 65536;
+  d.regs_per_sm = 65536;
+  d.warp_size = 32;
+  d.shared_per_block = 49152;
+  d.shared_per_block_optin = 232448;
+  d.shared_per_sm = 233472;
+  d.reserved_shared_per_block = 1024;
+  d.max_block_dim = {1024, 1024, 64};
+  d.max_grid_dim = {2147483647LL, 65535, 65535};
+  d.driver_version = 13000;
+  return d;
+}
+
+/// The compiled toys, shared by every test of this process (content-addressed, so a hit is
+/// exactly what a compile would give).
+const CubinCache& shared_cubins() {
+  static const TempDir dir;
+  static const CubinCache cache(dir.path() / "cubins");
+  return cache;
+}
+
+struct ToySweep {
+  TempDir dir;
+  std::filesystem::path space_path, recording, db, log;
+  Space space;
+
+  explicit ToySweep(const std::string& verify = "none") {
+    dir.write("toy.cu", kToyKernel);
+    std::string yaml = kToySpace;
+    yaml.replace(yaml.find("VERIFY"), 6, verify);
+    space_path = dir.write("toy.yaml", yaml);
+    recording = dir.write("toy.csv", toy_recording());
+    db = dir.path() / "cache.db";
+    log = dir.path() / "worker.log";
+    space = load_space(space_path);
+  }
+
+  /// Options for a sweep of one problem (N=1024 unless told) against the fake worker.
+  SweepOptions options(const std::string& mode = "ok", std::vector<std::string> worker_flags = {}) const {
+    SweepOptions o;
+    o.device = fake_h200();
+    o.problems = {select_problem(space, {"N=1024"})};
+    o.compile_threads = 2;
+    o.cubin_cache = &shared_cubins();
+    o.db_path = db;
+    o.strategy = "exhaustive";
+    o.deadline_seconds = 1;
+    o.copy_bytes = 1 << 20;
+    o.worker_argv = {TILETUNE_FAKE_WORKER, mode, "--recording", recording.string(), "--log", log.string()};
+    for (std::string& f : worker_flags) o.worker_argv.push_back(std::move(f));
+    return o;
+  }
+
+  [[nodiscard]] std::vector<TrialRow> rows(const std::string& problem = "N=1024") const {
+    CacheDb::Options read_only;
+    read_only.mode = CacheDb::Mode::read_only;
+    CacheDb cache = CacheDb::open(db, read_only);
+    TrialFilter f;
+    f.problem = problem;
+    return cache.trials(f);
+  }
+};
+
+std::map<TrialStatus, std::size_t> statuses(const std::vector<TrialRow>& rows) {
+  std::map<TrialStatus, std::size_t> m;
+  for (const TrialRow& r : rows) ++m[r.trial.status];
+  return m;
+}
+
+std::vector<std::string> configs_of(const Space& space, const SweepReport& r) {
+  std::vector<std::string> v;
+  for (const SweepTrial& t : r.trials) v.push_back(canonical_config(space, t.config));
+  return v;
+}
+
+TEST(FakeSweep, ExhaustiveSweepRecordsEveryConfigAndRanksFromTheCache) {
+  ToySweep toy;
+  const SweepReport r = run_sweep(toy.space, toy.options());
+  EXPECT_EQ(r.strategy, "exhaustive");
+  ASSERT_EQ(r.trials.size(), kConfigs);
+  EXPECT_EQ(canonical_config(toy.space, r.trials.front().config), "A=2;B=3;C=0") << "the default config goes first";
+  const std::vector<TrialRow> rows = toy.rows();
+  ASSERT_EQ(rows.size(), kConfigs);
+  auto s = statuses(rows);
+  EXPECT_EQ(s[TrialStatus::compile_failed], kCompileFailures);
+  EXPECT_EQ(s[TrialStatus::wrong_result], kWrongResults);
+  EXPECT_EQ(s[TrialStatus::ok], kConfigs - kCompileFailures - kWrongResults);
+  ASSERT_EQ(r.problems.size(), 1u);
+  ASSERT_FALSE(r.problems[0].ranked.empty());
+  EXPECT_EQ(r.problems[0].ranked.front().trial.key.params, "A=6;B=2;C=1");
+  ASSERT_TRUE(r.problems[0].default_trial);
+  EXPECT_EQ(r.problems[0].evaluations, kConfigs);
+  EXPECT_FALSE(r.budget_exhausted);
+  EXPECT_EQ(r.worker_starts, 1);
+  // The split tune prints: every part measured, and the overhead defined.
+  EXPECT_GT(r.setup_seconds, 0);
+  EXPECT_GT(r.measure_seconds, 0);
+  EXPECT_GT(r.worker_seconds, 0);
+  EXPECT_GT(r.copy_seconds, 0);
+  EXPECT_GE(r.wall_seconds, r.setup_seconds + r.measure_seconds);
+  EXPECT_GT(r.copy.gbps, 0);
+  EXPECT_DOUBLE_EQ(sweep_overhead(r), r.wall_seconds / (gpu_busy_seconds(r) + r.wait_compile_seconds));
+}
+
+TEST(FakeSweep, AWorkerThatFaultsHangsOrDiesCostsOneTrialAndTheSweepGoesOn) {
+  struct Case {
+    const char* mode;
+    TrialStatus status;
+    int starts;
+  };
+  for (const Case& c : {Case{"crash", TrialStatus::runtime_fault, 2}, Case{"sleep", TrialStatus::timeout, 2},
+                        Case{"exit", TrialStatus::runtime_fault, 2}, Case{"garbage", TrialStatus::runtime_fault, 2},
+                        Case{"lost", TrialStatus::runtime_fault, 2}, Case{"throw", TrialStatus::runtime_fault, 1}}) {
+    ToySweep toy;
+    SweepOptions o = toy.options(c.mode, {"--at", "4"});
+    o.budget.evaluations = 12;
+    const SweepReport r = run_sweep(toy.space, o);
+    ASSERT_EQ(r.trials.size(), 12u) << c.mode;
+    // Trial 4 of the worker protocol is the fourth trial that reached the worker.
+    std::size_t reached = 0;
+    for (const SweepTrial& t : r.trials) {
+      if (!t.result) continue;
+      if (++reached == 4) EXPECT_EQ(t.status, c.status) << c.mode << ": " << t.detail;
+      else if (t.status != TrialStatus::wrong_result) EXPECT_EQ(t.status, TrialStatus::ok) << c.mode << ": " << t.detail;
+    }
+    EXPECT_GE(reached, 5u) << c.mode << ": the sweep went on after the fault";
+    EXPECT_EQ(r.worker_starts, c.starts) << c.mode;
+    EXPECT_EQ(toy.rows().size(), 12u) << c.mode;
+  }
+}
+
+TEST(FakeSweep, ACountBudgetStopsEachProblemAndAShareOfTheTimeStopsTheSweep) {
+  ToySweep toy;
+  SweepOptions o = toy.options();
+  o.strategy = "forest";
+  o.budget.evaluations = 12;
+  o.problems.clear();  // both problems
+  const SweepReport r = run_sweep(toy.space, o);
+  ASSERT_EQ(r.problems.size(), 2u);
+  for (const ProblemOutcome& p : r.problems) {
+    EXPECT_EQ(p.evaluations, 12u) << p.canonical;
+    EXPECT_TRUE(p.budget_reached) << p.canonical;
+    EXPECT_EQ(toy.rows(p.canonical).size(), 12u) << p.canonical;
+  }
+  EXPECT_TRUE(r.budget_exhausted);
+
+  // 0.1 s per trial and 3 s for two problems: each problem gets its share of what is left.
+  ToySweep timed;
+  SweepOptions t = timed.options("ok", {"--delay-ms", "100"});
+  t.problems.clear();
+  t.budget.seconds = 3;
+  const auto t0 = std::chrono::steady_clock::now();
+  const SweepReport tr = run_sweep(timed.space, t);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(tr.problems.size(), 2u);
+  for (const ProblemOutcome& p : tr.problems) {
+    EXPECT_TRUE(p.budget_reached) << p.canonical;
+    EXPECT_GE(p.evaluations, 2u) << p.canonical;
+    EXPECT_LT(p.evaluations, 30u) << p.canonical << ": 0.1 s per trial cannot fit 30 in 3 s for two";
+  }
+  EXPECT_LT(wall, 3.0 + 3.0) << "the time budget overran by more than setup and one trial";
+  EXPECT_TRUE(tr.budget_exhausted);
+}
+
+TEST(FakeSweep, ARerunMeasuresOnlyWhatIsMissing) {
+  ToySweep toy;
+  SweepOptions o = toy.options();
+  o.budget.evaluations = 40;
+  const SweepReport first = run_sweep(toy.space, o);
+  EXPECT_EQ(first.trials.size(), 40u);
+  o.budget = {};
+  const SweepReport second = run_sweep(toy.space, o);
+  EXPECT_EQ(second.trials.size(), kConfigs - 40);
+  EXPECT_EQ(second.problems[0].resumed, 40u);
+  EXPECT_EQ(second.problems[0].evaluations, kConfigs - 40);
+  const std::vector<std::string> a = configs_of(toy.space, first), b = configs_of(toy.space, second);
+  for (const std::string& c : b) EXPECT_EQ(std::count(a.begin(), a.end(), c), 0) << c << " was measured twice";
+  EXPECT_EQ(toy.rows().size(), kConfigs);
+  const SweepReport third = run_sweep(toy.space, o);
+  EXPECT_TRUE(third.trials.empty());
+  EXPECT_EQ(third.problems[0].resumed, kConfigs);
+  EXPECT_EQ(third.problems[0].ranked.size(), kConfigs - kCompileFailures - kWrongResults);
+  EXPECT_EQ(third.problems[0].ranked.front().trial.key.params, "A=6;B=2;C=1");
+}
+
+TEST(FakeSweep, KilledBetweenTrialsThenRunAgainMeasuresTheRestOnce) {
+  ToySweep toy;
+  const SweepOptions o = toy.options("ok", {"--delay-ms", "20"});
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      (void)run_sweep(toy.space, o);
+      ::_exit(0);
+    } catch (...) {
+      ::_exit(1);
+    }
+  }
+  // Kill it with SIGKILL once some trials are in the cache.
+  std::size_t seen = 0;
+  for (int i = 0; i < 3000 && seen < 25; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (std::filesystem::exists(toy.db)) {
+      try {
+        seen = toy.rows().size();
+      } catch (const Error&) {
+        // the schema is being created
+      }
+    }
+  }
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep ended before it was killed";
+  const std::size_t before = toy.rows().size();
+  ASSERT_GE(before, 25u);
+  ASSERT_LT(before, kConfigs);
+
+  SweepOptions again = toy.options();
+  const SweepReport r = run_sweep(toy.space, again);
+  EXPECT_EQ(r.problems[0].resumed, before);
+  EXPECT_EQ(r.trials.size(), kConfigs - before);
+  const std::vector<TrialRow> rows = toy.rows();
+  EXPECT_EQ(rows.size(), kConfigs);
+  std::set<std::string> params;
+  for (const TrialRow& row : rows) EXPECT_TRUE(params.insert(row.trial.key.params).second) << row.trial.key.params;
+}
+
+TEST(FakeSweep, TheReferenceRunsFirstAndAgainInEveryFreshWorker) {
+  ToySweep toy("{reference: {config: {A: 2, B: 3, C: 0}}}");
+  const Space& space = toy.space;
+  ASSERT_EQ(space.verify.reference, VerifySpec::Reference::config);
+  SweepOptions o = toy.options("crash", {"--at", "5"});
+  o.budget.evaluations = 8;
+  const SweepReport r = run_sweep(space, o);
+  EXPECT_EQ(r.worker_starts, 2);
+  std::ifstream in(toy.log);
+  std::vector<std::string> kinds;
+  for (std::string id, kind, rest; in >> id >> kind && std::getline(in, rest);) kinds.push_back(kind);
+  // Request 1 is the reference, 2-4 trials, 5 the trial that crashed; the fresh worker gets the
+  // reference again (6) before the next trial.
+  ASSERT_GE(kinds.size(), 7u);
+  EXPECT_EQ(kinds[0], "reference");
+  EXPECT_EQ(kinds[1], "trial");
+  EXPECT_EQ(kinds[4], "trial");
+  EXPECT_EQ(kinds[5], "reference");
+  EXPECT_EQ(kinds[6], "trial");
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "reference"), 2);
+}
+
+TEST(WorkerSession, KnowsWhatTheWorkerHoldsAcrossRestartsAndProblems) {
+  ToySweep toy;
+  sweep_detail::WorkerSession session({TILETUNE_FAKE_WORKER, "crash", "--at", "3"}, {});
+  TrialRequest request;
+  request.problem_key = "N=1024";
+  request.config_text = "A=1 B=1 C=0";
+  request.is_reference = true;
+  EXPECT_FALSE(session.holds_reference("N=1024"));
+  EXPECT_EQ(session.run(request).status, TrialStatus::ok);
+  EXPECT_TRUE(session.holds_reference("N=1024"));
+  EXPECT_TRUE(session.holds_buffers("N=1024"));
+  request.is_reference = false;
+  EXPECT_EQ(session.run(request).status, TrialStatus::ok);
+  EXPECT_TRUE(session.holds_reference("N=1024"));
+  EXPECT_EQ(session.run(request).status, TrialStatus::runtime_fault);  // request 3 crashes
+  EXPECT_FALSE(session.holds_reference("N=1024")) << "a fresh worker holds no reference";
+  EXPECT_FALSE(session.holds_buffers("N=1024"));
+  request.is_reference = true;
+  EXPECT_EQ(session.run(request).status, TrialStatus::ok);
+  EXPECT_TRUE(session.holds_reference("N=1024"));
+  request.is_reference = false;
+  request.problem_key = "N=4096";
+  EXPECT_EQ(session.run(request).status, TrialStatus::ok);
+  EXPECT_FALSE(session.holds_reference("N=1024")) << "another problem replaced the buffers";
+  EXPECT_FALSE(session.holds_reference("N=4096"));
+  EXPECT_EQ(session.starts(), 2);
+}
+
+TEST(CompileAhead, CompilesEachOptionListOnceAndNeverRedoesAFailure) {
+  ToySweep toy;
+  const CubinCache no_cache{std::filesystem::path{}};
+  sweep_detail::CompileAhead compile(toy.space, "sm_90", 2, no_cache);
+  const Problem n1024 = select_problem(toy.space, {"N=1024"});
+  const Problem n4096 = select_problem(toy.space, {"N=4096"});
+  const auto ok = compile.config(n1024, Config{{2, 3, 0}});
+  const auto again = compile.config(n4096, Config{{2, 3, 0}});  // the options do not depend on N
+  const auto bad = compile.config(n1024, Config{{8, 1, 2}});
+  const auto bad_again = compile.config(n1024, Config{{8, 1, 2}});
+  EXPECT_EQ(compile.submitted(), 2u);
+  EXPECT_TRUE(ok.get().ok()) << ok.get().error;
+  EXPECT_FALSE(bad.get().ok());
+  EXPECT_NE(bad.get().log.find("planted compile failure"), std::string::npos) << bad.get().log;
+  EXPECT_EQ(&ok.get(), &again.get()) << "the same option list is one compile";
+  EXPECT_EQ(&bad.get(), &bad_again.get()) << "a failed compile is not redone";
+  EXPECT_GT(compile.finished_seconds(), 0);
+}
+
+// --- the acceptance test of issue 13 -----------------------------------------------------------
+
+TEST(FakeSweep, ReplayAndSweepProposeTheSameConfigsForTheSameSeedRecordingAndWidth) {
+  ToySweep toy;
+  const Landscape landscape = load_landscape(toy.recording);
+  for (const std::string& name : strategy_names()) {
+    for (const std::uint64_t seed : {1u, 7u}) {
+      SweepOptions o = toy.options();
+      o.strategy = name;
+      o.seed = seed;
+      o.force = true;  // every sweep measures: nothing answered from the previous one
+      o.budget.evaluations = 30;
+      const SweepReport sweep = run_sweep(toy.space, o);
+
+      const ReplayProblem rp = replay_problem(toy.space, landscape, o.problems[0]);
+      ASSERT_EQ(rp.space.domain.size(), kConfigs);
+      const auto strategy = make_strategy(name, rp.space.domain, seed);
+      SearchBudget budget;
+      budget.evaluations = 30;
+      const SearchRun run = sweep_search_run(rp.space.domain, *strategy, budget, o.compile_threads);
+      const SearchTrace trace = replay(rp, *strategy, run);
+
+      std::vector<std::string> replayed;
+      for (const Evaluation& e : trace.evaluations) replayed.push_back(canonical_config(toy.space, rp.space.configs[e.point]));
+      EXPECT_EQ(configs_of(toy.space, sweep), replayed) << name << " seed " << seed << ", " << run.in_flight << " in flight";
+      ASSERT_EQ(sweep.trials.size(), trace.evaluations.size()) << name;
+      for (std::size_t i = 0; i < sweep.trials.size(); ++i) {
+        const SweepTrial& t = sweep.trials[i];
+        const bool ok = t.status == TrialStatus::ok;
+        EXPECT_EQ(ok, trace.evaluations[i].time.has_value()) << name << " trial " << i;
+        if (ok && trace.evaluations[i].time) EXPECT_DOUBLE_EQ(t.result->median_ms, *trace.evaluations[i].time) << name;
+      }
+      EXPECT_EQ(sweep.problems[0].budget_reached, trace.budget_exhausted) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,46 @@
+// The gpu stage's narrow public face for code after it (the application-side launcher, the
+// CLI): whether a CUDA driver is there, and one cubin's kernel loaded on a device's primary
+// context and launched. The driver itself (gpu/driver.hpp: dlopen, checked calls, every RAII
+// owner) stays private to the stage; this header needs no toolkit header.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+
+// As cuda.h declares them, so that this header does not need the toolkit's headers.
+struct CUstream_st;
+typedef struct CUstream_st* CUstream;  // NOLINT(modernize-use-using): identical to cuda.h
+
+namespace tiletune {
+
+/// CUDA devices the driver sees: 0 without a driver (see cuda_unavailable_reason()).
+[[nodiscard]] int cuda_device_count();
+/// Why the driver could not be used ("libcuda.so.1: cannot open shared object file"), or empty.
+[[nodiscard]] std::string cuda_unavailable_reason();
+
+/// A kernel of a cubin, loaded into the primary context of a device and unloaded on
+/// destruction (the context is retained while it lives). Thread-safe: launch may be called
+/// from any thread.
+class CudaKernel {
+ public:
+  /// Retains the primary context of device `ordinal`, loads `cubin` and finds `entry` (its
+  /// lowered name). `what` names the kernel in every error ("transpose TILE=32 ... (sm_90)").
+  /// Throws Error naming the driver call when any of it fails.
+  CudaKernel(int ordinal, const std::string& cubin, const std::string& entry, std::string what);
+  ~CudaKernel();
+  CudaKernel(const CudaKernel&) = delete;
+  CudaKernel& operator=(const CudaKernel&) = delete;
+
+  /// Launches on `stream` (the context is made current on the calling thread first), raising
+  /// the kernel's dynamic shared memory limit the first time a launch needs more than 48 KiB.
+  /// `args` is cuLaunchKernel's kernelParams; `context` is added to an error's message.
+  void launch(const std::array<long long, 3>& grid, const std::array<long long, 3>& block, long long shared_bytes,
+              CUstream stream, void** args, const std::string& context);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tiletune

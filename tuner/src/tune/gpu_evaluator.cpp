@@ -1,0 +1,145 @@
+// The Evaluator of a GPU sweep: what run_search drives for one problem. submit() plans a trial
+// (prunes what the device cannot launch, compiles ahead in proposal order), next() measures the
+// oldest in the worker and records it, so the GPU never waits for a compile it could have had
+// earlier.
+#include <fmt/format.h>
+
+#include "tune/sweep_stages.hpp"
+#include "tiletune/trial.hpp"
+
+namespace tiletune::sweep_detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string truncate_log(const std::string& log, std::size_t max_bytes = 16384) {
+  if (log.size() <= max_bytes) return log;
+  return log.substr(0, max_bytes) + fmt::format("\n[... {} more bytes of log]", log.size() - max_bytes);
+}
+
+bool runs_a_reference(const Space& space) {
+  return space.verify.reference == VerifySpec::Reference::config ||
+         space.verify.reference == VerifySpec::Reference::kernel;
+}
+
+}  // namespace
+
+GpuEvaluator::GpuEvaluator(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index)
+    : stages_(stages), work_(work), problem_index_(problem_index), start_(Clock::now()) {}
+
+double GpuEvaluator::elapsed_seconds() const { return seconds_since(start_); }
+
+std::optional<Evaluation> GpuEvaluator::recall(std::size_t point) {
+  const auto it = work_.known.find(canonical_config(stages_.space, work_.space.configs.at(point)));
+  if (it == work_.known.end()) return std::nullopt;
+  return Evaluation{point, it->second, 0, true};
+}
+
+PendingTrial GpuEvaluator::plan(std::size_t point) const {
+  PendingTrial w;
+  w.point = point;
+  w.config = work_.space.configs.at(point);
+  try {
+    w.launch = evaluate_launch(stages_.space, work_.problem, w.config);
+    if (auto reason = unlaunchable_geometry(stages_.limits, *w.launch)) w.pruned_reason = std::move(*reason);
+    else if (auto too_big = buffer_size_problem(stages_.space, work_.problem, w.config)) w.pruned_reason = std::move(*too_big);
+    else w.compiled = stages_.compile.config(work_.problem, w.config);  // an ${} of `options:` may fail here
+  } catch (const EvalError& e) {
+    w.pruned_reason = e.what();
+  }
+  return w;
+}
+
+void GpuEvaluator::submit(std::size_t point) { pending_.push_back(plan(point)); }
+
+Evaluation GpuEvaluator::next() {
+  if (pending_.empty()) throw Error("GpuEvaluator::next: nothing was submitted");
+  const PendingTrial w = std::move(pending_.front());
+  pending_.pop_front();
+  SweepTrial t;
+  t.problem = problem_index_;
+  t.config = w.config;
+  measure(w, t);
+  const TrialRecord record = stages_.recorder.record(work_.canonical, w.launch, t);
+  const double worker_ms = t.result ? t.result->load_ms + t.result->verify_ms + t.result->measure_ms : 0;
+  const Evaluation e{w.point, trial_score(stages_.objective, record), t.compile_seconds + worker_ms / 1000, false};
+  if (stages_.on_trial) stages_.on_trial(t);
+  return e;
+}
+
+// One trial: wait for its compile, check it against the device, verify and time it.
+void GpuEvaluator::measure(const PendingTrial& w, SweepTrial& t) {
+  if (!w.pruned_reason.empty()) {
+    t.status = TrialStatus::pruned;
+    t.detail = w.pruned_reason;
+    return;
+  }
+  const auto wait_start = Clock::now();
+  const CompileResult& compiled = w.compiled.get();
+  waited_for_compile_ += seconds_since(wait_start);
+  t.compile_seconds = compiled.seconds;
+  if (!compiled.ok()) {
+    t.status = TrialStatus::compile_failed;
+    t.detail = compiled.error + "\n" + truncate_log(compiled.log);
+    return;
+  }
+  t.resources = compiled.kernel->resources;
+  t.occupancy = compute_occupancy(stages_.limits, kernel_footprint(*w.launch, &*t.resources));
+  if (!t.occupancy.launchable) {
+    t.status = TrialStatus::pruned;
+    t.detail = t.occupancy.pruned_reason;
+    return;
+  }
+  try {
+    run_in_worker(w, *compiled.kernel, t);
+  } catch (const EvalError& e) {
+    t.status = TrialStatus::pruned;
+    t.detail = e.what();
+  }
+}
+
+void GpuEvaluator::run_in_worker(const PendingTrial& w, const CompiledKernel& kernel, SweepTrial& t) {
+  TrialRequest request = make_trial_request(stages_.space, work_.problem, w.config, *w.launch, kernel);
+  if (runs_a_reference(stages_.space)) ensure_reference(w, request.problem_key);
+  TrialResult result = stages_.worker.run(std::move(request));
+  t.status = result.status;
+  t.detail = result.detail;
+  if (result.status == TrialStatus::ok && result.median_ms > 0) {
+    const RunMetrics metrics = evaluate_metrics(stages_.space, work_.problem, w.config);
+    if (metrics.bytes) t.gbps = *metrics.bytes / (result.median_ms * 1e-3) / 1e9;
+    if (metrics.flops) t.gflops = *metrics.flops / (result.median_ms * 1e-3) / 1e9;
+  }
+  t.result = std::move(result);
+}
+
+// The reference (a config or another kernel) runs first on each problem key the worker meets:
+// the worker keeps the reference outputs of one problem, and a restarted worker has none.
+void GpuEvaluator::ensure_reference(const PendingTrial& w, const std::string& problem_key) {
+  if (stages_.worker.holds_reference(problem_key)) return;
+  const Space& space = stages_.space;
+  const Problem& problem = work_.problem;
+  TrialRequest request;
+  std::string what;
+  if (space.verify.reference == VerifySpec::Reference::config) {
+    const Config rc = reference_config_for(space, w.config);
+    what = "the reference config " + format_config(space, rc);
+    const CompileResult& ref = stages_.compile.config(problem, rc).get();
+    if (!ref.ok()) throw Error(fmt::format("{} does not compile: {}", what, ref.error));
+    request = make_trial_request(space, problem, rc, evaluate_launch(space, problem, rc), *ref.kernel);
+  } else {
+    what = fmt::format("the reference kernel {} ({})", space.verify.kernel->entry, space.verify.kernel->source.string());
+    const CompileResult& ref = stages_.compile.reference_kernel(problem, w.config).get();
+    if (!ref.ok()) throw Error(fmt::format("{} does not compile: {}\n{}", what, ref.error, truncate_log(ref.log)));
+    request = make_reference_kernel_request(space, problem, w.config, *ref.kernel);
+  }
+  request.is_reference = true;
+  const TrialResult result = stages_.worker.run(std::move(request));
+  if (result.status != TrialStatus::ok)
+    throw Error(fmt::format("{} failed on {}: {}: {}", what, format_problem(space, problem), status_name(result.status),
+                            result.detail));
+}
+
+}  // namespace tiletune::sweep_detail

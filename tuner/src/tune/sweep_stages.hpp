@@ -1,0 +1,205 @@
+// The stages of a sweep, each a small piece run_sweep composes and a test can drive alone:
+// plan the work of a problem (its domain and what the cache knows), compile ahead (one compile
+// per distinct option list, in proposal order), the worker session (the process and what it
+// holds), the trial recorder (one DB row per trial as it completes), the GPU evaluator (the
+// Evaluator that run_search drives), and the ranking from the cache.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tiletune/cache_db.hpp"
+#include "tiletune/compile.hpp"
+#include "tiletune/replay.hpp"
+#include "tiletune/strategy.hpp"
+#include "tiletune/sweep.hpp"
+#include "tiletune/worker.hpp"
+
+namespace tiletune::sweep_detail {
+
+/// What the objective makes of a trial: its score when it ran ok, nullopt when it failed.
+[[nodiscard]] std::optional<double> trial_score(Objective objective, const TrialRecord& trial);
+
+/// Stage 1 for one problem: the valid configs as a search domain, and what the cache already
+/// knows of them (a rerun answers those from the cache instead of measuring again).
+struct ProblemWork {
+  Problem problem;
+  std::string canonical;                                          ///< "N=8192"
+  SpaceDomain space;
+  std::unordered_map<std::string, std::optional<double>> known;  ///< canonical params -> score
+  std::uint64_t unknown = 0;                                      ///< valid configs not in `known`
+};
+/// Only the configs of shard; force: know nothing (measure everything again).
+[[nodiscard]] ProblemWork plan_problem(const Space& space, const Problem& problem, const Shard& shard,
+                                       const CacheDb& db, const std::string& device_uuid, Objective objective,
+                                       bool force);
+
+/// Compiles ahead of the GPU through a pool: the same option list compiles once, whoever asks
+/// (every problem, the reference config, a config proposed again after a restart), and a
+/// failed compile is never redone (the pool's cubin cache also keeps failures across runs).
+class CompileAhead {
+ public:
+  CompileAhead(const Space& space, std::string arch, unsigned threads, const CubinCache& cache);
+  /// The compile of a config for a problem (its options depend on the problem only through
+  /// problem_defines and ${} in `options:`). Throws EvalError when an ${} fails for it.
+  [[nodiscard]] std::shared_future<CompileResult> config(const Problem& problem, const Config& config);
+  /// The compile of the space's reference kernel for a problem and candidate.
+  [[nodiscard]] std::shared_future<CompileResult> reference_kernel(const Problem& problem, const Config& candidate);
+  /// The source of the space's own options, for the kernel record.
+  [[nodiscard]] const KernelSource& main_source();
+  [[nodiscard]] unsigned threads() const noexcept { return pool_.threads(); }
+  /// Distinct compiles submitted so far (kernel and reference kernel).
+  [[nodiscard]] std::size_t submitted() const noexcept { return compiles_.size() + reference_compiles_.size(); }
+  /// NVRTC seconds of the compiles that have finished, summed over threads.
+  [[nodiscard]] double finished_seconds() const;
+
+ private:
+  using Compiles = std::map<std::vector<std::string>, std::shared_future<CompileResult>>;
+  std::shared_future<CompileResult> submit(Compiles& compiles, KernelSources& sources, std::vector<std::string> options,
+                                           const std::string& entry);
+
+  const Space& space_;
+  std::string arch_;
+  // The sources outlive the pool: queued requests point into them until the pool drains.
+  KernelSources sources_;
+  std::optional<KernelSources> reference_sources_;
+  Compiles compiles_;
+  Compiles reference_compiles_;
+  CompilePool pool_;
+};
+
+/// What the parent asks of every trial in the worker.
+struct WorkerSettings {
+  TimingSettings timing;
+  double deadline_seconds = 10;
+  EnergySettings energy;  ///< for measured trials; a reference run measures none
+  /// Extra time the first trial of a problem gets in a fresh worker: it allocates and fills
+  /// the buffers and computes the reference before the kernel runs.
+  double setup_allowance_seconds = 120;
+};
+
+/// Time the worker reported, summed over the trials of a sweep.
+struct WorkerTimes {
+  double load_seconds = 0, setup_seconds = 0, verify_seconds = 0, measure_seconds = 0;
+  double round_trip_seconds = 0;  ///< the parent's wall time in WorkerSession::run
+  double copy_seconds = 0;        ///< worker start + the copy ceiling (start_copy)
+};
+
+/// The worker process and what it holds: the problem key whose buffers it has and the one
+/// whose reference outputs it has. A worker that faults or hangs is replaced by a fresh one,
+/// which holds neither; this object is the one place that knows.
+class WorkerSession {
+ public:
+  WorkerSession(std::vector<std::string> argv, WorkerSettings settings);
+  /// Starts the worker and measures the bandwidth ceiling in it on a thread of its own, so that
+  /// the worker's start (a CUDA context) and the copy overlap the first compiles. run() and
+  /// copy() wait for it.
+  void start_copy(std::uint64_t bytes);
+  /// The ceiling start_copy measured (waits for it). Throws Error when the worker failed it.
+  [[nodiscard]] const CopyCeiling& copy();
+  /// Runs a trial (a reference run when request.is_reference), with an id, the settings and,
+  /// when the worker does not hold the problem yet, the setup allowance.
+  [[nodiscard]] TrialResult run(TrialRequest request);
+  /// The worker holds the reference outputs of this problem key (a reference run succeeded
+  /// in this process and no other problem came since).
+  [[nodiscard]] bool holds_reference(const std::string& problem_key) const {
+    return reference_key_ == problem_key;
+  }
+  [[nodiscard]] bool holds_buffers(const std::string& problem_key) const { return buffers_key_ == problem_key; }
+  [[nodiscard]] int starts() const noexcept { return process_.starts(); }
+  [[nodiscard]] const WorkerTimes& times() const noexcept { return times_; }
+
+ private:
+  void wait_for_copy();
+
+  WorkerProcess process_;
+  // After process_: destroying a pending copy waits for it, before the process goes.
+  std::future<CopyCeiling> copy_pending_;
+  std::optional<CopyCeiling> copy_;
+  WorkerSettings settings_;
+  std::uint64_t next_id_ = 1;
+  std::optional<std::string> buffers_key_;
+  std::optional<std::string> reference_key_;
+  WorkerTimes times_;
+};
+
+/// Writes each trial to the cache as it completes.
+class TrialRecorder {
+ public:
+  TrialRecorder(CacheDb& db, std::int64_t device_id, std::int64_t kernel_id, const Space& space,
+                const DeviceLimits& limits);
+  /// The trial's row, written; an `ok` without a time becomes a runtime_fault (in t too).
+  TrialRecord record(const std::string& canonical_problem, const std::optional<LaunchGeometry>& launch,
+                     SweepTrial& t);
+
+ private:
+  CacheDb& db_;
+  std::int64_t device_id_, kernel_id_;
+  const Space& space_;
+  const DeviceLimits& limits_;
+};
+
+/// One (problem, config) submitted and not yet measured: pruned before compiling, or compiling.
+struct PendingTrial {
+  std::size_t point = 0;
+  Config config;
+  std::optional<LaunchGeometry> launch;
+  std::string pruned_reason;  ///< non-empty: recorded as pruned without compiling
+  std::shared_future<CompileResult> compiled;
+};
+
+/// What every problem's evaluator shares in one sweep.
+struct SweepStages {
+  const Space& space;
+  const DeviceLimits& limits;
+  Objective objective;
+  CompileAhead& compile;
+  WorkerSession& worker;
+  TrialRecorder& recorder;
+  /// Each trial once it is recorded (with the status the recorder gave it); may move from it.
+  std::function<void(SweepTrial&)> on_trial;
+};
+
+/// The Evaluator of a GPU sweep for one problem: recall answers from the cache, submit plans
+/// the trial and compiles ahead, next waits for the oldest compile, runs the reference when
+/// the worker lacks it, measures in the worker and records the trial; the clock is wall time
+/// since the evaluator was made.
+class GpuEvaluator final : public Evaluator {
+ public:
+  GpuEvaluator(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index);
+  [[nodiscard]] std::optional<Evaluation> recall(std::size_t point) override;
+  void submit(std::size_t point) override;
+  [[nodiscard]] Evaluation next() override;
+  void cancel() override { pending_.clear(); }
+  [[nodiscard]] double elapsed_seconds() const override;
+  /// Wall time next() waited for the compiler.
+  [[nodiscard]] double waited_for_compile_seconds() const noexcept { return waited_for_compile_; }
+
+ private:
+  [[nodiscard]] PendingTrial plan(std::size_t point) const;
+  void measure(const PendingTrial& w, SweepTrial& t);
+  void run_in_worker(const PendingTrial& w, const CompiledKernel& kernel, SweepTrial& t);
+  void ensure_reference(const PendingTrial& w, const std::string& problem_key);
+
+  const SweepStages& stages_;
+  const ProblemWork& work_;
+  std::size_t problem_index_;
+  std::chrono::steady_clock::time_point start_;
+  std::deque<PendingTrial> pending_;
+  double waited_for_compile_ = 0;
+};
+
+/// Stage 4: a problem's ok trials of the current kernel version from the cache (resumed ones
+/// included), best score first, and its default config's trial.
+void rank_problem(const Space& space, const CacheDb& db, const std::string& device_uuid, Objective objective,
+                  ProblemOutcome& outcome);
+
+}  // namespace tiletune::sweep_detail
