@@ -97,6 +97,43 @@ struct SampleSet {
   StopReason reason = StopReason::keep_going;
 };
 
+// Batches of launches kept queued on a stream, so that the GPU does not idle while the host does
+// something slow between batches (measure_energy: a NVML poll takes milliseconds, about 5 on an
+// H200 under load, longer than a batch). A ring of events, one per queued batch.
+class BatchQueue {
+ public:
+  explicit BatchQueue(std::size_t depth) {
+    for (std::size_t i = 0; i < depth; ++i) done_.emplace_back(CU_EVENT_DISABLE_TIMING);
+  }
+
+  /// Forgets the batches that have finished, waits for the oldest only when every slot is still
+  /// queued, then calls enqueue_batch() until the queue is full again; returns how many it called.
+  template <class EnqueueBatch>
+  std::size_t top_up(CUstream stream, EnqueueBatch&& enqueue_batch) {
+    while (queued_ > 0 && done_[oldest_].done()) pop();
+    if (queued_ == done_.size()) {
+      done_[oldest_].synchronize();
+      pop();
+    }
+    std::size_t added = 0;
+    for (; queued_ < done_.size(); ++added, ++queued_) {
+      enqueue_batch();
+      done_[(oldest_ + queued_) % done_.size()].record(stream);
+    }
+    return added;
+  }
+
+ private:
+  void pop() {
+    oldest_ = (oldest_ + 1) % done_.size();
+    --queued_;
+  }
+
+  std::vector<cu::Event> done_;
+  std::size_t oldest_ = 0;
+  std::size_t queued_ = 0;
+};
+
 }  // namespace
 
 struct GpuRunner::Impl {
@@ -442,39 +479,25 @@ void GpuRunner::Impl::measure_energy(CUfunction f, const TrialRequest& request, 
   }
   const bool restores = problem.has_inputs_to_restore();
   const std::string where = fmt::format("energy of {} [{}]", request.kernel, request.config_text);
-  // The GPU must not idle inside the energy window, and a NVML poll takes milliseconds (about 5
-  // on an H200 under load, longer than a batch): so every call tops the queue up to kQueued
-  // batches (about 24 ms of work) without waiting, and waits only when all of them are still
-  // queued. The runs counted at a counter edge then exceed those finished by about the queue's
-  // depth, the same at both edges of the window, which cancels in their difference.
-  constexpr std::size_t kQueued = 8;
-  std::vector<cu::Event> batch_done;
-  for (std::size_t i = 0; i < kQueued; ++i) batch_done.emplace_back(CU_EVENT_DISABLE_TIMING);
-  std::size_t oldest = 0, in_flight = 0;
-  auto enqueue = [&](std::int64_t runs) {
-    for (std::int64_t i = 0; i < runs; ++i) {
-      if (restores) problem.restore_inputs(symbols, stream.get());  // counted in the energy, as in the times
-      if (const CUresult r = launch(f, request, params); r != CUDA_SUCCESS)
-        throw cu::DriverError(r, fmt::format("cuLaunchKernel failed: {} [{}]", describe(r), where));
-    }
-    batch_done[(oldest + in_flight) % kQueued].record(stream.get());
-    ++in_flight;
-  };
+  // The GPU must not idle inside the energy window: every call tops the queue up to 8 batches
+  // (about 24 ms of work). The runs counted at a counter edge then exceed those finished by about
+  // the queue's depth, the same at both edges of the window, which cancels in their difference.
+  BatchQueue queue(8);
   auto run_batch = [&](std::int64_t runs) -> std::int64_t {
-    while (in_flight > 0 && batch_done[oldest].done()) oldest = (oldest + 1) % kQueued, --in_flight;
-    if (in_flight == kQueued) {
-      batch_done[oldest].synchronize();
-      oldest = (oldest + 1) % kQueued, --in_flight;
-    }
-    std::int64_t started = 0;
-    for (; in_flight < kQueued; started += runs) enqueue(runs);
-    return started;
+    const std::size_t batches = queue.top_up(stream.get(), [&] {
+      for (std::int64_t i = 0; i < runs; ++i) {
+        if (restores) problem.restore_inputs(symbols, stream.get());  // counted in the energy, as in the times
+        if (const CUresult r = launch(f, request, params); r != CUDA_SUCCESS)
+          throw cu::DriverError(r, fmt::format("cuLaunchKernel failed: {} [{}]", describe(r), where));
+      }
+    });
+    return static_cast<std::int64_t>(batches) * runs;
   };
   std::string why;
   try {
     std::optional<EnergyMeasurement> measured =
         tiletune::measure_energy(*energy_source, run_batch, result.median_ms, request.energy, &why);
-    stream.synchronize();  // the last batch, still queued
+    stream.synchronize();  // the batches still queued
     if (auto& m = measured) {
       result.energy_mj = m->energy_mj;
       result.power_w = m->power_w;
