@@ -393,15 +393,17 @@ Runner add_worker_command(CLI::App& app) {
   cmd->group("");  // hidden from --help
   auto device = std::make_shared<int>(0);
   auto compile_only = std::make_shared<bool>(false);
+  auto cubin_cache = std::make_shared<std::string>();
   cmd->add_option("--device", *device, "CUDA device ordinal");
   cmd->add_flag("--compile-only", *compile_only, "Compile requests only: no CUDA context");
-  return [device, compile_only]() {
+  cmd->add_option("--cubin-cache", *cubin_cache, "Where the worker's own kernels are cached (default: none)");
+  return [device, compile_only, cubin_cache]() {
     const WorkerFds fds = worker_fds_from_env();
     if (*compile_only) {
       CompileOnlyHandler handler;
       return serve_worker(handler, fds.in_fd, fds.out_fd);
     }
-    GpuRunner runner(*device);
+    GpuRunner runner(*device, *cubin_cache);
     return serve_worker(runner, fds.in_fd, fds.out_fd);
   };
 }
