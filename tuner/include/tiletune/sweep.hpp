@@ -165,6 +165,7 @@ struct SweepReport {
   /// A pool sweep: one per device of SweepOptions::devices, in that order (`device` and
   /// `problems` above are the first device's). Empty for a one-device sweep.
   std::vector<DeviceOutcome> pool;
+  std::size_t pool_finalists = 0;        ///< a pool sweep: SweepOptions::pool_finalists
   /// A pool sweep: a model whose every device left the pool, and what its problems ended with
   /// (the other models' results stand).
   std::vector<std::string> pool_errors;

@@ -226,6 +226,7 @@ SweepReport run_pool_sweep(const Space& space, const SweepOptions& options) {
   const std::filesystem::path db_path = options.db_path.empty() ? default_cache_path() : options.db_path;
   PoolSweep s{space, options, Clock::now(), CacheDb::open(db_path), {}, {}, {}, {}, {}, {}, {}};
   s.report.db_path = db_path;
+  s.report.pool_finalists = options.pool_finalists;
   prepare(s);
   const auto note_trial = [&](SweepTrial& t) {
     if (t.result && !t.result->energy_note.empty() && s.report.energy_note.empty())
