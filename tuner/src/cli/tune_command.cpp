@@ -388,6 +388,11 @@ equally by the problems). --replay answers the strategy from a recording instead
 prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.
 --shard I/N tunes (or replays) only shard I of N: a config's shard is a hash of its params, so
 a rerun of the same shard takes the same configs; the default config is measured by its shard.
+--devices all (or 0,2) runs one worker per GPU in one sweep: the GPUs of one model share its
+search, each config timed on one GPU alone; each model searches on its own; every trial is kept
+under its GPU, and the top 3 configs of each problem are also measured on every GPU of the model
+(finalists), so each GPU's best is its own. A GPU whose worker fails 3 starts in a row leaves the
+pool and the others finish; a model that loses every GPU exits 1 (the others' results stand).
 
 )" + std::string(exit_status_help));
   return [o]() {
