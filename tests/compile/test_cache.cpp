@@ -217,7 +217,8 @@ TEST(CacheTempName, CarriesHostPidAndIsNewForEveryWriterOnEveryHost) {
   ::close(fds[1]);
   std::string from_child;
   char buffer[512];
-  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) from_child.append(buffer, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;)
+    from_child.append(buffer, static_cast<std::size_t>(n));
   ::close(fds[0]);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);

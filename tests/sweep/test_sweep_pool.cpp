@@ -104,7 +104,8 @@ TEST(PoolSweep, TwoGpusOfOneModelMeasureEachConfigOnceAndTheFinalistsOnBoth) {
   EXPECT_EQ(rows0.size(), r.pool[0].trials);
   for (const std::string& top : {"A=6;B=2;C=1", "A=6;B=2;C=0", "A=6;B=2;C=2"})
     for (const auto* rows : {&rows0, &rows1})
-      EXPECT_EQ(std::count_if(rows->begin(), rows->end(), [&](const TrialRow& x) { return x.trial.key.params == top; }), 1)
+      EXPECT_EQ(std::count_if(rows->begin(), rows->end(), [&](const TrialRow& x) { return x.trial.key.params == top; }),
+                1)
           << top << " is not measured once on each device";
   // Each device's best is its own trial.
   for (std::size_t d = 0; d < 2; ++d) {
@@ -135,7 +136,8 @@ TEST(PoolSweep, NeverTwoTrialsAtOnceOnOneGpuButTheGpusRunAtTheSameTime) {
       EXPECT_GE((*timeline)[i].start, (*timeline)[i - 1].end) << "two trials overlapped on one device";
   std::int64_t overlap_ns = 0;
   for (const Interval& x : a)
-    for (const Interval& y : b) overlap_ns += std::max<std::int64_t>(0, std::min(x.end, y.end) - std::max(x.start, y.start));
+    for (const Interval& y : b)
+      overlap_ns += std::max<std::int64_t>(0, std::min(x.end, y.end) - std::max(x.start, y.start));
   // 20 ms per trial: about half of the 60 run beside one of the other device's.
   EXPECT_GT(overlap_ns, 200'000'000) << "the two devices hardly ran at the same time";
 }

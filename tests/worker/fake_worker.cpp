@@ -251,7 +251,8 @@ int main(int argc, char** argv) {
     return 64;
   }
   if (options.mode == "dead" || (!options.poison.empty() && std::filesystem::exists(options.poison))) {
-    std::fprintf(stderr, "fake_worker: this fake GPU is %s: no worker starts\n", options.mode == "dead" ? "dead" : "poisoned");
+    std::fprintf(stderr, "fake_worker: this fake GPU is %s: no worker starts\n",
+                 options.mode == "dead" ? "dead" : "poisoned");
     return 1;
   }
   if (options.mode == "crash") {

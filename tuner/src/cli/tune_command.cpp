@@ -121,8 +121,8 @@ void print_device(std::ostream& out, const Space& space, const DeviceInfo& devic
 }
 
 /// The top configs of each problem on one device.
-void print_problems(std::ostream& out, const Space& space, const SweepReport& r, const std::vector<ProblemOutcome>& problems,
-                    const CopyCeiling& copy, std::size_t top) {
+void print_problems(std::ostream& out, const Space& space, const SweepReport& r,
+                    const std::vector<ProblemOutcome>& problems, const CopyCeiling& copy, std::size_t top) {
   const bool has_bytes = space.metric_bytes.has_value();
   const bool has_flops = space.metric_flops.has_value();
   for (const ProblemOutcome& p : problems) {
