@@ -193,6 +193,52 @@ TEST(PoolSweep, EachModelSearchesEveryConfigAndAModelThatLosesEveryGpuEndsWithAn
   EXPECT_NE(r.pool_errors[0].find("failed 3 starts"), std::string::npos) << r.pool_errors[0];
 }
 
+TEST(PoolSweep, ATimeBudgetStopsThePoolAndDropsWhatIsQueued) {
+  PoolToy toy;
+  toy.devices = {fake_gpu(0), fake_gpu(1)};
+  SweepOptions o = toy.pool_options();
+  o.device_worker_argv = [base = o.device_worker_argv](int ordinal) {
+    std::vector<std::string> argv = base(ordinal);
+    argv.insert(argv.end(), {"--delay-ms", "100"});  // after the fixture's 20: the last one counts
+    return argv;
+  };
+  o.budget.seconds = 1.5;
+  const SweepReport r = run_sweep(toy.space, o);
+  EXPECT_TRUE(r.budget_exhausted);
+  EXPECT_LT(r.trials.size(), kConfigs);
+  EXPECT_GE(r.pool[0].trials, 2u);
+  EXPECT_GE(r.pool[1].trials, 2u);
+  // The search's trials: at 0.1 s each on two devices, 1.5 s holds about 30 (plus the 3 finalists).
+  EXPECT_LT(r.problems[0].evaluations, 60u);
+  // The sweep's own wall time (the compiles queued ahead drain after it, as on one GPU).
+  EXPECT_LT(r.wall_seconds, 1.5 + 3.0) << "the budget overran by more than setup, the trials in flight and the finalists";
+  EXPECT_EQ(toy.device_rows(toy.devices[0]).size() + toy.device_rows(toy.devices[1]).size(), r.trials.size());
+}
+
+TEST(PoolSweep, EachWorkerRunsTheReferenceBeforeItsFirstTrial) {
+  PoolToy toy;
+  ToySweep with_reference("{reference: {config: {A: 2, B: 3, C: 0}}}");
+  toy.space = with_reference.space;
+  toy.devices = {fake_gpu(0), fake_gpu(1)};
+  SweepOptions o = toy.pool_options();
+  o.device_worker_argv = [&toy, base = o.device_worker_argv](int ordinal) {
+    std::vector<std::string> argv = base(ordinal);
+    argv.insert(argv.end(), {"--log", (toy.dir.path() / fmt::format("worker{}.log", ordinal)).string()});
+    return argv;
+  };
+  o.budget.evaluations = 30;
+  const SweepReport r = run_sweep(toy.space, o);
+  EXPECT_GE(r.trials.size(), 30u);
+  for (const int ordinal : {0, 1}) {
+    std::ifstream in(toy.dir.path() / fmt::format("worker{}.log", ordinal));
+    std::vector<std::string> kinds;
+    for (std::string id, kind, rest; in >> id >> kind && std::getline(in, rest);) kinds.push_back(kind);
+    ASSERT_GE(kinds.size(), 2u) << "device " << ordinal;
+    EXPECT_EQ(kinds[0], "reference") << "device " << ordinal;
+    EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "reference"), 1) << "device " << ordinal;
+  }
+}
+
 TEST(PoolSweep, TheDevicesMustBeDistinct) {
   PoolToy toy;
   toy.devices = {fake_gpu(0), fake_gpu(0)};
