@@ -152,6 +152,18 @@ class FakeHandler : public tiletune::TrialHandler {
     return r;
   }
 
+  [[nodiscard]] bool context_lost() const noexcept override { return lost_; }
+
+  CopyCeiling measure_copy(std::uint64_t bytes) override {
+    if (bytes == 0) throw std::runtime_error("fake copy of zero bytes");
+    CopyCeiling c;
+    c.bytes = bytes;
+    c.median_ms = static_cast<double>(bytes) / 1e6;
+    c.gbps = 2.0 * static_cast<double>(bytes) / (c.median_ms * 1e6);
+    return c;
+  }
+
+ private:
   TrialResult answer(const TrialRequest& request) {
     if (request.id == 1 && mode_ == "deaf" && ::close(in_fd_) != 0) std::perror("fake_worker: close");
     if (request.id == options_.at) misbehave();
@@ -176,18 +188,6 @@ class FakeHandler : public tiletune::TrialHandler {
     return r;
   }
 
-  [[nodiscard]] bool context_lost() const noexcept override { return lost_; }
-
-  CopyCeiling measure_copy(std::uint64_t bytes) override {
-    if (bytes == 0) throw std::runtime_error("fake copy of zero bytes");
-    CopyCeiling c;
-    c.bytes = bytes;
-    c.median_ms = static_cast<double>(bytes) / 1e6;
-    c.gbps = 2.0 * static_cast<double>(bytes) / (c.median_ms * 1e6);
-    return c;
-  }
-
- private:
   void misbehave() {
     if (mode_ == "sleep") hang();
     if (mode_ == "crash") ::raise(SIGSEGV);

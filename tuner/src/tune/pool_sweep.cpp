@@ -120,59 +120,33 @@ std::vector<std::pair<std::size_t, std::vector<std::size_t>>> finalists(PoolSwee
 
 std::string model_name(const DeviceInfo& d) { return fmt::format("{} (sm_{})", d.name, d.arch()); }
 
-/// One model's search over its devices, every problem, then its finalists.
-void run_model(PoolSweep& s, const std::vector<std::size_t>& group, const std::function<void(SweepTrial&)>& on_trial) {
-  const SweepOptions& o = s.options;
-  const DeviceInfo& first = o.devices[group.front()];
-  const DeviceLimits limits = device_limits(first);
-  CompileAhead& compile = *s.compiles.at(first.arch());
-  std::vector<ProblemWork> work;
-  for (const Problem& p : s.problems) work.push_back(model_work(s, p, group));
-  const StrategyChoice choice = resolve_strategy(o, work, group.size(), s.report);
-  std::vector<PoolDevice> devices;
-  std::vector<TrialRecorder> recorders;
-  recorders.reserve(group.size());
-  PoolStages stages{s.space, limits, o.objective, compile, {}, group, on_trial};
-  for (const std::size_t d : group) {
-    devices.push_back({o.devices[d], worker_argv_of(o, o.devices[d].ordinal)});
-    recorders.emplace_back(s.db, s.device_ids[d], s.kernel_ids.at(first.arch()), s.space, limits);
-    stages.recorders.push_back(&recorders.back());
+/// One problem's search over a model's pool, then its finalists. Throws PoolLost when the
+/// model has lost every device.
+void search_problem(PoolSweep& s, DevicePool& pool, const PoolStages& stages, const std::vector<std::size_t>& group,
+                    const ProblemWork& work, std::size_t p, const SearchBudget& budget, const std::string& strategy_name) {
+  const std::uint64_t allowed = problem_limit(budget, work);
+  s.progress.total += allowed;
+  const auto strategy = make_strategy(strategy_name, work.space.domain, s.options.seed + p);
+  PoolEvaluator evaluator(pool, stages, work, p);
+  SearchRun run = sweep_search_run(work.space.domain, *strategy, budget, stages.compile.threads());
+  // A worker that finishes while the oldest trial still runs takes the next one.
+  run.in_flight = std::max(run.in_flight, 2 * group.size());
+  const SearchTrace trace = run_search(work.space.domain, *strategy, evaluator, run);
+  ProblemOutcome& outcome = s.report.problems[p];
+  outcome.evaluations += trace.evaluated;
+  outcome.resumed += trace.resumed;
+  outcome.budget_reached = outcome.budget_reached || trace.budget_exhausted;
+  s.report.budget_exhausted = s.report.budget_exhausted || trace.budget_exhausted;
+  s.progress.total -= allowed - std::min(allowed, trace.evaluated);
+  for (const auto& [point, lacking] : finalists(s, work, group, pool)) {
+    s.progress.total += lacking.size();
+    s.progress.total -= lacking.size() - evaluator.measure_on(point, lacking);
   }
-  DevicePool pool(std::move(devices), WorkerSettings{o.timing, o.deadline_seconds, s.energy}, o.copy_bytes, s.space,
-                  limits, compile);
-  const auto model_start = Clock::now();
-  for (std::size_t p = 0; p < work.size(); ++p) {
-    const SearchBudget budget = problem_budget(choice, work[p], work.size() - p, seconds_since(model_start));
-    const std::uint64_t allowed = problem_limit(budget, work[p]);
-    s.progress.total += allowed;
-    const auto strategy = make_strategy(choice.strategy, work[p].space.domain, o.seed + p);
-    PoolEvaluator evaluator(pool, stages, work[p], p);
-    SearchRun run = sweep_search_run(work[p].space.domain, *strategy, budget, compile.threads());
-    // A worker that finishes while the oldest trial still runs takes the next one.
-    run.in_flight = std::max(run.in_flight, 2 * group.size());
-    try {
-      const SearchTrace trace = run_search(work[p].space.domain, *strategy, evaluator, run);
-      ProblemOutcome& outcome = s.report.problems[p];
-      outcome.evaluations += trace.evaluated;
-      outcome.resumed += trace.resumed;
-      outcome.budget_reached = outcome.budget_reached || trace.budget_exhausted;
-      s.report.budget_exhausted = s.report.budget_exhausted || trace.budget_exhausted;
-      s.progress.total -= allowed - std::min(allowed, trace.evaluated);
-      for (const auto& [point, lacking] : finalists(s, work[p], group, pool)) {
-        s.progress.total += lacking.size();
-        s.progress.total -= lacking.size() - evaluator.measure_on(point, lacking);
-      }
-    } catch (const PoolLost& e) {
-      s.report.pool_errors.push_back(fmt::format("{}: {} not tuned: {}", model_name(first), work[p].canonical, e.what()));
-      s.progress.total -= allowed;
-      for (std::size_t rest = p + 1; rest < work.size(); ++rest)
-        s.report.pool_errors.push_back(fmt::format("{}: {} not tuned: every device of the model left the pool",
-                                                   model_name(first), work[rest].canonical));
-      break;
-    }
-    s.report.wait_compile_seconds += evaluator.waited_for_compile_seconds();
-  }
-  pool.stop();
+  s.report.wait_compile_seconds += evaluator.waited_for_compile_seconds();
+}
+
+/// What each device of a model did, into the report (and its copy ceiling into the cache).
+void collect_devices(PoolSweep& s, const DevicePool& pool, const std::vector<std::size_t>& group) {
   for (std::size_t i = 0; i < group.size(); ++i) {
     DeviceOutcome& d = s.report.pool[group[i]];
     const WorkerTimes& times = pool.session(i).times();
@@ -189,6 +163,44 @@ void run_model(PoolSweep& s, const std::vector<std::size_t>& group, const std::f
     s.report.worker_seconds += times.round_trip_seconds;
     s.report.copy_seconds += times.copy_seconds;
   }
+}
+
+/// One model's search over its devices, every problem, then its finalists.
+void run_model(PoolSweep& s, const std::vector<std::size_t>& group, const std::function<void(SweepTrial&)>& on_trial) {
+  const SweepOptions& o = s.options;
+  const DeviceInfo& first = o.devices[group.front()];
+  const DeviceLimits limits = device_limits(first);
+  CompileAhead& compile = *s.compiles.at(first.arch());
+  std::vector<ProblemWork> work;
+  for (const Problem& p : s.problems) work.push_back(model_work(s, p, group));
+  const StrategyChoice choice = resolve_strategy(o, work, group.size(), s.report);
+  std::vector<PoolDevice> devices;
+  std::vector<TrialRecorder> recorders;
+  recorders.reserve(group.size());  // the stages point at them
+  PoolStages stages{s.space, limits, o.objective, compile, {}, group, on_trial};
+  for (const std::size_t d : group) {
+    devices.push_back({o.devices[d], worker_argv_of(o, o.devices[d].ordinal)});
+    recorders.emplace_back(s.db, s.device_ids[d], s.kernel_ids.at(first.arch()), s.space, limits);
+    stages.recorders.push_back(&recorders.back());
+  }
+  DevicePool pool(std::move(devices), WorkerSettings{o.timing, o.deadline_seconds, s.energy}, o.copy_bytes, s.space,
+                  limits, compile);
+  const auto model_start = Clock::now();
+  for (std::size_t p = 0; p < work.size(); ++p) {
+    const SearchBudget budget = problem_budget(choice, work[p], work.size() - p, seconds_since(model_start));
+    try {
+      search_problem(s, pool, stages, group, work[p], p, budget, choice.strategy);
+    } catch (const PoolLost& e) {
+      s.progress.total = s.progress.done;  // nothing more comes from this model
+      s.report.pool_errors.push_back(fmt::format("{}: {} not tuned: {}", model_name(first), work[p].canonical, e.what()));
+      for (std::size_t rest = p + 1; rest < work.size(); ++rest)
+        s.report.pool_errors.push_back(fmt::format("{}: {} not tuned: every device of the model left the pool",
+                                                   model_name(first), work[rest].canonical));
+      break;
+    }
+  }
+  pool.stop();
+  collect_devices(s, pool, group);
 }
 
 void prepare(PoolSweep& s) {
