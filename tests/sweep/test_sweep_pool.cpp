@@ -174,6 +174,40 @@ TEST(PoolSweep, AGpuThatBreaksMidSweepHandsItsTrialToAnother) {
   EXPECT_EQ(toy.device_rows(toy.devices[0]).size() + toy.device_rows(toy.devices[1]).size(), kConfigs);
 }
 
+TEST(PoolSweep, AGpuWhoseWorkerDiesInEveryTrialLeavesAndTheOtherMeasuresThem) {
+  PoolToy toy;
+  toy.devices = {fake_gpu(0), fake_gpu(1)};
+  toy.modes[1] = {"ok", "--crash-on", "*"};  // starts and copies fine, dies in every trial
+  const SweepReport r = run_sweep(toy.space, toy.pool_options());
+  EXPECT_TRUE(r.pool_errors.empty());
+  EXPECT_NE(r.pool[1].left.find("3 trials in a row"), std::string::npos) << r.pool[1].left;
+  EXPECT_EQ(r.pool[1].trials, 0u);
+  EXPECT_EQ(r.counts[static_cast<std::size_t>(TrialStatus::runtime_fault)], 0u)
+      << "a trial that lost device 1's worker was recorded instead of measured on device 0";
+  EXPECT_EQ(r.pool[0].trials, kConfigs);
+  EXPECT_EQ(toy.device_rows(toy.devices[0]).size(), kConfigs);
+}
+
+TEST(PoolSweep, AConfigThatCrashesEveryGpuIsRecordedOnceAndNoGpuLeaves) {
+  PoolToy toy;
+  toy.devices = {fake_gpu(0), fake_gpu(1)};
+  toy.modes[0] = toy.modes[1] = {"ok", "--crash-on", "A=3 B=3 C=0"};
+  const SweepReport r = run_sweep(toy.space, toy.pool_options());
+  EXPECT_TRUE(r.pool[0].left.empty()) << r.pool[0].left;
+  EXPECT_TRUE(r.pool[1].left.empty()) << r.pool[1].left;
+  const std::map<std::string, std::size_t> once = searched(toy.space, r);
+  EXPECT_EQ(once.size(), kConfigs);
+  for (const auto& [config, count] : once) EXPECT_EQ(count, 1u) << config;
+  std::size_t faults = 0;
+  for (const DeviceInfo& d : toy.devices)
+    for (const TrialRow& row : toy.device_rows(d)) {
+      if (row.trial.status != TrialStatus::runtime_fault) continue;
+      ++faults;
+      EXPECT_EQ(row.trial.key.params, "A=3;B=3;C=0");
+    }
+  EXPECT_EQ(faults, 1u) << "the config that crashes everywhere is one runtime_fault, measured on both GPUs";
+}
+
 TEST(PoolSweep, EachModelSearchesEveryConfigAndAModelThatLosesEveryGpuEndsWithAnError) {
   PoolToy toy;
   toy.devices = {fake_gpu(0), fake_gpu(1, "Fake GH200"), fake_gpu(2, "Fake H100")};

@@ -1,7 +1,7 @@
 // A stand-in for `tiletune __worker` in the worker and sweep tests: the real serve_worker loop
 // around a handler that misbehaves on one trial (2 unless --at says) in the way its mode says.
 // Usage: fake_worker MODE [--at ID] [--recording FILE] [--delay-ms N] [--log FILE]
-// [--timeline FILE] [--poison FILE], with $TILETUNE_WORKER_FDS set by WorkerProcess.
+// [--timeline FILE] [--poison FILE] [--crash-on CONFIG], with $TILETUNE_WORKER_FDS set by WorkerProcess.
 //   --recording  answer each trial from a landscape CSV (tests/data/landscapes): an ok trial
 //                with its recorded time, any other recorded status as wrong_result; a config
 //                the recording lacks is a launch_failed; a reference run is ok
@@ -10,6 +10,7 @@
 //                sweep asked of its workers
 //   --timeline   append "START_NS END_NS ID" per trial (steady clock, the same in every process
 //                of the machine), to see which trials overlapped
+//   --crash-on   raise SIGSEGV in every trial of this config text ("A=1 B=2"; "*": every trial)
 //   --poison     create FILE when trial --at misbehaves; a worker that starts while FILE exists
 //                exits at once (a GPU that broke for good mid-sweep)
 //   ok       every trial is ok (median_ms = id; detail names the fds and the cubin size)
@@ -74,6 +75,7 @@ struct Options {
   std::string log;
   std::string timeline;
   std::string poison;
+  std::string crash_on;
 };
 
 std::int64_t steady_ns() {
@@ -146,6 +148,7 @@ class FakeHandler : public tiletune::TrialHandler {
     const std::int64_t start_ns = steady_ns();
     if (options_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options_.delay_ms));
     if (!options_.poison.empty() && request.id == options_.at) std::ofstream(options_.poison) << "poisoned\n";
+    if (!request.is_reference && (options_.crash_on == "*" || options_.crash_on == request.config_text)) ::raise(SIGSEGV);
     TrialResult r = answer(request);
     if (!options_.timeline.empty())
       std::ofstream(options_.timeline, std::ios::app) << start_ns << ' ' << steady_ns() << ' ' << request.id << '\n';
@@ -228,7 +231,7 @@ int main(int argc, char** argv) {
                                                "throw", "linger", "deaf",  "lost", "dead"};
   const char* usage =
       "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost|dead [--at ID] [--recording FILE] "
-      "[--delay-ms N] [--log FILE] [--timeline FILE] [--poison FILE]\n";
+      "[--delay-ms N] [--log FILE] [--timeline FILE] [--poison FILE] [--crash-on CONFIG]\n";
   if (argc < 2 || kModes.count(argv[1]) == 0 || argc % 2 != 0) {
     std::fputs(usage, stderr);
     return 64;
@@ -244,6 +247,7 @@ int main(int argc, char** argv) {
       else if (flag == "--log") options.log = value;
       else if (flag == "--timeline") options.timeline = value;
       else if (flag == "--poison") options.poison = value;
+      else if (flag == "--crash-on") options.crash_on = value;
       else throw std::invalid_argument("unknown option " + flag);
     }
   } catch (const std::exception& e) {
@@ -255,7 +259,7 @@ int main(int argc, char** argv) {
                  options.mode == "dead" ? "dead" : "poisoned");
     return 1;
   }
-  if (options.mode == "crash") {
+  if (options.mode == "crash" || !options.crash_on.empty()) {
     rlimit no_core{0, 0};  // a test crash should not leave a core file behind
     if (::setrlimit(RLIMIT_CORE, &no_core) != 0) std::perror("fake_worker: setrlimit(RLIMIT_CORE)");
   }

@@ -82,7 +82,9 @@ struct SweepOptions {
   /// capability) share one search, a config measured on whichever is free; each model runs its
   /// own search, one model after the other. Then the top pool_finalists configs of each problem
   /// are measured on every device of the model that lacks them, so each device's best is its
-  /// own measurement.
+  /// own measurement. A trial that loses a worker is measured again on another device, once; a
+  /// device whose worker fails 3 starts in a row, or that lost 3 trials in a row that another
+  /// device measured fine, leaves the pool (DeviceOutcome::left).
   std::vector<DeviceInfo> devices;
   /// The worker of a pool's device, by ordinal; empty: worker_argv with "{ordinal}" replaced in
   /// each word, or default_worker_argv(ordinal) when worker_argv is empty too.

@@ -391,8 +391,10 @@ a rerun of the same shard takes the same configs; the default config is measured
 --devices all (or 0,2) runs one worker per GPU in one sweep: the GPUs of one model share its
 search, each config timed on one GPU alone; each model searches on its own; every trial is kept
 under its GPU, and the top 3 configs of each problem are also measured on every GPU of the model
-(finalists), so each GPU's best is its own. A GPU whose worker fails 3 starts in a row leaves the
-pool and the others finish; a model that loses every GPU exits 1 (the others' results stand).
+(finalists), so each GPU's best is its own. A trial that loses a worker is measured again on
+another GPU; a GPU whose worker fails 3 starts in a row, or that lost 3 trials in a row that
+another GPU measured fine, leaves the pool and the others finish; a model that loses every GPU
+exits 1 (the others' results stand).
 
 )" + std::string(exit_status_help));
   return [o]() {

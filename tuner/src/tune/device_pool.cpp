@@ -13,6 +13,9 @@ using Clock = std::chrono::steady_clock;
 // A device whose fresh worker fails this many times in a row (cannot start, or cannot measure
 // the copy ceiling) has left the pool: one bad start is a hiccup, three are a broken GPU.
 constexpr int kStartTries = 3;
+// A device leaves after losing its worker on this many trials in a row that another device then
+// measured without a fault: its GPU, not the configs, is what fails.
+constexpr int kLostInARow = 3;
 
 std::string device_name(const DeviceInfo& d) { return fmt::format("device {} ({}, {})", d.ordinal, d.name, d.uuid); }
 
@@ -67,6 +70,12 @@ std::vector<std::size_t> DevicePool::active_locked() const {
   return v;
 }
 
+bool DevicePool::another_active_locked(std::size_t d) const {
+  for (std::size_t other = 0; other < members_.size(); ++other)
+    if (other != d && members_[other]->left.empty()) return true;
+  return false;
+}
+
 std::vector<std::size_t> DevicePool::active() const {
   const std::lock_guard lock(mutex_);
   return active_locked();
@@ -116,9 +125,13 @@ void DevicePool::serve(std::size_t d) {
     }
     // A lost worker is the config's fault (an illegal address) unless a fresh one fails too:
     // then the GPU is, and the trial goes to another device instead of being recorded.
-    if (worker_lost(r.trial.status))
+    const bool lost = worker_lost(r.trial.status);
+    if (lost) {
       if (std::string why = start_failure(d); !why.empty())
         return leave(d, fmt::format("{} (after {} on {})", why, status_name(r.trial.status), r.trial.detail), job);
+      if (retry_elsewhere(d, job)) continue;
+    }
+    count_losses(d, *job, lost);
     finish(d);
     job->done.set_value(std::move(r));
   }
@@ -145,9 +158,11 @@ std::string DevicePool::start_failure(std::size_t d) {
 std::shared_ptr<DevicePool::Job> DevicePool::take(std::size_t d) {
   std::unique_lock lock(mutex_);
   for (;;) {
-    if (stopping_) return nullptr;
+    if (stopping_ || !members_[d]->left.empty()) return nullptr;
+    const bool others = another_active_locked(d);
     for (auto it = queue_.begin(); it != queue_.end(); ++it) {
       if ((*it)->device && *(*it)->device != d) continue;
+      if ((*it)->lost_on == d && others) continue;  // for another device
       std::shared_ptr<Job> job = *it;
       queue_.erase(it);
       ++members_[d]->running;
@@ -176,6 +191,32 @@ void DevicePool::leave(std::size_t d, const std::string& why, std::shared_ptr<Jo
     }
     skip_device_jobs_locked(d);
     if (active_locked().empty()) fail_all_queued_locked();
+  }
+  changed_.notify_all();
+}
+
+bool DevicePool::retry_elsewhere(std::size_t d, const std::shared_ptr<Job>& job) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (job->lost_on || job->device || !another_active_locked(d)) return false;
+    job->lost_on = d;
+    --members_[d]->running;
+    queue_.push_front(job);
+  }
+  changed_.notify_all();
+  return true;
+}
+
+void DevicePool::count_losses(std::size_t d, const Job& job, bool lost) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (!lost) members_[d]->lost_in_a_row = 0;
+    if (lost || !job.lost_on) return;
+    Member& other = *members_[*job.lost_on];
+    if (++other.lost_in_a_row < kLostInARow || !other.left.empty()) return;
+    other.left = fmt::format("it lost its worker on {} trials in a row that {} then measured without a fault",
+                             kLostInARow, device_name(members_[d]->device.device));
+    skip_device_jobs_locked(*job.lost_on);
   }
   changed_.notify_all();
 }

@@ -3,7 +3,9 @@
 // trial when it is free; and the Evaluator run_search drives over it, which returns the trials
 // in submission order and records each under the device that measured it. A device whose
 // worker cannot start (three tries in a row) leaves the pool; the trial it held goes back to
-// the queue for another device.
+// the queue for another device. A trial that loses a worker is measured again on another
+// device of the model, once: a fault there too is the config's; a device whose lost trials
+// another device then measures fine three times in a row leaves the pool.
 #pragma once
 
 #include <condition_variable>
@@ -74,6 +76,7 @@ class DevicePool {
     std::size_t problem_index = 0;
     PendingTrial trial;
     std::optional<std::size_t> device;
+    std::optional<std::size_t> lost_on;  ///< the device whose worker it lost, once: retried on another
     std::promise<PoolResult> done;
   };
   struct Member {
@@ -82,6 +85,7 @@ class DevicePool {
     std::string left;
     std::optional<CopyCeiling> copy;
     std::size_t running = 0;  ///< jobs it is measuring (0 or 1)
+    int lost_in_a_row = 0;    ///< trials whose worker it lost and another device then measured fine
     std::thread thread;
   };
 
@@ -90,8 +94,14 @@ class DevicePool {
   [[nodiscard]] std::shared_ptr<Job> take(std::size_t d);
   void finish(std::size_t d);
   void leave(std::size_t d, const std::string& why, std::shared_ptr<Job> held);
+  /// Requeues a trial that lost d's worker for another device, once; false when there is none.
+  [[nodiscard]] bool retry_elsewhere(std::size_t d, const std::shared_ptr<Job>& job);
+  /// After a trial: d lost no worker (its count starts again), or it measured fine what lost
+  /// another device's worker (that device's count goes up; at 3 it leaves the pool).
+  void count_losses(std::size_t d, const Job& job, bool lost);
   // The *_locked functions expect mutex_ held.
   [[nodiscard]] std::vector<std::size_t> active_locked() const;
+  [[nodiscard]] bool another_active_locked(std::size_t d) const;  ///< a device other than d is active
   void skip_device_jobs_locked(std::size_t d);
   void fail_all_queued_locked();
 
