@@ -123,8 +123,9 @@ void DevicePool::serve(std::size_t d) {
       job->done.set_exception(error);
       continue;
     }
-    // A lost worker is the config's fault (an illegal address) unless a fresh one fails too:
-    // then the GPU is, and the trial goes to another device instead of being recorded.
+    // A lost worker: when a fresh one fails too, the GPU is at fault and the trial goes to
+    // another device; else it is measured again on another device, once, and only a fault
+    // there too is recorded (the config's: an illegal address).
     const bool lost = worker_lost(r.trial.status);
     if (lost) {
       if (std::string why = start_failure(d); !why.empty())
