@@ -175,10 +175,10 @@ void print_pool(std::ostream& out, const Space& space, const SweepReport& r, std
                        d.worker_starts == 1 ? "" : "s", d.left.empty() ? "" : "; LEFT THE POOL: " + d.left);
     print_problems(out, space, r, d.problems, d.copy, top);
   }
-  out << fmt::format("\n{} devices: configs spread over the devices of each model; the top {} of each problem also "
+  out << fmt::format("\n{} device{}: configs spread over the devices of each model; the top {} of each problem also "
                      "measured on every device of the model that lacked them (finalists), so each device's best is "
                      "its own\n",
-                     r.pool.size(), r.pool_finalists);
+                     r.pool.size(), r.pool.size() == 1 ? "" : "s", r.pool_finalists);
   for (const std::string& e : r.pool_errors) out << "not tuned: " << e << '\n';
 }
 
