@@ -148,7 +148,9 @@ class FakeHandler : public tiletune::TrialHandler {
     const std::int64_t start_ns = steady_ns();
     if (options_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options_.delay_ms));
     if (!options_.poison.empty() && request.id == options_.at) std::ofstream(options_.poison) << "poisoned\n";
-    if (!request.is_reference && (options_.crash_on == "*" || options_.crash_on == request.config_text)) ::raise(SIGSEGV);
+    if (!options_.crash_on.empty() && !request.is_reference &&
+        (options_.crash_on == "*" || options_.crash_on == request.config_text))
+      ::raise(SIGSEGV);
     TrialResult r = answer(request);
     if (!options_.timeline.empty())
       std::ofstream(options_.timeline, std::ios::app) << start_ns << ' ' << steady_ns() << ' ' << request.id << '\n';
