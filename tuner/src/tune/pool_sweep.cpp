@@ -218,7 +218,7 @@ void prepare(PoolSweep& s) {
     if (s.compiles.contains(d.arch())) continue;
     auto& compile = s.compiles[d.arch()];
     compile = std::make_unique<CompileAhead>(s.space, fmt::format("sm_{}", d.arch()), o.compile_threads,
-                                             o.cubin_cache ? *o.cubin_cache : no_cache);
+                                             o.cubin_cache ? *o.cubin_cache : no_cache, o.compiler);
     s.kernel_ids[d.arch()] = s.db.upsert_kernel(kernel_record(s.space, compile->main_source(), d.arch()));
   }
   if (s.space.default_config)
