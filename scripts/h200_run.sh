@@ -7,6 +7,8 @@
 #   energy  transpose and matmul 4096^3 sweeps with --energy; time and energy optima; a report
 #   record  an exhaustive recording of .rec/$RECORD.yaml (default convolution_kt), as a landscape
 #   sweeps  the transpose (N=8192) and reduction sweeps from a cold compile cache, twice each
+#   multigpu  transpose (N=8192) and matmul (--budget 200) on one GPU (--device 0) and on all
+#           (--devices all), cold compile cache each: wall time and winners per device
 #   noise   transpose and reduction sweeps for each --max-noise in $NOISES
 #   nvrtc   NVRTC's scaling over compile threads and processes (transpose)
 #   compilebound  convolution_kt (1404 configs) planned and tuned from a cold compile cache
@@ -87,6 +89,29 @@ phase_sweeps() {
       grep -E "s wall|^overhead|  setup|in the worker" "$L/sweep_${space}_$round.log" >> "$summary"
       $T best --db /tmp/tt/$space-$round.db >> "$L/sweep_${space}_$round.log" 2>&1
       $T show --db /tmp/tt/$space-$round.db --format csv > "$L/sweep_${space}_$round.csv" 2>&1
+    done
+  done
+}
+
+# One GPU against every GPU of the host (a machine of several GPUs: nvidia-h200-x2 or more).
+phase_multigpu() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  note "multigpu: $(nvidia-smi -L | wc -l) GPUs"
+  for space in transpose matmul; do
+    local size="" budget=""
+    [[ $space == transpose ]] && size="--size N=8192"
+    [[ $space == matmul ]] && budget="--budget 200"
+    for devices in "--device 0" "--devices all"; do
+      local tag=${devices##* }
+      rm -rf /tmp/tt/cubin
+      local start=$EPOCHREALTIME
+      # shellcheck disable=SC2086 # the flags are words
+      TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 540 $T tune configs/$space.yaml $size $budget $devices \
+        --db "/tmp/tt/$space-$tag.db" -q > "$L/multigpu_${space}_$tag.log" 2>&1
+      note "multigpu $space $devices rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
+      $T best --db "/tmp/tt/$space-$tag.db" >> "$L/multigpu_${space}_$tag.log" 2>&1
+      grep -E "^device [0-9]+:|LEFT THE POOL|not tuned" "$L/multigpu_${space}_$tag.log" >> "$summary"
+      $T best --db "/tmp/tt/$space-$tag.db" | tail -n +2 >> "$summary"
     done
   done
 }
