@@ -47,7 +47,8 @@ void check_distinct(const std::vector<DeviceInfo>& devices) {
 
 std::vector<std::string> worker_argv_of(const SweepOptions& options, int ordinal) {
   if (options.device_worker_argv) return options.device_worker_argv(ordinal);
-  if (options.worker_argv.empty()) return default_worker_argv(ordinal);
+  if (options.worker_argv.empty())
+    return default_worker_argv(ordinal, options.cubin_cache ? options.cubin_cache->directory() : "");
   std::vector<std::string> argv = options.worker_argv;
   for (std::string& word : argv)
     for (std::size_t at; (at = word.find("{ordinal}")) != std::string::npos;) word.replace(at, 9, std::to_string(ordinal));
