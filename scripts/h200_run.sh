@@ -11,6 +11,7 @@
 #           (--devices all), cold compile cache each: wall time and winners per device
 #   noise   transpose and reduction sweeps for each --max-noise in $NOISES
 #   nvrtc   NVRTC's scaling over compile threads and processes (transpose)
+#   mintime transpose N=8192 sweeps with --min-time in $MIN_TIMES
 #   compilebound  convolution_kt (1404 configs) planned and tuned from a cold compile cache
 set -u
 cd "$(dirname "$0")/.."
@@ -176,6 +177,22 @@ phase_compilebound() {
     --db /tmp/tt/conv.db > "$L/compilebound_tune.log" 2>&1
   note "tune convolution_kt rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
   grep -E "trials this run|s wall|^overhead|  setup|in the worker" "$L/compilebound_tune.log" >> "$summary"
+}
+
+# The transpose sweep (N=8192, cold compile cache) with shorter --min-time values: what the 5 ms
+# default costs against what it buys (the trials are exported for the comparison).
+phase_mintime() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  for min_time in ${MIN_TIMES:-0.002 0.001}; do
+    rm -rf /tmp/tt/cubin
+    local db=/tmp/tt/mintime-$min_time.db start=$EPOCHREALTIME
+    TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 300 $T tune configs/transpose.yaml --size N=8192 --db $db \
+      --min-time $min_time > "$L/mintime_$min_time.log" 2>&1
+    note "transpose --min-time $min_time rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
+    grep -E "s wall|^overhead|  setup|in the worker" "$L/mintime_$min_time.log" >> "$summary"
+    $T best --db $db >> "$L/mintime_$min_time.log" 2>&1
+    $T show --db $db --format csv > "$L/mintime_$min_time.csv" 2>&1
+  done
 }
 
 # Only the tests named in $TESTS (basenames), for a rerun after a fix.
