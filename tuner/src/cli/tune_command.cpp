@@ -3,6 +3,11 @@
 // Without a CUDA device it says so and plans the same space instead. Also the hidden
 // `__worker` command that a sweep starts in a child process for each GPU.
 #include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <algorithm>
 #include <charconv>
@@ -476,6 +481,9 @@ exits 1 (the others' results stand).
 }
 
 namespace {
+// The niceness of a compile worker (0 is the default, 19 the lowest priority).
+constexpr int kCompileWorkerNice = 10;
+
 // The handler of a compile worker: it serves "compile" requests (serve_worker runs NVRTC for
 // them) and refuses GPU work, having no device.
 class CompileOnlyHandler final : public TrialHandler {
@@ -497,6 +505,10 @@ Runner add_worker_command(CLI::App& app) {
   return [device, compile_only, cubin_cache]() {
     const WorkerFds fds = worker_fds_from_env();
     if (*compile_only) {
+      // Below the GPU worker: with a compile worker per core, the GPU worker's start (its own
+      // kernels, the context) and its timing loop must not wait behind NVRTC for a core.
+      if (::setpriority(PRIO_PROCESS, 0, kCompileWorkerNice) != 0)
+        std::fprintf(stderr, "tiletune: compile worker: setpriority: %s\n", std::strerror(errno));
       CompileOnlyHandler handler;
       return serve_worker(handler, fds.in_fd, fds.out_fd);
     }
