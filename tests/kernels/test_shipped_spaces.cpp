@@ -6,7 +6,7 @@
 // below). sm_80 is planned on a covering sample: the default config and, for every value of
 // every param, a config that has it (covering_sample), so that every code path a param value
 // selects is compiled for sm_80 too; pairs of values are covered by the sm_90 plan. That halves
-// the test's NVRTC time (about 1700 compiles for both in full).
+// the test's NVRTC time (2 x 1467 configs in full; now 1467 + 34).
 // NVRTC only, no GPU. Compiles go through a cubin cache in the build tree, so that a second
 // run compiles nothing.
 #include <algorithm>
@@ -45,30 +45,39 @@ TEST(ShippedSpaces, AllFamiliesAreShipped) {
   }
 }
 
-// The default config, then, in enumeration order, each config that can launch on `device` and
-// has a value of some param that no config taken so far has. Deterministic; it covers every
-// value of every param that a launchable config after the constraints has.
+// The default config, then greedily the config that can launch on `device` and has the most
+// param values no config taken so far has (the first in enumeration order of equals), until no
+// config adds one. Deterministic; it covers every value of every param that a launchable config
+// after the constraints has, with few configs (matmul: 5 of 1420 for sm_80).
 std::set<Config> covering_sample(const Space& space, const Problem& problem, const DeviceLimits& device) {
+  std::vector<Config> launchable;
+  Enumerator enumerator(space, problem);
+  while (auto config = enumerator.next()) {
+    try {
+      if (!unlaunchable_geometry(device, evaluate_launch(space, problem, *config))) launchable.push_back(*config);
+    } catch (const EvalError&) {
+    }
+  }
   std::set<Config> taken;
   std::vector<std::set<std::int64_t>> covered(space.params.size());
+  const auto new_values = [&](const Config& config) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < covered.size(); ++i) n += !covered[i].contains(config.values[i]);
+    return n;
+  };
   const auto take = [&](const Config& config) {
     taken.insert(config);
     for (std::size_t i = 0; i < covered.size(); ++i) covered[i].insert(config.values[i]);
   };
   if (space.default_config) take(Config{*space.default_config});
-  Enumerator enumerator(space, problem);
-  while (auto config = enumerator.next()) {
-    bool adds = false;
-    for (std::size_t i = 0; i < covered.size(); ++i) adds = adds || !covered[i].contains(config->values[i]);
-    if (!adds) continue;
-    try {
-      if (unlaunchable_geometry(device, evaluate_launch(space, problem, *config))) continue;
-    } catch (const EvalError&) {
-      continue;
-    }
-    take(*config);
+  while (true) {
+    const Config* best = nullptr;
+    std::size_t best_adds = 0;
+    for (const Config& c : launchable)
+      if (const std::size_t adds = new_values(c); adds > best_adds) best = &c, best_adds = adds;
+    if (!best) return taken;
+    take(*best);
   }
-  return taken;
 }
 
 // The values of each param that no config of `sample` has ("BLOCK=1024"), empty when covered.
