@@ -29,12 +29,15 @@ namespace {
 using testing::TempDir;
 
 // A toy kernel whose configs compile in a few tens of milliseconds; A=8 with C=2 does not
-// compile (the recording says so too).
+// compile (the recording says so too); B=5 compiles with a warning (#177-D, an unused variable).
 constexpr const char* kToyKernel = R"(
 #if A == 8 && C == 2
 #error "toy: A=8 with C=2 is a planted compile failure"
 #endif
 extern "C" __global__ void toy(float* x, int n) {
+#if B == 5
+  int toy_unused = 0;
+#endif
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = A * B + C;
 }
@@ -198,6 +201,29 @@ TEST(FakeSweep, ExhaustiveSweepRecordsEveryConfigAndRanksFromTheCache) {
   EXPECT_GE(r.wall_seconds, r.setup_seconds + r.measure_seconds);
   EXPECT_GT(r.copy.gbps, 0);
   EXPECT_DOUBLE_EQ(sweep_overhead(r), r.wall_seconds / (gpu_busy_seconds(r) + r.wait_compile_seconds));
+}
+
+TEST(FakeSweep, ATrialKeepsTheWarningsOfItsCompile) {
+  ToySweep toy;
+  SweepOptions o = toy.options();
+  o.budget.evaluations = 16;  // the default, then A=1 with B=1 to 5 (exhaustive order)
+  (void)run_sweep(toy.space, o);
+  const std::vector<TrialRow> rows = toy.rows();
+  ASSERT_EQ(rows.size(), 16u);
+  std::size_t warned = 0;
+  for (const TrialRow& r : rows) {
+    SCOPED_TRACE(r.trial.key.params);
+    if (r.trial.key.params.find("B=5") == std::string::npos) {
+      EXPECT_FALSE(r.trial.compile_log) << *r.trial.compile_log;
+      continue;
+    }
+    ++warned;
+    ASSERT_TRUE(r.trial.compile_log);
+    EXPECT_NE(r.trial.compile_log->find("toy_unused"), std::string::npos) << *r.trial.compile_log;
+    EXPECT_NE(r.trial.compile_log->find("warning"), std::string::npos) << *r.trial.compile_log;
+    EXPECT_EQ(r.trial.status, TrialStatus::ok);
+  }
+  EXPECT_EQ(warned, 3u);  // A=1 B=5 C=0..2
 }
 
 TEST(FakeSweep, AWorkerThatFaultsHangsOrDiesCostsOneTrialAndTheSweepGoesOn) {

@@ -81,6 +81,7 @@ void GpuEvaluator::measure(const PendingTrial& w, SweepTrial& t) {
   const CompileResult& compiled = w.compiled.get();
   waited_for_compile_ += seconds_since(wait_start);
   t.compile_seconds = compiled.seconds;
+  t.compile_warnings = compiled.warnings;
   if (!compiled.ok()) {
     t.status = TrialStatus::compile_failed;
     t.detail = compiled.error + "\n" + truncate_log(compiled.log);
