@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "db/embedded_sql.hpp"
 #include "db_test_util.hpp"
@@ -142,27 +143,38 @@ TEST(TrialColumns, TheNewMeasurementColumnsStayNullUntilMeasured) {
   EXPECT_EQ(got.samples, 25);
 }
 
-// A cache as tiletune with schema 4 wrote it, with one ok trial with energy.
-void build_v4_with_a_trial(const fs::path& p) {
-  auto conn = testing::cache_at_version(p, 4);
+// A cache as tiletune with schema `version` wrote it, with one ok trial (0.5 ms) that has `value`
+// in `column`, one of that version's columns.
+void build_with_a_trial(const fs::path& p, int version, std::string_view column, std::string_view value) {
+  auto conn = testing::cache_at_version(p, version);
   testing::insert_h200_and_transpose(conn);
-  conn.exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, energy_mj) VALUES "
-            "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, 7.5)");
+  conn.exec(fmt::format("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, {}) VALUES "
+                        "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, {})",
+                        column, value));
   conn.exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=8192', 1, 0.5)");
 }
+void build_v4_with_a_trial(const fs::path& p) { build_with_a_trial(p, 4, "energy_mj", "7.5"); }
+void build_v5_with_a_trial(const fs::path& p) { build_with_a_trial(p, 5, "throttled_samples", "2"); }
 
-TEST(TrialColumns, AVersion4CacheReadOnlyReadsTheNewColumnsAsNull) {
-  testing::TempDir tmp;
-  const auto p = tmp.path() / "v4.db";
-  build_v4_with_a_trial(p);
-  const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
-  EXPECT_EQ(ro.schema_version(), 4);
-  const std::vector<TrialRow> rows = ro.trials();
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].trial.energy_mj, 7.5);
-  EXPECT_FALSE(rows[0].trial.throttled_samples);
-  EXPECT_FALSE(rows[0].trial.cpu_time_s);
-  ASSERT_EQ(ro.best().size(), 1u);
+// Versions 4 and 5 opened read-only: what they have is read, every column a later schema added is
+// NULL.
+TEST(TrialColumns, AnOlderCacheReadOnlyReadsTheColumnsItLacksAsNull) {
+  for (const auto& [version, column, value] : {std::tuple{4, "energy_mj", 7.5}, std::tuple{5, "throttled_samples", 2.0}}) {
+    SCOPED_TRACE("schema " + std::to_string(version));
+    testing::TempDir tmp;
+    const auto p = tmp.path() / "old.db";
+    build_with_a_trial(p, version, column, fmt::format("{}", value));
+    const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
+    EXPECT_EQ(ro.schema_version(), version);
+    const std::vector<TrialRow> rows = ro.trials();
+    ASSERT_EQ(rows.size(), 1u);
+    const TrialValue got = trial_column(column).get(rows[0].trial);
+    EXPECT_EQ(std::holds_alternative<std::int64_t>(got) ? double(std::get<std::int64_t>(got)) : std::get<double>(got),
+              value);
+    for (const TrialColumn& c : trial_columns)
+      if (c.since_schema > version) EXPECT_TRUE(std::holds_alternative<std::monostate>(c.get(rows[0].trial))) << c.name;
+    ASSERT_EQ(ro.best().size(), 1u);
+  }
 }
 
 TEST(TrialColumns, AVersion4CacheIsMigratedKeepingItsTrials) {
@@ -190,27 +202,6 @@ TEST(TrialColumns, AVersion4CacheIsMigratedKeepingItsTrials) {
   std::set<std::optional<std::int64_t>> throttled;
   for (const TrialRow& r : rows) throttled.insert(r.trial.throttled_samples);
   EXPECT_EQ(throttled, (std::set<std::optional<std::int64_t>>{std::nullopt, 3}));
-}
-
-// A cache as tiletune with schema 5 wrote it, with one ok trial with a throttled count.
-void build_v5_with_a_trial(const fs::path& p) {
-  auto conn = testing::cache_at_version(p, 5);
-  testing::insert_h200_and_transpose(conn);
-  conn.exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, throttled_samples) "
-            "VALUES (1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, 2)");
-  conn.exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=8192', 1, 0.5)");
-}
-
-TEST(TrialColumns, AVersion5CacheReadOnlyReadsTheCompileLogAsNull) {
-  testing::TempDir tmp;
-  const auto p = tmp.path() / "v5.db";
-  build_v5_with_a_trial(p);
-  const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
-  EXPECT_EQ(ro.schema_version(), 5);
-  const std::vector<TrialRow> rows = ro.trials();
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].trial.throttled_samples, 2);
-  EXPECT_FALSE(rows[0].trial.compile_log);
 }
 
 TEST(TrialColumns, AVersion5CacheIsMigratedAndKeepsCompileLogs) {
