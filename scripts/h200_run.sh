@@ -7,6 +7,9 @@
 #   energy  transpose and matmul 4096^3 sweeps with --energy; time and energy optima; a report
 #   record  an exhaustive recording of .rec/$RECORD.yaml (default convolution_kt), as a landscape
 #   sweeps  the transpose (N=8192) and reduction sweeps from a cold compile cache, twice each
+#   noise   transpose and reduction sweeps for each --max-noise in $NOISES
+#   nvrtc   NVRTC's scaling over compile threads and processes (transpose)
+#   compilebound  convolution_kt (1404 configs) planned and tuned from a cold compile cache
 set -u
 cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
@@ -81,7 +84,9 @@ phase_sweeps() {
       TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 300 $T tune configs/$space.yaml --db /tmp/tt/$space-$round.db \
         $([[ $space == transpose ]] && echo --size N=8192) > "$L/sweep_${space}_$round.log" 2>&1
       note "sweep $space round $round rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
+      grep -E "s wall|^overhead|  setup|in the worker" "$L/sweep_${space}_$round.log" >> "$summary"
       $T best --db /tmp/tt/$space-$round.db >> "$L/sweep_${space}_$round.log" 2>&1
+      $T show --db /tmp/tt/$space-$round.db --format csv > "$L/sweep_${space}_$round.csv" 2>&1
     done
   done
 }
@@ -97,6 +102,55 @@ phase_record() {
   $T export --db $db --format landscape --kernel "$kernel" > "$L/$name.csv" 2>> "$L/record_$name.log"
   $T best --db $db >> "$L/record_$name.log" 2>&1
   tail -12 "$L/record_$name.log" >> "$summary"
+}
+
+# The stop rule's --max-noise against sweep time and the winner: transpose N=8192 and reduction,
+# each from a cold compile cache, one fresh cache per value; every trial's samples exported.
+phase_noise() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  for noise in ${NOISES:-0.5 1 2 3 5}; do
+    for space in transpose reduction; do
+      rm -rf /tmp/tt/cubin
+      local db=/tmp/tt/$space-$noise.db start=$EPOCHREALTIME
+      TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 300 $T tune configs/$space.yaml --db $db --max-noise $noise \
+        $([[ $space == transpose ]] && echo --size N=8192) > "$L/noise_${space}_$noise.log" 2>&1
+      note "noise $noise $space rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
+      grep -E "^overhead|s wall" "$L/noise_${space}_$noise.log" | head -2 >> "$summary"
+      $T best --db $db >> "$L/noise_${space}_$noise.log" 2>&1
+      $T show --db $db --format csv > "$L/noise_${space}_$noise.csv" 2>&1
+    done
+  done
+}
+
+# NVRTC's scaling over threads and processes: transpose planned from a cold cache with 1 to 16
+# threads, and as 16 processes of one thread (shards), and with -minimal.
+phase_nvrtc() {
+  rm -rf /tmp/nv && mkdir -p /tmp/nv
+  cp kernels/transpose.cu /tmp/nv/
+  sed -e 's#../kernels/transpose.cu#transpose.cu#' -e 's/^kernel: transpose/kernel: transpose_nv/' configs/transpose.yaml > /tmp/nv/a.yaml
+  sed 's/^entry: transpose .*/&\noptions: [-minimal]/' /tmp/nv/a.yaml > /tmp/nv/m.yaml
+  for threads in 1 4 8 16; do
+    note "plan threads $threads: $($T plan -q --arch sm_90 --threads $threads --no-cubin-cache /tmp/nv/a.yaml 2>&1 | grep -o 'compiled.*')"
+  done
+  note "plan -minimal threads 16: $($T plan -q --arch sm_90 --threads 16 --no-cubin-cache /tmp/nv/m.yaml 2>&1 | grep -o 'compiled.*')"
+  local start=$EPOCHREALTIME
+  for i in $(seq 0 15); do $T plan -q --arch sm_90 --threads 1 --no-cubin-cache --shard $i/16 /tmp/nv/a.yaml > /tmp/nv/shard$i.log 2>&1 & done
+  wait
+  note "16 processes x 1 thread: wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s; $(grep -ho 'compiled [0-9]* configs' /tmp/nv/shard*.log | awk '{s+=$2} END {print s}') configs"
+}
+
+# A compile-bound space from a cold compile cache: convolution_kt (1404 configs) planned alone
+# (compile wall) and tuned exhaustively with a short timing limit; its wall against NVRTC's
+# time over the compile threads.
+phase_compilebound() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  local space=tests/corpus/convolution_kt.yaml
+  note "plan convolution_kt: $($T plan -q --no-cubin-cache $space 2>&1 | grep -o 'compiled.*')"
+  local start=$EPOCHREALTIME
+  TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 420 $T tune $space --strategy exhaustive --max-time 0.1 \
+    --db /tmp/tt/conv.db > "$L/compilebound_tune.log" 2>&1
+  note "tune convolution_kt rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
+  grep -E "trials this run|s wall|^overhead|  setup|in the worker" "$L/compilebound_tune.log" >> "$summary"
 }
 
 # Only the tests named in $TESTS (basenames), for a rerun after a fix.

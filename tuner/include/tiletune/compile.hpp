@@ -211,15 +211,33 @@ class CubinCache {
 /// result carries a warning naming the kernel that failed.
 [[nodiscard]] CompileResult compile_nvrtc(const CompileRequest& request);
 
-/// Compiles through the cache: a hit returns the stored kernel, or the stored failure, without
-/// calling NVRTC; a miss is compiled and stored (a transient failure is not).
-[[nodiscard]] CompileResult compile_cached(const CompileRequest& request, const CubinCache& cache);
+/// Something that compiles one request at a time: NVRTC in this process (compile_nvrtc), or a
+/// compile worker process (make_worker_compiler in tiletune/worker.hpp). Like compile_nvrtc,
+/// it returns a failure with its log instead of throwing for a bad kernel.
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  [[nodiscard]] virtual CompileResult compile(const CompileRequest& request) = 0;
+};
+/// Makes one Compiler per compile thread; an empty factory means compile_nvrtc in the thread.
+using CompilerFactory = std::function<std::unique_ptr<Compiler>()>;
 
-/// A fixed pool of threads compiling requests; results come back as futures.
+/// Compiles through the cache: a hit returns the stored kernel, or the stored failure, without
+/// calling NVRTC; a miss is compiled (by `compiler`, else compile_nvrtc) and stored (a
+/// transient failure is not).
+[[nodiscard]] CompileResult compile_cached(const CompileRequest& request, const CubinCache& cache,
+                                           Compiler* compiler = nullptr);
+
+/// A fixed pool of threads compiling requests; results come back as futures. With a
+/// CompilerFactory, each thread compiles through a Compiler of its own, made at its first
+/// request: NVRTC serializes much of its work inside one process (on the H200 host, 90
+/// transpose configs took 1.56 s with 4 threads and 1.44 s with 16, against 0.72 s as 16
+/// processes of one thread each; bench/results/2026-12-01-h200-compile-processes.md), so
+/// tiletune's commands give the pool one compile worker process per thread.
 class CompilePool {
  public:
   /// threads == 0 means std::thread::hardware_concurrency().
-  CompilePool(unsigned threads, const CubinCache& cache);
+  CompilePool(unsigned threads, const CubinCache& cache, CompilerFactory make_compiler = {});
   ~CompilePool();
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;

@@ -107,6 +107,9 @@ struct PlanOptions {
   Problem problem;
   unsigned threads = 0;              ///< compile threads; 0 = hardware concurrency
   const CubinCache* cache = nullptr; ///< nullptr: no cache
+  /// One compiler per compile thread (make_worker_compiler: a worker process each, which is
+  /// what `tiletune plan` uses); empty: NVRTC in the pool's threads.
+  CompilerFactory compiler;
   /// Plan only every k-th config after constraints (1: all). For spaces too large to
   /// compile whole, e.g. in CI; the counts of the summary still cover the whole space.
   std::uint64_t sample_every = 1;

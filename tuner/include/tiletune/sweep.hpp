@@ -65,6 +65,9 @@ struct SweepOptions {
   std::vector<Problem> problems;         ///< empty: every problem of the space
   unsigned compile_threads = 0;          ///< 0: one per core
   const CubinCache* cubin_cache = nullptr;
+  /// One compiler per compile thread (make_worker_compiler: a compile worker process each, as
+  /// `tiletune tune` does); empty: NVRTC in the pool's threads.
+  CompilerFactory compiler;
   std::filesystem::path db_path;         ///< empty: default_cache_path()
   bool force = false;                    ///< re-measure trials the cache already has
   Shard shard;                           ///< only this shard's configs (tiletune/shard.hpp); default: all

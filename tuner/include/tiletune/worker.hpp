@@ -13,12 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "tiletune/compile.hpp"
 #include "tiletune/measure.hpp"
 
 namespace tiletune {
 
 /// Frames on the pipe: a 4-byte little-endian length, then a CBOR-encoded message (a map
-/// with a "type": "trial", "copy", "result", "copy_result" or "error").
+/// with a "type": "trial", "copy", "compile", "result", "copy_result", "compile_result" or
+/// "error").
 /// Exposed for tests; a frame over 1 GiB or that does not decode is a protocol error.
 /// encode_* return the CBOR payload (without the length); decode_* take it and throw Error
 /// on anything malformed: not CBOR, another type, a missing field, a wrong type, an unknown
@@ -41,14 +43,30 @@ inline constexpr std::uint32_t max_frame_bytes = 1u << 30;
 [[nodiscard]] std::string encode_copy_result(const CopyCeiling& copy);
 [[nodiscard]] std::string encode_error(const std::string& message);
 
+/// A compile request as a compile worker receives it: the source travels by value.
+struct CompileJob {
+  KernelSource source;
+  std::vector<std::string> options;
+  std::string arch;
+  std::string entry;
+  /// The request over this job's source (valid while the job lives).
+  [[nodiscard]] CompileRequest request() const { return CompileRequest{&source, options, arch, entry}; }
+};
+/// A compile request and a compile's outcome (cache_hit and cache_key are the parent's, not
+/// sent).
+[[nodiscard]] std::string encode_compile_request(const CompileRequest& request);
+[[nodiscard]] std::string encode_compile_result(const CompileResult& result);
+
 /// Any message, decoded and validated: `type` says which member holds it.
 struct WorkerMessage {
-  enum class Type { trial, copy, result, copy_result, error };
+  enum class Type { trial, copy, compile, result, copy_result, compile_result, error };
   Type type = Type::error;
   TrialRequest trial;           ///< Type::trial
   std::uint64_t copy_bytes = 0; ///< Type::copy
+  CompileJob compile;           ///< Type::compile
   TrialResult result;           ///< Type::result
   CopyCeiling copy;             ///< Type::copy_result
+  CompileResult compiled;       ///< Type::compile_result
   std::string error;            ///< Type::error: what the worker found wrong
 };
 [[nodiscard]] WorkerMessage decode_message(const std::string& payload);
@@ -65,6 +83,8 @@ class TrialHandler {
 };
 
 /// The worker's main loop: reads requests from in_fd, writes results to out_fd, until EOF.
+/// A "compile" request is compiled with compile_nvrtc in the worker (no GPU needed), whatever
+/// the handler.
 /// Returns the process exit code: 0 at EOF, 2 after a malformed frame (answered with an
 /// "error" frame), 1 when a pipe fails. A handler that throws answers `runtime_fault` with
 /// the message and the loop goes on. SIGPIPE is ignored from here on.
@@ -107,6 +127,12 @@ class WorkerProcess {
   /// worker fails it (the handler threw, it hung or died; the next call restarts it).
   [[nodiscard]] CopyCeiling measure_copy(std::uint64_t bytes, double deadline_seconds);
 
+  /// Compiles one request in the worker (NVRTC there, no cache), under a deadline counted
+  /// from the request's write. Never throws for what the worker does: a hang, a death or
+  /// garbage is a transient failure naming it (not cached; the next call starts a fresh
+  /// worker). Throws Error only when no worker can be started at all.
+  [[nodiscard]] CompileResult compile(const CompileRequest& request, double deadline_seconds);
+
   /// Workers started so far (1 after the first trial; more after restarts).
   [[nodiscard]] int starts() const noexcept;
   [[nodiscard]] pid_t pid() const noexcept;  ///< 0 when none is running
@@ -119,5 +145,18 @@ class WorkerProcess {
 /// The argv that starts a tiletune GPU worker for a device: this executable (or
 /// $TILETUNE_WORKER when set) with the hidden subcommand `__worker --device K`.
 [[nodiscard]] std::vector<std::string> default_worker_argv(int device_ordinal);
+
+/// The argv of a compile worker: this executable (or $TILETUNE_WORKER) with the hidden
+/// subcommand `__worker --compile-only` (no CUDA context, compiles only).
+[[nodiscard]] std::vector<std::string> default_compile_worker_argv();
+
+/// How long one compile may take in a compile worker before it is killed (bounded work on
+/// any kernel, a template bomb included): 300 s.
+inline constexpr double compile_deadline_seconds = 300;
+
+/// A Compiler that compiles in its own worker process started from `argv` (a CompilePool
+/// factory: `[&] { return make_worker_compiler(argv); }`).
+[[nodiscard]] std::unique_ptr<Compiler> make_worker_compiler(std::vector<std::string> argv,
+                                                             double deadline_seconds = compile_deadline_seconds);
 
 }  // namespace tiletune

@@ -14,6 +14,7 @@
 #include "tiletune/occupancy.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/sweep.hpp"
+#include "tiletune/worker.hpp"
 
 namespace tiletune::cli {
 
@@ -178,6 +179,10 @@ Problem checked_problem(const Space& space, const std::vector<std::string>& size
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
+}
+
+CompilerFactory compile_workers() {
+  return [argv = default_compile_worker_argv()] { return make_worker_compiler(argv); };
 }
 
 }  // namespace tiletune::cli

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/shard.hpp"
 
@@ -49,6 +50,11 @@ inline constexpr std::uint64_t max_compile_threads = 256;
 /// The shard `--shard` names: the whole space when empty, the launcher's for auto (a UsageError
 /// when no launcher variable is set), else I/N.
 [[nodiscard]] Shard resolve_shard(const std::string& text);
+
+/// The compilers of `plan` and `tune`: one compile worker process per compile thread, started
+/// from this executable (`__worker --compile-only`), because NVRTC serializes much of its work
+/// within one process (see CompilePool).
+[[nodiscard]] CompilerFactory compile_workers();
 
 /// select_problem, with a --size the space does not have (or a bad value) as a UsageError.
 [[nodiscard]] Problem checked_problem(const Space& space, const std::vector<std::string>& sizes);

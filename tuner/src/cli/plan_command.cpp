@@ -81,6 +81,7 @@ Plan run_plan(const Space& space, const PlanRunOptions& o) {
   options.device = resolve_target(o.arch, o.quiet);
   options.threads = o.threads;
   options.sample_every = o.sample_every;
+  options.compiler = compile_workers();
   std::optional<CubinCache> cache;
   if (!o.no_cache) {
     cache.emplace(o.cubin_cache.empty() ? CubinCache::default_directory() : std::filesystem::path(o.cubin_cache));

@@ -333,7 +333,7 @@ CompileResult cached_result(const CompileRequest& request, const std::string& ke
 
 }  // namespace
 
-CompileResult compile_cached(const CompileRequest& request, const CubinCache& cache) {
+CompileResult compile_cached(const CompileRequest& request, const CubinCache& cache, Compiler* compiler) {
   const std::string key = cache.key(request);
   if (auto kernel = cache.get(key)) {
     CompileResult result = cached_result(request, key);
@@ -350,7 +350,7 @@ CompileResult compile_cached(const CompileRequest& request, const CubinCache& ca
     result.warnings = std::move(failure->warnings);
     return result;
   }
-  CompileResult result = compile_nvrtc(request);
+  CompileResult result = compiler != nullptr ? compiler->compile(request) : compile_nvrtc(request);
   result.cache_key = key;
   if (result.ok()) cache.put(key, *result.kernel);
   else if (!result.transient) cache.put_failure(key, CompileFailure{result.error, result.log, result.warnings});

@@ -606,11 +606,31 @@ CopyCeiling WorkerProcess::measure_copy(std::uint64_t bytes, double deadline_sec
   throw Error("measure_copy: worker sent a malformed answer: a trial result for a copy");
 }
 
+CompileResult WorkerProcess::compile(const CompileRequest& request, double deadline_seconds) {
+  const auto failed_compile = [&](std::string detail) {
+    CompileResult r;
+    r.error = "compile worker: " + detail;
+    r.options = nvrtc_options(request);
+    r.transient = true;  // the worker's fate, not the kernel's: not cached, tried again next run
+    return r;
+  };
+  Impl::Exchange x = impl_->exchange(encode_compile_request(request), deadline_seconds);
+  if (!x.answer) return failed_compile(std::move(x.detail));
+  if (x.answer->type != WorkerMessage::Type::compile_result) {
+    impl_->discard();
+    return failed_compile("sent a malformed answer: not a compile result");
+  }
+  return std::move(x.answer->compiled);
+}
+
 int WorkerProcess::starts() const noexcept { return impl_->starts; }
 
 pid_t WorkerProcess::pid() const noexcept { return impl_->child ? impl_->child->pid() : 0; }
 
-std::vector<std::string> default_worker_argv(int device_ordinal) {
+namespace {
+
+// $TILETUNE_WORKER, else this executable.
+std::string worker_program() {
   std::string program;
   if (const char* env = std::getenv("TILETUNE_WORKER"); env != nullptr && *env != '\0') {
     program = env;
@@ -626,7 +646,40 @@ std::vector<std::string> default_worker_argv(int device_ordinal) {
       buf.resize(buf.size() * 2);  // possibly truncated: try again with more room
     }
   }
-  return {program, "__worker", "--device", std::to_string(device_ordinal)};
+  return program;
+}
+
+class WorkerCompiler final : public Compiler {
+ public:
+  WorkerCompiler(std::vector<std::string> argv, double deadline_seconds)
+      : process_(std::move(argv)), deadline_seconds_(deadline_seconds) {}
+  CompileResult compile(const CompileRequest& request) override {
+    try {
+      return process_.compile(request, deadline_seconds_);
+    } catch (const Error& e) {  // no worker could be started: this compile fails, the pool goes on
+      CompileResult r;
+      r.error = std::string("compile worker: ") + e.what();
+      r.options = nvrtc_options(request);
+      r.transient = true;
+      return r;
+    }
+  }
+
+ private:
+  WorkerProcess process_;
+  double deadline_seconds_;
+};
+
+}  // namespace
+
+std::vector<std::string> default_worker_argv(int device_ordinal) {
+  return {worker_program(), "__worker", "--device", std::to_string(device_ordinal)};
+}
+
+std::vector<std::string> default_compile_worker_argv() { return {worker_program(), "__worker", "--compile-only"}; }
+
+std::unique_ptr<Compiler> make_worker_compiler(std::vector<std::string> argv, double deadline_seconds) {
+  return std::make_unique<WorkerCompiler>(std::move(argv), deadline_seconds);
 }
 
 }  // namespace tiletune

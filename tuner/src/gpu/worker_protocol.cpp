@@ -4,6 +4,7 @@
 // trusts nothing: the CBOR is parsed with a nesting limit, then every field is checked for
 // presence, type and range, and anything off is an Error naming the field.
 #include <cmath>
+#include <filesystem>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -490,12 +491,134 @@ TrialResult result_from(const Fields& f) {
   return r;
 }
 
+Json strings_json(const std::vector<std::string>& v) { return Json(v); }
+Json paths_json(const std::vector<std::filesystem::path>& v) {
+  Json out = Json::array();
+  for (const auto& p : v) out.push_back(p.string());
+  return out;
+}
+
+std::vector<std::string> strings_from(const Fields& f, const char* key) {
+  std::vector<std::string> out;
+  for (const Json& v : f.array(key)) {
+    if (!v.is_string()) f.wrong(key, "an array of strings");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+std::vector<std::filesystem::path> paths_from(const Fields& f, const char* key) {
+  std::vector<std::string> s = strings_from(f, key);
+  return {s.begin(), s.end()};
+}
+
+Json source_file_json(const SourceFile& file) { return {{"name", file.name}, {"text", file.text}}; }
+SourceFile source_file_from(const Fields& f) { return {f.str("name"), f.str("text")}; }
+
+Json kernel_source_json(const KernelSource& k) {
+  Json headers = Json::array();
+  for (const SourceFile& h : k.headers) headers.push_back(source_file_json(h));
+  Json dependencies = Json::array();
+  for (const HeaderDependency& d : k.dependencies)
+    dependencies.push_back({{"name", d.name}, {"path", d.path.string()}, {"hash", d.hash}});
+  return {{"main", source_file_json(k.main)},
+          {"headers", headers},
+          {"dependencies", dependencies},
+          {"search",
+           {{"include_dirs", paths_json(k.search.include_dirs)},
+            {"pre_includes", strings_json(k.search.pre_includes)},
+            {"toolkit_dirs", paths_json(k.search.toolkit_dirs)}}},
+          {"hash", k.hash}};
+}
+
+KernelSource kernel_source_from(const Fields& f) {
+  KernelSource k;
+  k.main = source_file_from(Fields(f.map("main"), f.name("main")));
+  for (const Json& h : f.array("headers")) k.headers.push_back(source_file_from(Fields(h, f.name("headers[]"))));
+  for (const Json& d : f.array("dependencies")) {
+    Fields dep(d, f.name("dependencies[]"));
+    k.dependencies.push_back({dep.str("name"), dep.str("path"), dep.str("hash")});
+  }
+  Fields search(f.map("search"), f.name("search"));
+  k.search.include_dirs = paths_from(search, "include_dirs");
+  k.search.pre_includes = strings_from(search, "pre_includes");
+  k.search.toolkit_dirs = paths_from(search, "toolkit_dirs");
+  k.hash = f.str("hash");
+  return k;
+}
+
+CompileJob compile_job_from(const Fields& f) {
+  CompileJob job;
+  job.source = kernel_source_from(Fields(f.map("source"), "source"));
+  job.options = strings_from(f, "options");
+  job.arch = f.str("arch");
+  job.entry = f.str("entry");
+  return job;
+}
+
+Json compiled_kernel_json(const CompiledKernel& k) {
+  const Resources& r = k.resources;
+  return {{"cubin", Json::binary(std::vector<std::uint8_t>(k.cubin.begin(), k.cubin.end()))},
+          {"lowered_name", k.lowered_name},
+          {"resources",
+           {{"registers", r.registers},
+            {"static_shared_bytes", r.static_shared_bytes},
+            {"spill_store_bytes", r.spill_store_bytes},
+            {"spill_load_bytes", r.spill_load_bytes},
+            {"stack_frame_bytes", r.stack_frame_bytes},
+            {"barriers", r.barriers},
+            {"constant_bytes", r.constant_bytes}}},
+          {"log", k.log},
+          {"warnings", strings_json(k.warnings)},
+          {"extra_options", strings_json(k.extra_options)}};
+}
+
+CompiledKernel compiled_kernel_from(const Fields& f) {
+  CompiledKernel k;
+  k.cubin = f.bytes("cubin");
+  k.lowered_name = f.str("lowered_name");
+  Fields r(f.map("resources"), f.name("resources"));
+  k.resources = {r.i32("registers"),        r.i32("static_shared_bytes"), r.i32("spill_store_bytes"),
+                 r.i32("spill_load_bytes"), r.i32("stack_frame_bytes"),   r.i32("barriers"),
+                 r.i32("constant_bytes")};
+  k.log = f.str("log");
+  k.warnings = strings_from(f, "warnings");
+  k.extra_options = strings_from(f, "extra_options");
+  return k;
+}
+
+Json compile_result_json(const CompileResult& r) {
+  return {{"type", "compile_result"},
+          {"kernel", r.kernel ? compiled_kernel_json(*r.kernel) : Json(nullptr)},
+          {"error", r.error},
+          {"log", r.log},
+          {"warnings", strings_json(r.warnings)},
+          {"options", strings_json(r.options)},
+          {"seconds", r.seconds},
+          {"transient", r.transient}};
+}
+
+CompileResult compile_result_from(const Fields& f) {
+  CompileResult r;
+  if (const Json& kernel = f.at("kernel"); !kernel.is_null())
+    r.kernel = compiled_kernel_from(Fields(kernel, "kernel"));
+  r.error = f.str("error");
+  r.log = f.str("log");
+  r.warnings = strings_from(f, "warnings");
+  r.options = strings_from(f, "options");
+  r.seconds = f.f64("seconds");
+  r.transient = f.boolean("transient");
+  if (!r.kernel && r.error.empty()) malformed("a compile_result with neither a kernel nor an error");
+  return r;
+}
+
 WorkerMessage::Type message_type(const Fields& f) {
   std::string type = f.str("type");
   if (type == "trial") return WorkerMessage::Type::trial;
   if (type == "copy") return WorkerMessage::Type::copy;
+  if (type == "compile") return WorkerMessage::Type::compile;
   if (type == "result") return WorkerMessage::Type::result;
   if (type == "copy_result") return WorkerMessage::Type::copy_result;
+  if (type == "compile_result") return WorkerMessage::Type::compile_result;
   if (type == "error") return WorkerMessage::Type::error;
   malformed(fmt::format("unknown message type '{}'", type));
 }
@@ -504,8 +627,10 @@ const char* type_name(WorkerMessage::Type t) {
   switch (t) {
     case WorkerMessage::Type::trial: return "trial";
     case WorkerMessage::Type::copy: return "copy";
+    case WorkerMessage::Type::compile: return "compile";
     case WorkerMessage::Type::result: return "result";
     case WorkerMessage::Type::copy_result: return "copy_result";
+    case WorkerMessage::Type::compile_result: return "compile_result";
     case WorkerMessage::Type::error: return "error";
   }
   return "?";
@@ -521,6 +646,8 @@ WorkerMessage decode_expecting(const std::string& payload, std::optional<WorkerM
   switch (m.type) {
     case WorkerMessage::Type::trial: m.trial = request_from(f); break;
     case WorkerMessage::Type::copy: m.copy_bytes = f.u64("bytes"); break;
+    case WorkerMessage::Type::compile: m.compile = compile_job_from(f); break;
+    case WorkerMessage::Type::compile_result: m.compiled = compile_result_from(f); break;
     case WorkerMessage::Type::result: m.result = result_from(f); break;
     case WorkerMessage::Type::copy_result:
       m.copy.bytes = f.u64("bytes");
@@ -557,6 +684,17 @@ std::string encode_copy_result(const CopyCeiling& copy) {
       {{"type", "copy_result"}, {"bytes", copy.bytes}, {"median_ms", copy.median_ms}, {"gbps", copy.gbps},
                      {"samples", copy.samples}, {"throttled_samples", copy.throttled_samples}});
 }
+
+std::string encode_compile_request(const CompileRequest& request) {
+  if (request.source == nullptr) throw Error("encode_compile_request: a request without a source");
+  return to_payload({{"type", "compile"},
+                     {"source", kernel_source_json(*request.source)},
+                     {"options", strings_json(request.options)},
+                     {"arch", request.arch},
+                     {"entry", request.entry}});
+}
+
+std::string encode_compile_result(const CompileResult& result) { return to_payload(compile_result_json(result)); }
 
 std::string encode_error(const std::string& message) {
   return to_payload({{"type", "error"}, {"message", message}});

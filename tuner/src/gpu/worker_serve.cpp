@@ -1,5 +1,6 @@
 // The worker's side of the pipe: a loop that reads one framed request at a time, hands it to
-// the TrialHandler (the GPU measurement, or a fake in tests) and writes the answer. The
+// the TrialHandler (the GPU measurement, or a fake in tests) or, for a compile, to NVRTC, and
+// writes the answer. The
 // worker is disposable, the parent is not: a handler that throws still gets an answer
 // (`runtime_fault` with the message) and the loop goes on; a frame that does not decode
 // means the two sides disagree, so the worker says so in an "error" frame and exits.
@@ -163,10 +164,23 @@ int serve_worker(TrialHandler& handler, int in_fd, int out_fd) {
           answer = encode_copy_result(copy);
         break;
       }
+      case WorkerMessage::Type::compile: {
+        CompileResult compiled;
+        // NVRTC that cannot be used at all (compile_nvrtc throws) is a failure of this compile
+        // that may not repeat elsewhere: transient, so that it is not cached.
+        if (auto why = run_guarded([&] { compiled = compile_nvrtc(message.compile.request()); })) {
+          compiled = CompileResult{};
+          compiled.error = "compile worker: " + *why;
+          compiled.transient = true;
+        }
+        answer = encode_compile_result(compiled);
+        break;
+      }
       case WorkerMessage::Type::result:
       case WorkerMessage::Type::copy_result:
+      case WorkerMessage::Type::compile_result:
       case WorkerMessage::Type::error:
-        return reject(out_fd, "a worker accepts only 'trial' and 'copy' messages");
+        return reject(out_fd, "a worker accepts only 'trial', 'copy' and 'compile' messages");
     }
     if (!write_all(out_fd, frame(answer), error)) {
       report(error);

@@ -141,7 +141,7 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
   const std::string arch = fmt::format("sm_{}", options.device.arch());
   CubinCache no_cache{std::filesystem::path{}};
   const CubinCache& cache = options.cache ? *options.cache : no_cache;
-  CompilePool pool(options.threads, cache);
+  CompilePool pool(options.threads, cache, options.compiler);
   plan.summary.threads = pool.threads();
 
   // First pass: enumerate, evaluate geometry, prune what cannot launch, submit the rest.

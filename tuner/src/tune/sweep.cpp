@@ -185,7 +185,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   CacheDb db = CacheDb::open(report.db_path);
   CubinCache no_cache{std::filesystem::path{}};
   CompileAhead compile(space, fmt::format("sm_{}", report.device.arch()), options.compile_threads,
-                       options.cubin_cache ? *options.cubin_cache : no_cache);
+                       options.cubin_cache ? *options.cubin_cache : no_cache, options.compiler);
   WorkerSession worker(options.worker_argv.empty() ? default_worker_argv(report.device.ordinal) : options.worker_argv,
                        WorkerSettings{options.timing, options.deadline_seconds, energy});
   worker.start_copy(options.copy_bytes);  // while the first compiles run

@@ -45,8 +45,9 @@ ProblemWork plan_problem(const Space& space, const Problem& problem, const Shard
 
 // --- compile ahead -----------------------------------------------------------------------------
 
-CompileAhead::CompileAhead(const Space& space, std::string arch, unsigned threads, const CubinCache& cache)
-    : space_(space), arch_(std::move(arch)), sources_(space.source), pool_(threads, cache) {
+CompileAhead::CompileAhead(const Space& space, std::string arch, unsigned threads, const CubinCache& cache,
+                           CompilerFactory compiler)
+    : space_(space), arch_(std::move(arch)), sources_(space.source), pool_(threads, cache, std::move(compiler)) {
   if (space.verify.kernel) reference_sources_.emplace(space.verify.kernel->source);
 }
 

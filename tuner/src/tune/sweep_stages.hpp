@@ -47,7 +47,9 @@ struct ProblemWork {
 /// failed compile is never redone (the pool's cubin cache also keeps failures across runs).
 class CompileAhead {
  public:
-  CompileAhead(const Space& space, std::string arch, unsigned threads, const CubinCache& cache);
+  /// `compiler`: one Compiler per pool thread (SweepOptions::compiler); empty: NVRTC in the threads.
+  CompileAhead(const Space& space, std::string arch, unsigned threads, const CubinCache& cache,
+               CompilerFactory compiler = {});
   /// The compile of a config for a problem (its options depend on the problem only through
   /// problem_defines and ${} in `options:`). Throws EvalError when an ${} fails for it.
   [[nodiscard]] std::shared_future<CompileResult> config(const Problem& problem, const Config& config);
