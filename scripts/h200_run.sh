@@ -7,8 +7,11 @@
 #   energy  transpose and matmul 4096^3 sweeps with --energy; time and energy optima; a report
 #   record  an exhaustive recording of .rec/$RECORD.yaml (default convolution_kt), as a landscape
 #   sweeps  the transpose (N=8192) and reduction sweeps from a cold compile cache, twice each
+#   multigpu  transpose (N=8192) and matmul (--budget 200) on one GPU (--device 0) and on all
+#           (--devices all), cold compile cache each: wall time and winners per device
 #   noise   transpose and reduction sweeps for each --max-noise in $NOISES
 #   nvrtc   NVRTC's scaling over compile threads and processes (transpose)
+#   mintime transpose N=8192 sweeps with --min-time in $MIN_TIMES
 #   compilebound  convolution_kt (1404 configs) planned and tuned from a cold compile cache
 set -u
 cd "$(dirname "$0")/.."
@@ -91,6 +94,29 @@ phase_sweeps() {
   done
 }
 
+# One GPU against every GPU of the host (a machine of several GPUs: nvidia-h200-x2 or more).
+phase_multigpu() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  note "multigpu: $(nvidia-smi -L | wc -l) GPUs"
+  for space in transpose matmul; do
+    local size="" budget=""
+    [[ $space == transpose ]] && size="--size N=8192"
+    [[ $space == matmul ]] && budget="--budget 200"
+    for devices in "--device 0" "--devices all"; do
+      local tag=${devices##* }
+      rm -rf /tmp/tt/cubin
+      local start=$EPOCHREALTIME
+      # shellcheck disable=SC2086 # the flags are words
+      TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 540 $T tune configs/$space.yaml $size $budget $devices \
+        --db "/tmp/tt/$space-$tag.db" -q > "$L/multigpu_${space}_$tag.log" 2>&1
+      note "multigpu $space $devices rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
+      $T best --db "/tmp/tt/$space-$tag.db" >> "$L/multigpu_${space}_$tag.log" 2>&1
+      grep -E "^device [0-9]+:|LEFT THE POOL|not tuned" "$L/multigpu_${space}_$tag.log" >> "$summary"
+      $T best --db "/tmp/tt/$space-$tag.db" | tail -n +2 >> "$summary"
+    done
+  done
+}
+
 # An exhaustive recording of a space under .rec/ (carried: not in the repository yet), for the
 # replay and the scaling model: RECORD=name (default convolution_kt).
 phase_record() {
@@ -151,6 +177,22 @@ phase_compilebound() {
     --db /tmp/tt/conv.db > "$L/compilebound_tune.log" 2>&1
   note "tune convolution_kt rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
   grep -E "trials this run|s wall|^overhead|  setup|in the worker" "$L/compilebound_tune.log" >> "$summary"
+}
+
+# The transpose sweep (N=8192, cold compile cache) with shorter --min-time values: what the 5 ms
+# default costs against what it buys (the trials are exported for the comparison).
+phase_mintime() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  for min_time in ${MIN_TIMES:-0.002 0.001}; do
+    rm -rf /tmp/tt/cubin
+    local db=/tmp/tt/mintime-$min_time.db start=$EPOCHREALTIME
+    TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 300 $T tune configs/transpose.yaml --size N=8192 --db $db \
+      --min-time $min_time > "$L/mintime_$min_time.log" 2>&1
+    note "transpose --min-time $min_time rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
+    grep -E "s wall|^overhead|  setup|in the worker" "$L/mintime_$min_time.log" >> "$summary"
+    $T best --db $db >> "$L/mintime_$min_time.log" 2>&1
+    $T show --db $db --format csv > "$L/mintime_$min_time.csv" 2>&1
+  done
 }
 
 # Only the tests named in $TESTS (basenames), for a rerun after a fix.

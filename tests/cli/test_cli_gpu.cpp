@@ -1,6 +1,7 @@
 // Exit statuses of `tune` on a real GPU (label gpu; skips without one): a sweep in which no config
 // runs ok exits 4 and `best` then finds nothing for it (4 again); a device ordinal the machine
-// does not have and a malformed budget are usage errors (2), exactly as without a GPU.
+// (or that --devices names) does not have and a malformed budget are usage errors (2), exactly as
+// without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,6 +55,11 @@ TEST(CliGpu, UsageErrorsAreTheSameWithAGpu) {
   CommandResult r = tiletune(dir, "tune --device 1023 " + space);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--device 1023: this machine has"), std::string::npos) << r.output;
+  r = tiletune(dir, "tune --devices 0,1023 " + space);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--devices 0,1023: device 1023 does not exist"), std::string::npos) << r.output;
+  r = tiletune(dir, "tune --devices 0,0 " + space);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   r = tiletune(dir, "tune --budget abc " + space);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--budget: 'abc'"), std::string::npos) << r.output;

@@ -8,6 +8,13 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+#include <mutex>
+
+#include "compile/temp_name.hpp"
 #include "scoped_env.hpp"
 #include "test_support.hpp"
 #include "tiletune/compile.hpp"
@@ -172,6 +179,52 @@ TEST_F(CacheTest, ConcurrentWritersOfOneKey) {
   for (const auto& entry : fs::recursive_directory_iterator(cache.directory())) {
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
   }
+}
+
+TEST(CacheTempName, CarriesHostPidAndIsNewForEveryWriterOnEveryHost) {
+  // A cache directory shared over NFS by several hosts: hostname + pid + a per-process random
+  // number + a counter, in the target's directory (so the rename stays atomic).
+  const fs::path target = "/cache/ab/abcdef.cubin";
+  const std::string name = compile_detail::unique_temp_path(target).string();
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  EXPECT_EQ(name.rfind(target.string() + ".tmp." + host + "." + std::to_string(::getpid()) + ".", 0), 0u) << name;
+  EXPECT_EQ(fs::path(name).parent_path(), target.parent_path());
+  std::set<std::string> names;
+  std::mutex m;
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&] {
+        for (int i = 0; i < 250; ++i) {
+          const std::string n = compile_detail::unique_temp_path(target).string();
+          const std::lock_guard lock(m);
+          names.insert(n);
+        }
+      });
+  }
+  EXPECT_EQ(names.size(), 1000u) << "two writers of one process got the same temp name";
+  // Another process (another pid, on this host) gets another name.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string n = compile_detail::unique_temp_path(target).string();
+    const bool written = ::write(fds[1], n.data(), n.size()) == static_cast<ssize_t>(n.size());
+    ::_exit(written ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string from_child;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;)
+    from_child.append(buffer, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_FALSE(names.contains(from_child)) << from_child;
+  EXPECT_NE(from_child.find("." + std::to_string(child) + "."), std::string::npos) << from_child;
 }
 
 TEST_F(CacheTest, UnwritableDirectoryDoesNotFailTheCompile) {

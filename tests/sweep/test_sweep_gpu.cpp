@@ -1,7 +1,8 @@
 // End-to-end sweeps on a real GPU through the `tiletune` executable (label gpu): the
 // transpose sweep and its winner against the unpadded default, repeatability of the winner,
 // a sweep killed with SIGKILL and resumed, a space with planted bad configs, and sweeps driven
-// by a search strategy (budget per problem, resume from the cache, `auto` on matmul).
+// by a search strategy (budget per problem, resume from the cache, `auto` on matmul), and
+// `--devices all` on a host with two GPUs or more (skipped with fewer).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -10,8 +11,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <thread>
 
+#include "gpu/driver.hpp"
 #include "test_support.hpp"
 #include "tiletune/landscape.hpp"
 
@@ -188,6 +191,45 @@ TEST(SweepGpu, AutoSearchesMatmulAndFindsNearlyTheRecordedOptimum) {
     if (t.time_ms) optimum_ms = std::min(optimum_ms, *t.time_ms);
   std::cout << "best found " << best_ms << " ms, recorded optimum " << optimum_ms << " ms\n";
   EXPECT_LE(best_ms, 1.10 * optimum_ms);
+}
+
+TEST(SweepGpu, AllGpusOfTheHostShareTheSweepAndEachKeepsItsOwnBest) {
+  const int gpus = cu::device_count();
+  if (gpus < 2) GTEST_SKIP() << "--devices all needs two GPUs or more; this host has " << gpus;
+  TempDir dir;
+  CommandResult r = tiletune(dir, "tune -q " + quote(kTranspose) + " --size N=8192 --devices all");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::cout << r.output;
+  EXPECT_EQ(r.output.find("LEFT THE POOL"), std::string::npos) << r.output;
+  const nlohmann::json rows = trials(dir);
+  std::map<std::string, std::map<std::string, nlohmann::json>> by_device;  // uuid -> params -> row
+  for (const auto& row : rows)
+    if (row["problem"] == "N=8192") by_device[row["device_uuid"]][row["params"]] = row;
+  ASSERT_EQ(static_cast<int>(by_device.size()), gpus) << "every GPU measured trials";
+  std::set<std::string> measured;
+  std::size_t total = 0;
+  for (const auto& [uuid, params] : by_device) {
+    total += params.size();
+    for (const auto& [p, row] : params) measured.insert(p);
+  }
+  EXPECT_EQ(measured.size(), 92u) << "every config measured somewhere";
+  EXPECT_LE(total, 92u + 3u * static_cast<std::size_t>(gpus)) << "a config measured more than once per device";
+  // Each GPU's best is its own, and the winners of same-model GPUs are the same config or
+  // within 3 % of each other's time (the finalists are measured on every GPU).
+  const nlohmann::json best = nlohmann::json::parse(tiletune(dir, "best --format json").output);
+  std::map<std::string, std::pair<std::string, double>> winner;  // uuid -> (params, ms)
+  for (const auto& b : best)
+    if (b["problem"] == "N=8192") winner[b["device_uuid"]] = {b["params"], b["time_ms"]};
+  ASSERT_EQ(static_cast<int>(winner.size()), gpus) << best.dump();
+  const std::string first_winner = winner.begin()->second.first;
+  for (const auto& [uuid, w] : winner) {
+    std::cout << uuid << ": " << w.first << " " << w.second << " ms\n";
+    ASSERT_TRUE(by_device[uuid].contains(w.first)) << uuid << "'s best is not its own trial";
+    if (w.first == first_winner) continue;
+    ASSERT_TRUE(by_device[uuid].contains(first_winner)) << uuid << " did not measure the finalist " << first_winner;
+    const double time_of_first = by_device[uuid][first_winner]["time_ms"];
+    EXPECT_LT(time_of_first, w.second * 1.03) << uuid << " picked " << w.first << ", another GPU " << first_winner;
+  }
 }
 
 }  // namespace

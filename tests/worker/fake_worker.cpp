@@ -1,13 +1,18 @@
 // A stand-in for `tiletune __worker` in the worker and sweep tests: the real serve_worker loop
 // around a handler that misbehaves on one trial (2 unless --at says) in the way its mode says.
-// Usage: fake_worker MODE [--at ID] [--recording FILE] [--delay-ms N] [--log FILE], with
-// $TILETUNE_WORKER_FDS set by WorkerProcess.
+// Usage: fake_worker MODE [--at ID] [--recording FILE] [--delay-ms N] [--log FILE]
+// [--timeline FILE] [--poison FILE] [--crash-on CONFIG], with $TILETUNE_WORKER_FDS set by WorkerProcess.
 //   --recording  answer each trial from a landscape CSV (tests/data/landscapes): an ok trial
 //                with its recorded time, any other recorded status as wrong_result; a config
 //                the recording lacks is a launch_failed; a reference run is ok
 //   --delay-ms   sleep this long in every trial (a sweep slow enough to be killed mid-way)
 //   --log        append "ID reference|trial PROBLEM_KEY CONFIG" per trial, to see what a
 //                sweep asked of its workers
+//   --timeline   append "START_NS END_NS ID" per trial (steady clock, the same in every process
+//                of the machine), to see which trials overlapped
+//   --crash-on   raise SIGSEGV in every trial of this config text ("A=1 B=2"; "*": every trial)
+//   --poison     create FILE when trial --at misbehaves; a worker that starts while FILE exists
+//                exits at once (a GPU that broke for good mid-sweep)
 //   ok       every trial is ok (median_ms = id; detail names the fds and the cubin size)
 //   sleep    trial 2 never answers
 //   crash    trial 2 raises SIGSEGV
@@ -18,6 +23,7 @@
 //   linger   like ok, but ignores EOF on its request pipe (the parent has to kill it)
 //   deaf     closes its request pipe during trial 1 and lives on (the parent's next write
 //            meets EPIPE)
+//   dead     exits with status 1 before serving anything (a GPU whose worker cannot start)
 // Every trial also prints to stdout, which must not reach the protocol.
 #include <signal.h>
 #include <sys/resource.h>
@@ -26,6 +32,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -66,7 +73,15 @@ struct Options {
   std::optional<tiletune::Landscape> recording;
   int delay_ms = 0;
   std::string log;
+  std::string timeline;
+  std::string poison;
+  std::string crash_on;
 };
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 /// "N=1024;M=8" -> {{"M", 8}, {"N", 1024}}, to match a request's sizes.
 std::map<std::string, std::int64_t> parse_sizes(const std::string& canonical) {
@@ -130,7 +145,31 @@ class FakeHandler : public tiletune::TrialHandler {
                 static_cast<unsigned long long>(request.id));
     std::fflush(stdout);
     log(request);
+    const std::int64_t start_ns = steady_ns();
     if (options_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options_.delay_ms));
+    if (!options_.poison.empty() && request.id == options_.at) std::ofstream(options_.poison) << "poisoned\n";
+    if (!options_.crash_on.empty() && !request.is_reference &&
+        (options_.crash_on == "*" || options_.crash_on == request.config_text))
+      ::raise(SIGSEGV);
+    TrialResult r = answer(request);
+    if (!options_.timeline.empty())
+      std::ofstream(options_.timeline, std::ios::app) << start_ns << ' ' << steady_ns() << ' ' << request.id << '\n';
+    return r;
+  }
+
+  [[nodiscard]] bool context_lost() const noexcept override { return lost_; }
+
+  CopyCeiling measure_copy(std::uint64_t bytes) override {
+    if (bytes == 0) throw std::runtime_error("fake copy of zero bytes");
+    CopyCeiling c;
+    c.bytes = bytes;
+    c.median_ms = static_cast<double>(bytes) / 1e6;
+    c.gbps = 2.0 * static_cast<double>(bytes) / (c.median_ms * 1e6);
+    return c;
+  }
+
+ private:
+  TrialResult answer(const TrialRequest& request) {
     if (request.id == 1 && mode_ == "deaf" && ::close(in_fd_) != 0) std::perror("fake_worker: close");
     if (request.id == options_.at) misbehave();
     if (request.id == options_.at && mode_ == "lost") {
@@ -154,18 +193,6 @@ class FakeHandler : public tiletune::TrialHandler {
     return r;
   }
 
-  [[nodiscard]] bool context_lost() const noexcept override { return lost_; }
-
-  CopyCeiling measure_copy(std::uint64_t bytes) override {
-    if (bytes == 0) throw std::runtime_error("fake copy of zero bytes");
-    CopyCeiling c;
-    c.bytes = bytes;
-    c.median_ms = static_cast<double>(bytes) / 1e6;
-    c.gbps = 2.0 * static_cast<double>(bytes) / (c.median_ms * 1e6);
-    return c;
-  }
-
- private:
   void misbehave() {
     if (mode_ == "sleep") hang();
     if (mode_ == "crash") ::raise(SIGSEGV);
@@ -202,10 +229,11 @@ class FakeHandler : public tiletune::TrialHandler {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const std::set<std::string> kModes = {"ok", "sleep", "crash", "exit", "garbage", "huge", "throw", "linger", "deaf", "lost"};
+  static const std::set<std::string> kModes = {"ok",    "sleep",  "crash", "exit", "garbage", "huge",
+                                               "throw", "linger", "deaf",  "lost", "dead"};
   const char* usage =
-      "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost [--at ID] [--recording FILE] "
-      "[--delay-ms N] [--log FILE]\n";
+      "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost|dead [--at ID] [--recording FILE] "
+      "[--delay-ms N] [--log FILE] [--timeline FILE] [--poison FILE] [--crash-on CONFIG]\n";
   if (argc < 2 || kModes.count(argv[1]) == 0 || argc % 2 != 0) {
     std::fputs(usage, stderr);
     return 64;
@@ -219,13 +247,21 @@ int main(int argc, char** argv) {
       else if (flag == "--recording") options.recording = tiletune::load_landscape(value);
       else if (flag == "--delay-ms") options.delay_ms = std::stoi(value);
       else if (flag == "--log") options.log = value;
+      else if (flag == "--timeline") options.timeline = value;
+      else if (flag == "--poison") options.poison = value;
+      else if (flag == "--crash-on") options.crash_on = value;
       else throw std::invalid_argument("unknown option " + flag);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake_worker: %s\n%s", e.what(), usage);
     return 64;
   }
-  if (options.mode == "crash") {
+  if (options.mode == "dead" || (!options.poison.empty() && std::filesystem::exists(options.poison))) {
+    std::fprintf(stderr, "fake_worker: this fake GPU is %s: no worker starts\n",
+                 options.mode == "dead" ? "dead" : "poisoned");
+    return 1;
+  }
+  if (options.mode == "crash" || !options.crash_on.empty()) {
     rlimit no_core{0, 0};  // a test crash should not leave a core file behind
     if (::setrlimit(RLIMIT_CORE, &no_core) != 0) std::perror("fake_worker: setrlimit(RLIMIT_CORE)");
   }

@@ -5,6 +5,7 @@
 // it, within the deadline, and is never cached; a pool with one worker per thread matches serial
 // compiles.
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <future>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gpu/worker_kernels.hpp"
 #include "test_support.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"
@@ -243,6 +245,32 @@ TEST(WorkerCompile, TheDefaultArgvIsThisProgramsCompileOnlyWorker) {
   ASSERT_EQ(argv.size(), 3u);
   EXPECT_EQ(argv[1], "__worker");
   EXPECT_EQ(argv[2], "--compile-only");
+}
+
+// The GPU worker's own kernels compile without a device, and through the cubin cache: a second
+// worker start finds them there (one entry, the same cubin), so only the first start pays NVRTC.
+TEST(WorkerKernelsCompile, TheWorkersKernelsAreCachedAcrossStarts) {
+  if (!nvrtc_has_no_cache_option()) GTEST_SKIP() << "NVRTC " << nvrtc_version() << " compiles a fresh source each start";
+  TempDir dir;
+  const CubinCache cache(dir.path() / "cubin");
+  const auto start = Clock::now();
+  const CompiledKernel first = compile_worker_kernels(90, 0, &cache);
+  const double first_s = std::chrono::duration<double>(Clock::now() - start).count();
+  std::size_t entries = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path() / "cubin"))
+    entries += e.is_regular_file() ? 1 : 0;
+  EXPECT_GE(entries, 1u) << "the compile was stored";
+  const auto again = Clock::now();
+  const CompiledKernel second = compile_worker_kernels(90, 0, &cache);
+  const double second_s = std::chrono::duration<double>(Clock::now() - again).count();
+  std::size_t entries_after = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path() / "cubin"))
+    entries_after += e.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(entries_after, entries) << "the same key: nothing new stored";
+  EXPECT_EQ(second.cubin, first.cubin);
+  EXPECT_FALSE(first.cubin.empty());
+  std::printf("[ info ] worker kernels for sm_90: compiled in %.0f ms, from the cache in %.1f ms\n", first_s * 1e3,
+              second_s * 1e3);
 }
 
 }  // namespace

@@ -803,6 +803,9 @@ TEST(WorkerProcess, DefaultArgvIsThisProgramOrTheOverride) {
   ::setenv("TILETUNE_WORKER", "/opt/tiletune/bin/tiletune", 1);
   EXPECT_EQ(default_worker_argv(3),
             (std::vector<std::string>{"/opt/tiletune/bin/tiletune", "__worker", "--device", "3"}));
+  EXPECT_EQ(default_worker_argv(1, "/tmp/cubins"),
+            (std::vector<std::string>{"/opt/tiletune/bin/tiletune", "__worker", "--device", "1", "--cubin-cache",
+                                      "/tmp/cubins"}));
   ::unsetenv("TILETUNE_WORKER");
   std::vector<std::string> argv = default_worker_argv(0);
   ASSERT_EQ(argv.size(), 4u);

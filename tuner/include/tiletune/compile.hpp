@@ -83,6 +83,10 @@ struct KernelSource {
 /// The same with no -I: the toolkit's directories only.
 [[nodiscard]] KernelSource load_kernel_source(const std::filesystem::path& path);
 
+/// A source held in memory (an embedded or generated kernel, no includes resolved), hashed by
+/// its name and text like a loaded one, so that the cubin cache can keep its compiles.
+[[nodiscard]] KernelSource memory_source(std::string name, std::string text);
+
 /// The sources of one kernel file for each include search its requests use, loaded once each
 /// (a space whose options differ per config may search different -I). Not thread-safe; the
 /// sources live as long as this object.
@@ -155,6 +159,9 @@ struct CompileResult {
 
 /// "13.0"
 [[nodiscard]] std::string nvrtc_version();
+/// Whether this NVRTC takes `--no-cache` (13.0 and later), which keeps its own cache (12.9+)
+/// from answering without ptxas' report; compile_nvrtc passes it when it does.
+[[nodiscard]] bool nvrtc_has_no_cache_option();
 /// Architectures NVRTC can target, e.g. {75, 80, ..., 120}.
 [[nodiscard]] std::vector<int> nvrtc_supported_archs();
 /// Parses "sm_90", "90", "9.0", "compute_90" (and suffixed targets such as "sm_90a",

@@ -80,6 +80,19 @@ struct SweepOptions {
   std::string strategy = "auto";
   std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
   std::vector<std::string> worker_argv;  ///< the worker to start; empty: default_worker_argv(device.ordinal)
+  /// Several GPUs of one host (`tune --devices`): when not empty, `device` is ignored and one
+  /// worker per device measures (distinct uuids). Devices of one model (name and compute
+  /// capability) share one search, a config measured on whichever is free; each model runs its
+  /// own search, one model after the other. Then the top pool_finalists configs of each problem
+  /// are measured on every device of the model that lacks them, so each device's best is its
+  /// own measurement. A trial that loses a worker is measured again on another device, once; a
+  /// device whose worker fails 3 starts in a row, or that lost 3 trials in a row that another
+  /// device measured fine, leaves the pool (DeviceOutcome::left).
+  std::vector<DeviceInfo> devices;
+  /// The worker of a pool's device, by ordinal; empty: worker_argv with "{ordinal}" replaced in
+  /// each word, or default_worker_argv(ordinal) when worker_argv is empty too.
+  std::function<std::vector<std::string>(int ordinal)> device_worker_argv;
+  std::size_t pool_finalists = 3;
   std::uint64_t copy_bytes = 1ull << 30;  ///< size of the bandwidth-ceiling copy (256 MiB stays under the peak)
   /// Power and energy per trial through NVML (enabled implies measuring; an objective other
   /// than time needs it and turns it on).
@@ -93,6 +106,8 @@ struct SweepOptions {
 /// One trial of this run.
 struct SweepTrial {
   std::size_t problem = 0;               ///< index into SweepReport::problems
+  std::size_t device = 0;                ///< a pool sweep: index into SweepReport::pool
+  bool finalist = false;                 ///< a pool sweep: measured as a finalist of its model
   Config config;
   TrialStatus status = TrialStatus::ok;
   std::string detail;
@@ -113,6 +128,18 @@ struct ProblemOutcome {
   std::uint64_t resumed = 0;             ///< proposals answered from the cache (not measured again)
   std::uint64_t evaluations = 0;         ///< trials measured for this problem in this run
   bool budget_reached = false;           ///< the search stopped at the budget
+};
+
+/// One device of a pool sweep (SweepOptions::devices): what it measured and its own ranking.
+struct DeviceOutcome {
+  DeviceInfo device;
+  CopyCeiling copy;
+  std::uint64_t trials = 0;              ///< measured on it this run, finalists included
+  std::uint64_t finalists = 0;           ///< of trials, those measured as finalists
+  double busy_seconds = 0;               ///< wall time its worker was busy with trials
+  int worker_starts = 0;
+  std::string left;                      ///< not empty: it left the pool, and why
+  std::vector<ProblemOutcome> problems;  ///< its own trials ranked (from the cache), per problem
 };
 
 struct SweepReport {
@@ -141,6 +168,13 @@ struct SweepReport {
   Objective objective = Objective::time;
   bool energy_measured = false;          ///< energy was asked for (--energy or the objective)
   std::string energy_note;               ///< why some trial's energy was not measured (said once)
+  /// A pool sweep: one per device of SweepOptions::devices, in that order (`device` and
+  /// `problems` above are the first device's). Empty for a one-device sweep.
+  std::vector<DeviceOutcome> pool;
+  std::size_t pool_finalists = 0;        ///< a pool sweep: SweepOptions::pool_finalists
+  /// A pool sweep: a model whose every device left the pool, and what its problems ended with
+  /// (the other models' results stand).
+  std::vector<std::string> pool_errors;
 };
 
 /// Wall time the GPU worker was busy with trials: module load and setup, verify, timing.

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -143,8 +144,10 @@ class WorkerProcess {
 };
 
 /// The argv that starts a tiletune GPU worker for a device: this executable (or
-/// $TILETUNE_WORKER when set) with the hidden subcommand `__worker --device K`.
-[[nodiscard]] std::vector<std::string> default_worker_argv(int device_ordinal);
+/// $TILETUNE_WORKER when set) with the hidden subcommand `__worker --device K`, and
+/// `--cubin-cache DIR` (where the worker's own kernels are cached) unless `cubin_cache` is empty.
+[[nodiscard]] std::vector<std::string> default_worker_argv(int device_ordinal,
+                                                           const std::filesystem::path& cubin_cache = {});
 
 /// The argv of a compile worker: this executable (or $TILETUNE_WORKER) with the hidden
 /// subcommand `__worker --compile-only` (no CUDA context, compiles only).

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <iostream>
 
@@ -28,6 +29,7 @@ namespace {
 struct TuneOptions {
   PlanRunOptions plan;
   int device = 0;
+  std::string devices;  // --devices: "all" or "0,2"; empty: one device (--device)
   std::string db;
   std::string budget;
   bool force = false;
@@ -61,6 +63,42 @@ std::vector<Problem> select_problems(const Space& space, const std::vector<std::
   return all_problems(restricted);
 }
 
+/// `--devices`: every device (nullopt) for "all", else the ordinals listed ("0,2"). Throws
+/// UsageError naming an entry that is not an ordinal or is listed twice.
+std::optional<std::vector<int>> parse_device_list(const std::string& text) {
+  if (text == "all") return std::nullopt;
+  std::vector<int> ordinals;
+  for (std::size_t begin = 0;;) {
+    const std::size_t comma = text.find(',', begin);
+    const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    int value = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 0 || value > 1023)
+      throw UsageError(fmt::format("'{}': '{}' is not a device ordinal (expected all, or ordinals as 0,1,3)",
+                                   text, item));
+    if (std::find(ordinals.begin(), ordinals.end(), value) != ordinals.end())
+      throw UsageError(fmt::format("'{}': device {} is listed twice", text, value));
+    ordinals.push_back(value);
+    if (comma == std::string::npos) return ordinals;
+    begin = comma + 1;
+  }
+}
+
+/// The devices `--devices` names, of those this machine has. Throws UsageError for an ordinal
+/// it does not have.
+std::vector<DeviceInfo> pick_devices(const std::vector<DeviceInfo>& devices, const std::string& text) {
+  const std::optional<std::vector<int>> ordinals = parse_device_list(text);
+  if (!ordinals) return devices;
+  std::vector<DeviceInfo> picked;
+  for (const int k : *ordinals) {
+    if (k >= static_cast<int>(devices.size()))
+      throw UsageError(fmt::format("--devices {}: device {} does not exist: this machine has {} CUDA device{} (0 to {})",
+                                   text, k, devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
+    picked.push_back(devices[static_cast<std::size_t>(k)]);
+  }
+  return picked;
+}
+
 std::string format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
   if (s < 60) return fmt::format("{:.0f}s", s);
@@ -77,12 +115,17 @@ std::string counts_text(const StatusCounts& counts) {
   return s.empty() ? "nothing" : s;
 }
 
-void print_report(std::ostream& out, const Space& space, const SweepReport& r, std::size_t top) {
+void print_device(std::ostream& out, const Space& space, const DeviceInfo& device, const CopyCeiling& copy) {
   out << fmt::format("\n{} on {} ({}), sm_{}; copy ceiling {:.0f} GB/s ({} MiB device-to-device)\n", space.kernel,
-                     r.device.name, r.device.uuid, r.device.arch(), r.copy.gbps, r.copy.bytes >> 20);
+                     device.name, device.uuid, device.arch(), copy.gbps, copy.bytes >> 20);
+}
+
+/// The top configs of each problem on one device.
+void print_problems(std::ostream& out, const Space& space, const SweepReport& r,
+                    const std::vector<ProblemOutcome>& problems, const CopyCeiling& copy, std::size_t top) {
   const bool has_bytes = space.metric_bytes.has_value();
   const bool has_flops = space.metric_flops.has_value();
-  for (const ProblemOutcome& p : r.problems) {
+  for (const ProblemOutcome& p : problems) {
     out << fmt::format("\n{} — {} ok configs{}\n", p.canonical.empty() ? "(no problem sizes)" : p.canonical,
                        p.ranked.size(), p.resumed ? fmt::format(" ({} from earlier runs)", p.resumed) : "");
     if (p.ranked.empty()) continue;
@@ -101,7 +144,7 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
       const double rate = has_flops ? t.gflops.value_or(0) : t.gbps.value_or(0);
       out << fmt::format(
           "{:>4}  {:<40} {:>10.4f} {:>9.1f} {:>7} {:>8.1f}% {:>5.0f} {:>5} {:>8}{}\n", i + 1, config, *t.time_ms, rate,
-          has_bytes && r.copy.gbps > 0 ? fmt::format("{:.1f}%", 100.0 * t.gbps.value_or(0) / r.copy.gbps) : "-",
+          has_bytes && copy.gbps > 0 ? fmt::format("{:.1f}%", 100.0 * t.gbps.value_or(0) / copy.gbps) : "-",
           t.stddev_ms && *t.time_ms > 0 ? 100.0 * *t.stddev_ms / *t.time_ms : 0.0,
           100.0 * t.occupancy_offline.value_or(0), t.registers.value_or(0),
           default_ms > 0 ? fmt::format("{:.2f}x", default_ms / *t.time_ms) : "-",
@@ -120,6 +163,31 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
       else
         out << fmt::format("      default {}: {} ({})\n", config, status_name(d.status), d.detail.substr(0, 80));
     }
+  }
+}
+
+/// `--devices`: each device's own ranking, what it measured, and the finalists.
+void print_pool(std::ostream& out, const Space& space, const SweepReport& r, std::size_t top) {
+  for (const DeviceOutcome& d : r.pool) {
+    print_device(out, space, d.device, d.copy);
+    out << fmt::format("device {}: {} trials this run ({} as finalists), busy {:.1f} s, {} worker start{}{}\n",
+                       d.device.ordinal, d.trials, d.finalists, d.busy_seconds, d.worker_starts,
+                       d.worker_starts == 1 ? "" : "s", d.left.empty() ? "" : "; LEFT THE POOL: " + d.left);
+    print_problems(out, space, r, d.problems, d.copy, top);
+  }
+  out << fmt::format("\n{} device{}: configs spread over the devices of each model; the top {} of each problem also "
+                     "measured on every device of the model that lacked them (finalists), so each device's best is "
+                     "its own\n",
+                     r.pool.size(), r.pool.size() == 1 ? "" : "s", r.pool_finalists);
+  for (const std::string& e : r.pool_errors) out << "not tuned: " << e << '\n';
+}
+
+void print_report(std::ostream& out, const Space& space, const SweepReport& r, std::size_t top) {
+  if (r.pool.empty()) {
+    print_device(out, space, r.device, r.copy);
+    print_problems(out, space, r, r.problems, r.copy, top);
+  } else {
+    print_pool(out, space, r, top);
   }
   const double wall = std::max(r.wall_seconds, 1e-9);
   out << fmt::format("\n{} trials this run: {}{}\n", r.trials.size(), counts_text(r.counts),
@@ -228,8 +296,20 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_option("space", o->plan.space, "Search space (YAML); default: the shipped configs/transpose.yaml")
       ->check(CLI::ExistingPath);
   add_plan_options(*cmd, o->plan);
-  cmd->add_option("--device", o->device, "CUDA device ordinal (see `tiletune devices`)")
-      ->check(whole_number_in(0, 1023));
+  auto* device = cmd->add_option("--device", o->device, "CUDA device ordinal (see `tiletune devices`)")
+                     ->check(whole_number_in(0, 1023));
+  cmd->add_option("--devices", o->devices,
+                  "Several GPUs of this host at once: all, or ordinals as 0,1,3 (one worker per GPU; README: \"Several "
+                  "GPUs on one host\")")
+      ->check([](const std::string& v) {
+        try {
+          (void)parse_device_list(v);
+          return std::string();
+        } catch (const UsageError& e) {
+          return std::string(e.what());
+        }
+      })
+      ->excludes(device);
   cmd->add_option("--db", o->db,
                   "Result cache (default: $TILETUNE_DB, else $XDG_CACHE_HOME/tiletune/tiletune.db, else "
                   "~/.cache/tiletune/tiletune.db)");
@@ -285,6 +365,7 @@ Runner add_tune_command(CLI::App& app) {
   tiletune tune configs/transpose.yaml --size N=8192 --size N=4096
   tiletune tune configs/matmul.yaml --budget 10m --db results.db
   tiletune tune configs/transpose.yaml --force    measure again what the cache already has
+  tiletune tune configs/matmul.yaml --devices all every GPU of this host, one worker each
   tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
   tiletune tune configs/transpose.yaml --objective energy    least energy per run (NVML)
   tiletune tune configs/matmul.yaml --shard 3/8 --db s3.db   one of 8 shards; `tiletune merge` the 8 caches
@@ -307,6 +388,13 @@ equally by the problems). --replay answers the strategy from a recording instead
 prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.
 --shard I/N tunes (or replays) only shard I of N: a config's shard is a hash of its params, so
 a rerun of the same shard takes the same configs; the default config is measured by its shard.
+--devices all (or 0,2) runs one worker per GPU in one sweep: the GPUs of one model share its
+search, each config timed on one GPU alone; each model searches on its own; every trial is kept
+under its GPU, and the top 3 configs of each problem are also measured on every GPU of the model
+(finalists), so each GPU's best is its own. A trial that loses a worker is measured again on
+another GPU; a GPU whose worker fails 3 starts in a row, or that lost 3 trials in a row that
+another GPU measured fine, leaves the pool and the others finish; a model that loses every GPU
+exits 1 (the others' results stand).
 
 )" + std::string(exit_status_help));
   return [o]() {
@@ -321,11 +409,15 @@ a rerun of the same shard takes the same configs; the default config is measured
       print_plan(std::cout, space, plan, Format::table);
       return exit_ok;
     }
-    if (o->device >= static_cast<int>(devices.size()))
-      throw UsageError(fmt::format("--device {}: this machine has {} CUDA device{} (0 to {})", o->device,
-                                   devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
     SweepOptions options;
-    options.device = devices[static_cast<std::size_t>(o->device)];
+    if (!o->devices.empty()) {
+      options.devices = pick_devices(devices, o->devices);
+    } else {
+      if (o->device >= static_cast<int>(devices.size()))
+        throw UsageError(fmt::format("--device {}: this machine has {} CUDA device{} (0 to {})", o->device,
+                                     devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
+      options.device = devices[static_cast<std::size_t>(o->device)];
+    }
     options.problems = select_problems(space, o->plan.sizes);
     options.compile_threads = o->plan.threads;
     options.compiler = compile_workers();
@@ -371,8 +463,13 @@ a rerun of the same shard takes the same configs; the default config is measured
     }
     SweepReport report = run_sweep(space, options);
     print_report(std::cout, space, report, o->top);
-    const bool any_ok = std::any_of(report.problems.begin(), report.problems.end(),
-                                    [](const ProblemOutcome& p) { return !p.ranked.empty(); });
+    bool any_ok = std::any_of(report.problems.begin(), report.problems.end(),
+                              [](const ProblemOutcome& p) { return !p.ranked.empty(); });
+    for (const DeviceOutcome& d : report.pool)
+      for (const ProblemOutcome& p : d.problems) any_ok = any_ok || !p.ranked.empty();
+    // A model whose every GPU left the pool is an error; the other models' results stand.
+    for (const std::string& e : report.pool_errors) std::cerr << "tiletune: tune: " << e << '\n';
+    if (!report.pool_errors.empty()) return exit_error;
     if (!any_ok) std::cerr << "tiletune: tune: no config of any problem ran ok: there is no best config to use\n";
     return any_ok ? exit_ok : exit_no_result;
   };
@@ -393,15 +490,17 @@ Runner add_worker_command(CLI::App& app) {
   cmd->group("");  // hidden from --help
   auto device = std::make_shared<int>(0);
   auto compile_only = std::make_shared<bool>(false);
+  auto cubin_cache = std::make_shared<std::string>();
   cmd->add_option("--device", *device, "CUDA device ordinal");
   cmd->add_flag("--compile-only", *compile_only, "Compile requests only: no CUDA context");
-  return [device, compile_only]() {
+  cmd->add_option("--cubin-cache", *cubin_cache, "Where the worker's own kernels are cached (default: none)");
+  return [device, compile_only, cubin_cache]() {
     const WorkerFds fds = worker_fds_from_env();
     if (*compile_only) {
       CompileOnlyHandler handler;
       return serve_worker(handler, fds.in_fd, fds.out_fd);
     }
-    GpuRunner runner(*device);
+    GpuRunner runner(*device, *cubin_cache);
     return serve_worker(runner, fds.in_fd, fds.out_fd);
   };
 }

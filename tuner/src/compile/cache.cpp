@@ -15,12 +15,14 @@
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <random>
 #include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
 
 #include "compile/hash.hpp"
+#include "compile/temp_name.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"
 
@@ -198,13 +200,10 @@ std::optional<CompileFailure> parse_failure(const std::string& text, const std::
 }
 
 // Writes `bytes` to `target` through a temp file in the same directory and rename(), which
-// is atomic on POSIX: readers see the old file, or none, or the whole new one.
+// is atomic on POSIX (and on NFS within one directory): readers see the old file, or none, or
+// the whole new one.
 bool write_atomically(const fs::path& target, std::string_view bytes) {
-  static std::atomic<unsigned long long> counter{0};
-  const auto unique = std::to_string(::getpid()) + "." +
-                      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) +
-                      "." + std::to_string(counter.fetch_add(1));
-  const fs::path temp = target.string() + ".tmp." + unique;
+  const fs::path temp = compile_detail::unique_temp_path(target);
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) return false;
@@ -257,6 +256,28 @@ void write_entry(const fs::path& root, const std::string& key,
 }
 
 }  // namespace
+
+namespace compile_detail {
+
+fs::path unique_temp_path(const fs::path& target) {
+  // Drawn once per process: two hosts that share a name and a pid (containers) still differ.
+  static const unsigned long long nonce = [] {
+    std::random_device device;
+    return (static_cast<unsigned long long>(device()) << 32) ^ device();
+  }();
+  static std::atomic<unsigned long long> counter{0};
+  char host[256] = "unknown-host";
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown-host");
+  host[sizeof host - 1] = '\0';
+  for (char* c = host; *c; ++c)
+    if (*c == '/') *c = '_';  // a host name never names a directory
+  char suffix[96];
+  std::snprintf(suffix, sizeof suffix, ".%ld.%016llx.%llu", static_cast<long>(::getpid()), nonce,
+                counter.fetch_add(1));
+  return target.string() + ".tmp." + host + suffix;
+}
+
+}  // namespace compile_detail
 
 CubinCache::CubinCache(std::filesystem::path directory) : dir_(std::move(directory)) {}
 

@@ -146,10 +146,9 @@ std::string nvrtc_version() {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-namespace {
-// Whether this NVRTC knows `--no-cache`. Verified on 13.0; its cache appeared in 12.9, but
-// whether 12.9 takes the option is not, so older versions get no option (and on 12.9 a
-// cache hit can then lose the report: see the error of compile_nvrtc).
+// Verified on 13.0; its cache appeared in 12.9, but whether 12.9 takes the option is not, so
+// older versions get no option (and on 12.9 a cache hit can then lose the report: see the
+// error of compile_nvrtc).
 bool nvrtc_has_no_cache_option() {
   static const bool has = [] {
     int major = 0, minor = 0;
@@ -158,7 +157,6 @@ bool nvrtc_has_no_cache_option() {
   }();
   return has;
 }
-}  // namespace
 
 std::vector<int> nvrtc_supported_archs() {
   int count = 0;

@@ -301,6 +301,13 @@ KernelSource load_kernel_source(const std::filesystem::path& path, const Include
   return std::move(loader.source);
 }
 
+KernelSource memory_source(std::string name, std::string text) {
+  KernelSource source;
+  source.main = {std::move(name), std::move(text)};
+  source.hash = source_hash(source);
+  return source;
+}
+
 KernelSource load_kernel_source(const std::filesystem::path& path) {
   return load_kernel_source(path, include_search({}));
 }

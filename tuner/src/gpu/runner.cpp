@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -137,7 +138,7 @@ class BatchQueue {
 }  // namespace
 
 struct GpuRunner::Impl {
-  explicit Impl(int device_ordinal);
+  Impl(int device_ordinal, std::filesystem::path cubin_cache);
 
   [[nodiscard]] std::vector<ArgSlot> build_args(const TrialRequest& request);
   [[nodiscard]] std::optional<TrialFailure> find_globals(const cu::Module& module, const TrialRequest& request,
@@ -158,7 +159,10 @@ struct GpuRunner::Impl {
   [[nodiscard]] bool context_healthy() const;
 
   int ordinal;
-  cu::PrimaryContext context;  // first: every member below needs it current
+  // Started before the context: the worker's kernels compile (NVRTC, the CPU) while the driver
+  // makes the context, the two longest parts of a worker's start.
+  std::future<CompiledKernel> kernels_compiled;
+  cu::PrimaryContext context;  // every member below needs it current
   int arch = 0;
   int sm_count = 0;
   std::size_t l2 = 0;
@@ -187,9 +191,25 @@ int device_attribute(CUdevice device, CUdevice_attribute which, const char* what
 
 const char* producing_prefix = "reference run: ";
 
+// The compile of the worker's kernels for device `ordinal`, on a thread of its own.
+std::future<CompiledKernel> start_worker_kernels(int ordinal, std::filesystem::path cubin_cache) {
+  CUdevice device = 0;
+  TILETUNE_CU_CTX(cuDeviceGet(&device, ordinal), fmt::format("device {}", ordinal));
+  const int arch =
+      10 * device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability", ordinal) +
+      device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability", ordinal);
+  return std::async(std::launch::async, [arch, ordinal, dir = std::move(cubin_cache)] {
+    const CubinCache cache(dir);
+    return compile_worker_kernels(arch, ordinal, dir.empty() ? nullptr : &cache);
+  });
+}
+
 }  // namespace
 
-GpuRunner::Impl::Impl(int device_ordinal) : ordinal(device_ordinal), context(device_ordinal) {
+GpuRunner::Impl::Impl(int device_ordinal, std::filesystem::path cubin_cache)
+    : ordinal(device_ordinal),
+      kernels_compiled(start_worker_kernels(device_ordinal, std::move(cubin_cache))),
+      context(device_ordinal) {
   const CUdevice device = context.device();
   arch = 10 * device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability", ordinal) +
          device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability", ordinal);
@@ -198,7 +218,7 @@ GpuRunner::Impl::Impl(int device_ordinal) : ordinal(device_ordinal), context(dev
   max_sm_mhz = static_cast<unsigned>(device_attribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "SM clock", ordinal) / 1000);
   // One L2's worth, as nvbench's l2flush: writing it replaces whatever the kernel left there.
   flush = cu::DeviceBuffer(std::max<std::size_t>(l2, std::size_t{1} << 20));
-  kernels.emplace(arch, sm_count, ordinal);
+  kernels.emplace(kernels_compiled.get(), sm_count);
 }
 
 bool GpuRunner::Impl::context_healthy() const {
@@ -511,7 +531,8 @@ void GpuRunner::Impl::measure_energy(CUfunction f, const TrialRequest& request, 
   }
 }
 
-GpuRunner::GpuRunner(int ordinal) : impl_(std::make_unique<Impl>(ordinal)) {}
+GpuRunner::GpuRunner(int ordinal, std::filesystem::path cubin_cache)
+    : impl_(std::make_unique<Impl>(ordinal, std::move(cubin_cache))) {}
 
 GpuRunner::~GpuRunner() {
   // On a lost context every cuMemFree, cuModuleUnload, ... fails (and warns): the handles

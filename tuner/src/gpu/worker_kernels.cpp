@@ -47,29 +47,34 @@ std::string worker_kernels_source() {
 
 std::vector<std::string> worker_kernels_options() { return {"--fmad=false"}; }
 
-WorkerKernels::WorkerKernels(int arch, int sm_count, int ordinal) : sm_count_(std::max(sm_count, 1)) {
-  // NVRTC 12.9+ (with a driver on the machine) serves ptxas from the driver's on-disk
-  // compute cache, keyed by the PTX, and a hit comes back without the ptxas report that
-  // compile_nvrtc requires: a restarted worker would fail here. A device variable named
-  // after this process and moment makes the PTX, and so the compile, new each time; it
-  // costs one compile per worker start. Drop it once compile_nvrtc copes with cache hits.
-  static std::atomic<unsigned> starts{0};
-  KernelSource source;
-  source.main = {"tiletune_worker_kernels.cu",
-                 fmt::format("__device__ unsigned long long tiletune_compile_nonce_{}_{}_{};\n{}", ::getpid(),
-                             std::chrono::steady_clock::now().time_since_epoch().count(), starts++,
-                             worker_kernels_source())};
+CompiledKernel compile_worker_kernels(int arch, int ordinal, const CubinCache* cache) {
+  // NVRTC 12.9+ (with a driver on the machine) serves ptxas from the driver's on-disk compute
+  // cache, keyed by the PTX, and a hit comes back without the ptxas report that compile_nvrtc
+  // requires. NVRTC 13 takes --no-cache (compile_nvrtc passes it) and the source can stay the
+  // same, so the cubin cache keeps the compile; before 13, a device variable named after this
+  // process and moment makes the PTX, and so the compile, new each time.
+  std::string text = worker_kernels_source();
+  if (!nvrtc_has_no_cache_option()) {
+    static std::atomic<unsigned> starts{0};
+    text = fmt::format("__device__ unsigned long long tiletune_compile_nonce_{}_{}_{};\n{}", ::getpid(),
+                       std::chrono::steady_clock::now().time_since_epoch().count(), starts++, text);
+  }
+  const KernelSource source = memory_source("tiletune_worker_kernels.cu", std::move(text));
   CompileRequest request;
   request.source = &source;
   request.arch = std::to_string(arch);
   request.entry = "tiletune_compare_f32";
   request.options = worker_kernels_options();
-  const CompileResult compiled = compile_nvrtc(request);
+  CompileResult compiled = cache != nullptr ? compile_cached(request, *cache) : compile_nvrtc(request);
   if (!compiled.ok()) {
     throw Error(fmt::format("compiling the worker's kernels for sm_{} (device {}) failed: {}\n{}", arch, ordinal,
                             compiled.error, compiled.log));
   }
-  module_.emplace(compiled.kernel->cubin, "tiletune worker kernels");
+  return std::move(*compiled.kernel);
+}
+
+WorkerKernels::WorkerKernels(const CompiledKernel& compiled, int sm_count) : sm_count_(std::max(sm_count, 1)) {
+  module_.emplace(compiled.cubin, "tiletune worker kernels");
   for (std::size_t t = 0; t < std::size(kSuffixes); ++t) {
     compare_[t] = module_->get_function(fmt::format("tiletune_compare_{}", kSuffixes[t]));
     sum_[t] = module_->get_function(fmt::format("tiletune_sum_{}", kSuffixes[t]));

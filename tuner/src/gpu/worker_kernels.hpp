@@ -13,6 +13,7 @@
 
 #include "gpu/driver.hpp"
 #include "gpu/input_generators.h"
+#include "tiletune/compile.hpp"
 #include "tiletune/space.hpp"
 
 namespace tiletune {
@@ -31,11 +32,18 @@ struct Comparison {
   double max_error = 0;         ///< largest |got - want| (NaN: +inf)
 };
 
+/// Compiles the worker's kernels for compute capability `arch` (x10) of device `ordinal`
+/// (named in errors), through `cache` when one is given: no CUDA context is needed, so a worker
+/// compiles them while its context is made. Throws Error when the compile fails.
+[[nodiscard]] CompiledKernel compile_worker_kernels(int arch, int ordinal, const CubinCache* cache);
+
 /// The module and its functions on one device; the context must be current.
 class WorkerKernels {
  public:
-  /// Compiles for compute capability `arch` (x10) and loads the module. Throws Error.
-  WorkerKernels(int arch, int sm_count, int ordinal);
+  /// Loads the module compile_worker_kernels made. Throws Error.
+  WorkerKernels(const CompiledKernel& compiled, int sm_count);
+  /// Compiles for compute capability `arch` (x10), without a cache, and loads the module.
+  WorkerKernels(int arch, int sm_count, int ordinal) : WorkerKernels(compile_worker_kernels(arch, ordinal, nullptr), sm_count) {}
 
   /// Compares `count` elements of `type` at got with those at want.
   [[nodiscard]] Comparison compare(ElementType type, CUdeviceptr got, CUdeviceptr want, std::uint64_t count,

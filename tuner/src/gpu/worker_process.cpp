@@ -672,8 +672,10 @@ class WorkerCompiler final : public Compiler {
 
 }  // namespace
 
-std::vector<std::string> default_worker_argv(int device_ordinal) {
-  return {worker_program(), "__worker", "--device", std::to_string(device_ordinal)};
+std::vector<std::string> default_worker_argv(int device_ordinal, const std::filesystem::path& cubin_cache) {
+  std::vector<std::string> argv{worker_program(), "__worker", "--device", std::to_string(device_ordinal)};
+  if (!cubin_cache.empty()) argv.insert(argv.end(), {"--cubin-cache", cubin_cache.string()});
+  return argv;
 }
 
 std::vector<std::string> default_compile_worker_argv() { return {worker_program(), "__worker", "--compile-only"}; }

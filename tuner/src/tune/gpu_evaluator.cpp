@@ -1,7 +1,8 @@
-// The Evaluator of a GPU sweep: what run_search drives for one problem. submit() plans a trial
-// (prunes what the device cannot launch, compiles ahead in proposal order), next() measures the
-// oldest in the worker and records it, so the GPU never waits for a compile it could have had
-// earlier.
+// Planning and measuring one trial on a device (what the one-device evaluator and the device
+// pool share), and the Evaluator of a one-GPU sweep: what run_search drives for one problem.
+// submit() plans a trial (prunes what the device cannot launch, compiles ahead in proposal
+// order), next() measures the oldest in the worker and records it, so the GPU never waits for a
+// compile it could have had earlier.
 #include <fmt/format.h>
 
 #include "tune/sweep_stages.hpp"
@@ -27,89 +28,75 @@ bool runs_a_reference(const Space& space) {
 
 }  // namespace
 
-GpuEvaluator::GpuEvaluator(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index)
-    : stages_(stages), work_(work), problem_index_(problem_index), start_(Clock::now()) {}
-
-double GpuEvaluator::elapsed_seconds() const { return seconds_since(start_); }
-
-std::optional<Evaluation> GpuEvaluator::recall(std::size_t point) {
-  const auto it = work_.known.find(canonical_config(stages_.space, work_.space.configs.at(point)));
-  if (it == work_.known.end()) return std::nullopt;
-  return Evaluation{point, it->second, 0, true};
-}
-
-PendingTrial GpuEvaluator::plan(std::size_t point) const {
+PendingTrial plan_trial(const Space& space, const DeviceLimits& limits, CompileAhead& compile, const ProblemWork& work,
+                        std::size_t point) {
   PendingTrial w;
   w.point = point;
-  w.config = work_.space.configs.at(point);
+  w.config = work.space.configs.at(point);
   try {
-    w.launch = evaluate_launch(stages_.space, work_.problem, w.config);
-    if (auto reason = unlaunchable_geometry(stages_.limits, *w.launch)) w.pruned_reason = std::move(*reason);
-    else if (auto too_big = buffer_size_problem(stages_.space, work_.problem, w.config)) w.pruned_reason = std::move(*too_big);
-    else w.compiled = stages_.compile.config(work_.problem, w.config);  // an ${} of `options:` may fail here
+    w.launch = evaluate_launch(space, work.problem, w.config);
+    if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
+    else if (auto too_big = buffer_size_problem(space, work.problem, w.config)) w.pruned_reason = std::move(*too_big);
+    else w.compiled = compile.config(work.problem, w.config);  // an ${} of `options:` may fail here
   } catch (const EvalError& e) {
     w.pruned_reason = e.what();
   }
   return w;
 }
 
-void GpuEvaluator::submit(std::size_t point) { pending_.push_back(plan(point)); }
+namespace {
 
-Evaluation GpuEvaluator::next() {
-  if (pending_.empty()) throw Error("GpuEvaluator::next: nothing was submitted");
-  const PendingTrial w = std::move(pending_.front());
-  pending_.pop_front();
-  SweepTrial t;
-  t.problem = problem_index_;
-  t.config = w.config;
-  measure(w, t);
-  const TrialRecord record = stages_.recorder.record(work_.canonical, w.launch, t);
-  const double worker_ms = t.result ? t.result->load_ms + t.result->verify_ms + t.result->measure_ms : 0;
-  const Evaluation e{w.point, trial_score(stages_.objective, record), t.compile_seconds + worker_ms / 1000, false};
-  if (stages_.on_trial) stages_.on_trial(t);
-  return e;
-}
+void run_in_worker(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w,
+                   const CompiledKernel& kernel, SweepTrial& t);
+void ensure_reference(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w,
+                      const std::string& problem_key);
+
+}  // namespace
 
 // One trial: wait for its compile, check it against the device, verify and time it.
-void GpuEvaluator::measure(const PendingTrial& w, SweepTrial& t) {
+double measure_trial(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w, SweepTrial& t) {
   if (!w.pruned_reason.empty()) {
     t.status = TrialStatus::pruned;
     t.detail = w.pruned_reason;
-    return;
+    return 0;
   }
   const auto wait_start = Clock::now();
   const CompileResult& compiled = w.compiled.get();
-  waited_for_compile_ += seconds_since(wait_start);
+  const double waited = seconds_since(wait_start);
   t.compile_seconds = compiled.seconds;
   t.compile_warnings = compiled.warnings;
   if (!compiled.ok()) {
     t.status = TrialStatus::compile_failed;
     t.detail = compiled.error + "\n" + truncate_log(compiled.log);
-    return;
+    return waited;
   }
   t.resources = compiled.kernel->resources;
-  t.occupancy = compute_occupancy(stages_.limits, kernel_footprint(*w.launch, &*t.resources));
+  t.occupancy = compute_occupancy(stages.limits, kernel_footprint(*w.launch, &*t.resources));
   if (!t.occupancy.launchable) {
     t.status = TrialStatus::pruned;
     t.detail = t.occupancy.pruned_reason;
-    return;
+    return waited;
   }
   try {
-    run_in_worker(w, *compiled.kernel, t);
+    run_in_worker(stages, work, w, *compiled.kernel, t);
   } catch (const EvalError& e) {
     t.status = TrialStatus::pruned;
     t.detail = e.what();
   }
+  return waited;
 }
 
-void GpuEvaluator::run_in_worker(const PendingTrial& w, const CompiledKernel& kernel, SweepTrial& t) {
-  TrialRequest request = make_trial_request(stages_.space, work_.problem, w.config, *w.launch, kernel);
-  if (runs_a_reference(stages_.space)) ensure_reference(w, request.problem_key);
-  TrialResult result = stages_.worker.run(std::move(request));
+namespace {
+
+void run_in_worker(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w,
+                   const CompiledKernel& kernel, SweepTrial& t) {
+  TrialRequest request = make_trial_request(stages.space, work.problem, w.config, *w.launch, kernel);
+  if (runs_a_reference(stages.space)) ensure_reference(stages, work, w, request.problem_key);
+  TrialResult result = stages.worker.run(std::move(request));
   t.status = result.status;
   t.detail = result.detail;
   if (result.status == TrialStatus::ok && result.median_ms > 0) {
-    const RunMetrics metrics = evaluate_metrics(stages_.space, work_.problem, w.config);
+    const RunMetrics metrics = evaluate_metrics(stages.space, work.problem, w.config);
     if (metrics.bytes) t.gbps = *metrics.bytes / (result.median_ms * 1e-3) / 1e9;
     if (metrics.flops) t.gflops = *metrics.flops / (result.median_ms * 1e-3) / 1e9;
   }
@@ -118,29 +105,71 @@ void GpuEvaluator::run_in_worker(const PendingTrial& w, const CompiledKernel& ke
 
 // The reference (a config or another kernel) runs first on each problem key the worker meets:
 // the worker keeps the reference outputs of one problem, and a restarted worker has none.
-void GpuEvaluator::ensure_reference(const PendingTrial& w, const std::string& problem_key) {
-  if (stages_.worker.holds_reference(problem_key)) return;
-  const Space& space = stages_.space;
-  const Problem& problem = work_.problem;
+void ensure_reference(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w,
+                      const std::string& problem_key) {
+  if (stages.worker.holds_reference(problem_key)) return;
+  const Space& space = stages.space;
+  const Problem& problem = work.problem;
   TrialRequest request;
   std::string what;
   if (space.verify.reference == VerifySpec::Reference::config) {
     const Config rc = reference_config_for(space, w.config);
     what = "the reference config " + format_config(space, rc);
-    const CompileResult& ref = stages_.compile.config(problem, rc).get();
+    const CompileResult& ref = stages.compile.config(problem, rc).get();
     if (!ref.ok()) throw Error(fmt::format("{} does not compile: {}", what, ref.error));
     request = make_trial_request(space, problem, rc, evaluate_launch(space, problem, rc), *ref.kernel);
   } else {
     what = fmt::format("the reference kernel {} ({})", space.verify.kernel->entry, space.verify.kernel->source.string());
-    const CompileResult& ref = stages_.compile.reference_kernel(problem, w.config).get();
+    const CompileResult& ref = stages.compile.reference_kernel(problem, w.config).get();
     if (!ref.ok()) throw Error(fmt::format("{} does not compile: {}\n{}", what, ref.error, truncate_log(ref.log)));
     request = make_reference_kernel_request(space, problem, w.config, *ref.kernel);
   }
   request.is_reference = true;
-  const TrialResult result = stages_.worker.run(std::move(request));
+  const TrialResult result = stages.worker.run(std::move(request));
   if (result.status != TrialStatus::ok)
     throw Error(fmt::format("{} failed on {}: {}: {}", what, format_problem(space, problem), status_name(result.status),
                             result.detail));
+}
+
+}  // namespace
+
+std::optional<Evaluation> recall_known(const Space& space, const ProblemWork& work, std::size_t point) {
+  const auto it = work.known.find(canonical_config(space, work.space.configs.at(point)));
+  if (it == work.known.end()) return std::nullopt;
+  return Evaluation{point, it->second, 0, true};
+}
+
+Evaluation evaluation_of(Objective objective, std::size_t point, const TrialRecord& record, const SweepTrial& t) {
+  const double worker_ms = t.result ? t.result->load_ms + t.result->verify_ms + t.result->measure_ms : 0;
+  return Evaluation{point, trial_score(objective, record), t.compile_seconds + worker_ms / 1000, false};
+}
+
+// --- the evaluator of one device ---------------------------------------------------------------
+
+GpuEvaluator::GpuEvaluator(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index)
+    : stages_(stages), work_(work), problem_index_(problem_index), start_(Clock::now()) {}
+
+double GpuEvaluator::elapsed_seconds() const { return seconds_since(start_); }
+
+std::optional<Evaluation> GpuEvaluator::recall(std::size_t point) { return recall_known(stages_.space, work_, point); }
+
+void GpuEvaluator::submit(std::size_t point) {
+  pending_.push_back(plan_trial(stages_.space, stages_.limits, stages_.compile, work_, point));
+}
+
+Evaluation GpuEvaluator::next() {
+  if (pending_.empty()) throw Error("GpuEvaluator::next: nothing was submitted");
+  const PendingTrial w = std::move(pending_.front());
+  pending_.pop_front();
+  SweepTrial t;
+  t.problem = problem_index_;
+  t.config = w.config;
+  waited_for_compile_ += measure_trial(DeviceStages{stages_.space, stages_.limits, stages_.compile, stages_.worker},
+                                       work_, w, t);
+  const TrialRecord record = stages_.recorder.record(work_.canonical, w.launch, t);
+  const Evaluation e = evaluation_of(stages_.objective, w.point, record, t);
+  if (stages_.on_trial) stages_.on_trial(t);
+  return e;
 }
 
 }  // namespace tiletune::sweep_detail

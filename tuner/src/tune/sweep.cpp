@@ -105,9 +105,7 @@ KernelRecord kernel_record(const Space& space, const KernelSource& source, int a
   return k;
 }
 
-namespace {
-
-using namespace sweep_detail;
+namespace sweep_detail {
 
 DeviceRecord device_record(const DeviceInfo& d, std::optional<double> copy_gbps) {
   DeviceRecord r;
@@ -125,8 +123,7 @@ DeviceRecord device_record(const DeviceInfo& d, std::optional<double> copy_gbps)
 
 /// Checks what needs no worker: the device description, the objective's NVML, the space's
 /// inputs and checks. Returns the energy settings the trials get.
-EnergySettings check_before_work(const Space& space, const SweepOptions& options) {
-  const DeviceInfo& device = options.device;
+EnergySettings check_before_work(const Space& space, const SweepOptions& options, const DeviceInfo& device) {
   if (device.uuid.empty() || device.arch() == 0)
     throw Error("run_sweep: no device described (SweepOptions::device, from list_devices(); a sweep needs a GPU, "
                 "`tiletune plan` needs none)");
@@ -144,11 +141,13 @@ EnergySettings check_before_work(const Space& space, const SweepOptions& options
   return energy;
 }
 
-/// The strategy for the sweep (`auto` resolved on the estimate of what is left to measure).
-StrategyChoice resolve_strategy(const SweepOptions& options, const std::vector<ProblemWork>& work, SweepReport& report) {
+/// The strategy for the sweep (`auto` resolved on the estimate of what is left to measure, by
+/// `devices` GPUs).
+StrategyChoice resolve_strategy(const SweepOptions& options, const std::vector<ProblemWork>& work, std::size_t devices,
+                                SweepReport& report) {
   std::uint64_t unknown = 0;
   for (const ProblemWork& w : work) unknown += w.unknown;
-  report.estimated_seconds = double(unknown) * auto_seconds_per_trial;
+  report.estimated_seconds = double(unknown) * auto_seconds_per_trial / double(std::max<std::size_t>(devices, 1));
   StrategyChoice choice = choose_strategy(options.strategy, options.budget, report.estimated_seconds);
   report.strategy = choice.strategy;
   report.default_budget = choice.default_budget;
@@ -169,15 +168,18 @@ std::uint64_t problem_limit(const SearchBudget& budget, const ProblemWork& work)
   return budget.evaluations ? std::min(work.unknown, *budget.evaluations) : work.unknown;
 }
 
-}  // namespace
+}  // namespace sweep_detail
+
+using namespace sweep_detail;
 
 SweepReport run_sweep(const Space& space, const SweepOptions& options) {
+  if (!options.devices.empty()) return run_pool_sweep(space, options);
   const auto start = Clock::now();
   SweepReport report;
   report.kernel = space.kernel;
   report.device = options.device;
   report.objective = options.objective;
-  const EnergySettings energy = check_before_work(space, options);
+  const EnergySettings energy = check_before_work(space, options, options.device);
   report.energy_measured = energy.enabled;
   const DeviceLimits limits = device_limits(report.device);
 
@@ -186,7 +188,10 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   CubinCache no_cache{std::filesystem::path{}};
   CompileAhead compile(space, fmt::format("sm_{}", report.device.arch()), options.compile_threads,
                        options.cubin_cache ? *options.cubin_cache : no_cache, options.compiler);
-  WorkerSession worker(options.worker_argv.empty() ? default_worker_argv(report.device.ordinal) : options.worker_argv,
+  WorkerSession worker(options.worker_argv.empty()
+                           ? default_worker_argv(report.device.ordinal,
+                                                 options.cubin_cache ? options.cubin_cache->directory() : "")
+                           : options.worker_argv,
                        WorkerSettings{options.timing, options.deadline_seconds, energy});
   worker.start_copy(options.copy_bytes);  // while the first compiles run
   const std::int64_t device_id = db.upsert_device(device_record(report.device, std::nullopt));
@@ -212,7 +217,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     outcome.problem = w.problem;
     outcome.canonical = w.canonical;
   }
-  const StrategyChoice choice = resolve_strategy(options, work, report);
+  const StrategyChoice choice = resolve_strategy(options, work, 1, report);
 
   // Stage 2: search each problem, measuring and recording each trial as it completes.
   TrialRecorder recorder(db, device_id, kernel_id, space, limits);

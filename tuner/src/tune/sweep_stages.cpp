@@ -12,6 +12,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+}  // namespace
+
+bool worker_lost(TrialStatus s) { return s == TrialStatus::runtime_fault || s == TrialStatus::timeout; }
+
 TrialFilter current_trials(const Space& space, const std::string& device_uuid, const std::string& canonical) {
   TrialFilter filter;
   filter.kernel = space.kernel;
@@ -20,10 +24,6 @@ TrialFilter current_trials(const Space& space, const std::string& device_uuid, c
   filter.current_only = true;
   return filter;
 }
-
-bool worker_lost(TrialStatus s) { return s == TrialStatus::runtime_fault || s == TrialStatus::timeout; }
-
-}  // namespace
 
 std::optional<double> trial_score(Objective objective, const TrialRecord& trial) {
   if (trial.status != TrialStatus::ok) return std::nullopt;
@@ -53,6 +53,7 @@ CompileAhead::CompileAhead(const Space& space, std::string arch, unsigned thread
 
 std::shared_future<CompileResult> CompileAhead::submit(Compiles& compiles, KernelSources& sources,
                                                        std::vector<std::string> options, const std::string& entry) {
+  const std::lock_guard lock(mutex_);
   if (auto it = compiles.find(options); it != compiles.end()) return it->second;
   CompileRequest request;
   request.source = &sources.for_options(options);
@@ -74,9 +75,18 @@ std::shared_future<CompileResult> CompileAhead::reference_kernel(const Problem& 
                 space_.verify.kernel->entry);
 }
 
-const KernelSource& CompileAhead::main_source() { return sources_.for_options(space_options(space_)); }
+const KernelSource& CompileAhead::main_source() {
+  const std::lock_guard lock(mutex_);
+  return sources_.for_options(space_options(space_));
+}
+
+std::size_t CompileAhead::submitted() const {
+  const std::lock_guard lock(mutex_);
+  return compiles_.size() + reference_compiles_.size();
+}
 
 double CompileAhead::finished_seconds() const {
+  const std::lock_guard lock(mutex_);
   double seconds = 0;
   for (const Compiles* compiles : {&compiles_, &reference_compiles_})
     for (const auto& [options, future] : *compiles)

@@ -11,6 +11,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -24,6 +25,9 @@
 #include "tiletune/worker.hpp"
 
 namespace tiletune::sweep_detail {
+
+/// The trial's status says the worker was lost (it died or was killed): a fresh one comes next.
+[[nodiscard]] bool worker_lost(TrialStatus s);
 
 /// What the objective makes of a trial: its score when it ran ok, nullopt when it failed.
 [[nodiscard]] std::optional<double> trial_score(Objective objective, const TrialRecord& trial);
@@ -45,6 +49,8 @@ struct ProblemWork {
 /// Compiles ahead of the GPU through a pool: the same option list compiles once, whoever asks
 /// (every problem, the reference config, a config proposed again after a restart), and a
 /// failed compile is never redone (the pool's cubin cache also keeps failures across runs).
+/// Thread-safe: the workers of a device pool ask for reference compiles while the search
+/// submits.
 class CompileAhead {
  public:
   /// `compiler`: one Compiler per pool thread (SweepOptions::compiler); empty: NVRTC in the threads.
@@ -59,7 +65,7 @@ class CompileAhead {
   [[nodiscard]] const KernelSource& main_source();
   [[nodiscard]] unsigned threads() const noexcept { return pool_.threads(); }
   /// Distinct compiles submitted so far (kernel and reference kernel).
-  [[nodiscard]] std::size_t submitted() const noexcept { return compiles_.size() + reference_compiles_.size(); }
+  [[nodiscard]] std::size_t submitted() const;
   /// NVRTC seconds of the compiles that have finished, summed over threads.
   [[nodiscard]] double finished_seconds() const;
 
@@ -70,6 +76,7 @@ class CompileAhead {
 
   const Space& space_;
   std::string arch_;
+  mutable std::mutex mutex_;  // guards the sources and the compile maps
   // The sources outlive the pool: queued requests point into them until the pool drains.
   KernelSources sources_;
   std::optional<KernelSources> reference_sources_;
@@ -158,6 +165,24 @@ struct PendingTrial {
   std::shared_future<CompileResult> compiled;
 };
 
+/// What measuring a trial on one device needs: the space, the device's limits, the shared
+/// compiles and the device's worker (used by one thread at a time).
+struct DeviceStages {
+  const Space& space;
+  const DeviceLimits& limits;
+  CompileAhead& compile;
+  WorkerSession& worker;
+};
+
+/// Plans point of a problem: prunes what the device cannot launch, else compiles ahead.
+[[nodiscard]] PendingTrial plan_trial(const Space& space, const DeviceLimits& limits, CompileAhead& compile,
+                                      const ProblemWork& work, std::size_t point);
+/// Measures a planned trial on the device: waits for its compile, checks it against the device,
+/// runs the reference first when the worker lacks it, verifies and times it in the worker.
+/// Returns the wall seconds it waited for the compile. Throws Error when the reference fails
+/// or no worker can be started.
+double measure_trial(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w, SweepTrial& t);
+
 /// What every problem's evaluator shares in one sweep.
 struct SweepStages {
   const Space& space;
@@ -186,11 +211,6 @@ class GpuEvaluator final : public Evaluator {
   [[nodiscard]] double waited_for_compile_seconds() const noexcept { return waited_for_compile_; }
 
  private:
-  [[nodiscard]] PendingTrial plan(std::size_t point) const;
-  void measure(const PendingTrial& w, SweepTrial& t);
-  void run_in_worker(const PendingTrial& w, const CompiledKernel& kernel, SweepTrial& t);
-  void ensure_reference(const PendingTrial& w, const std::string& problem_key);
-
   const SweepStages& stages_;
   const ProblemWork& work_;
   std::size_t problem_index_;
@@ -198,6 +218,35 @@ class GpuEvaluator final : public Evaluator {
   std::deque<PendingTrial> pending_;
   double waited_for_compile_ = 0;
 };
+
+/// What recall() answers for a point of a problem's work (nullopt: not known).
+[[nodiscard]] std::optional<Evaluation> recall_known(const Space& space, const ProblemWork& work, std::size_t point);
+/// The score of a recorded trial and its cost (compile + worker time), as the search sees it.
+[[nodiscard]] Evaluation evaluation_of(Objective objective, std::size_t point, const TrialRecord& record,
+                                       const SweepTrial& t);
+
+/// The cache's trials of the current kernel version of a problem on a device.
+[[nodiscard]] TrialFilter current_trials(const Space& space, const std::string& device_uuid,
+                                         const std::string& canonical);
+
+// --- shared by the one-device sweep (sweep.cpp) and the pool sweep (pool_sweep.cpp) ---------
+
+/// The cache's row of a device (copy_gbps nullopt keeps what the cache has).
+[[nodiscard]] DeviceRecord device_record(const DeviceInfo& d, std::optional<double> copy_gbps);
+/// Checks what needs no worker: the device description, the objective's NVML, the space's
+/// inputs and checks. Returns the energy settings the trials get.
+[[nodiscard]] EnergySettings check_before_work(const Space& space, const SweepOptions& options,
+                                               const DeviceInfo& device);
+/// The strategy (`auto` resolved on the estimate of what is left, measured by `devices` GPUs).
+[[nodiscard]] StrategyChoice resolve_strategy(const SweepOptions& options, const std::vector<ProblemWork>& work,
+                                              std::size_t devices, SweepReport& report);
+/// The search budget of a problem: its count from the choice, an equal share of the time left.
+[[nodiscard]] SearchBudget problem_budget(const StrategyChoice& choice, const ProblemWork& work,
+                                          std::size_t problems_left, double elapsed);
+/// Trials this run may measure on a problem: what the budget allows of what is not known.
+[[nodiscard]] std::uint64_t problem_limit(const SearchBudget& budget, const ProblemWork& work);
+/// run_sweep over SweepOptions::devices (pool_sweep.cpp).
+[[nodiscard]] SweepReport run_pool_sweep(const Space& space, const SweepOptions& options);
 
 /// Stage 4: a problem's ok trials of the current kernel version from the cache (resumed ones
 /// included), best score first, and its default config's trial.
