@@ -2,10 +2,13 @@
 // column of the trials table with its SQL type, added by the migration it names; every column
 // round-trips through record_trial → trials() / best() with its exact value, and NULL stays NULL;
 // schema 5 (throttled_samples, cpu_time_s) migrates a version-4 cache keeping its trials, and a
-// version-4 cache opened read-only reads those columns as NULL.
+// version-4 cache opened read-only reads those columns as NULL; schema 6 (compile_log) the same
+// for a version-5 cache, and a compile log is kept bounded.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "db/embedded_sql.hpp"
 #include "db_test_util.hpp"
@@ -18,9 +21,12 @@ namespace fs = std::filesystem;
 using testing::sample_device;
 using testing::sample_kernel;
 
-// A distinct value per column, awkward for a text round trip (no short decimal form).
+// A distinct value per column, awkward for a text round trip (no short decimal form; text with
+// a newline, quotes and a non-ASCII character).
 TrialValue distinct_value(const TrialColumn& c, std::size_t i) {
   if (c.type == TrialColumn::Type::integer) return TrialValue(std::int64_t{1'000'003} * std::int64_t(i + 1));
+  if (c.type == TrialColumn::Type::text)
+    return TrialValue("k.cu(" + std::to_string(i) + "): warning #177-D: variable \"x\" was declared\n\u00b5 second");
   return TrialValue(1.0 / 3.0 + double(i) * 0.1234567891234);
 }
 
@@ -133,30 +139,42 @@ TEST(TrialColumns, TheNewMeasurementColumnsStayNullUntilMeasured) {
   const TrialRecord got = db.trials().front().trial;
   EXPECT_FALSE(got.throttled_samples);
   EXPECT_FALSE(got.cpu_time_s);
+  EXPECT_FALSE(got.compile_log);
   EXPECT_EQ(got.samples, 25);
 }
 
-// A cache as tiletune with schema 4 wrote it, with one ok trial with energy.
-void build_v4_with_a_trial(const fs::path& p) {
-  auto conn = testing::cache_at_version(p, 4);
+// A cache as tiletune with schema `version` wrote it, with one ok trial (0.5 ms) that has `value`
+// in `column`, one of that version's columns.
+void build_with_a_trial(const fs::path& p, int version, std::string_view column, std::string_view value) {
+  auto conn = testing::cache_at_version(p, version);
   testing::insert_h200_and_transpose(conn);
-  conn.exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, energy_mj) VALUES "
-            "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, 7.5)");
+  conn.exec(fmt::format("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, {}) VALUES "
+                        "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, {})",
+                        column, value));
   conn.exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=8192', 1, 0.5)");
 }
+void build_v4_with_a_trial(const fs::path& p) { build_with_a_trial(p, 4, "energy_mj", "7.5"); }
+void build_v5_with_a_trial(const fs::path& p) { build_with_a_trial(p, 5, "throttled_samples", "2"); }
 
-TEST(TrialColumns, AVersion4CacheReadOnlyReadsTheNewColumnsAsNull) {
-  testing::TempDir tmp;
-  const auto p = tmp.path() / "v4.db";
-  build_v4_with_a_trial(p);
-  const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
-  EXPECT_EQ(ro.schema_version(), 4);
-  const std::vector<TrialRow> rows = ro.trials();
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].trial.energy_mj, 7.5);
-  EXPECT_FALSE(rows[0].trial.throttled_samples);
-  EXPECT_FALSE(rows[0].trial.cpu_time_s);
-  ASSERT_EQ(ro.best().size(), 1u);
+// Versions 4 and 5 opened read-only: what they have is read, every column a later schema added is
+// NULL.
+TEST(TrialColumns, AnOlderCacheReadOnlyReadsTheColumnsItLacksAsNull) {
+  for (const auto& [version, column, value] : {std::tuple{4, "energy_mj", 7.5}, std::tuple{5, "throttled_samples", 2.0}}) {
+    SCOPED_TRACE("schema " + std::to_string(version));
+    testing::TempDir tmp;
+    const auto p = tmp.path() / "old.db";
+    build_with_a_trial(p, version, column, fmt::format("{}", value));
+    const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
+    EXPECT_EQ(ro.schema_version(), version);
+    const std::vector<TrialRow> rows = ro.trials();
+    ASSERT_EQ(rows.size(), 1u);
+    const TrialValue got = trial_column(column).get(rows[0].trial);
+    EXPECT_EQ(std::holds_alternative<std::int64_t>(got) ? double(std::get<std::int64_t>(got)) : std::get<double>(got),
+              value);
+    for (const TrialColumn& c : trial_columns)
+      if (c.since_schema > version) EXPECT_TRUE(std::holds_alternative<std::monostate>(c.get(rows[0].trial))) << c.name;
+    ASSERT_EQ(ro.best().size(), 1u);
+  }
 }
 
 TEST(TrialColumns, AVersion4CacheIsMigratedKeepingItsTrials) {
@@ -165,7 +183,7 @@ TEST(TrialColumns, AVersion4CacheIsMigratedKeepingItsTrials) {
   build_v4_with_a_trial(p);
   {
     CacheDb db = CacheDb::open(p);
-    EXPECT_EQ(db.schema_version(), 5);
+    EXPECT_EQ(db.schema_version(), CacheDb::latest_schema_version());  // through 5 and on
     ASSERT_EQ(db.trials().size(), 1u);
     EXPECT_EQ(db.trials()[0].trial.time_ms, 0.5);
     EXPECT_EQ(db.trials()[0].trial.energy_mj, 7.5);
@@ -174,7 +192,9 @@ TEST(TrialColumns, AVersion4CacheIsMigratedKeepingItsTrials) {
     t.throttled_samples = 3;
     t.cpu_time_s = 2.5e-5;
     (void)db.record_trial(t);
-    EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 4 to 5"), std::string::npos);
+    EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 4 to " +
+                                                    std::to_string(CacheDb::latest_schema_version())),
+              std::string::npos);
   }
   const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
   const std::vector<TrialRow> rows = ro.trials();
@@ -182,6 +202,51 @@ TEST(TrialColumns, AVersion4CacheIsMigratedKeepingItsTrials) {
   std::set<std::optional<std::int64_t>> throttled;
   for (const TrialRow& r : rows) throttled.insert(r.trial.throttled_samples);
   EXPECT_EQ(throttled, (std::set<std::optional<std::int64_t>>{std::nullopt, 3}));
+}
+
+TEST(TrialColumns, AVersion5CacheIsMigratedAndKeepsCompileLogs) {
+  testing::TempDir tmp;
+  const auto p = tmp.path() / "v5.db";
+  build_v5_with_a_trial(p);
+  const std::string warning = "k.cu(3): warning #177-D: variable \"unused\" was declared but never referenced";
+  {
+    CacheDb db = CacheDb::open(p);
+    EXPECT_EQ(db.schema_version(), 6);
+    EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 5 to 6"), std::string::npos);
+    ASSERT_EQ(db.trials().size(), 1u);
+    EXPECT_EQ(db.trials()[0].trial.throttled_samples, 2);
+    EXPECT_FALSE(db.trials()[0].trial.compile_log);
+    TrialRecord t = db.trials()[0].trial;
+    t.key.params = "TILE=64";
+    t.compile_log = compile_log_of({warning});
+    (void)db.record_trial(t);
+  }
+  const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
+  std::set<std::optional<std::string>> logs;
+  for (const TrialRow& r : ro.trials()) logs.insert(r.trial.compile_log);
+  EXPECT_EQ(logs, (std::set<std::optional<std::string>>{std::nullopt, warning}));
+}
+
+TEST(TrialColumns, ACompileLogIsTheWarningsOneALineCutAt4KiB) {
+  EXPECT_FALSE(compile_log_of({}));
+  EXPECT_EQ(compile_log_of({"a.cu(1): warning: one", "a.cu(2): warning: two"}),
+            "a.cu(1): warning: one\na.cu(2): warning: two");
+  // 100 warnings of 54 bytes (5.4 KB), cut after the last whole line that fits with the note.
+  std::vector<std::string> many;
+  for (int i = 0; i < 100; ++i) many.push_back(fmt::format("k.cu({:3}): warning #177-D: variable \"v{:03}\" was declared", i, i));
+  const std::optional<std::string> log = compile_log_of(many);
+  ASSERT_TRUE(log);
+  EXPECT_LE(log->size(), compile_log_max_bytes);
+  EXPECT_GT(log->size(), compile_log_max_bytes - many[0].size() - compile_log_cut.size() - 1);
+  EXPECT_TRUE(log->starts_with(many[0] + "\n" + many[1] + "\n"));
+  EXPECT_TRUE(log->ends_with(compile_log_cut));
+  const std::string kept = log->substr(0, log->size() - compile_log_cut.size());
+  EXPECT_TRUE(kept.ends_with("was declared")) << kept.substr(kept.size() - 80);  // a whole line
+  // One warning longer than the bound is cut inside it.
+  const std::optional<std::string> one = compile_log_of({std::string(10000, 'w')});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->size(), compile_log_max_bytes);
+  EXPECT_TRUE(one->ends_with(compile_log_cut));
 }
 
 TEST(TrialColumns, TheSchemaRangeIsTheOneTheMigrationsReach) {

@@ -64,6 +64,7 @@ TEST(QuerySchemaRange, TrialsJsonCarriesEveryColumnOfTheTable) {
     for (std::size_t i = 0; i < trial_column_count; ++i) {
       const TrialColumn& c = trial_columns[i];
       if (c.type == TrialColumn::Type::integer) c.set(t, TrialValue(std::int64_t(7 + i)));
+      else if (c.type == TrialColumn::Type::text) c.set(t, TrialValue("k.cu(2): warning: \"quoted\"\nnext line"));
       else c.set(t, TrialValue(0.1 + 1.0 / double(i + 3)));
     }
     (void)db.record_trial(t);
@@ -78,6 +79,12 @@ TEST(QuerySchemaRange, TrialsJsonCarriesEveryColumnOfTheTable) {
   for (const TrialColumn& c : trial_columns) {
     SCOPED_TRACE(std::string(c.name));
     const TrialValue v = c.get(t);
+    if (std::holds_alternative<std::string>(v)) {  // escaped as JSON: the quotes and the newline
+      EXPECT_NE(text.find("\"" + std::string(c.name) + "\": \"k.cu(2): warning: \\\"quoted\\\"\\nnext line\""),
+                std::string::npos)
+          << text;
+      continue;
+    }
     const double expected = c.type == TrialColumn::Type::integer ? double(std::get<std::int64_t>(v)) : std::get<double>(v);
     EXPECT_EQ(json_number(text, c.name), expected) << text;
   }

@@ -56,6 +56,29 @@ TEST(FakeSweep, ExhaustiveSweepRecordsEveryConfigAndRanksFromTheCache) {
   EXPECT_DOUBLE_EQ(sweep_overhead(r), r.wall_seconds / (gpu_busy_seconds(r) + r.wait_compile_seconds));
 }
 
+TEST(FakeSweep, ATrialKeepsTheWarningsOfItsCompile) {
+  ToySweep toy;
+  SweepOptions o = toy.options();
+  o.budget.evaluations = 16;  // the default, then A=1 with B=1 to 5 (exhaustive order)
+  (void)run_sweep(toy.space, o);
+  const std::vector<TrialRow> rows = toy.rows();
+  ASSERT_EQ(rows.size(), 16u);
+  std::size_t warned = 0;
+  for (const TrialRow& r : rows) {
+    SCOPED_TRACE(r.trial.key.params);
+    if (r.trial.key.params.find("B=5") == std::string::npos) {
+      EXPECT_FALSE(r.trial.compile_log) << *r.trial.compile_log;
+      continue;
+    }
+    ++warned;
+    ASSERT_TRUE(r.trial.compile_log);
+    EXPECT_NE(r.trial.compile_log->find("toy_unused"), std::string::npos) << *r.trial.compile_log;
+    EXPECT_NE(r.trial.compile_log->find("warning"), std::string::npos) << *r.trial.compile_log;
+    EXPECT_EQ(r.trial.status, TrialStatus::ok);
+  }
+  EXPECT_EQ(warned, 3u);  // A=1 B=5 C=0..2
+}
+
 TEST(FakeSweep, AWorkerThatFaultsHangsOrDiesCostsOneTrialAndTheSweepGoesOn) {
   struct Case {
     const char* mode;

@@ -21,12 +21,15 @@ namespace {
 using testing::TempDir;
 
 // A toy kernel whose configs compile in a few tens of milliseconds; A=8 with C=2 does not
-// compile (the recording says so too).
+// compile (the recording says so too); B=5 compiles with a warning (#177-D, an unused variable).
 constexpr const char* kToyKernel = R"(
 #if A == 8 && C == 2
 #error "toy: A=8 with C=2 is a planted compile failure"
 #endif
 extern "C" __global__ void toy(float* x, int n) {
+#if B == 5
+  int toy_unused = 0;
+#endif
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = A * B + C;
 }

@@ -115,6 +115,9 @@ struct PlanOptions {
   std::uint64_t sample_every = 1;
   /// Plan only this shard's configs (tiletune/shard.hpp), before sampling; default: all.
   Shard shard;
+  /// Plan only the configs it accepts (after constraints, shard and sampling); empty: all.
+  /// For a subset the caller chose, e.g. test_shipped_spaces' covering sample of an architecture.
+  std::function<bool(const Config&)> select;
   /// Called after each config completes (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
 };

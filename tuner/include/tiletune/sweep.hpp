@@ -116,6 +116,7 @@ struct SweepTrial {
   Occupancy occupancy;
   double gbps = 0, gflops = 0;
   double compile_seconds = 0;
+  std::vector<std::string> compile_warnings;  ///< the compiler's, first line of each (also when ok)
 };
 
 /// The ranking of one problem after the sweep, from the cache (resumed trials included).

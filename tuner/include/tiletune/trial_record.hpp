@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "tiletune/status.hpp"
 
@@ -27,7 +28,7 @@ inline constexpr std::int32_t cache_application_id = 0x54545431;
 /// The schema versions a reader of this build understands: 1 (the first cache) up to the one
 /// the last of db/migrations/ leaves (embedding the migrations checks that they agree).
 inline constexpr int cache_oldest_schema = 1;
-inline constexpr int cache_newest_schema = 5;
+inline constexpr int cache_newest_schema = 6;
 
 /// Identifies one trial: a config (params) of a kernel version on a problem and a device.
 struct TrialKey {
@@ -65,14 +66,40 @@ struct TrialRecord {
   /// CPU-side wall time of one sample's launch + synchronize, mean over the kept samples, seconds
   /// (schema 5).
   std::optional<double> cpu_time_s;
+  /// The compiler's warnings of the config's compile, one per line, at most compile_log_max_bytes
+  /// (schema 6); unset when it gave none or did not compile (a failure's log is in detail).
+  std::optional<std::string> compile_log;
 };
 
-/// A measurement value as a column holds it: NULL, an INTEGER or a REAL.
-using TrialValue = std::variant<std::monostate, std::int64_t, double>;
+/// The longest compile_log a trial keeps: longer warnings are cut at the end of the last line
+/// that fits, followed by compile_log_cut.
+inline constexpr std::size_t compile_log_max_bytes = 4096;
+inline constexpr std::string_view compile_log_cut = "\n[warnings cut at 4 KiB]";
+
+/// A trial's compile_log: the warnings one per line, at most compile_log_max_bytes; unset when
+/// there are none.
+[[nodiscard]] inline std::optional<std::string> compile_log_of(const std::vector<std::string>& warnings) {
+  if (warnings.empty()) return std::nullopt;
+  std::string log;
+  for (const std::string& w : warnings) {
+    if (!log.empty()) log += '\n';
+    log += w;
+  }
+  if (log.size() <= compile_log_max_bytes) return log;
+  std::size_t keep = compile_log_max_bytes - compile_log_cut.size();
+  if (const std::size_t line_end = log.rfind('\n', keep); line_end != std::string::npos && line_end > 0)
+    keep = line_end;
+  log.resize(keep);
+  log += compile_log_cut;
+  return log;
+}
+
+/// A measurement value as a column holds it: NULL, an INTEGER, a REAL or a TEXT.
+using TrialValue = std::variant<std::monostate, std::int64_t, double, std::string>;
 
 /// One measurement column of the trials table.
 struct TrialColumn {
-  enum class Type { integer, real };
+  enum class Type { integer, real, text };
   std::string_view name;      ///< SQL column, CSV header and JSON key
   Type type;
   int since_schema;           ///< the migration that added it: older caches read NULL
@@ -82,17 +109,21 @@ struct TrialColumn {
   std::string_view t4_unit;
   std::optional<std::int64_t> TrialRecord::*integer = nullptr;  ///< the member, Type::integer
   std::optional<double> TrialRecord::*real = nullptr;           ///< the member, Type::real
+  std::optional<std::string> TrialRecord::*text = nullptr;      ///< the member, Type::text
 
   [[nodiscard]] constexpr std::string_view sql_type() const noexcept {
-    return type == Type::integer ? "INTEGER" : "REAL";
+    return type == Type::integer ? "INTEGER" : type == Type::real ? "REAL" : "TEXT";
   }
   [[nodiscard]] TrialValue get(const TrialRecord& t) const {
     if (type == Type::integer) return (t.*integer) ? TrialValue(*(t.*integer)) : TrialValue();
+    if (type == Type::text) return (t.*text) ? TrialValue(*(t.*text)) : TrialValue();
     return (t.*real) ? TrialValue(*(t.*real)) : TrialValue();
   }
   void set(TrialRecord& t, const TrialValue& v) const {
     if (type == Type::integer) {
       t.*integer = std::holds_alternative<std::int64_t>(v) ? std::optional(std::get<std::int64_t>(v)) : std::nullopt;
+    } else if (type == Type::text) {
+      t.*text = std::holds_alternative<std::string>(v) ? std::optional(std::get<std::string>(v)) : std::nullopt;
     } else {
       t.*real = std::holds_alternative<double>(v) ? std::optional(std::get<double>(v)) : std::nullopt;
     }
@@ -108,6 +139,9 @@ struct Shown {
 };
 constexpr TrialColumn column(std::string_view name, std::optional<double> TrialRecord::*m, int since, Shown s) {
   return {name, TrialColumn::Type::real, since, s.heading, s.digits, s.t4_name, s.t4_unit, nullptr, m};
+}
+constexpr TrialColumn column(std::string_view name, std::optional<std::string> TrialRecord::*m, int since, Shown s) {
+  return {name, TrialColumn::Type::text, since, s.heading, s.digits, s.t4_name, s.t4_unit, nullptr, nullptr, m};
 }
 constexpr TrialColumn column(std::string_view name, std::optional<std::int64_t> TrialRecord::*m, int since,
                              Shown s) {
@@ -138,6 +172,7 @@ inline constexpr TrialColumn trial_columns[] = {
     trial_column_detail::column("throttled_samples", &TrialRecord::throttled_samples, 5,
                                 {"throttled", 0, "throttled_samples", ""}),
     trial_column_detail::column("cpu_time_s", &TrialRecord::cpu_time_s, 5, {"cpu s", 6, "cpu_time", "s"}),
+    trial_column_detail::column("compile_log", &TrialRecord::compile_log, 6, {"compile log", 0}),
 };
 inline constexpr std::size_t trial_column_count = std::size(trial_columns);
 
@@ -167,7 +202,7 @@ inline constexpr std::size_t trial_column_count = std::size(trial_columns);
 }
 
 /// Reads the columns that trial_columns_select put at `first` (0-based) of a result row into t.
-/// Row is a statement of either library: is_null(i), int64(i) and real(i).
+/// Row is a statement of either library: is_null(i), int64(i), real(i) and text(i).
 template <class Row>
 void read_trial_columns(const Row& row, int first, TrialRecord& t) {
   int i = first;
@@ -175,6 +210,7 @@ void read_trial_columns(const Row& row, int first, TrialRecord& t) {
     const int at = i++;
     if (row.is_null(at)) c.set(t, TrialValue());
     else if (c.type == TrialColumn::Type::integer) c.set(t, TrialValue(row.int64(at)));
+    else if (c.type == TrialColumn::Type::text) c.set(t, TrialValue(std::string(row.text(at))));
     else c.set(t, TrialValue(row.real(at)));
   }
 }

@@ -77,6 +77,7 @@ using Shown = PrintColumn::Shown;
 PrintCell cell(const TrialValue& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
   if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* text = std::get_if<std::string>(&v)) return *text;
   return {};
 }
 

@@ -208,6 +208,7 @@ void bind_trial(Statement& s, const TrialRecord& t) {
     ++parameter;
     if (const auto* i = std::get_if<std::int64_t>(&v)) s.bind(parameter, *i);
     else if (const auto* d = std::get_if<double>(&v)) s.bind(parameter, *d);
+    else if (const auto* text = std::get_if<std::string>(&v)) s.bind(parameter, std::string_view(*text));
     else s.bind_null(parameter);
   }
 }

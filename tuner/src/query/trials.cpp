@@ -100,6 +100,7 @@ std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
       append_string(out, c.name);
       out += ": ";
       if (const auto* i = std::get_if<std::int64_t>(&v)) out += std::to_string(*i);
+      else if (const auto* text = std::get_if<std::string>(&v)) append_string(out, *text);
       else append_number(out, std::get<double>(v));
     }
     out += '}';

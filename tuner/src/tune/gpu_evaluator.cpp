@@ -64,6 +64,7 @@ double measure_trial(const DeviceStages& stages, const ProblemWork& work, const 
   const CompileResult& compiled = w.compiled.get();
   const double waited = seconds_since(wait_start);
   t.compile_seconds = compiled.seconds;
+  t.compile_warnings = compiled.warnings;
   if (!compiled.ok()) {
     t.status = TrialStatus::compile_failed;
     t.detail = compiled.error + "\n" + truncate_log(compiled.log);

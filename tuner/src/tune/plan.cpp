@@ -155,6 +155,7 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
   while (auto config = enumerator.next()) {
     if (!in_shard(space, *config, options.shard)) continue;
     if (index++ % sample_every != 0) continue;
+    if (options.select && !options.select(*config)) continue;
     PlanRow row;
     row.config = std::move(*config);
     try {

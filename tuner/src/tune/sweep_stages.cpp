@@ -188,6 +188,7 @@ TrialRecord TrialRecorder::record(const std::string& canonical_problem, const st
   }
   if (t.occupancy.launchable) r.occupancy_offline = t.occupancy.occupancy;
   if (t.compile_seconds > 0) r.compile_ms = t.compile_seconds * 1000;
+  r.compile_log = compile_log_of(t.compile_warnings);
   if (t.result) copy_result(*t.result, t, limits_, r);
   if (r.status == TrialStatus::ok && !(r.time_ms && *r.time_ms > 0)) {
     r.status = TrialStatus::runtime_fault;
