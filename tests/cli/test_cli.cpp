@@ -176,6 +176,15 @@ TEST(Cli, ShowBestExportAndMergeReadTheCache) {
   const auto exported = nlohmann::json::parse(tiletune_in(dir, "export").output);
   EXPECT_EQ(exported["devices"].size(), 2u);
   EXPECT_EQ(exported["trials"].size(), 4u);
+  // Two GPUs of one model: the table tells them apart by their UUIDs' start; JSON keeps the name.
+  CommandResult both = tiletune_in(dir, "best");
+  ASSERT_EQ(both.exit_code, 0) << both.output;
+  EXPECT_NE(both.output.find("NVIDIA H200 (GPU-11111111)"), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("NVIDIA H200 (GPU-22222222)"), std::string::npos) << both.output;
+  const auto both_json = nlohmann::json::parse(tiletune_in(dir, "best --format json").output);
+  ASSERT_EQ(both_json.size(), 2u);
+  EXPECT_EQ(both_json[0]["device"], "NVIDIA H200");
+  EXPECT_FALSE(both_json[0].contains("device_label"));
 
   CommandResult self = tiletune_in(dir, "merge " + quote(dir.path() / "cache.db") + " " + quote(dir.path() / "cache.db"));
   EXPECT_EQ(self.exit_code, 2) << self.output;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <set>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -163,7 +165,8 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
   PrintTable table{.name = "best"};
   auto& cols = table.columns;
   cols.push_back({.key = "kernel"});
-  cols.push_back({.key = "device"});
+  cols.push_back({.key = "device", .shown = Shown::machine});
+  cols.push_back({.key = "device_label", .heading = "device", .shown = Shown::human});
   cols.push_back({.key = "device_uuid", .shown = Shown::machine});
   cols.push_back({.key = "problem"});
   cols.push_back({.key = "params", .shown = Shown::machine});
@@ -175,10 +178,18 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
     cols.push_back({.key = std::string(c.name), .heading = std::string(c.heading), .digits = c.digits,
                     .drop_if_empty = name == "gflops" || name == "energy_mj"});
   }
+  // Several GPUs of one model (`tune --devices`) have one name: the table tells them apart by
+  // the start of their UUIDs.
+  std::map<std::string, std::set<std::string>> uuids_of_name;
+  for (const BestEntry& e : entries) uuids_of_name[e.device.device.name].insert(e.device.device.uuid);
+  const auto label = [&](const DeviceRecord& d) {
+    return uuids_of_name[d.name].size() > 1 ? fmt::format("{} ({})", d.name, d.uuid.substr(0, 12)) : d.name;
+  };
   for (const BestEntry& e : entries) {
     const TrialRecord& t = e.trial;
-    std::vector<PrintCell> row{e.kernel.name,  e.device.device.name, e.device.device.uuid,
-                               t.key.problem,  t.key.params,         params_text(t.key.params)};
+    std::vector<PrintCell> row{e.kernel.name,         e.device.device.name, label(e.device.device),
+                               e.device.device.uuid,  t.key.problem,        t.key.params,
+                               params_text(t.key.params)};
     for (std::string_view name : measurements) row.push_back(cell(trial_column(name).get(t)));
     table.rows.push_back(std::move(row));
   }
