@@ -107,7 +107,7 @@ bool reduction(const ProblemSizes& sizes, const Buffers& b, WorkerKernels& k, CU
   if (!n || !fits(in, ElementType::f32, *n) || !fits(out, ElementType::f32, 1)) return false;
   // Summed in double (a fixed tree), rounded once, as the CPU version does in sequence.
   const float sum = static_cast<float>(k.sum(ElementType::f32, in->ptr, *n, stream));
-  TILETUNE_CU_CTX(cuMemcpyHtoD(out->ptr, &sum, sizeof sum), "reduction reference");
+  cu::copy_to_device(out->ptr, &sum, sizeof sum, "reduction reference");
   return true;
 }
 

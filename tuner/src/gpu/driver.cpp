@@ -279,12 +279,17 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 
+void copy_to_device(CUdeviceptr dst, const void* src, std::size_t bytes, const std::string& what) {
+  if (bytes == 0) return;
+  TILETUNE_CU_CTX(cuMemcpyHtoD(dst, src, bytes), what);
+  TILETUNE_CU_CTX(cuCtxSynchronize(), what + " (waiting for the copy to land)");
+}
+
 void DeviceBuffer::upload(const void* src, std::size_t bytes) {
   if (bytes > size_) {
     throw Error(fmt::format("DeviceBuffer::upload: {} bytes into a buffer of {}", bytes, size_));
   }
-  if (bytes == 0) return;
-  TILETUNE_CU_CTX(cuMemcpyHtoD(ptr_, src, bytes), fmt::format("{} bytes", bytes));
+  copy_to_device(ptr_, src, bytes, fmt::format("{} bytes", bytes));
 }
 
 void DeviceBuffer::download(void* dst, std::size_t bytes) const {

@@ -130,6 +130,13 @@ class Module {
   std::string context_;
 };
 
+/// Copies host memory to the device and returns once it is there. cuMemcpyHtoD from pageable
+/// memory may return before its DMA reaches the device, and our kernels run on non-blocking
+/// streams, which do not wait for it: on the H200 a vector_add reference read zeros from the
+/// end of an 800 KB input uploaded so (test_device_reference_gpu). So the context is
+/// synchronized after the copy.
+void copy_to_device(CUdeviceptr dst, const void* src, std::size_t bytes, const std::string& what);
+
 /// Device memory (cuMemAlloc/cuMemFree). A zero-byte buffer holds no allocation.
 class DeviceBuffer {
  public:
@@ -144,7 +151,8 @@ class DeviceBuffer {
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] CUdeviceptr ptr() const noexcept { return ptr_; }
 
-  /// Synchronous copies of the first `bytes` bytes (throws when bytes > size()).
+  /// Synchronous copies of the first `bytes` bytes (throws when bytes > size()); an upload
+  /// has landed when it returns (copy_to_device).
   void upload(const void* src, std::size_t bytes);
   void download(void* dst, std::size_t bytes) const;
   /// Sets every byte to `value`, ordered on `stream` (nullptr: the default stream).

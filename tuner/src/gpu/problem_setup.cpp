@@ -134,7 +134,7 @@ void ProblemSetup::fill(CUdeviceptr out, const std::string& what, std::string_vi
   const std::size_t bytes = count * element_size(type);
   if (init.kind == BufferInit::file) {
     const std::vector<std::byte> data = read_data_file(init.file, type, count, what);
-    if (bytes != 0) TILETUNE_CU_CTX(cuMemcpyHtoD(out, data.data(), bytes), what);
+    cu::copy_to_device(out, data.data(), bytes, what);
     return;
   }
   const HeldBuffer* source = nullptr;
