@@ -159,11 +159,11 @@ struct GpuRunner::Impl {
   [[nodiscard]] bool context_healthy() const;
 
   int ordinal;
+  int arch = 0;  // compute capability x 10 (needs no context)
   // Started before the context: the worker's kernels compile (NVRTC, the CPU) while the driver
   // makes the context, the two longest parts of a worker's start.
   std::future<CompiledKernel> kernels_compiled;
   cu::PrimaryContext context;  // every member below needs it current
-  int arch = 0;
   int sm_count = 0;
   std::size_t l2 = 0;
   unsigned max_sm_mhz = 0;  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE: the throttle check's reference
@@ -191,13 +191,16 @@ int device_attribute(CUdevice device, CUdevice_attribute which, const char* what
 
 const char* producing_prefix = "reference run: ";
 
-// The compile of the worker's kernels for device `ordinal`, on a thread of its own.
-std::future<CompiledKernel> start_worker_kernels(int ordinal, std::filesystem::path cubin_cache) {
+// Compute capability x 10 of device `ordinal`.
+int device_arch(int ordinal) {
   CUdevice device = 0;
   TILETUNE_CU_CTX(cuDeviceGet(&device, ordinal), fmt::format("device {}", ordinal));
-  const int arch =
-      10 * device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability", ordinal) +
-      device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability", ordinal);
+  return 10 * device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability", ordinal) +
+         device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability", ordinal);
+}
+
+// The compile of the worker's kernels for device `ordinal`, on a thread of its own.
+std::future<CompiledKernel> start_worker_kernels(int arch, int ordinal, std::filesystem::path cubin_cache) {
   return std::async(std::launch::async, [arch, ordinal, dir = std::move(cubin_cache)] {
     const CubinCache cache(dir);
     return compile_worker_kernels(arch, ordinal, dir.empty() ? nullptr : &cache);
@@ -208,11 +211,10 @@ std::future<CompiledKernel> start_worker_kernels(int ordinal, std::filesystem::p
 
 GpuRunner::Impl::Impl(int device_ordinal, std::filesystem::path cubin_cache)
     : ordinal(device_ordinal),
-      kernels_compiled(start_worker_kernels(device_ordinal, std::move(cubin_cache))),
+      arch(device_arch(device_ordinal)),
+      kernels_compiled(start_worker_kernels(arch, device_ordinal, std::move(cubin_cache))),
       context(device_ordinal) {
   const CUdevice device = context.device();
-  arch = 10 * device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability", ordinal) +
-         device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability", ordinal);
   sm_count = device_attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count", ordinal);
   l2 = static_cast<std::size_t>(device_attribute(device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2 size", ordinal));
   max_sm_mhz = static_cast<unsigned>(device_attribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "SM clock", ordinal) / 1000);

@@ -606,19 +606,26 @@ CopyCeiling WorkerProcess::measure_copy(std::uint64_t bytes, double deadline_sec
   throw Error("measure_copy: worker sent a malformed answer: a trial result for a copy");
 }
 
+namespace {
+
+// A compile the worker could not answer: the worker's fate, not the kernel's, so transient (not
+// cached, tried again next run), with the options that were asked for.
+CompileResult failed_compile(const CompileRequest& request, const std::string& detail) {
+  CompileResult r;
+  r.error = "compile worker: " + detail;
+  r.options = nvrtc_options(request);
+  r.transient = true;
+  return r;
+}
+
+}  // namespace
+
 CompileResult WorkerProcess::compile(const CompileRequest& request, double deadline_seconds) {
-  const auto failed_compile = [&](std::string detail) {
-    CompileResult r;
-    r.error = "compile worker: " + detail;
-    r.options = nvrtc_options(request);
-    r.transient = true;  // the worker's fate, not the kernel's: not cached, tried again next run
-    return r;
-  };
   Impl::Exchange x = impl_->exchange(encode_compile_request(request), deadline_seconds);
-  if (!x.answer) return failed_compile(std::move(x.detail));
+  if (!x.answer) return failed_compile(request, x.detail);
   if (x.answer->type != WorkerMessage::Type::compile_result) {
     impl_->discard();
-    return failed_compile("sent a malformed answer: not a compile result");
+    return failed_compile(request, "sent a malformed answer: not a compile result");
   }
   return std::move(x.answer->compiled);
 }
@@ -657,11 +664,7 @@ class WorkerCompiler final : public Compiler {
     try {
       return process_.compile(request, deadline_seconds_);
     } catch (const Error& e) {  // no worker could be started: this compile fails, the pool goes on
-      CompileResult r;
-      r.error = std::string("compile worker: ") + e.what();
-      r.options = nvrtc_options(request);
-      r.transient = true;
-      return r;
+      return failed_compile(request, e.what());
     }
   }
 
