@@ -38,10 +38,11 @@ namespace tiletune {
 /// Not thread-safe: one thread drives a runner (the context is current on that thread).
 class GpuRunner final : public TrialHandler {
  public:
-  /// Retains the device's primary context and, on a thread of its own meanwhile, compiles the
-  /// worker's kernels (comparison, generators, references) with NVRTC for the device's
-  /// architecture, through the cubin cache at `cubin_cache` (empty: none). Throws Error (a
-  /// cu::DriverError for a driver call) when the device cannot be used.
+  /// Retains the device's primary context and loads the worker's kernels (comparison,
+  /// generators, references): the image the build made for the device's architecture, or else
+  /// compiled with NVRTC on a thread of its own meanwhile, through the cubin cache at
+  /// `cubin_cache` (empty: none). Throws Error (a cu::DriverError for a driver call) when the
+  /// device cannot be used.
   explicit GpuRunner(int ordinal, std::filesystem::path cubin_cache = {});
   ~GpuRunner() override;
   GpuRunner(const GpuRunner&) = delete;

@@ -160,9 +160,9 @@ struct GpuRunner::Impl {
 
   int ordinal;
   int arch = 0;  // compute capability x 10 (needs no context)
-  // Started before the context: the worker's kernels compile (NVRTC, the CPU) while the driver
-  // makes the context, the two longest parts of a worker's start.
-  std::future<CompiledKernel> kernels_compiled;
+  // The worker's kernels: the build's image for the arch, or else a compile (NVRTC, the CPU)
+  // started before the context, so that the two longest parts of such a start overlap.
+  std::future<std::string> kernels_image;
   cu::PrimaryContext context;  // every member below needs it current
   int sm_count = 0;
   std::size_t l2 = 0;
@@ -199,11 +199,12 @@ int device_arch(int ordinal) {
          device_attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability", ordinal);
 }
 
-// The compile of the worker's kernels for device `ordinal`, on a thread of its own.
-std::future<CompiledKernel> start_worker_kernels(int arch, int ordinal, std::filesystem::path cubin_cache) {
+// The worker's kernels for device `ordinal` (worker_kernels_cubin), on a thread of its own: a
+// compile, when the build made no image for the arch, runs while the context is made.
+std::future<std::string> worker_kernels_image(int arch, int ordinal, std::filesystem::path cubin_cache) {
   return std::async(std::launch::async, [arch, ordinal, dir = std::move(cubin_cache)] {
     const CubinCache cache(dir);
-    return compile_worker_kernels(arch, ordinal, dir.empty() ? nullptr : &cache);
+    return worker_kernels_cubin(arch, ordinal, dir.empty() ? nullptr : &cache);
   });
 }
 
@@ -212,7 +213,7 @@ std::future<CompiledKernel> start_worker_kernels(int arch, int ordinal, std::fil
 GpuRunner::Impl::Impl(int device_ordinal, std::filesystem::path cubin_cache)
     : ordinal(device_ordinal),
       arch(device_arch(device_ordinal)),
-      kernels_compiled(start_worker_kernels(arch, device_ordinal, std::move(cubin_cache))),
+      kernels_image(worker_kernels_image(arch, device_ordinal, std::move(cubin_cache))),
       context(device_ordinal) {
   const CUdevice device = context.device();
   sm_count = device_attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count", ordinal);
@@ -220,7 +221,7 @@ GpuRunner::Impl::Impl(int device_ordinal, std::filesystem::path cubin_cache)
   max_sm_mhz = static_cast<unsigned>(device_attribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "SM clock", ordinal) / 1000);
   // One L2's worth, as nvbench's l2flush: writing it replaces whatever the kernel left there.
   flush = cu::DeviceBuffer(std::max<std::size_t>(l2, std::size_t{1} << 20));
-  kernels.emplace(kernels_compiled.get(), sm_count);
+  kernels.emplace(kernels_image.get(), sm_count);
 }
 
 bool GpuRunner::Impl::context_healthy() const {

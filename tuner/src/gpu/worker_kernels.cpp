@@ -1,32 +1,19 @@
-// The GPU worker's own kernels: one NVRTC program (generators, comparison, sum) compiled for the
-// device at start, and the launches that use it. Grids are grid-stride: enough blocks to fill
+// The GPU worker's own kernels: one program (generators, comparison, sum, references), prebuilt
+// or compiled for the device at start, and the launches that use it. Grids are grid-stride: enough blocks to fill
 // the device (16 per SM), not one per 256 elements.
 #include "gpu/worker_kernels.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "tiletune/compile.hpp"
+#include "gpu/prebuilt_worker_kernels.hpp"
 
 namespace tiletune {
 namespace {
 
-constexpr char kGeneratorSource[] =
-#include "gpu/input_generators.cu.inc"
-    ;
-constexpr char kCompareSource[] =
-#include "gpu/compare_kernel.cu.inc"
-    ;
-constexpr char kReferenceSource[] =
-#include "gpu/reference_kernels.cu.inc"
-    ;
 constexpr const char* kReferenceKernels[] = {
     "tiletune_ref_transpose",      "tiletune_ref_vector_add_f32", "tiletune_ref_vector_add_f64",
     "tiletune_ref_vector_add_i32", "tiletune_ref_vector_add_i64", "tiletune_ref_stencil_1d",
@@ -41,40 +28,20 @@ std::size_t index_of(ElementType type) { return static_cast<std::size_t>(type); 
 
 }  // namespace
 
-std::string worker_kernels_source() {
-  return std::string(kGeneratorSource) + "\n" + kCompareSource + "\n" + kReferenceSource;
+const PrebuiltImage* prebuilt_worker_kernels(int arch) noexcept {
+  const PrebuiltImage* best = nullptr;
+  for (const PrebuiltImage& image : prebuilt_worker_kernel_images())
+    if (image.arch / 10 == arch / 10 && image.arch <= arch) best = &image;  // increasing arch: the last fits best
+  return best;
 }
 
-std::vector<std::string> worker_kernels_options() { return {"--fmad=false"}; }
-
-CompiledKernel compile_worker_kernels(int arch, int ordinal, const CubinCache* cache) {
-  // NVRTC 12.9+ (with a driver on the machine) serves ptxas from the driver's on-disk compute
-  // cache, keyed by the PTX, and a hit comes back without the ptxas report that compile_nvrtc
-  // requires. NVRTC 13 takes --no-cache (compile_nvrtc passes it) and the source can stay the
-  // same, so the cubin cache keeps the compile; before 13, a device variable named after this
-  // process and moment makes the PTX, and so the compile, new each time.
-  std::string text = worker_kernels_source();
-  if (!nvrtc_has_no_cache_option()) {
-    static std::atomic<unsigned> starts{0};
-    text = fmt::format("__device__ unsigned long long tiletune_compile_nonce_{}_{}_{};\n{}", ::getpid(),
-                       std::chrono::steady_clock::now().time_since_epoch().count(), starts++, text);
-  }
-  const KernelSource source = memory_source("tiletune_worker_kernels.cu", std::move(text));
-  CompileRequest request;
-  request.source = &source;
-  request.arch = std::to_string(arch);
-  request.entry = "tiletune_compare_f32";
-  request.options = worker_kernels_options();
-  CompileResult compiled = cache != nullptr ? compile_cached(request, *cache) : compile_nvrtc(request);
-  if (!compiled.ok()) {
-    throw Error(fmt::format("compiling the worker's kernels for sm_{} (device {}) failed: {}\n{}", arch, ordinal,
-                            compiled.error, compiled.log));
-  }
-  return std::move(*compiled.kernel);
+std::string worker_kernels_cubin(int arch, int ordinal, const CubinCache* cache) {
+  if (const PrebuiltImage* image = prebuilt_worker_kernels(arch)) return std::string(image->cubin);
+  return compile_worker_kernels(arch, ordinal, cache).cubin;
 }
 
-WorkerKernels::WorkerKernels(const CompiledKernel& compiled, int sm_count) : sm_count_(std::max(sm_count, 1)) {
-  module_.emplace(compiled.cubin, "tiletune worker kernels");
+WorkerKernels::WorkerKernels(std::string_view cubin, int sm_count) : sm_count_(std::max(sm_count, 1)) {
+  module_.emplace(cubin, "tiletune worker kernels");
   for (std::size_t t = 0; t < std::size(kSuffixes); ++t) {
     compare_[t] = module_->get_function(fmt::format("tiletune_compare_{}", kSuffixes[t]));
     sum_[t] = module_->get_function(fmt::format("tiletune_sum_{}", kSuffixes[t]));

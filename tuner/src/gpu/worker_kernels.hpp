@@ -1,5 +1,6 @@
-// The GPU worker's own kernels, compiled once with NVRTC for the device when the worker
-// starts: the input generators (gpu/input_generators.h), the comparison of an output with the
+// The GPU worker's own kernels, one module per worker: the image the build made for the
+// device's arch (gpu/prebuilt_worker_kernels.hpp), else compiled with NVRTC when the worker
+// starts (gpu/worker_kernels_compile.hpp). They are the input generators (gpu/input_generators.h), the comparison of an output with the
 // expected one and the sum of an output (gpu/compare_kernel.cu.inc), and the device versions of
 // the simple built-in references (gpu/reference_kernels.cu.inc). One program, one module.
 #pragma once
@@ -13,17 +14,11 @@
 
 #include "gpu/driver.hpp"
 #include "gpu/input_generators.h"
+#include "gpu/worker_kernels_compile.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/space.hpp"
 
 namespace tiletune {
-
-/// The text NVRTC compiles: the generators, the comparison and sum kernels, the references.
-[[nodiscard]] std::string worker_kernels_source();
-
-/// The options the worker compiles its kernels with: no contraction into FMAs, so that a
-/// generated value is the same bits as on the host.
-[[nodiscard]] std::vector<std::string> worker_kernels_options();
 
 /// Outcome of one comparison.
 struct Comparison {
@@ -32,18 +27,18 @@ struct Comparison {
   double max_error = 0;         ///< largest |got - want| (NaN: +inf)
 };
 
-/// Compiles the worker's kernels for compute capability `arch` (x10) of device `ordinal`
-/// (named in errors), through `cache` when one is given: no CUDA context is needed, so a worker
-/// compiles them while its context is made. Throws Error when the compile fails.
-[[nodiscard]] CompiledKernel compile_worker_kernels(int arch, int ordinal, const CubinCache* cache);
+/// The worker's kernels for compute capability `arch` (x10) of device `ordinal`: the build's
+/// image (prebuilt_worker_kernels), else compile_worker_kernels through `cache` (nullptr: none).
+[[nodiscard]] std::string worker_kernels_cubin(int arch, int ordinal, const CubinCache* cache);
 
 /// The module and its functions on one device; the context must be current.
 class WorkerKernels {
  public:
-  /// Loads the module compile_worker_kernels made. Throws Error.
-  WorkerKernels(const CompiledKernel& compiled, int sm_count);
-  /// Compiles for compute capability `arch` (x10), without a cache, and loads the module.
-  WorkerKernels(int arch, int sm_count, int ordinal) : WorkerKernels(compile_worker_kernels(arch, ordinal, nullptr), sm_count) {}
+  /// Loads `cubin` (worker_kernels_cubin). Throws Error.
+  WorkerKernels(std::string_view cubin, int sm_count);
+  /// Loads worker_kernels_cubin(arch, ordinal, no cache).
+  WorkerKernels(int arch, int sm_count, int ordinal)
+      : WorkerKernels(worker_kernels_cubin(arch, ordinal, nullptr), sm_count) {}
 
   /// Compares `count` elements of `type` at got with those at want.
   [[nodiscard]] Comparison compare(ElementType type, CUdeviceptr got, CUdeviceptr want, std::uint64_t count,
