@@ -3,7 +3,8 @@
 // and time budgets, resume, a sweep killed with SIGKILL between trials and run again, the
 // worker session's reference-run bookkeeping, and the acceptance test of issue 13: a replay of
 // the recording and the sweep propose the same configs in the same order for the same seed,
-// recording and in-flight width.
+// recording and in-flight width; the confirmation of the finalists (interleaved rounds, the
+// median round kept, a failed round kept) against a fake GPU whose state drifts.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -273,6 +274,99 @@ TEST(CompileAhead, CompilesEachOptionListOnceAndNeverRedoesAFailure) {
 }
 
 // --- the acceptance test of issue 13 -----------------------------------------------------------
+
+// The search of N=1024 sends the worker one trial per config that compiles (no reference run:
+// verify none), ids 1 to kSearchTrials in exhaustive order after the default; the confirmation
+// of 3 finalists over 3 rounds comes next, ids kSearchTrials + 1 to + 9.
+constexpr std::uint64_t kSearchTrials = kConfigs - kCompileFailures;
+
+std::vector<std::string> logged_configs(const std::filesystem::path& log) {
+  std::vector<std::string> configs;
+  std::ifstream in(log);
+  for (std::string id, kind, problem, line; in >> id >> kind >> problem && std::getline(in, line);)
+    configs.push_back(line.substr(1));
+  return configs;
+}
+
+double recorded_time(const ToySweep& toy, const std::string& params) {
+  for (const TrialRow& row : toy.rows())
+    if (row.trial.key.params == params) return row.trial.time_ms.value_or(-1);
+  return -1;
+}
+
+TEST(FakeSweep, FinalistsAreMeasuredAgainInRotatedRoundsAndKeepTheirMedianRound) {
+  ToySweep toy;
+  SweepOptions o = toy.options("ok", {"--scale", fmt::format("{0}-{0}:0.25", kSearchTrials + 1)});
+  o.confirm_finalists = 3;
+  o.confirm_rounds = 3;
+  const SweepReport r = run_sweep(toy.space, o);
+  EXPECT_EQ(r.confirmation_trials, 9u);
+  EXPECT_EQ(r.confirm_rounds, 3);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].confirmed, 3u);
+  EXPECT_EQ(r.problems[0].evaluations, kConfigs) << "the confirmation is no part of the search";
+  // One trial per finalist in the report, after the search's, marked.
+  ASSERT_EQ(r.trials.size(), kConfigs + 3);
+  for (std::size_t i = 0; i < r.trials.size(); ++i) EXPECT_EQ(r.trials[i].finalist, i >= kConfigs) << i;
+  // The finalists by the search (1.0, then the two of 1.1 by domain order), in rounds that
+  // each start one finalist later.
+  const std::string f0 = "A=6 B=2 C=1", f1 = "A=6 B=2 C=0", f2 = "A=6 B=2 C=2";
+  const std::vector<std::string> logged = logged_configs(toy.log);
+  ASSERT_EQ(logged.size(), kSearchTrials + 9);
+  EXPECT_EQ(std::vector<std::string>(logged.end() - 9, logged.end()),
+            (std::vector<std::string>{f0, f1, f2, f1, f2, f0, f2, f0, f1}));
+  // f0's first round ran at a quarter of its time: its median round is one of the other two.
+  EXPECT_NEAR(recorded_time(toy, "A=6;B=2;C=1"), 1.0, 1e-9);
+  EXPECT_NEAR(recorded_time(toy, "A=6;B=2;C=0"), 1.1, 1e-9);
+  ASSERT_FALSE(r.problems[0].ranked.empty());
+  EXPECT_EQ(r.problems[0].ranked.front().trial.key.params, "A=6;B=2;C=1");
+}
+
+TEST(FakeSweep, FinalistsConfirmedOutOfADriftKeepTheTrueWinner) {
+  // Trials 100 to 110 of the search (A=6 B=4 C=0 to A=7 B=1 C=1) run at half their time, as if
+  // the GPU were faster for a moment: measured once, A=6 B=4 C=1 (1.4, seen as 0.7) wins.
+  const std::string drift = "100-110:0.5";
+  {
+    ToySweep toy;
+    const SweepReport r = run_sweep(toy.space, toy.options("ok", {"--scale", drift}));
+    ASSERT_FALSE(r.problems[0].ranked.empty());
+    EXPECT_EQ(r.problems[0].ranked.front().trial.key.params, "A=6;B=4;C=1") << "without the confirmation";
+  }
+  ToySweep toy;
+  SweepOptions o = toy.options("ok", {"--scale", drift});
+  o.confirm_finalists = 3;
+  const SweepReport r = run_sweep(toy.space, o);
+  ASSERT_FALSE(r.problems[0].ranked.empty());
+  EXPECT_EQ(r.problems[0].ranked.front().trial.key.params, "A=6;B=2;C=1");
+  EXPECT_NEAR(recorded_time(toy, "A=6;B=4;C=1"), 1.4, 1e-9) << "the finalist keeps a round out of the drift";
+}
+
+TEST(FakeSweep, AFinalistThatFailsARoundKeepsTheFailure) {
+  // Round 2 measures A=6 B=2 C=0, A=6 B=2 C=2, then A=6 B=2 C=1: the second of them crashes.
+  ToySweep toy;
+  SweepOptions o = toy.options("crash", {"--at", std::to_string(kSearchTrials + 5)});
+  o.confirm_finalists = 3;
+  const SweepReport r = run_sweep(toy.space, o);
+  EXPECT_EQ(r.worker_starts, 2);
+  for (const TrialRow& row : toy.rows()) {
+    if (row.trial.key.params == "A=6;B=2;C=2") EXPECT_EQ(row.trial.status, TrialStatus::runtime_fault);
+    if (row.trial.key.params == "A=6;B=2;C=1") EXPECT_EQ(row.trial.status, TrialStatus::ok);
+  }
+  ASSERT_GE(r.problems[0].ranked.size(), 2u);
+  EXPECT_EQ(r.problems[0].ranked[0].trial.key.params, "A=6;B=2;C=1");
+  EXPECT_EQ(r.problems[0].ranked[1].trial.key.params, "A=6;B=2;C=0");
+  for (const TrialRow& row : r.problems[0].ranked) EXPECT_NE(row.trial.key.params, "A=6;B=2;C=2");
+}
+
+TEST(FakeSweep, ARerunThatMeasuresNothingConfirmsNothing) {
+  ToySweep toy;
+  SweepOptions o = toy.options();
+  o.confirm_finalists = 3;
+  EXPECT_EQ(run_sweep(toy.space, o).confirmation_trials, 9u);
+  const SweepReport again = run_sweep(toy.space, o);
+  EXPECT_TRUE(again.trials.empty());
+  EXPECT_EQ(again.confirmation_trials, 0u);
+}
 
 TEST(FakeSweep, ReplayAndSweepProposeTheSameConfigsForTheSameSeedRecordingAndWidth) {
   ToySweep toy;

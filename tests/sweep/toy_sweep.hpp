@@ -128,7 +128,8 @@ struct ToySweep {
     space = load_space(space_path);
   }
 
-  /// Options for a sweep of one problem (N=1024 unless told) against the fake worker.
+  /// Options for a sweep of one problem (N=1024 unless told) against the fake worker, without
+  /// the finalists' confirmation.
   SweepOptions options(const std::string& mode = "ok", std::vector<std::string> worker_flags = {}) const {
     SweepOptions o;
     o.device = fake_h200();
@@ -139,6 +140,7 @@ struct ToySweep {
     o.strategy = "exhaustive";
     o.deadline_seconds = 1;
     o.copy_bytes = 1 << 20;
+    o.confirm_finalists = 0;  // the search's trials alone; the FakeSweep.Finalists* tests confirm
     o.worker_argv = {TILETUNE_FAKE_WORKER, mode, "--recording", recording.string(), "--log", log.string()};
     for (std::string& f : worker_flags) o.worker_argv.push_back(std::move(f));
     return o;

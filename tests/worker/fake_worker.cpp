@@ -1,7 +1,7 @@
 // A stand-in for `tiletune __worker` in the worker and sweep tests: the real serve_worker loop
 // around a handler that misbehaves on one trial (2 unless --at says) in the way its mode says.
 // Usage: fake_worker MODE [--at ID] [--recording FILE] [--delay-ms N] [--log FILE]
-// [--timeline FILE] [--poison FILE] [--crash-on CONFIG], with $TILETUNE_WORKER_FDS set by WorkerProcess.
+// [--timeline FILE] [--poison FILE] [--crash-on CONFIG] [--scale FIRST-LAST:FACTOR], with $TILETUNE_WORKER_FDS set by WorkerProcess.
 //   --recording  answer each trial from a landscape CSV (tests/data/landscapes): an ok trial
 //                with its recorded time, any other recorded status as wrong_result; a config
 //                the recording lacks is a launch_failed; a reference run is ok
@@ -11,6 +11,8 @@
 //   --timeline   append "START_NS END_NS ID" per trial (steady clock, the same in every process
 //                of the machine), to see which trials overlapped
 //   --crash-on   raise SIGSEGV in every trial of this config text ("A=1 B=2"; "*": every trial)
+//   --scale      FIRST-LAST:FACTOR: the times of trials FIRST to LAST (ids) are FACTOR times
+//                the recorded ones (a GPU whose state drifts for a while); may be repeated
 //   --poison     create FILE when trial --at misbehaves; a worker that starts while FILE exists
 //                exits at once (a GPU that broke for good mid-sweep)
 //   ok       every trial is ok (median_ms = id; detail names the fds and the cubin size)
@@ -41,6 +43,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tiletune/landscape.hpp"
 #include "tiletune/worker.hpp"
@@ -76,7 +79,20 @@ struct Options {
   std::string timeline;
   std::string poison;
   std::string crash_on;
+  struct Scale {
+    std::uint64_t first = 0, last = 0;
+    double factor = 1;
+  };
+  std::vector<Scale> scales;
 };
+
+Options::Scale parse_scale(const std::string& text) {  // "FIRST-LAST:FACTOR"
+  const std::size_t dash = text.find('-'), colon = text.find(':');
+  if (dash == std::string::npos || colon == std::string::npos || colon < dash)
+    throw std::invalid_argument("--scale " + text + ": expected FIRST-LAST:FACTOR");
+  return {std::stoull(text.substr(0, dash)), std::stoull(text.substr(dash + 1, colon - dash - 1)),
+          std::stod(text.substr(colon + 1))};
+}
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -181,7 +197,7 @@ class FakeHandler : public tiletune::TrialHandler {
       r.detail = "CUDA_ERROR_ILLEGAL_ADDRESS: the CUDA context is lost";
       return r;
     }
-    if (options_.recording) return from_recording(*options_.recording, request);
+    if (options_.recording) return scaled(from_recording(*options_.recording, request));
     TrialResult r;
     r.id = request.id;
     r.median_ms = static_cast<double>(request.id);
@@ -212,6 +228,16 @@ class FakeHandler : public tiletune::TrialHandler {
     }
   }
 
+  TrialResult scaled(TrialResult r) const {
+    for (const Options::Scale& scale : options_.scales) {
+      if (r.id < scale.first || r.id > scale.last) continue;
+      r.median_ms *= scale.factor;
+      r.mean_ms *= scale.factor;
+      r.min_ms *= scale.factor;
+    }
+    return r;
+  }
+
   void log(const TrialRequest& request) const {
     if (options_.log.empty()) return;
     std::ofstream out(options_.log, std::ios::app);
@@ -233,7 +259,7 @@ int main(int argc, char** argv) {
                                                "throw", "linger", "deaf",  "lost", "dead"};
   const char* usage =
       "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost|dead [--at ID] [--recording FILE] "
-      "[--delay-ms N] [--log FILE] [--timeline FILE] [--poison FILE] [--crash-on CONFIG]\n";
+      "[--delay-ms N] [--log FILE] [--timeline FILE] [--poison FILE] [--crash-on CONFIG] [--scale FIRST-LAST:FACTOR]\n";
   if (argc < 2 || kModes.count(argv[1]) == 0 || argc % 2 != 0) {
     std::fputs(usage, stderr);
     return 64;
@@ -250,6 +276,7 @@ int main(int argc, char** argv) {
       else if (flag == "--timeline") options.timeline = value;
       else if (flag == "--poison") options.poison = value;
       else if (flag == "--crash-on") options.crash_on = value;
+      else if (flag == "--scale") options.scales.push_back(parse_scale(value));
       else throw std::invalid_argument("unknown option " + flag);
     }
   } catch (const std::exception& e) {

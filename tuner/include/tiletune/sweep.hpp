@@ -93,6 +93,13 @@ struct SweepOptions {
   /// each word, or default_worker_argv(ordinal) when worker_argv is empty too.
   std::function<std::vector<std::string>(int ordinal)> device_worker_argv;
   std::size_t pool_finalists = 3;
+  /// One device: after each problem's search (when it measured anything and a time budget is
+  /// not spent), its top confirm_finalists configs by the objective are measured again in
+  /// confirm_rounds interleaved rounds, and each is recorded as its median round (or its first
+  /// failed round): a config measured once can win by a moment of the GPU's drifting state.
+  /// 0 finalists: none.
+  std::size_t confirm_finalists = 3;
+  int confirm_rounds = 3;
   std::uint64_t copy_bytes = 1ull << 30;  ///< size of the bandwidth-ceiling copy (256 MiB stays under the peak)
   /// Power and energy per trial through NVML (enabled implies measuring; an objective other
   /// than time needs it and turns it on).
@@ -107,7 +114,9 @@ struct SweepOptions {
 struct SweepTrial {
   std::size_t problem = 0;               ///< index into SweepReport::problems
   std::size_t device = 0;                ///< a pool sweep: index into SweepReport::pool
-  bool finalist = false;                 ///< a pool sweep: measured as a finalist of its model
+  /// Measured as a finalist: a pool sweep's, on a device of its model that lacked it; one
+  /// device's, its median confirmation round (SweepOptions::confirm_finalists).
+  bool finalist = false;
   Config config;
   TrialStatus status = TrialStatus::ok;
   std::string detail;
@@ -127,6 +136,7 @@ struct ProblemOutcome {
   std::optional<TrialRow> default_trial; ///< the space's default config, when measured
   std::uint64_t resumed = 0;             ///< proposals answered from the cache (not measured again)
   std::uint64_t evaluations = 0;         ///< trials measured for this problem in this run
+  std::size_t confirmed = 0;             ///< one device: finalists measured again (SweepOptions::confirm_finalists)
   bool budget_reached = false;           ///< the search stopped at the budget
 };
 
@@ -154,6 +164,10 @@ struct SweepReport {
   bool default_budget = false;           ///< "auto" chose the budget (none was given)
   bool budget_exhausted = false;         ///< some problem stopped at the budget
   int worker_starts = 0;
+  /// One device: the confirmation's trials (finalists x rounds, over the problems); `trials`
+  /// holds one per finalist, its median round.
+  std::uint64_t confirmation_trials = 0;
+  int confirm_rounds = 0;                ///< SweepOptions::confirm_rounds, when any were measured
   unsigned compile_threads = 0;          ///< of the compile pool
   double wall_seconds = 0;
   double setup_seconds = 0;              ///< wall time before the search: checks, cache, plan

@@ -45,6 +45,7 @@ struct TuneOptions {
   int min_samples = 10;
   double deadline = 10;
   std::size_t top = 10;
+  std::size_t confirm = 3;  // finalists per problem measured again (SweepOptions::confirm_finalists)
   std::string strategy = "auto";
   std::uint64_t seed = 1;
   std::string replay;
@@ -197,6 +198,14 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
   const double wall = std::max(r.wall_seconds, 1e-9);
   out << fmt::format("\n{} trials this run: {}{}\n", r.trials.size(), counts_text(r.counts),
                      r.budget_exhausted ? " (budget reached)" : "");
+  if (r.confirmation_trials > 0) {
+    std::size_t configs = 0;
+    for (const ProblemOutcome& p : r.problems) configs += p.confirmed;
+    const auto lines = std::count_if(r.trials.begin(), r.trials.end(), [](const SweepTrial& t) { return t.finalist; });
+    out << fmt::format("of them {} are finalists: the top of each problem measured again in {} interleaved rounds "
+                       "and kept as its median round, until the top were all confirmed ({} config{}, {} trials)\n",
+                       lines, r.confirm_rounds, configs, configs == 1 ? "" : "s", r.confirmation_trials);
+  }
   out << fmt::format("strategy {}{}\n", r.strategy,
                      r.default_budget ? fmt::format(" (auto: the sweep was estimated at {:.0f} s; measured 10 % of each "
                                                     "problem's configs, at least 30)",
@@ -333,6 +342,10 @@ Runner add_tune_command(CLI::App& app) {
       ->check(finite_in(0, 100, true));
   cmd->add_option("--deadline", o->deadline, "Seconds a trial may take before its worker is killed (default 10)")
       ->check(finite_in(0, 86400, true));
+  cmd->add_option("--confirm", o->confirm,
+                  "Finalists of each problem measured again after its search, in 3 interleaved rounds, each kept as "
+                  "its median round (default 3; 0: none)")
+      ->check(whole_number_in(0, 1000));
   cmd->add_option("--top", o->top, "Configs listed per problem at the end (default 10)")
       ->check(whole_number_in(0, 1'000'000));
   cmd->add_option("--arch", o->plan.arch, "Architecture to plan for when no GPU is present (default sm_90)")
@@ -384,7 +397,11 @@ is under --max-noise after more than --min-samples samples and --min-time, or wh
 has stopped improving, or at --max-time; samples taken while the GPU throttles are discarded). Every trial is written to the cache as it
 completes: rerunning a sweep measures only what is missing. A config that fails to compile or
 launch, faults, hangs past --deadline or computes a wrong result is recorded with that status
-and the sweep goes on. Without a CUDA device, tune says so and runs `plan` on the same space.
+and the sweep goes on. After each problem's search its top 3 configs (--confirm) are measured
+again in 3 interleaved rounds, so that they meet the same GPU state, and each keeps its median
+round (a config that fails a round keeps that failure); configs that come up into the top 3 in
+their place are confirmed next. Without a CUDA device, tune says so and runs `plan` on the same
+space.
 
 A strategy proposes the configs of each problem: exhaustive (all, in order), random, local
 (iterated local search over grid neighbours), genetic, forest (a random-forest surrogate). The
@@ -444,6 +461,7 @@ exits 1 (the others' results stand).
     options.timing.max_seconds = o->max_time;
     options.timing.max_noise = o->max_noise / 100.0;
     options.deadline_seconds = o->deadline;
+    options.confirm_finalists = o->confirm;
     options.objective = *parse_objective(o->objective);
     options.energy.enabled = o->energy;
     const bool tty = stderr_is_tty();

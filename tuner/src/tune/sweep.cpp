@@ -1,7 +1,7 @@
 // run_sweep: a pipeline of named stages per problem. Plan the work (the domain and what the
 // cache knows) -> run_search over a GpuEvaluator, which compiles ahead (CompileAhead), measures
-// in the worker (WorkerSession) and writes each trial as it completes (TrialRecorder) -> rank
-// from the cache. The search loop is the one a replay runs (strategy/run_search.cpp), so a
+// in the worker (WorkerSession) and writes each trial as it completes (TrialRecorder) -> the
+// finalists measured again in interleaved rounds (confirm_finalists) -> rank from the cache. The search loop is the one a replay runs (strategy/run_search.cpp), so a
 // replay of a recording is a faithful simulation of a sweep.
 #include "tiletune/sweep.hpp"
 
@@ -230,6 +230,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
       report.energy_note = t.result->energy_note;
     ++report.counts[static_cast<std::size_t>(t.status)];
     ++progress.done;
+    progress.total = std::max(progress.total, progress.done);  // a confirmation's further passes
     ++progress.counts[static_cast<std::size_t>(t.status)];
     progress.current = fmt::format("{} {}", format_problem(space, problems[t.problem]), format_config(space, t.config));
     progress.elapsed_seconds = seconds_since(start);
@@ -245,6 +246,19 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     const SearchTrace trace = run_search(work[p].space.domain, *strategy, evaluator,
                                          sweep_search_run(work[p].space.domain, *strategy, budget, compile.threads()));
     ProblemOutcome& outcome = report.problems[p];
+    // Stage 3: the finalists measured again, when this run measured anything and time is left.
+    const bool out_of_time = choice.budget.seconds && seconds_since(start) >= *choice.budget.seconds;
+    if (trace.evaluated > 0 && !out_of_time && options.confirm_finalists > 0) {
+      // At most as many trials as the search measured (at least one pass): a drift that made
+      // many configs look fast costs at most a second search.
+      const std::uint64_t pass = options.confirm_finalists * static_cast<std::uint64_t>(std::max(options.confirm_rounds, 0));
+      progress.total += options.confirm_finalists;  // one line per finalist and pass: the first pass's
+      const Confirmation c = confirm_problem(stages, db, report.device.uuid, work[p], p, options.confirm_finalists,
+                                             options.confirm_rounds, std::max(pass, trace.evaluated));
+      report.confirmation_trials += c.trials;
+      if (c.trials > 0) report.confirm_rounds = options.confirm_rounds;
+      outcome.confirmed = c.finalists;
+    }
     outcome.evaluations = trace.evaluated;
     outcome.resumed = trace.resumed;
     outcome.budget_reached = trace.budget_exhausted;
@@ -264,7 +278,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   report.worker_seconds = worker.times().round_trip_seconds;
   report.copy_seconds = worker.times().copy_seconds;
 
-  // Stage 3: the ranking per problem, from the cache (so resumed trials count too).
+  // Stage 4: the ranking per problem, from the cache (so resumed trials count too).
   for (ProblemOutcome& outcome : report.problems)
     rank_problem(space, db, report.device.uuid, options.objective, outcome);
   report.wall_seconds = seconds_since(start);

@@ -177,6 +177,13 @@ void copy_result(const TrialResult& m, const SweepTrial& t, const DeviceLimits& 
 
 TrialRecord TrialRecorder::record(const std::string& canonical_problem, const std::optional<LaunchGeometry>& launch,
                                   SweepTrial& t) {
+  TrialRecord r = make(canonical_problem, launch, t);
+  db_.record_trial(r);
+  return r;
+}
+
+TrialRecord TrialRecorder::make(const std::string& canonical_problem, const std::optional<LaunchGeometry>& launch,
+                                SweepTrial& t) const {
   TrialRecord r;
   r.key = TrialKey{device_id_, kernel_id_, canonical_problem, canonical_config(space_, t.config)};
   r.status = t.status;
@@ -196,7 +203,6 @@ TrialRecord TrialRecorder::record(const std::string& canonical_problem, const st
     t.status = r.status;
     t.detail = r.detail;
   }
-  db_.record_trial(r);
   return r;
 }
 

@@ -148,6 +148,9 @@ class TrialRecorder {
   /// The trial's row, written; an `ok` without a time becomes a runtime_fault (in t too).
   TrialRecord record(const std::string& canonical_problem, const std::optional<LaunchGeometry>& launch,
                      SweepTrial& t);
+  /// The row record() would write, not written.
+  [[nodiscard]] TrialRecord make(const std::string& canonical_problem, const std::optional<LaunchGeometry>& launch,
+                                 SweepTrial& t) const;
 
  private:
   CacheDb& db_;
@@ -218,6 +221,37 @@ class GpuEvaluator final : public Evaluator {
   std::deque<PendingTrial> pending_;
   double waited_for_compile_ = 0;
 };
+
+/// The finalists of a problem on one device: the domain points of its top `count` configs by
+/// the objective (ok trials of the current kernel version in the cache, this run's and earlier
+/// ones), best first. Configs outside the work's domain (another shard's) are not among them.
+[[nodiscard]] std::vector<std::size_t> finalist_points(const SweepStages& stages, const CacheDb& db,
+                                                       const std::string& device_uuid, const ProblemWork& work,
+                                                       std::size_t count);
+
+/// The confirmation of a problem's finalists on one device: each is measured `rounds` more
+/// times, a round of all of them after another (each round starting one finalist later), so
+/// that every finalist meets the same GPU: the state of a GPU drifts over seconds (on the
+/// H200, a 9 us reduction ran 10 % faster for 2 s of one sweep), and a config measured once, in
+/// its moment, can win by its moment alone. Each finalist is recorded as its median round by
+/// the objective, or as its first failed round when one fails (a kernel that fails once is no
+/// winner), and reported once through stages.on_trial with SweepTrial::finalist set. Returns
+/// the trials measured (rounds x finalists).
+std::uint64_t confirm_finalists(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index,
+                                const std::vector<std::size_t>& points, int rounds);
+
+/// What confirm_problem measured.
+struct Confirmation {
+  std::uint64_t trials = 0;     ///< confirmation trials (finalists x rounds, over the passes)
+  std::size_t finalists = 0;    ///< distinct configs confirmed
+};
+/// Confirms the problem's top `finalists` (finalist_points) until every one of the top was
+/// confirmed: a config that a drift made look fast in the search falls back when it is
+/// confirmed, and what comes up in its place is confirmed next, the top each time in one set of
+/// rounds. Stops before a pass would take the confirmation past max_trials.
+[[nodiscard]] Confirmation confirm_problem(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
+                                           const ProblemWork& work, std::size_t problem_index, std::size_t finalists,
+                                           int rounds, std::uint64_t max_trials);
 
 /// What recall() answers for a point of a problem's work (nullopt: not known).
 [[nodiscard]] std::optional<Evaluation> recall_known(const Space& space, const ProblemWork& work, std::size_t point);

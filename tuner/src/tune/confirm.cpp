@@ -1,0 +1,100 @@
+// The confirmation of a problem's finalists on one device (sweep_stages.hpp): the top configs
+// after the search, measured again in interleaved rounds and recorded as their median round.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "tune/sweep_stages.hpp"
+#include "tiletune/trial.hpp"
+
+namespace tiletune::sweep_detail {
+
+std::vector<std::size_t> finalist_points(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
+                                         const ProblemWork& work, std::size_t count) {
+  if (count == 0) return {};
+  std::unordered_map<std::string, std::size_t> point_of;
+  for (std::size_t i = 0; i < work.space.configs.size(); ++i)
+    point_of.emplace(canonical_config(stages.space, work.space.configs[i]), i);
+  std::vector<std::pair<double, std::size_t>> scored;
+  for (const TrialRow& row : db.trials(current_trials(stages.space, device_uuid, work.canonical))) {
+    const std::optional<double> score = trial_score(stages.objective, row.trial);
+    const auto it = point_of.find(row.trial.key.params);
+    if (score && it != point_of.end()) scored.emplace_back(*score, it->second);
+  }
+  // Ties by domain point: the same cache gives the same finalists.
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::size_t> points;
+  for (std::size_t i = 0; i < std::min(count, scored.size()); ++i) points.push_back(scored[i].second);
+  return points;
+}
+
+namespace {
+
+/// One finalist's rounds: each trial and the record it makes.
+struct Rounds {
+  PendingTrial planned;
+  std::vector<SweepTrial> trials;
+  std::vector<TrialRecord> records;
+};
+
+/// The round a finalist is recorded as: its first failed one, else the median by the objective.
+std::size_t chosen_round(const Rounds& r, Objective objective) {
+  std::vector<std::pair<double, std::size_t>> scored;
+  for (std::size_t i = 0; i < r.records.size(); ++i) {
+    const std::optional<double> score = trial_score(objective, r.records[i]);
+    if (!score) return i;
+    scored.emplace_back(*score, i);
+  }
+  std::sort(scored.begin(), scored.end());
+  return scored[(scored.size() - 1) / 2].second;  // the lower median of an even count
+}
+
+}  // namespace
+
+std::uint64_t confirm_finalists(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index,
+                                const std::vector<std::size_t>& points, int rounds) {
+  if (points.empty() || rounds <= 0) return 0;
+  std::vector<Rounds> finalists;
+  for (const std::size_t point : points)
+    finalists.push_back(Rounds{plan_trial(stages.space, stages.limits, stages.compile, work, point), {}, {}});
+  const DeviceStages device{stages.space, stages.limits, stages.compile, stages.worker};
+  std::uint64_t measured = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t k = 0; k < finalists.size(); ++k) {
+      Rounds& f = finalists[(k + static_cast<std::size_t>(round)) % finalists.size()];
+      SweepTrial& t = f.trials.emplace_back();
+      t.problem = problem_index;
+      t.config = f.planned.config;
+      t.finalist = true;
+      (void)measure_trial(device, work, f.planned, t);  // compiled already: no wait
+      f.records.push_back(stages.recorder.make(work.canonical, f.planned.launch, t));
+      ++measured;
+    }
+  }
+  for (Rounds& f : finalists) {
+    SweepTrial& t = f.trials[chosen_round(f, stages.objective)];
+    (void)stages.recorder.record(work.canonical, f.planned.launch, t);
+    if (stages.on_trial) stages.on_trial(t);
+  }
+  return measured;
+}
+
+Confirmation confirm_problem(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
+                             const ProblemWork& work, std::size_t problem_index, std::size_t finalists, int rounds,
+                             std::uint64_t max_trials) {
+  Confirmation c;
+  std::set<std::size_t> confirmed;
+  for (;;) {
+    const std::vector<std::size_t> points = finalist_points(stages, db, device_uuid, work, finalists);
+    const bool all_confirmed =
+        std::all_of(points.begin(), points.end(), [&](std::size_t p) { return confirmed.contains(p); });
+    if (points.empty() || all_confirmed || rounds <= 0) break;
+    if (c.trials + points.size() * static_cast<std::uint64_t>(rounds) > max_trials) break;
+    c.trials += confirm_finalists(stages, work, problem_index, points, rounds);
+    confirmed.insert(points.begin(), points.end());
+  }
+  c.finalists = confirmed.size();
+  return c;
+}
+
+}  // namespace tiletune::sweep_detail
