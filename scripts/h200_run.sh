@@ -87,7 +87,7 @@ phase_sweeps() {
       TILETUNE_CUBIN_CACHE=/tmp/tt/cubin timeout 300 $T tune configs/$space.yaml --db /tmp/tt/$space-$round.db \
         $([[ $space == transpose ]] && echo --size N=8192) > "$L/sweep_${space}_$round.log" 2>&1
       note "sweep $space round $round rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
-      grep -E "s wall|^overhead|  setup|in the worker" "$L/sweep_${space}_$round.log" >> "$summary"
+      grep -E "trials this run|^of them|s wall|^overhead|  setup|in the worker" "$L/sweep_${space}_$round.log" >> "$summary"
       $T best --db /tmp/tt/$space-$round.db >> "$L/sweep_${space}_$round.log" 2>&1
       $T show --db /tmp/tt/$space-$round.db --format csv > "$L/sweep_${space}_$round.csv" 2>&1
     done
