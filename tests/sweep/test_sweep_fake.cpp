@@ -323,9 +323,11 @@ TEST(FakeSweep, FinalistsAreMeasuredAgainInRotatedRoundsAndKeepTheirMedianRound)
 }
 
 TEST(FakeSweep, FinalistsConfirmedOutOfADriftKeepTheTrueWinner) {
-  // Trials 100 to 110 of the search (A=6 B=4 C=0 to A=7 B=1 C=1) run at half their time, as if
-  // the GPU were faster for a moment: measured once, A=6 B=4 C=1 (1.4, seen as 0.7) wins.
-  const std::string drift = "100-110:0.5";
+  // Trials 100 to 104 of the search (A=6 B=4 C=0 to A=6 B=5 C=1) run at half their time, as if
+  // the GPU were faster for a moment: measured once, A=6 B=4 C=1 (1.4, seen as 0.7) wins. The
+  // first pass confirms the three of B=4, the second A=6 B=5 C=1 and C=0 with A=6 B=2 C=1 (the
+  // true best, 1.0), the third the true top 3.
+  const std::string drift = "100-104:0.5";
   {
     ToySweep toy;
     const SweepReport r = run_sweep(toy.space, toy.options("ok", {"--scale", drift}));
@@ -339,6 +341,18 @@ TEST(FakeSweep, FinalistsConfirmedOutOfADriftKeepTheTrueWinner) {
   ASSERT_FALSE(r.problems[0].ranked.empty());
   EXPECT_EQ(r.problems[0].ranked.front().trial.key.params, "A=6;B=2;C=1");
   EXPECT_NEAR(recorded_time(toy, "A=6;B=4;C=1"), 1.4, 1e-9) << "the finalist keeps a round out of the drift";
+  EXPECT_EQ(r.confirmation_trials, 27u) << "three passes";
+  EXPECT_EQ(r.problems[0].confirmed, 8u);  // 3 + 3 + the two of A=6 B=2 C=0 and C=2
+}
+
+TEST(FakeSweep, TheConfirmationStopsAfterThreePasses) {
+  // A drift over 11 configs (trials 100 to 110): three passes of 3 do not reach the true best.
+  ToySweep toy;
+  SweepOptions o = toy.options("ok", {"--scale", "100-110:0.5"});
+  o.confirm_finalists = 3;
+  const SweepReport r = run_sweep(toy.space, o);
+  EXPECT_EQ(r.confirmation_trials, 27u);
+  EXPECT_EQ(r.problems[0].confirmed, 9u);
 }
 
 TEST(FakeSweep, AFinalistThatFailsARoundKeepsTheFailure) {

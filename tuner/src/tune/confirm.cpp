@@ -84,7 +84,7 @@ Confirmation confirm_problem(const SweepStages& stages, const CacheDb& db, const
                              std::uint64_t max_trials) {
   Confirmation c;
   std::set<std::size_t> confirmed;
-  for (;;) {
+  for (int pass = 0; pass < kMaxConfirmPasses; ++pass) {
     const std::vector<std::size_t> points = finalist_points(stages, db, device_uuid, work, finalists);
     const bool all_confirmed =
         std::all_of(points.begin(), points.end(), [&](std::size_t p) { return confirmed.contains(p); });

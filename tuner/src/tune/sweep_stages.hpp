@@ -245,10 +245,17 @@ struct Confirmation {
   std::uint64_t trials = 0;     ///< confirmation trials (finalists x rounds, over the passes)
   std::size_t finalists = 0;    ///< distinct configs confirmed
 };
+/// Passes of confirm_problem at most. Among configs that lie within the noise of each other
+/// (on the H200, the 9 us reduction of N=10^6 differs by 3.5 % between two sweeps, and its top
+/// 20 lie within 3 %) every pass brings up another lucky one: the H200 took 23 passes before
+/// the cap was the search's trial count, for no steadier winner.
+inline constexpr int kMaxConfirmPasses = 3;
+
 /// Confirms the problem's top `finalists` (finalist_points) until every one of the top was
 /// confirmed: a config that a drift made look fast in the search falls back when it is
 /// confirmed, and what comes up in its place is confirmed next, the top each time in one set of
-/// rounds. Stops before a pass would take the confirmation past max_trials.
+/// rounds. At most kMaxConfirmPasses passes, and none that would take the confirmation past
+/// max_trials.
 [[nodiscard]] Confirmation confirm_problem(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
                                            const ProblemWork& work, std::size_t problem_index, std::size_t finalists,
                                            int rounds, std::uint64_t max_trials);
