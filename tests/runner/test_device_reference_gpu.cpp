@@ -2,7 +2,9 @@
 // their CPU versions (reference.cpp), on the same random inputs (gpu label): the same bits, the
 // reduction within one float ulp (a tree of double adds against a sequence); a problem the
 // device version does not fit runs on the host; and the time of each for a transpose of 8192^2,
-// printed (the host reference of that size was most of a transpose sweep's setup).
+// printed (the host reference of that size was most of a transpose sweep's setup). And the
+// stream blocker a timing sample queues behind (tiletune_block_stream): it holds its stream until
+// the host releases it, and gives up alone, saying so, when the host never does.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "gpu/device_reference.hpp"
 #include "gpu/driver.hpp"
@@ -212,6 +215,32 @@ TEST(DeviceReference, TransposeOf8192SquaredTime) {
               "of the input the worker needed before)\n",
               o.device_ms, o.cpu_ms);
   EXPECT_LT(o.device_ms, o.cpu_ms);
+}
+
+TEST(StreamBlocker, HoldsItsStreamUntilTheHostReleasesIt) {
+  Device& d = device();
+  cu::MappedFlags flags;
+  cu::Event after;
+  d.kernels.block_stream(flags, 10.0, d.stream.get());
+  after.record(d.stream.get());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(after.done()) << "the stream went on before the release";
+  const auto released = Clock::now();
+  flags.store(0, 1);
+  after.synchronize();
+  EXPECT_LT(ms_since(released), 1000.0) << "the release took a second to reach the device";
+  EXPECT_EQ(flags.load(1), 0) << "the blocker timed out although it was released";
+}
+
+TEST(StreamBlocker, GivesUpAfterItsTimeoutAndSaysSo) {
+  Device& d = device();
+  cu::MappedFlags flags;
+  const auto start = Clock::now();
+  d.kernels.block_stream(flags, 0.02, d.stream.get());
+  d.stream.synchronize();
+  EXPECT_GE(ms_since(start), 19.0);
+  EXPECT_LT(ms_since(start), 5000.0);
+  EXPECT_EQ(flags.load(1), 1) << "a blocker that was never released must say it timed out";
 }
 
 }  // namespace

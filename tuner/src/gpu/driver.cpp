@@ -3,6 +3,8 @@
 // and a reason, and everything that needs no GPU keeps working.
 #include "gpu/driver.hpp"
 
+#include <atomic>
+
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -259,6 +261,27 @@ void Module::unload() noexcept {
 }
 
 // --- DeviceBuffer --------------------------------------------------------------------------
+
+MappedFlags::MappedFlags() {
+  void* host = nullptr;
+  TILETUNE_CU_CTX(cuMemHostAlloc(&host, 2 * sizeof(int), CU_MEMHOSTALLOC_DEVICEMAP), "2 mapped flags");
+  host_ = static_cast<int*>(host);
+  host_[0] = host_[1] = 0;
+  if (const CUresult r = detail::require().cuMemHostGetDevicePointer(&device_, host, 0); r != CUDA_SUCCESS) {
+    TILETUNE_CU_NOTHROW(cuMemFreeHost(host));
+    throw DriverError(r, "the device address of 2 mapped flags");
+  }
+}
+
+MappedFlags::~MappedFlags() { TILETUNE_CU_NOTHROW(cuMemFreeHost(host_)); }
+
+int MappedFlags::load(int i) const noexcept {
+  return std::atomic_ref<int>(host_[i]).load(std::memory_order_acquire);
+}
+
+void MappedFlags::store(int i, int value) noexcept {
+  std::atomic_ref<int>(host_[i]).store(value, std::memory_order_release);
+}
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : size_(bytes) {
   if (bytes == 0) return;  // cuMemAlloc rejects 0 bytes; an empty buffer owns nothing

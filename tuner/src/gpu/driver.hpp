@@ -164,6 +164,28 @@ class DeviceBuffer {
   std::size_t size_ = 0;
 };
 
+/// Two ints of pinned host memory that the device reads and writes where they are
+/// (cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP): the host's signal to a kernel that waits
+/// for it, and the kernel's answer. The context must be current.
+class MappedFlags {
+ public:
+  MappedFlags();
+  ~MappedFlags();
+  MappedFlags(const MappedFlags&) = delete;
+  MappedFlags& operator=(const MappedFlags&) = delete;
+
+  /// Flag i (0 or 1), as the host sees it.
+  [[nodiscard]] int load(int i) const noexcept;
+  /// Sets flag i, visible to the device once it returns (a release store).
+  void store(int i, int value) noexcept;
+  /// Where the device sees the two flags.
+  [[nodiscard]] CUdeviceptr device() const noexcept { return device_; }
+
+ private:
+  int* host_ = nullptr;
+  CUdeviceptr device_ = 0;
+};
+
 /// A CUDA event; timing is on unless CU_EVENT_DISABLE_TIMING is given.
 class Event {
  public:

@@ -47,6 +47,7 @@ WorkerKernels::WorkerKernels(std::string_view cubin, int sm_count) : sm_count_(s
     sum_[t] = module_->get_function(fmt::format("tiletune_sum_{}", kSuffixes[t]));
   }
   generate_ = module_->get_function("tiletune_generate");
+  block_stream_ = module_->get_function("tiletune_block_stream");
   for (const char* name : kReferenceKernels) references_.emplace(name, module_->get_function(name));
   partials_ = cu::DeviceBuffer(kBlocksPerSm * static_cast<std::size_t>(sm_count_) * sizeof(double));
 }
@@ -100,6 +101,14 @@ void WorkerKernels::generate(CUdeviceptr out, const tiletune_gen::Params& params
   void* args[] = {&out, &p};
   TILETUNE_CU_CTX(cuLaunchKernel(generate_, grid_for(p.count), 1, 1, kBlock, 1, 1, 0, stream, args, nullptr),
                   "launching the input generator");
+}
+
+void WorkerKernels::block_stream(const cu::MappedFlags& flags, double timeout_seconds, CUstream stream) {
+  CUdeviceptr device_flags = flags.device();
+  auto timeout_ns = static_cast<unsigned long long>(timeout_seconds * 1e9);
+  void* args[] = {&device_flags, &timeout_ns};
+  TILETUNE_CU_CTX(cuLaunchKernel(block_stream_, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr),
+                  "launching the stream blocker");
 }
 
 void WorkerKernels::launch_reference(const char* function, std::uint64_t count, void** params, CUstream stream) {

@@ -47,6 +47,9 @@ class WorkerKernels {
   [[nodiscard]] double sum(ElementType type, CUdeviceptr x, std::uint64_t count, CUstream stream);
   /// Fills params.count elements at `out` (params.offsets: a device pointer, for csr_columns).
   void generate(CUdeviceptr out, const tiletune_gen::Params& params, CUstream stream);
+  /// Holds `stream` until the host sets flags' flag 0 (or timeout_seconds pass on the GPU,
+  /// which then sets flag 1): tiletune_block_stream, nvbench's blocking_kernel.
+  void block_stream(const cu::MappedFlags& flags, double timeout_seconds, CUstream stream);
   /// Launches the reference kernel `function` (an extern "C" name of reference_kernels.cu.inc)
   /// with a grid-stride grid over `count` elements. Throws Error for an unknown name.
   void launch_reference(const char* function, std::uint64_t count, void** params, CUstream stream);
@@ -59,6 +62,7 @@ class WorkerKernels {
   CUfunction compare_[7] = {};
   CUfunction sum_[7] = {};
   CUfunction generate_ = nullptr;
+  CUfunction block_stream_ = nullptr;
   std::map<std::string, CUfunction, std::less<>> references_;
   cu::DeviceBuffer compare_result_{3 * sizeof(std::uint64_t)};
   cu::DeviceBuffer partials_;
