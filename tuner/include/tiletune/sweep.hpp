@@ -96,7 +96,8 @@ struct SweepOptions {
   /// One device: after each problem's search (when it measured anything and a time budget is
   /// not spent), its top confirm_finalists configs by the objective are measured again in
   /// confirm_rounds interleaved rounds, and each is recorded as its median round (or its first
-  /// failed round): a config measured once can win by a moment of the GPU's drifting state.
+  /// failed round): a config measured once can win by its moment alone (what a config measures
+  /// drifts over seconds). At most 3 passes (kMaxConfirmPasses) and the search's trial count.
   /// 0 finalists: none.
   std::size_t confirm_finalists = 3;
   int confirm_rounds = 3;

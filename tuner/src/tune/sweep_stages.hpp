@@ -231,9 +231,10 @@ class GpuEvaluator final : public Evaluator {
 
 /// The confirmation of a problem's finalists on one device: each is measured `rounds` more
 /// times, a round of all of them after another (each round starting one finalist later), so
-/// that every finalist meets the same GPU: the state of a GPU drifts over seconds (on the
-/// H200, a 9 us reduction ran 10 % faster for 2 s of one sweep), and a config measured once, in
-/// its moment, can win by its moment alone. Each finalist is recorded as its median round by
+/// that every finalist meets the same moments: what a config measures drifts over seconds (on
+/// the H200, a 9 us reduction ran 10 % faster for 2 s of one sweep, mostly the host's launch
+/// latency, which the stream blocker of the samples now removes; the GPU's clocks and
+/// temperature drift too), and a config measured once, in its moment, can win by its moment alone. Each finalist is recorded as its median round by
 /// the objective, or as its first failed round when one fails (a kernel that fails once is no
 /// winner), and reported once through stages.on_trial with SweepTrial::finalist set. Returns
 /// the trials measured (rounds x finalists).
