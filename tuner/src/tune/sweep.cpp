@@ -1,8 +1,9 @@
 // run_sweep: a pipeline of named stages per problem. Plan the work (the domain and what the
 // cache knows) -> run_search over a GpuEvaluator, which compiles ahead (CompileAhead), measures
 // in the worker (WorkerSession) and writes each trial as it completes (TrialRecorder) -> the
-// finalists measured again in interleaved rounds (confirm_finalists) -> rank from the cache. The search loop is the one a replay runs (strategy/run_search.cpp), so a
-// replay of a recording is a faithful simulation of a sweep.
+// finalists measured again in interleaved rounds (confirm_problem) -> rank from the cache. The
+// search loop is the one a replay runs (strategy/run_search.cpp), so a replay of a recording is
+// a faithful simulation of a sweep.
 #include "tiletune/sweep.hpp"
 
 #include <fmt/format.h>
@@ -168,6 +169,24 @@ std::uint64_t problem_limit(const SearchBudget& budget, const ProblemWork& work)
   return budget.evaluations ? std::min(work.unknown, *budget.evaluations) : work.unknown;
 }
 
+namespace {
+
+/// Stage 3 of problem p, whose search measured `evaluated` trials: its finalists confirmed
+/// (confirm_problem), in at most as many trials as the search measured (at least one pass), so
+/// that a drift that made many configs look fast costs at most a second search.
+void confirm_stage(const SweepStages& stages, const CacheDb& db, const SweepOptions& options, const ProblemWork& work,
+                   std::size_t p, std::uint64_t evaluated, SweepReport& report) {
+  if (options.confirm_finalists == 0 || options.confirm_rounds <= 0) return;
+  const std::uint64_t pass = options.confirm_finalists * static_cast<std::uint64_t>(options.confirm_rounds);
+  const Confirmation c = confirm_problem(stages, db, report.device.uuid, work, p, options.confirm_finalists,
+                                         options.confirm_rounds, std::max(pass, evaluated));
+  report.confirmation_trials += c.trials;
+  if (c.trials > 0) report.confirm_rounds = options.confirm_rounds;
+  report.problems[p].confirmed = c.finalists;
+}
+
+}  // namespace
+
 }  // namespace sweep_detail
 
 using namespace sweep_detail;
@@ -230,7 +249,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
       report.energy_note = t.result->energy_note;
     ++report.counts[static_cast<std::size_t>(t.status)];
     ++progress.done;
-    progress.total = std::max(progress.total, progress.done);  // a confirmation's further passes
+    progress.total = std::max(progress.total, progress.done);  // the finalists' confirmations come on top
     ++progress.counts[static_cast<std::size_t>(t.status)];
     progress.current = fmt::format("{} {}", format_problem(space, problems[t.problem]), format_config(space, t.config));
     progress.elapsed_seconds = seconds_since(start);
@@ -248,17 +267,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     ProblemOutcome& outcome = report.problems[p];
     // Stage 3: the finalists measured again, when this run measured anything and time is left.
     const bool out_of_time = choice.budget.seconds && seconds_since(start) >= *choice.budget.seconds;
-    if (trace.evaluated > 0 && !out_of_time && options.confirm_finalists > 0) {
-      // At most as many trials as the search measured (at least one pass): a drift that made
-      // many configs look fast costs at most a second search.
-      const std::uint64_t pass = options.confirm_finalists * static_cast<std::uint64_t>(std::max(options.confirm_rounds, 0));
-      progress.total += options.confirm_finalists;  // one line per finalist and pass: the first pass's
-      const Confirmation c = confirm_problem(stages, db, report.device.uuid, work[p], p, options.confirm_finalists,
-                                             options.confirm_rounds, std::max(pass, trace.evaluated));
-      report.confirmation_trials += c.trials;
-      if (c.trials > 0) report.confirm_rounds = options.confirm_rounds;
-      outcome.confirmed = c.finalists;
-    }
+    if (trace.evaluated > 0 && !out_of_time) confirm_stage(stages, db, options, work[p], p, trace.evaluated, report);
     outcome.evaluations = trace.evaluated;
     outcome.resumed = trace.resumed;
     outcome.budget_reached = trace.budget_exhausted;
