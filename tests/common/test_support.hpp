@@ -5,6 +5,8 @@
 #include <functional>
 #include <string>
 
+#include "tiletune/device.hpp"
+
 namespace tiletune::testing {
 
 /// A fresh directory under the system temp dir, removed with everything in it at scope exit.
@@ -21,6 +23,10 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// An NVIDIA H200 as list_devices() describes one (sm_90, 132 SMs, its launch and per-SM
+/// limits, 141 GiB, 60 MiB of L2, a CUDA 13.0 driver), without a uuid: for tests with no GPU.
+[[nodiscard]] DeviceInfo h200_device_info();
 
 /// The project's root (where configs/ and kernels/ are).
 [[nodiscard]] std::filesystem::path source_dir();

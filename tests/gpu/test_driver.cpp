@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpu/driver.hpp"
+#include "test_support.hpp"
 #include "tiletune/device.hpp"
 
 namespace tiletune {
@@ -156,22 +157,7 @@ TEST(Device, UuidLikeNvidiaSmi) {
 }
 
 TEST(Device, LimitsFromInfo) {
-  DeviceInfo info;
-  info.name = "NVIDIA H200";
-  info.cc_major = 9;
-  info.sm_count = 132;
-  info.max_threads_per_block = 1024;
-  info.max_threads_per_sm = 2048;
-  info.max_blocks_per_sm = 32;
-  info.regs_per_block = 65536;
-  info.regs_per_sm = 65536;
-  info.warp_size = 32;
-  info.shared_per_block = 49152;
-  info.shared_per_block_optin = 232448;
-  info.shared_per_sm = 233472;
-  info.reserved_shared_per_block = 1024;
-  info.max_block_dim = {1024, 1024, 64};
-  info.max_grid_dim = {2147483647LL, 65535, 65535};
+  const DeviceInfo info = testing::h200_device_info();
   const DeviceLimits l = device_limits(info);
   EXPECT_EQ(l.name, "NVIDIA H200");
   EXPECT_EQ(l.arch(), 90);

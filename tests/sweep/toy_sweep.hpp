@@ -81,26 +81,9 @@ std::string toy_recording() {
 
 /// An H200 as list_devices() would describe it, with no H200 in sight.
 DeviceInfo fake_h200() {
-  DeviceInfo d;
+  DeviceInfo d = testing::h200_device_info();
   d.name = "Fake H200";
   d.uuid = "GPU-00000000-0000-0000-0000-000000000013";
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.total_memory = 141ull << 30;
-  d.l2_bytes = 60ull << 20;
-  d.max_threads_per_block = 1024;
-  d.max_threads_per_sm = 2048;
-  d.max_blocks_per_sm = 32;
-  d.regs_per_block = 65536;
-  d.regs_per_sm = 65536;
-  d.warp_size = 32;
-  d.shared_per_block = 49152;
-  d.shared_per_block_optin = 232448;
-  d.shared_per_sm = 233472;
-  d.reserved_shared_per_block = 1024;
-  d.max_block_dim = {1024, 1024, 64};
-  d.max_grid_dim = {2147483647LL, 65535, 65535};
-  d.driver_version = 13000;
   return d;
 }
 
