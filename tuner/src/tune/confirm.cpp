@@ -83,12 +83,13 @@ Confirmation confirm_problem(const SweepStages& stages, const CacheDb& db, const
                              const ProblemWork& work, std::size_t problem_index, std::size_t finalists, int rounds,
                              std::uint64_t max_trials) {
   Confirmation c;
+  if (rounds <= 0) return c;
   std::set<std::size_t> confirmed;
   for (int pass = 0; pass < kMaxConfirmPasses; ++pass) {
     const std::vector<std::size_t> points = finalist_points(stages, db, device_uuid, work, finalists);
     const bool all_confirmed =
         std::all_of(points.begin(), points.end(), [&](std::size_t p) { return confirmed.contains(p); });
-    if (points.empty() || all_confirmed || rounds <= 0) break;
+    if (points.empty() || all_confirmed) break;
     if (c.trials + points.size() * static_cast<std::uint64_t>(rounds) > max_trials) break;
     c.trials += confirm_finalists(stages, work, problem_index, points, rounds);
     confirmed.insert(points.begin(), points.end());
