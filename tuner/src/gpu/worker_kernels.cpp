@@ -1,6 +1,6 @@
-// The GPU worker's own kernels: one program (generators, comparison, sum, references), prebuilt
-// or compiled for the device at start, and the launches that use it. Grids are grid-stride: enough blocks to fill
-// the device (16 per SM), not one per 256 elements.
+// The GPU worker's own kernels: one program (generators, comparison, sum, references, the
+// stream blocker), prebuilt or compiled for the device at start, and the launches that use it.
+// Grids are grid-stride: enough blocks to fill the device (16 per SM), not one per 256 elements.
 #include "gpu/worker_kernels.hpp"
 
 #include <algorithm>
