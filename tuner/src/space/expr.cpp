@@ -470,9 +470,12 @@ class Parser {
 // A null impl_ (default-constructed or moved-from Expr) stands for Impl::zero(), the constant 0.
 struct Expr::Impl {
   std::string text;
-  Program prog;
+  Program prog;  // of a Python expression: only vars (its free names), no code
   std::size_t values_needed = 0;  // 1 + the highest slot bound
   bool bound = false;
+  std::shared_ptr<const py::Program> python;  // a parse_python expression
+  std::vector<std::size_t> python_slots;        // per free name: its slot, after bind()
+  std::vector<SlotDecoding> python_decodings;   // per free name: how its slot's value decodes
 
   static const Impl& zero() {
     static const Impl z = [] {
@@ -485,6 +488,27 @@ struct Expr::Impl {
     return z;
   }
 };
+
+// A Python expression's value for one set of slot values: each free name decoded from its slot
+// (an integer as itself, a real or text param through its labels), then a bool, int or whole
+// float as the integer.
+std::int64_t Expr::eval_python(const Impl& m, std::span<const std::int64_t> values) {
+  std::vector<py::Value> free;
+  free.reserve(m.python_slots.size());
+  for (std::size_t i = 0; i < m.python_slots.size(); ++i) {
+    const i64 raw = values[m.python_slots[i]];
+    const SlotDecoding& table = m.python_decodings[i];
+    if (!table) {
+      free.push_back(py::Value::integer(raw));
+    } else if (raw < 0 || static_cast<std::size_t>(raw) >= table->size()) {
+      throw EvalError("'" + m.text + "': the value index " + std::to_string(raw) + " of '" + m.prog.vars[i].name +
+                      "' is out of range");
+    } else {
+      free.push_back((*table)[static_cast<std::size_t>(raw)]);
+    }
+  }
+  return py::to_integer(m.python->eval(free), "'" + m.text.substr(0, 80) + "'");
+}
 
 Expr::Expr() = default;
 Expr::~Expr() = default;
@@ -519,6 +543,21 @@ Expr Expr::constant(std::int64_t v) {
   return e;
 }
 
+Expr Expr::parse_python(std::string_view text) {
+  auto impl = std::make_unique<Impl>();
+  impl->python = std::make_shared<const py::Program>(py::Program::parse(text));
+  impl->text = std::string(text);
+  const std::vector<std::string>& names = impl->python->free_names();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    impl->prog.vars.push_back({names[i], static_cast<std::uint32_t>(impl->python->free_name_offset(i))});
+  impl->bound = names.empty();
+  Expr e;
+  e.impl_ = std::move(impl);
+  return e;
+}
+
+bool Expr::is_python() const noexcept { return impl_ && impl_->python; }
+
 const std::string& Expr::text() const noexcept { return (impl_ ? *impl_ : Impl::zero()).text; }
 
 std::vector<std::string> Expr::variables() const {
@@ -530,7 +569,7 @@ std::vector<std::string> Expr::variables() const {
 
 bool Expr::is_constant() const { return !impl_ || impl_->prog.vars.empty(); }
 
-void Expr::bind(std::span<const std::string> slots) {
+void Expr::bind(std::span<const std::string> slots, std::span<const SlotDecoding> decodings) {
   if (!impl_) return;
   Impl& m = *impl_;
   // Resolve everything before changing anything, so a failed bind leaves the old binding.
@@ -559,6 +598,13 @@ void Expr::bind(std::span<const std::string> slots) {
   }
   for (Instr& in : m.prog.code)
     if (in.op == Op::Var) in.arg = slot_of[in.aux];
+  if (m.python) {
+    m.python_slots.assign(slot_of.begin(), slot_of.end());
+    m.python_decodings.clear();
+    for (const i64 slot : slot_of)
+      m.python_decodings.push_back(static_cast<std::size_t>(slot) < decodings.size() ? decodings[static_cast<std::size_t>(slot)]
+                                                                                      : nullptr);
+  }
   m.values_needed = needed;
   m.bound = true;
 }
@@ -574,6 +620,7 @@ std::int64_t Expr::eval(std::span<const std::int64_t> values) const {
   if (values.size() < m.values_needed)
     throw EvalError("'" + m.text + "' needs " + std::to_string(m.values_needed) +
                     " values, got " + std::to_string(values.size()));
+  if (m.python) return eval_python(m, values);
 
   // The parser bounded the depth by kMaxStack, so no push can overflow this.
   std::array<i64, kMaxStack> stack;
