@@ -56,12 +56,14 @@ struct Rejection {
   std::string reason;            ///< "BLOCK_ROWS <= TILE is false" or the EvalError text
 };
 
-/// Walks the product in a deterministic order (the last param varies fastest).
+/// Walks the product in a deterministic order (the last param varies fastest); with an
+/// `allowed:` list, walks its configs in that same order instead.
 class Enumerator {
  public:
   Enumerator(const Space& space, Problem problem);
 
-  /// Size of the product before constraints (saturates at UINT64_MAX).
+  /// Size of the product before constraints (saturates at UINT64_MAX); with an allowed list,
+  /// the number of configs it lists.
   [[nodiscard]] std::uint64_t product_size() const noexcept { return product_size_; }
 
   /// The next config that passes every constraint, or nullopt at the end.
@@ -73,13 +75,15 @@ class Enumerator {
   /// Points whose constraint evaluation raised an error (counted as not kept).
   [[nodiscard]] std::uint64_t errored() const noexcept { return errored_; }
 
-  /// Checks one config against the constraints; nullopt when it passes.
+  /// Checks one config against the allowed list and the constraints; nullopt when it passes.
+  /// A config an allowed list lacks has constraint_index == constraints.size().
   [[nodiscard]] std::optional<Rejection> check(const Config& config) const;
 
  private:
   const Space* space_;
   Problem problem_;
   std::vector<std::size_t> odometer_;
+  std::size_t allowed_next_ = 0;  // with an allowed list: the next of its configs
   std::vector<std::int64_t> slots_;
   std::uint64_t product_size_ = 0;
   std::uint64_t visited_ = 0;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -226,6 +227,25 @@ struct Constraint {
   LocatedExpr condition;    ///< a config is kept when this is non-zero
 };
 
+/// The configs an `allowed:` file lists: only these are enumerated (those that pass the
+/// constraints too). What a Python callable allowed (a Kernel Tuner restriction function), or a
+/// value derived per config, reaches the engine this way.
+struct AllowedConfigs {
+  std::filesystem::path file;        ///< resolved
+  std::size_t width = 0;             ///< values per config: the number of params
+  /// The configs' values (Config values, `width` per config) in enumeration order, no repeats.
+  std::vector<std::int64_t> values;
+  std::vector<std::uint32_t> by_value;  ///< config numbers sorted by their values
+  SourceLocation where;
+  [[nodiscard]] std::size_t size() const noexcept { return by_value.size(); }
+  /// The values of config i (in enumeration order).
+  [[nodiscard]] std::span<const std::int64_t> config(std::size_t i) const noexcept {
+    return {values.data() + i * width, width};
+  }
+  /// True when `config_values` (a Config's) is listed.
+  [[nodiscard]] bool contains(std::span<const std::int64_t> config_values) const;
+};
+
 /// A validated search space. Every expression is bound to variable_names().
 struct Space {
   std::filesystem::path yaml_path;   ///< the file it was loaded from (absolute)
@@ -235,6 +255,7 @@ struct Space {
   std::vector<Axis> problem;         ///< problem sizes: runtime values, keys of the cache
   std::vector<Axis> params;          ///< tunables: each is passed as -DNAME=value
   std::vector<Constraint> constraints;
+  std::optional<AllowedConfigs> allowed;  ///< `allowed:`: the only configs enumerated
   LaunchSpec launch;
   std::vector<BufferSpec> buffers;
   std::vector<GlobalSpec> globals;   ///< module symbols filled before the launches

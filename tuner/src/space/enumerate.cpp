@@ -143,10 +143,14 @@ Enumerator::Enumerator(const Space& space, Problem problem)
       product_size_ *= n;
     }
   }
+  if (space.allowed) product_size_ = space.allowed->size();
   done_ = product_size_ == 0;
 }
 
 std::optional<Rejection> Enumerator::check(const Config& config) const {
+  if (space_->allowed && !space_->allowed->contains(config.values))
+    return Rejection{space_->constraints.size(),
+                     "not listed in the allowed configs (" + space_->allowed->file.filename().string() + ")"};
   std::vector<std::int64_t> values = slot_values(problem_, config);
   for (std::size_t i = 0; i < space_->constraints.size(); ++i) {
     const LocatedExpr& c = space_->constraints[i].condition;
@@ -163,17 +167,23 @@ std::optional<Config> Enumerator::next() {
   const std::size_t base = space_->problem.size();
   const std::size_t n = space_->params.size();
   while (!done_) {
-    for (std::size_t i = 0; i < n; ++i) slots_[base + i] = space_->params[i].values[odometer_[i]];
-    // Advance the odometer now so that a `return` below leaves it on the next point.
-    std::size_t k = n;
-    done_ = true;
-    while (k > 0) {
-      --k;
-      if (++odometer_[k] < space_->params[k].values.size()) {
-        done_ = false;
-        break;
+    if (space_->allowed) {
+      const auto listed = space_->allowed->config(allowed_next_);
+      std::copy(listed.begin(), listed.end(), slots_.begin() + static_cast<std::ptrdiff_t>(base));
+      done_ = ++allowed_next_ == space_->allowed->size();
+    } else {
+      for (std::size_t i = 0; i < n; ++i) slots_[base + i] = space_->params[i].values[odometer_[i]];
+      // Advance the odometer now so that a `return` below leaves it on the next point.
+      std::size_t k = n;
+      done_ = true;
+      while (k > 0) {
+        --k;
+        if (++odometer_[k] < space_->params[k].values.size()) {
+          done_ = false;
+          break;
+        }
+        odometer_[k] = 0;
       }
-      odometer_[k] = 0;
     }
     ++visited_;
     bool keep = true;

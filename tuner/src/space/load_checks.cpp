@@ -207,6 +207,10 @@ void SpaceLoader::check_config_in_space(const std::vector<std::int64_t>& config,
                    return v;
                  }()));
   }
+  if (space_.allowed && !space_.allowed->contains(config))
+    yaml_.fail(mark, label + ": the config is not listed in the allowed configs (" +
+                         excerpt(space_.allowed->file.filename().string()) + ")",
+               "choose a config the file lists, or add it there");
   // The constraints, for every problem of the space (they may involve problem sizes).
   const Config c{config};
   for (const Problem& problem : all_problems(space_)) {

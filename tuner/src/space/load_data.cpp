@@ -60,10 +60,12 @@ std::vector<std::string_view> names_of(const TypeName (&table)[N]) {
 bool is_integer_type(ElementType t) { return !is_floating(t); }
 
 // A count of vectors as a count of their elements: "N" of float2 is "(N) * 2".
-LocatedExpr vector_count(LocatedExpr count, int lanes, std::span<const std::string> slots) {
+LocatedExpr vector_count(LocatedExpr count, int lanes, std::span<const std::string> slots,
+                         std::span<const Expr::SlotDecoding> decodings) {
   if (lanes == 1) return count;
-  Expr scaled = Expr::parse("(" + count.expr.text() + ") * " + std::to_string(lanes));
-  scaled.bind(slots);
+  const std::string scaled_text = "(" + count.expr.text() + ") * " + std::to_string(lanes);
+  Expr scaled = count.expr.is_python() ? Expr::parse_python(scaled_text) : Expr::parse(scaled_text);
+  scaled.bind(slots, decodings);
   return LocatedExpr{std::move(scaled), count.where};
 }
 
@@ -265,7 +267,7 @@ void SpaceLoader::read_buffers(const YamlValue& v) {
     int lanes = 1;
     if (const YamlEntry* f = find(fields, "type")) b.type = read_type(f->value, b.type_param, false, &lanes);
     const YamlEntry& count = require(fields, e.value, "count", "count: N*N");
-    b.count = vector_count(read_expr(count.value), lanes, names_);
+    b.count = vector_count(read_expr(count.value), lanes, names_, slot_decodings_);
     if (auto c = constant(b.count, count.value); c && *c < 1)
       yaml_.fail(count.value, count.value.name() + " is " + std::to_string(*c) + "; a buffer holds at least one element",
                  "count is the number of elements, for example N*N");
@@ -297,7 +299,7 @@ void SpaceLoader::read_globals(const YamlValue& v) {
     int lanes = 1;
     if (const YamlEntry* f = find(fields, "type")) g.type = read_type(f->value, g.type_param, false, &lanes);
     const YamlEntry& count = require(fields, e.value, "count", "count: 81");
-    g.count = vector_count(read_expr(count.value), lanes, names_);
+    g.count = vector_count(read_expr(count.value), lanes, names_, slot_decodings_);
     if (auto c = constant(g.count, count.value); c && *c < 1)
       yaml_.fail(count.value, count.value.name() + " is " + std::to_string(*c) + "; a global holds at least one element",
                  "count is the number of elements of the variable");

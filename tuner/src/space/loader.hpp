@@ -48,10 +48,22 @@ class SpaceLoader {
   [[nodiscard]] std::vector<Axis> read_axes(const YamlValue& v, bool params);
   void read_values(const YamlValue& v, Axis& axis) const;
   [[nodiscard]] std::vector<std::int64_t> read_range(const YamlValue& v) const;
-  void check_counts(const YamlEntry& problem, const YamlEntry& params) const;
+  /// The product of the params (unless `listed`: an allowed list bounds the work) and of the
+  /// problem sizes against the limits.
+  void check_counts(const YamlEntry& problem, const YamlEntry& params, bool listed) const;
   [[nodiscard]] LocatedExpr read_expr(const YamlValue& v, bool allow_bool = false) const;
   [[nodiscard]] LocatedExpr read_expr_in(const YamlValue& v, std::span<const std::string> slots,
                                          bool allow_bool = false) const;
+  /// The text of `{python: "TEXT"}` (space.cpp).
+  [[nodiscard]] YamlValue python_text(const YamlValue& v) const;
+  /// The hint of a message about a Python expression: what it may use.
+  [[nodiscard]] std::string python_hint() const;
+  /// `{python: "[...]"}` as an axis' values: ints, numbers or words (space.cpp).
+  void read_python_values(const YamlValue& v, Axis& axis) const;
+  /// How Python expressions see each slot of names_: real and text params through their labels.
+  void make_slot_decodings();
+  /// `allowed: {file: allowed.csv}` (load_allowed.cpp).
+  void read_allowed(const YamlValue& v);
   [[nodiscard]] std::optional<std::int64_t> constant(const LocatedExpr& e, const YamlValue& v) const;
   void read_dims(const YamlValue& v, LocatedExpr (&dims)[3], std::span<const std::string> slots) const;
   [[nodiscard]] LaunchSpec read_launch(const YamlValue& v, std::span<const std::string> slots) const;
@@ -89,6 +101,7 @@ class SpaceLoader {
   Space space_;
   std::vector<std::string> names_;             // variable slots, once problem and params are read
   std::vector<std::string> non_integer_names_; // real and text params: not usable in expressions
+  std::vector<Expr::SlotDecoding> slot_decodings_;  // per slot of names_, for Python expressions
   std::vector<YAML::Mark> buffer_marks_;       // where each buffer was declared
   std::vector<YAML::Mark> param_marks_;        // where each param was declared
   std::vector<YAML::Mark> problem_marks_;

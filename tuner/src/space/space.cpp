@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
@@ -118,16 +119,29 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"kernel",  "source", "entry",       "options", "problem_defines",
                                          "problem", "params", "constraints", "launch",  "buffers",
-                                         "globals", "args",   "verify",      "metrics", "default"};
+                                         "globals", "args",   "verify",      "metrics", "default",
+                                         "allowed"};
 constexpr std::string_view kLaunchKeys[] = {"grid", "block", "shared_bytes"};
 constexpr std::string_view kMetricKeys[] = {"bytes", "flops"};
 constexpr std::string_view kRangeKeys[] = {"from", "to", "step", "pow2"};
+constexpr std::string_view kPythonKeys[] = {"python"};
+constexpr const char* kPythonHint =
+    "a {python: \"...\"} expression is Python 3 (true division /, floor division //, **, and/or/not, "
+    "chained comparisons, a if c else b, comprehensions) over the problem sizes and params; it may call ";
 
 constexpr const char* kValuesHint =
     "give a list such as [16, 32, 64] (or words such as [float, double], or numbers such as "
     "[0.5, 1.5]), one value, a range {from: 1, to: 32, step: 1} or powers of two {pow2: [16, 1024]}";
 
 bool is_pow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// True when v is a map with the scalar key `key` (without touching the node).
+bool has_key(const YamlValue& v, std::string_view key) {
+  if (!v.is_map()) return false;
+  for (const auto& kv : v.node)
+    if (kv.first.IsScalar() && kv.first.Scalar() == key) return true;
+  return false;
+}
 
 std::string decimal(std::uint64_t v) {
   // 1e+12 reads better than 1000000000000 in a message about size.
@@ -199,10 +213,11 @@ Space SpaceLoader::load() {
     yaml_.fail(params.value, "params is empty: there is nothing to tune",
                "add at least one tunable, for example 'TILE: [16, 32, 64]'");
   space_.params = read_axes(params.value, true);
-  check_counts(problem ? *problem : params, params);
+  check_counts(problem ? *problem : params, params, find(top, "allowed") != nullptr);
   names_ = space_.variable_names();
   for (const Axis& a : space_.params)
     if (a.kind != AxisKind::integer) non_integer_names_.push_back(a.name);
+  make_slot_decodings();
 
   if (const YamlEntry* e = find(top, "options"); e && !e->value.is_null()) read_options(e->value);
   if (const YamlEntry* e = find(top, "constraints"); e && !e->value.is_null()) {
@@ -210,6 +225,7 @@ Space SpaceLoader::load() {
                                              "write one expression per line, each after '- '"))
       space_.constraints.push_back(Constraint{read_expr(item, true)});
   }
+  if (const YamlEntry* e = find(top, "allowed")) read_allowed(e->value);
 
   space_.launch = read_launch(
       require(top, root, "launch", "launch: {grid: [\"ceil_div(N, TILE)\"], block: [TILE]}").value, names_);
@@ -360,6 +376,10 @@ const char* kind_name(ValueKind k) {
 
 void SpaceLoader::read_values(const YamlValue& v, Axis& axis) const {
   if (v.is_null()) yaml_.fail(v, v.name() + " has no values", kValuesHint);
+  if (has_key(v, "python")) {
+    read_python_values(v, axis);
+    return;
+  }
   if (v.is_map()) {
     axis.values = read_range(v);
     return;
@@ -490,14 +510,15 @@ std::vector<std::int64_t> SpaceLoader::read_range(const YamlValue& v) const {
   return values;
 }
 
-void SpaceLoader::check_counts(const YamlEntry& problem, const YamlEntry& params) const {
+void SpaceLoader::check_counts(const YamlEntry& problem, const YamlEntry& params, bool listed) const {
   // Counted, not walked: a space of 10^12 points is refused before anything enumerates it.
   auto product = [](const std::vector<Axis>& axes) {
     std::uint64_t n = 1;
     for (const Axis& a : axes) n = a.values.size() != 0 && n > UINT64_MAX / a.values.size() ? UINT64_MAX : n * a.values.size();
     return n;
   };
-  if (const std::uint64_t points = product(space_.params); points > kMaxPoints)
+  // With an allowed list only its configs are enumerated: the product does not bound the work.
+  if (const std::uint64_t points = product(space_.params); points > kMaxPoints && !listed)
     yaml_.fail(params.key_mark,
                "the params span " + decimal(points) + " points, more than tiletune enumerates (" +
                    decimal(kMaxPoints) + ")",
@@ -516,24 +537,33 @@ LocatedExpr SpaceLoader::read_expr_in(const YamlValue& v, std::span<const std::s
   if (v.is_null())
     yaml_.fail(v, v.name() + ": expected an expression, got nothing",
                "write an integer or an expression such as 'ceil_div(N, TILE)'");
-  if (!v.is_scalar()) yaml_.fail_type(v, "an expression", "write an integer or an expression such as 'N*N'");
-  const std::string text = v.text();
-  LocatedExpr out{Expr(), yaml_.at(v.mark)};
-  if (allow_bool && v.is_plain() && (text == "true" || text == "false")) {
+  // {python: "..."}: the same place, in Python.
+  const bool python = v.is_map();
+  const YamlValue source = python ? python_text(v) : v;
+  if (!source.is_scalar()) yaml_.fail_type(source, "an expression", "write an integer or an expression such as 'N*N'");
+  const std::string text = source.text();
+  LocatedExpr out{Expr(), yaml_.at(source.mark)};
+  if (!python && allow_bool && v.is_plain() && (text == "true" || text == "false")) {
     out.expr = Expr::constant(text == "true" ? 1 : 0);
     return out;
   }
   const std::vector<std::string> slot_names(slots.begin(), slots.end());
   try {
-    out.expr = Expr::parse(text);
+    out.expr = python ? Expr::parse_python(text) : Expr::parse(text);
   } catch (const ExprSyntaxError& e) {
+    if (python)
+      throw SpaceError(yaml_.at_offset(source, e.offset()),
+                       source.name() + ": Python expression '" + excerpt(text) + "': " + e.what(), python_hint());
     throw SpaceError(yaml_.at_offset(v, e.offset()),
                      v.name() + ": syntax error in expression '" + excerpt(text) + "': " + e.what(),
                      "expressions are C-like over 64-bit integers: + - * / % comparisons "
-                     "&& || ! ?: and " + join_names(kFunctions));
+                     "&& || ! ?: and " + join_names(kFunctions) + "; or write {python: \"...\"}");
   }
+  // Python sees real and text params as their values; tiletune's own expressions see integers.
+  const bool all_names = slots.data() == names_.data() && slots.size() == names_.size();
   try {
-    out.expr.bind(slots);
+    out.expr.bind(slots, all_names ? std::span<const Expr::SlotDecoding>(slot_decodings_)
+                                   : std::span<const Expr::SlotDecoding>());
   } catch (const ExprSyntaxError& e) {
     // Name the culprit ourselves (the identifier at the offset), so that the message reads
     // like every other did-you-mean of the loader.
@@ -548,19 +578,110 @@ LocatedExpr SpaceLoader::read_expr_in(const YamlValue& v, std::span<const std::s
           break;
         }
     }
-    std::string what = v.name() + ": unknown name '" + excerpt(name) + "' in expression '" + excerpt(text) + "'";
+    std::string what = source.name() + ": unknown name '" + excerpt(name) + "' in expression '" + excerpt(text) + "'";
     if (auto s = did_you_mean(name, slot_names)) what += "; did you mean '" + *s + "'?";
-    throw SpaceError(yaml_.at_offset(v, e.offset()), what,
+    throw SpaceError(yaml_.at_offset(source, e.offset()), what,
                      "expressions here may use: " + (slot_names.empty() ? std::string("constants only") : join_names(slot_names)));
   }
+  if (python) return out;
   for (const std::string& name : out.expr.variables())
     if (std::find(non_integer_names_.begin(), non_integer_names_.end(), name) != non_integer_names_.end())
       yaml_.fail(v, v.name() + ": '" + name + "' is a " +
                         (space_.params[static_cast<std::size_t>(space_.param_index(name))].kind == AxisKind::real ? "real"
                                                                                                                  : "text") +
                         " param; expressions take integer params and problem sizes only",
-                 "give the choice an integer param, or constrain it through one");
+                 "give the choice an integer param, constrain it through one, or write the expression in Python: "
+                 "{python: \"...\"} sees real and text params as numbers and strings");
   return out;
+}
+
+YamlValue SpaceLoader::python_text(const YamlValue& v) const {
+  if (!has_key(v, "python"))
+    yaml_.fail_type(v, "an expression", "write an expression such as 'N*N', or Python as {python: \"N * N\"}");
+  const Entries es = yaml_.entries(v, kPythonKeys, "an expression, or a map {python: \"...\"}",
+                                   "write an expression such as 'N*N', or Python as {python: \"N * N\"}");
+  const YamlEntry* e = find(es, "python");
+  if (!e) yaml_.fail(v, v.name() + ": a map here must be {python: \"...\"}", "write {python: \"a * b <= 1024\"}");
+  if (!e->value.is_scalar()) yaml_.fail_type(e->value, "Python text", "quote it: {python: \"a * b <= 1024\"}");
+  return e->value;
+}
+
+std::string SpaceLoader::python_hint() const {
+  std::vector<std::string_view> functions(py::function_names().begin(), py::function_names().end());
+  return kPythonHint + join_names(functions) + " (also as math.NAME); names: " +
+         (names_.empty() ? std::string("none") : join_names(names_));
+}
+
+void SpaceLoader::read_python_values(const YamlValue& v, Axis& axis) const {
+  const YamlValue source = python_text(v);
+  const std::string text = source.text();
+  py::Value list;
+  try {
+    list = py::eval_constant(text);
+  } catch (const ExprSyntaxError& e) {
+    throw SpaceError(yaml_.at_offset(source, e.offset()),
+                     source.name() + ": Python values '" + excerpt(text) + "': " + e.what(), python_hint());
+  } catch (const EvalError& e) {
+    yaml_.fail(source, source.name() + ": Python values '" + excerpt(text) + "': " + e.what(),
+               "the text must evaluate to a list such as [2**i for i in range(6)]");
+  }
+  if (list.kind() != py::Value::Kind::list)
+    yaml_.fail(source, source.name() + ": '" + excerpt(text) + "' is " + excerpt(list.repr()) + ", not a list",
+               "values in Python are a list: [16, 32], list(range(32, 1025, 32)), [2**i for i in range(6)]");
+  const py::Value::List& items = list.as_list();
+  if (items.empty()) yaml_.fail(source, v.name() + " has no values (the Python list is empty)", kValuesHint);
+  if (items.size() > kMaxAxisValues)
+    yaml_.fail(source, v.name() + " has " + std::to_string(items.size()) + " values, more than " + std::to_string(kMaxAxisValues),
+               "an axis is a short list: use fewer values");
+  const auto all = [&](auto pred) { return std::all_of(items.begin(), items.end(), pred); };
+  const auto fail_item = [&](const py::Value& item, const std::string& why) {
+    yaml_.fail(source, v.name() + ": the value " + excerpt(item.repr()) + " " + why, kValuesHint);
+  };
+  for (const py::Value& item : items)
+    if (item.kind() == py::Value::Kind::boolean || item.kind() == py::Value::Kind::none ||
+        item.kind() == py::Value::Kind::list)
+      fail_item(item, "is not an integer, a number or a word (write booleans as 0 and 1)");
+  if (all([](const py::Value& x) { return x.kind() == py::Value::Kind::integer; })) {
+    std::unordered_set<std::int64_t> seen;
+    for (const py::Value& item : items) {
+      if (!seen.insert(item.as_int()).second) fail_item(item, "is listed twice");
+      axis.values.push_back(item.as_int());
+    }
+    return;
+  }
+  const bool numbers = all([](const py::Value& x) { return x.is_number(); });
+  if (!numbers && !all([](const py::Value& x) { return x.kind() == py::Value::Kind::text; }))
+    fail_item(items.front(), "is among values of another kind: the values of one axis are all integers, all numbers or all words");
+  axis.kind = numbers ? AxisKind::real : AxisKind::text;
+  std::unordered_set<std::string> seen;
+  std::vector<double> reals;
+  for (const py::Value& item : items) {
+    const std::string label = item.str();
+    if (label.empty() || label.size() > kMaxTextValue || label.find_first_of("\n\r") != std::string::npos)
+      fail_item(item, "is not one line of 1 to " + std::to_string(kMaxTextValue) + " characters");
+    if (numbers) {
+      if (!std::isfinite(item.as_real())) fail_item(item, "is not finite");
+      if (std::find(reals.begin(), reals.end(), item.as_real()) != reals.end() && reals.size() < 4096)
+        fail_item(item, "is listed twice");
+      reals.push_back(item.as_real());
+    }
+    if (!seen.insert(label).second) fail_item(item, "is listed twice");
+    axis.values.push_back(static_cast<std::int64_t>(axis.labels.size()));
+    axis.labels.push_back(label);
+  }
+}
+
+void SpaceLoader::make_slot_decodings() {
+  slot_decodings_.assign(names_.size(), nullptr);
+  for (std::size_t i = 0; i < space_.params.size(); ++i) {
+    const Axis& a = space_.params[i];
+    if (a.kind == AxisKind::integer) continue;
+    auto table = std::make_shared<std::vector<py::Value>>();
+    for (const std::string& label : a.labels)
+      table->push_back(a.kind == AxisKind::real ? py::Value::real(a.real_of(static_cast<std::int64_t>(table->size())))
+                                                : py::Value::text(label));
+    slot_decodings_[space_.problem.size() + i] = std::move(table);
+  }
 }
 
 std::optional<std::int64_t> SpaceLoader::constant(const LocatedExpr& e, const YamlValue& v) const {
