@@ -105,6 +105,17 @@ TEST(SpacePython, LaunchAndCountsInPython) {
   EXPECT_EQ(s.buffers[0].count.expr.eval(slots), 2048);
 }
 
+TEST(SpacePython, OptionPiecesInPython) {
+  Files f;
+  const Space s = load(f, space_text("  BX: [48, 64]\n  T: [float, half]\n", "",
+                                     "options: [\"-DG=${python: ceil(N / BX)}\", \"-DW=${python: 2 if T == 'half' else 4}\"]\n"));
+  const std::vector<std::int64_t> slots{1024, 48, 1};  // T = half
+  EXPECT_EQ(expand_option(s.compile_options[0], slots), "-DG=22");
+  EXPECT_EQ(expand_option(s.compile_options[1], slots), "-DW=2");
+  const SpaceError e = load_error(f, space_text("  BX: [48]\n", "", "options: [\"-DG=${python: BX +}\"]\n"));
+  EXPECT_NE(std::string(e.what()).find("bad expression"), std::string::npos) << e.what();
+}
+
 TEST(SpacePython, ValuesFromPython) {
   Files f;
   const Space s = load(f, space_text("  TILE: {python: \"[2**i for i in range(4, 7)]\"}\n"

@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/error.hpp"
@@ -280,6 +282,46 @@ TEST(Replay, TheShippedH200Recordings) {
         if (t.status != TrialStatus::pruned) EXPECT_GT(t.compile_ms + t.measure_ms, 0.0) << t.params;
     }
   }
+}
+
+TEST(ReplayCli, JsonListsTheEvaluationsInTheOrderTheStrategyGotThem) {
+  const auto space = source_dir() / "configs" / "transpose.yaml";
+  const std::string base = quote(cli_path()) + " tune " + quote(space) + " --replay " + quote(shipped("transpose")) +
+                           " --size N=8192 --strategy random --seed 3 --budget 20";
+  const CommandResult table = run_command(base);
+  const CommandResult json = run_command(base + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["kernel"], "transpose");
+  ASSERT_EQ(j["problems"].size(), 1u);
+  const nlohmann::json& p = j["problems"][0];
+  EXPECT_EQ(p["problem"], "N=8192");
+  EXPECT_EQ(p["strategy"], "random");
+  EXPECT_EQ(p["seed"], 3);
+  ASSERT_EQ(p["evaluations"].size(), 20u);
+  // The default config is measured first, as in a sweep; every evaluation names a config of the
+  // recording with its recorded status and time, and the best is the fastest of them.
+  EXPECT_EQ(p["evaluations"][0]["params"], "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
+  const Landscape l = load_landscape(shipped("transpose"));
+  const LandscapeProblem* recorded = l.find_problem("N=8192");
+  ASSERT_NE(recorded, nullptr);
+  double fastest = 1e300;
+  for (const auto& e : p["evaluations"]) {
+    const auto t = std::find_if(recorded->trials.begin(), recorded->trials.end(),
+                                [&](const LandscapeTrial& x) { return x.params == e["params"].get<std::string>(); });
+    ASSERT_NE(t, recorded->trials.end()) << e["params"];
+    EXPECT_EQ(e["status"], std::string(status_name(t->status)));
+    if (t->time_ms) {
+      EXPECT_DOUBLE_EQ(e["time_ms"].get<double>(), *t->time_ms);
+      fastest = std::min(fastest, *t->time_ms);
+    }
+  }
+  EXPECT_DOUBLE_EQ(p["best"]["time_ms"].get<double>(), fastest);
+  EXPECT_EQ(p["optimum"]["params"], "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4");
+  EXPECT_NE(table.output.find(p["best"]["params"].get<std::string>().substr(0, 7)), std::string::npos);
+  const CommandResult misuse = run_command(quote(cli_path()) + " tune " + quote(space) + " --format json");
+  EXPECT_EQ(misuse.exit_code, 2) << misuse.output;
+  EXPECT_NE(misuse.output.find("--format requires --replay"), std::string::npos) << misuse.output;
 }
 
 TEST(ReplayCli, TuneReplaysAndExportWritesALandscape) {

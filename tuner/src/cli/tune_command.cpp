@@ -14,6 +14,8 @@
 #include <cmath>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -23,6 +25,7 @@
 #include "tiletune/landscape.hpp"
 #include "tiletune/replay.hpp"
 #include "tiletune/strategy.hpp"
+#include "tiletune/trial.hpp"
 #include "tiletune/runner.hpp"
 #include "tiletune/sweep.hpp"
 #include "tiletune/worker.hpp"
@@ -52,6 +55,7 @@ struct TuneOptions {
   std::size_t in_flight = 0;  // --replay: 0 is the sweep's width for the strategy and --threads
   std::string objective = "time";
   bool energy = false;
+  std::string format = "table";  // --replay: table, or json (each problem's evaluations in order)
 };
 
 /// Problems from --size: each named size takes the values given (repeat a name for several),
@@ -230,6 +234,34 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
   out << fmt::format("results in {}\n", r.db_path.string());
 }
 
+// One replayed problem as `tune --replay --format json` writes it: the evaluations in the order
+// the strategy got them (the configs' canonical params, as the recording keys them), the best
+// found and the optimum, and the evaluations to 90/95/99 % of the optimum's speed.
+nlohmann::json replay_json(const Space& space, const ReplayProblem& rp, const std::string& strategy, std::uint64_t seed,
+                           std::size_t in_flight, const SearchTrace& trace) {
+  nlohmann::json evaluations = nlohmann::json::array();
+  for (const Evaluation& e : trace.evaluations) {
+    const LandscapeTrial& t = rp.outcomes[e.point];
+    evaluations.push_back({{"params", canonical_config(space, rp.space.configs[e.point])},
+                           {"status", status_name(t.status)},
+                           {"time_ms", e.time ? nlohmann::json(*e.time) : nlohmann::json(nullptr)},
+                           {"cost_s", e.cost_seconds}});
+  }
+  nlohmann::json j = {{"problem", rp.canonical},   {"strategy", strategy},
+                      {"seed", seed},             {"in_flight", in_flight},
+                      {"configs", rp.space.domain.size()}, {"unrecorded", rp.unrecorded},
+                      {"evaluations", std::move(evaluations)}, {"budget_reached", trace.budget_exhausted},
+                      {"cost_s", trace.cost_seconds}};
+  if (trace.best) j["best"] = {{"params", canonical_config(space, rp.space.configs[*trace.best])}, {"time_ms", trace.best_time}};
+  if (rp.optimum) j["optimum"] = {{"params", canonical_config(space, rp.space.configs[*rp.optimum])}, {"time_ms", rp.optimum_ms}};
+  nlohmann::json reached = nlohmann::json::object();
+  for (const double f : {0.90, 0.95, 0.99})
+    if (rp.optimum)
+      if (const auto n = evaluations_to_reach(trace, rp.optimum_ms, f)) reached[fmt::format("{:.2f}", f)] = *n;
+  j["reached"] = std::move(reached);
+  return j;
+}
+
 // `tune --replay`: the strategy against a recording, one problem after another.
 int run_replay(const Space& space, const TuneOptions& o) {
   if (o.objective != "time")
@@ -250,7 +282,12 @@ int run_replay(const Space& space, const TuneOptions& o) {
   }
   const SearchBudget budget = parse_budget(o.budget);
   const Shard shard = resolve_shard(o.plan.shard);
-  std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", o.replay, landscape.kernel,
+  const bool json = o.format == "json";
+  nlohmann::json document = {{"recording", o.replay}, {"kernel", landscape.kernel},
+                             {"device", landscape.header_value("device").value_or("")},
+                             {"problems", nlohmann::json::array()}};
+  if (!json)
+    std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", o.replay, landscape.kernel,
                            landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"),
                            shard.whole() ? "" : ", shard " + format_shard(shard));
   bool found_any = false;
@@ -267,6 +304,11 @@ int run_replay(const Space& space, const TuneOptions& o) {
     SearchRun run = sweep_search_run(rp.space.domain, *s, problem_budget, o.plan.threads);
     if (o.in_flight) run.in_flight = o.in_flight;
     const SearchTrace trace = replay(rp, *s, run);
+    found_any = found_any || trace.best.has_value();
+    if (json) {
+      document["problems"].push_back(replay_json(space, rp, chosen, o.seed + i, run.in_flight, trace));
+      continue;
+    }
     std::cout << fmt::format("\n{} — {} configs recorded{}; strategy {}, seed {}, {} in flight\n", rp.canonical,
                              rp.space.domain.size(),
                              rp.unrecorded ? fmt::format(" ({} configs of the space are not: left out)", rp.unrecorded) : "",
@@ -282,7 +324,6 @@ int run_replay(const Space& space, const TuneOptions& o) {
       std::cout << "  no config of this problem ran in the recording\n";
       continue;
     }
-    found_any = found_any || trace.best.has_value();
     if (trace.best) {
       std::cout << fmt::format("  best found  {:<44} {:.4f} ms = {:.1f} % of the optimum's speed\n",
                                format_config(space, rp.space.configs[*trace.best]), trace.best_time,
@@ -299,6 +340,7 @@ int run_replay(const Space& space, const TuneOptions& o) {
     }
     std::cout << "  reached " << reach << " evaluations\n";
   }
+  if (json) std::cout << document.dump(2) << '\n';
   return found_any ? exit_ok : exit_no_result;
 }
 
@@ -364,9 +406,15 @@ Runner add_tune_command(CLI::App& app) {
       });
   cmd->add_option("--seed", o->seed, "Seed of the strategy, 0 to 2^64-1: the same seed repeats a search (default 1)")
       ->check(whole_number_in(0, UINT64_MAX));
-  cmd->add_option("--replay", o->replay,
-                  "Run the strategy against a recorded landscape (tests/data/landscapes/) instead of the GPU")
-      ->check(CLI::ExistingFile);
+  auto* replay = cmd->add_option("--replay", o->replay,
+                                 "Run the strategy against a recorded landscape (tests/data/landscapes/) instead of "
+                                 "the GPU")
+                     ->check(CLI::ExistingFile);
+  cmd->add_option("--format", o->format,
+                  "With --replay: table (default), or json: each problem's evaluations in the order the strategy "
+                  "got them, its best and the optimum")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->needs(replay);
   cmd->add_option("--in-flight,--batch", o->in_flight,
                   "Replay: configs in flight at once (default: what a sweep keeps for the strategy and --threads: "
                   "4 to 8 for a strategy that learns, else max(32, 4 x threads))")

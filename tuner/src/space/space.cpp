@@ -303,19 +303,25 @@ OptionTemplate SpaceLoader::read_option(const YamlValue& v) const {
       yaml_.fail(v, v.name() + ": '${' without its closing '}' in option '" + excerpt(option.text) + "'",
                  "write an expression as ${N} or ${N * 2}");
     const std::string inner = option.text.substr(i + 2, close - i - 2);
-    LocatedExpr e{Expr(), yaml_.at_offset(v, i + 2)};
+    // ${python: TEXT}: the piece in Python (its value a whole number), like {python: ...} elsewhere.
+    constexpr std::string_view kPythonPrefix = "python:";
+    const bool python = inner.starts_with(kPythonPrefix);
+    const std::size_t skip = python ? kPythonPrefix.size() : 0;
+    LocatedExpr e{Expr(), yaml_.at_offset(v, i + 2 + skip)};
     try {
-      e.expr = Expr::parse(inner);
-      e.expr.bind(names_);
+      e.expr = python ? Expr::parse_python(inner.substr(skip)) : Expr::parse(inner);
+      e.expr.bind(names_, slot_decodings_);
     } catch (const ExprSyntaxError& err) {
       yaml_.fail(v, v.name() + ": bad expression '${" + excerpt(inner) + "}' in option '" + excerpt(option.text) +
                         "': " + err.what(),
-                 "expressions in options use the problem sizes and integer params: " + join_names(names_));
+                 "expressions in options use the problem sizes and integer params: " + join_names(names_) +
+                     "; ${python: ...} takes Python over every param");
     }
-    for (const std::string& name : e.expr.variables())
-      if (std::find(non_integer_names_.begin(), non_integer_names_.end(), name) != non_integer_names_.end())
-        yaml_.fail(v, v.name() + ": '" + name + "' is not an integer param; ${...} takes integer expressions",
-                   "a real or text param reaches the kernel as -D" + name + "=... already");
+    if (!python)
+      for (const std::string& name : e.expr.variables())
+        if (std::find(non_integer_names_.begin(), non_integer_names_.end(), name) != non_integer_names_.end())
+          yaml_.fail(v, v.name() + ": '" + name + "' is not an integer param; ${...} takes integer expressions",
+                     "a real or text param reaches the kernel as -D" + name + "=... already; or write ${python: ...}");
     option.pieces.push_back(std::move(piece));
     piece.clear();
     option.exprs.push_back(std::move(e));
