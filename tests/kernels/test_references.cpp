@@ -10,20 +10,13 @@
 
 #include <gtest/gtest.h>
 
+#include "host_buffer.hpp"
 #include "tiletune/reference.hpp"
 
 namespace tiletune {
 namespace {
 
-template <class T>
-HostBuffer buffer(std::string name, const std::vector<T>& values) {
-  HostBuffer b;
-  b.name = std::move(name);
-  b.type = element_type_of<T>;
-  b.bytes.resize(values.size() * sizeof(T));
-  std::memcpy(b.bytes.data(), values.data(), b.bytes.size());
-  return b;
-}
+using testing::host_buffer;
 
 HostBuffer zeros(std::string name, ElementType type, std::size_t count) {
   HostBuffer b;
@@ -51,7 +44,7 @@ TEST(KernelReferences, ReductionSumsInDouble) {
   for (int i = 0; i < 6; ++i) values.push_back(0x1p-25f);
   values.push_back(-0.5f);
   values.push_back(3.25f);  // 9 values, odd
-  std::vector<HostBuffer> in = {buffer("in", values)};
+  std::vector<HostBuffer> in = {host_buffer("in", values)};
   std::vector<HostBuffer> out = {zeros("out", ElementType::f32, 1)};
   run("reduction", {{"N", 9}}, in, out);
   const double want = 1.0 + 6 * 0x1p-25 - 0.5 + 3.25;
@@ -65,7 +58,7 @@ TEST(KernelReferences, ReductionSumsInDouble) {
 
 TEST(KernelReferences, Stencil1dIsZeroOutsideTheArray) {
   const std::vector<float> values = {1, 2, 3, 4, 5, 6, 7};  // N = 7
-  std::vector<HostBuffer> in = {buffer("in", values)};
+  std::vector<HostBuffer> in = {host_buffer("in", values)};
   std::vector<HostBuffer> out = {zeros("out", ElementType::f32, 7)};
   run("stencil_1d", {{"N", 7}, {"R", 1}}, in, out);
   const auto o = out[0].as<float>();
@@ -93,8 +86,8 @@ TEST(KernelReferences, HistogramCountsEveryByte) {
   for (int i = 0; i < 1001; ++i) bytes.push_back(static_cast<std::uint8_t>((i * 7) % 251));
   bytes.push_back(255);
   bytes.push_back(255);
-  std::vector<HostBuffer> in = {buffer("in", bytes)};
-  std::vector<HostBuffer> out = {buffer("out", std::vector<std::uint32_t>(256, 99u))};  // overwritten
+  std::vector<HostBuffer> in = {host_buffer("in", bytes)};
+  std::vector<HostBuffer> out = {host_buffer("out", std::vector<std::uint32_t>(256, 99u))};  // overwritten
   run("histogram", {{"N", 1003}}, in, out);
   const auto o = out[0].as<std::uint32_t>();
   std::vector<std::uint32_t> want(256, 0);
@@ -109,7 +102,7 @@ TEST(KernelReferences, MatmulRowMajor) {
   // A 3x2, B 2x5: C = A B, 3x5, checked element by element.
   const std::vector<float> a = {1, 2, 3, 4, 5, 6};
   const std::vector<float> b = {1, 0, -1, 2, 0.5f, 0, 1, 1, -2, 3};
-  std::vector<HostBuffer> in = {buffer("A", a), buffer("B", b)};
+  std::vector<HostBuffer> in = {host_buffer("A", a), host_buffer("B", b)};
   std::vector<HostBuffer> out = {zeros("C", ElementType::f32, 15)};
   run("matmul", {{"M", 3}, {"N", 5}, {"K", 2}}, in, out);
   const auto c = out[0].as<float>();

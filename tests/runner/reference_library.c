@@ -18,6 +18,24 @@ int saxpy_reference(const tiletune_reference_call* call) {
   return 0;
 }
 
+/* out[i] = a[i] + b[i] + c[i] for an int8 a, an int16 b and a uint16 c, into a uint64 out
+ * (mod 2^64): the narrow and wide integer types arrive with their own codes. */
+int widen_reference(const tiletune_reference_call* call) {
+  const tiletune_buffer* a = tiletune_find_input(call, "a");
+  const tiletune_buffer* b = tiletune_find_input(call, "b");
+  const tiletune_buffer* c = tiletune_find_input(call, "c");
+  tiletune_buffer* out = tiletune_find_output(call, "out");
+  uint64_t i;
+  if (a == NULL || b == NULL || c == NULL || out == NULL) return tiletune_fail(call, "needs inputs a, b, c and output out");
+  if (a->type != TILETUNE_INT8 || b->type != TILETUNE_INT16 || c->type != TILETUNE_UINT16 || out->type != TILETUNE_UINT64)
+    return tiletune_fail(call, "needs int8 a, int16 b, uint16 c and uint64 out");
+  if (a->count < out->count || b->count < out->count || c->count < out->count) return tiletune_fail(call, "inputs too short");
+  for (i = 0; i < out->count; ++i)
+    ((uint64_t*)out->data)[i] = (uint64_t)((int64_t)((const int8_t*)a->data)[i] + ((const int16_t*)b->data)[i]) +
+                                ((const uint16_t*)c->data)[i];
+  return 0;
+}
+
 /* Always fails, saying why. */
 int failing_reference(const tiletune_reference_call* call) {
   return tiletune_fail(call, "the reference refuses this problem");

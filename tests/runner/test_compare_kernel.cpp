@@ -20,7 +20,7 @@ void expect_compiles_for(int arch) {
   CompiledKernel result;
   ASSERT_NO_THROW(result = compile_worker_kernels(arch, -1, nullptr));
   EXPECT_EQ(result.lowered_name, "tiletune_compare_f32");
-  for (const char* type : {"f32", "f64", "f16", "i32", "u32", "i64", "u8"}) {
+  for (const char* type : {"f32", "f64", "f16", "i32", "u32", "i64", "u8", "i8", "i16", "u16", "u64"}) {
     const std::string compare = std::string("tiletune_compare_") + type;
     const Resources r = parse_ptxas_report(result.log, compare);  // throws when it is missing
     EXPECT_EQ(r.spill_store_bytes, 0) << compare;

@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <utility>
 
 #include "test_support.hpp"
 #include "tiletune/data_file.hpp"
@@ -51,8 +53,7 @@ std::filesystem::path hand_npy(const testing::TempDir& dir, const std::string& n
 
 TEST(DataFile, NpyRoundTripsEveryElementType) {
   testing::TempDir dir;
-  for (const ElementType type : {ElementType::f32, ElementType::f64, ElementType::i32, ElementType::u32,
-                                 ElementType::i64, ElementType::u8, ElementType::f16}) {
+  for (const ElementType type : kElementTypes) {
     SCOPED_TRACE(element_type_name(type));
     const std::vector<std::byte> data = pattern(12 * element_size(type));
     const auto path = dir.path() / (std::string(element_type_name(type)) + ".npy");
@@ -71,6 +72,51 @@ TEST(DataFile, NpyRoundTripsEveryElementType) {
   write_npy(dir.path() / "v.npy", ElementType::f32, pattern(20));
   EXPECT_EQ(inspect_data_file(dir.path() / "v.npy").shape, (std::vector<std::uint64_t>{5}));
   EXPECT_NE(testing::read_file(dir.path() / "v.npy").find("'shape': (5,)"), std::string::npos);
+}
+
+// The dtypes NumPy writes for each element type (numpy.dtype(...).str on a little-endian machine).
+TEST(DataFile, EachElementTypeHasNumPysDtype) {
+  const std::pair<ElementType, const char*> dtypes[] = {
+      {ElementType::f32, "<f4"}, {ElementType::f64, "<f8"}, {ElementType::f16, "<f2"}, {ElementType::i8, "|i1"},
+      {ElementType::i16, "<i2"}, {ElementType::i32, "<i4"}, {ElementType::i64, "<i8"}, {ElementType::u8, "|u1"},
+      {ElementType::u16, "<u2"}, {ElementType::u32, "<u4"}, {ElementType::u64, "<u8"}};
+  ASSERT_EQ(std::size(dtypes), kElementTypeCount);
+  testing::TempDir dir;
+  for (const auto& [type, dtype] : dtypes) {
+    EXPECT_STREQ(npy_dtype(type), dtype);
+    const auto path = dir.path() / "t.npy";
+    write_npy(path, type, pattern(element_size(type)));
+    EXPECT_NE(testing::read_file(path).find(std::string("'descr': '") + dtype + "'"), std::string::npos) << dtype;
+    // And a file NumPy wrote with that dtype reads as the type.
+    const auto hand = hand_npy(dir, "h.npy", std::string("{'descr': '") + dtype + "', 'fortran_order': False, 'shape': (3,), }",
+                               3 * element_size(type));
+    EXPECT_EQ(inspect_data_file(hand).type, type) << dtype;
+  }
+}
+
+TEST(DataFile, OneByteTypesTakeAnyByteOrderAndBoolReadsAsUint8) {
+  testing::TempDir dir;
+  for (const auto& [dtype, type] : std::initializer_list<std::pair<const char*, ElementType>>{
+           {"|b1", ElementType::u8}, {"<b1", ElementType::u8}, {">i1", ElementType::i8},
+           {"<i1", ElementType::i8}, {">u1", ElementType::u8}, {"=u2", ElementType::u16}}) {
+    const auto path =
+        hand_npy(dir, "b.npy", std::string("{'descr': '") + dtype + "', 'fortran_order': False, 'shape': (4,), }",
+                 4 * element_size(type));
+    const DataFileInfo info = inspect_data_file(path);
+    EXPECT_EQ(info.type, type) << dtype;
+    EXPECT_EQ(info.count(type), 4u) << dtype;
+  }
+  // A bool file fills a uint8 buffer (its bytes are 0 and 1); any other type is told the dtype.
+  const auto flags = hand_npy(dir, "flags.npy", "{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }", 5);
+  EXPECT_EQ(read_data_file(flags, ElementType::u8, 5, "buffer 'mask'"), std::vector<std::byte>(5, std::byte{1}));
+  expect_error([&] { (void)read_data_file(flags, ElementType::i8, 5, "buffer 'mask'"); },
+               {"flags.npy", "buffer 'mask' is int8", "uint8"});
+  // Written, uint8 stays |u1: bool is only read.
+  EXPECT_STREQ(npy_dtype(ElementType::u8), "|u1");
+  const auto big = hand_npy(dir, "big.npy", "{'descr': '>u2', 'fortran_order': False, 'shape': (4,), }", 8);
+  expect_error([&] { (void)inspect_data_file(big); }, {"big.npy", "big-endian", "<u2"});
+  const auto wide = hand_npy(dir, "w.npy", "{'descr': '<i16', 'fortran_order': False, 'shape': (1,), }", 16);
+  expect_error([&] { (void)inspect_data_file(wide); }, {"w.npy", "no tiletune element type", "int8 int16"});
 }
 
 TEST(DataFile, RawFilesAreTheirBytes) {

@@ -4,7 +4,8 @@
 // device version does not fit runs on the host; and the time of each for a transpose of 8192^2,
 // printed (the host reference of that size was most of a transpose sweep's setup). And the
 // stream blocker a timing sample queues behind (tiletune_block_stream): it holds its stream until
-// the host releases it, and gives up alone, saying so, when the host never does.
+// the host releases it, and gives up alone, saying so, when the host never does. And the
+// comparison and sum kernels every check uses, for each element type.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -161,6 +162,63 @@ TEST(DeviceReference, EachVectorAddKernelIsTheCpuVectorAdd) {
                     << " = device " << value(got) << ", cpu " << value(cpu);
       break;
     }
+  }
+}
+
+// Element i of a host buffer of any type, as a double (half through its float).
+double value_at(const HostBuffer& h, std::uint64_t i) {
+  const std::byte* at = h.bytes.data() + i * element_size(h.type);
+  const auto load = [at]<class T>(T v) {
+    std::memcpy(&v, at, sizeof v);
+    return v;
+  };
+  switch (h.type) {
+    case ElementType::f32: return load(float{});
+    case ElementType::f64: return load(double{});
+    case ElementType::f16: return half_bits_to_float(load(std::uint16_t{}));
+    case ElementType::i8: return load(std::int8_t{});
+    case ElementType::i16: return load(std::int16_t{});
+    case ElementType::i32: return load(std::int32_t{});
+    case ElementType::i64: return static_cast<double>(load(std::int64_t{}));
+    case ElementType::u8: return load(std::uint8_t{});
+    case ElementType::u16: return load(std::uint16_t{});
+    case ElementType::u32: return load(std::uint32_t{});
+    case ElementType::u64: return static_cast<double>(load(std::uint64_t{}));
+  }
+  return 0;
+}
+
+// The worker's comparison and sum kernels, which check every output against its reference,
+// for each element type: equal data pass, one element off by its last bit is found (and passes
+// with a tolerance), the sum is the host's.
+TEST(DeviceComparison, EveryElementTypeIsComparedAndSummed) {
+  Device& d = device();
+  constexpr std::uint64_t n = 100003;
+  for (const ElementType t : kElementTypes) {
+    SCOPED_TRACE(element_type_name(t));
+    const HostBuffer want = random_buffer("x", t, n, 21);
+    HostBuffer got = want;
+    const std::size_t width = element_size(t);
+    cu::DeviceBuffer dwant(want.bytes.size()), dgot(got.bytes.size());
+    dwant.upload(want.bytes.data(), want.bytes.size());
+    dgot.upload(got.bytes.data(), got.bytes.size());
+    Comparison c = d.kernels.compare(t, dgot.ptr(), dwant.ptr(), n, 0, 0, d.stream.get());
+    EXPECT_EQ(c.bad, 0u);
+    EXPECT_EQ(c.max_error, 0);
+    got.bytes[777 * width] ^= std::byte{1};  // the lowest bit: an integer off by one, a float by an ulp
+    dgot.upload(got.bytes.data(), got.bytes.size());
+    c = d.kernels.compare(t, dgot.ptr(), dwant.ptr(), n, 0, 0, d.stream.get());
+    EXPECT_EQ(c.bad, 1u);
+    EXPECT_EQ(c.first_bad, 777u);
+    EXPECT_EQ(c.max_error, std::abs(value_at(got, 777) - value_at(want, 777)));
+    EXPECT_EQ(d.kernels.compare(t, dgot.ptr(), dwant.ptr(), n, 1, 0, d.stream.get()).bad, 0u);
+    double host_sum = 0;
+    for (std::uint64_t i = 0; i < n; ++i) host_sum += value_at(want, i);
+    const double device_sum = d.kernels.sum(t, dwant.ptr(), n, d.stream.get());
+    if (is_floating(t))
+      EXPECT_NEAR(device_sum, host_sum, 1e-9 * double(n));  // another order of the additions
+    else
+      EXPECT_EQ(device_sum, host_sum);  // small integers: exact either way
   }
 }
 

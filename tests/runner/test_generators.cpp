@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "gpu/generators.hpp"
 #include "tiletune/error.hpp"
@@ -32,6 +33,36 @@ template <class T>
 std::vector<T> values(const HostBuffer& b) {
   std::vector<T> v(b.count());
   std::memcpy(v.data(), b.bytes.data(), b.bytes.size());
+  return v;
+}
+
+// Element i of an integer buffer of any width, widened.
+std::int64_t integer_at(const HostBuffer& b, std::uint64_t i) {
+  const std::byte* at = b.bytes.data() + i * element_size(b.type);
+  const auto load = [at]<class T>(T v) {
+    std::memcpy(&v, at, sizeof v);
+    return static_cast<std::int64_t>(v);
+  };
+  switch (b.type) {
+    case ElementType::i8: return load(std::int8_t{});
+    case ElementType::i16: return load(std::int16_t{});
+    case ElementType::i32: return load(std::int32_t{});
+    case ElementType::i64: return load(std::int64_t{});
+    case ElementType::u8: return load(std::uint8_t{});
+    case ElementType::u16: return load(std::uint16_t{});
+    case ElementType::u32: return load(std::uint32_t{});
+    case ElementType::u64: return load(std::uint64_t{});  // the tests' values stay below 2^63
+    case ElementType::f32:
+    case ElementType::f64:
+    case ElementType::f16: break;
+  }
+  ADD_FAILURE() << element_type_name(b.type) << " is no integer type";
+  return 0;
+}
+
+std::vector<std::int64_t> as_i64(const HostBuffer& b) {
+  std::vector<std::int64_t> v;
+  for (std::uint64_t i = 0; i < b.count(); ++i) v.push_back(integer_at(b, i));
   return v;
 }
 
@@ -120,6 +151,68 @@ TEST(Generators, RandomIsBitIdenticalToTheSequentialGeneratorOfBefore) {
         }
       }
     }
+  }
+}
+
+// int8, int16, uint16 and uint64 follow the rule of the types before them: `random` gives the
+// same small integers at every width (signed in [-64, 64), unsigned in [0, 128); the same draw
+// as int and uint), so a kernel's result does not depend on the width the space chose.
+TEST(Generators, RandomGivesTheSameSmallIntegersAtEveryWidth) {
+  constexpr std::uint64_t n = 20000;
+  const HostBuffer signed_reference = make_host_buffer(plan("in", ElementType::i32, n, BufferInit::random), 99);
+  const HostBuffer unsigned_reference = make_host_buffer(plan("in", ElementType::u32, n, BufferInit::random), 99);
+  for (const ElementType type : {ElementType::i8, ElementType::i16, ElementType::i64, ElementType::u16,
+                                 ElementType::u64}) {
+    SCOPED_TRACE(element_type_name(type));
+    const bool is_signed = type == ElementType::i8 || type == ElementType::i16 || type == ElementType::i64;
+    const HostBuffer b = make_host_buffer(plan("in", type, n, BufferInit::random), 99);
+    ASSERT_EQ(b.count(), n);
+    ASSERT_EQ(b.bytes.size(), n * element_size(type));
+    const std::vector<std::int64_t> v = as_i64(b);
+    EXPECT_EQ(v, as_i64(is_signed ? signed_reference : unsigned_reference));
+    const std::int64_t low = is_signed ? -64 : 0;
+    EXPECT_EQ(*std::min_element(v.begin(), v.end()), low);  // the whole range is reached
+    EXPECT_EQ(*std::max_element(v.begin(), v.end()), low + 127);
+    EXPECT_EQ(std::set<std::int64_t>(v.begin(), v.end()).size(), 128u);
+  }
+  // The oracle of the rule, element by element: draw i of the stream, its top 7 bits.
+  OldSplitMix64 rng{99 ^ old_name_hash("in")};
+  rng.next();
+  const HostBuffer bytes = make_host_buffer(plan("in", ElementType::i8, 100, BufferInit::random), 99);
+  for (std::uint64_t i = 0; i < 100; ++i) ASSERT_EQ(integer_at(bytes, i), static_cast<std::int64_t>(rng.next() >> 57) - 64);
+}
+
+TEST(Generators, NarrowAndWideIntegersOfEveryKind) {
+  // iota converts modulo 2^bits: int8 wraps from 127 to -128, uint16 from 65535 to 0.
+  const HostBuffer i8 = make_host_buffer(plan("i", ElementType::i8, 300, BufferInit::iota), 1);
+  EXPECT_EQ(integer_at(i8, 127), 127);
+  EXPECT_EQ(integer_at(i8, 128), -128);
+  EXPECT_EQ(integer_at(i8, 299), 43);
+  const HostBuffer u16 = make_host_buffer(plan("i", ElementType::u16, 70000, BufferInit::iota), 1);
+  EXPECT_EQ(integer_at(u16, 65535), 65535);
+  EXPECT_EQ(integer_at(u16, 65536), 0);
+  const HostBuffer u64 = make_host_buffer(plan("i", ElementType::u64, 5, BufferInit::iota), 1);
+  EXPECT_EQ(as_i64(u64), (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+  // Constants, the extremes of each type among them.
+  const std::tuple<ElementType, double> constants[] = {{ElementType::i8, -128},   {ElementType::i8, 127},
+                                                      {ElementType::i16, -32768}, {ElementType::u16, 65535},
+                                                      {ElementType::u64, 1e15},   {ElementType::i16, -5}};
+  for (const auto& [type, value] : constants) {
+    const auto v = as_i64(make_host_buffer(plan("c", type, 7, BufferInit::constant, value), 1));
+    EXPECT_EQ(v, std::vector<std::int64_t>(7, static_cast<std::int64_t>(value))) << element_type_name(type);
+  }
+  // Uniform covers [low, high - 1] of each type, its edges included.
+  const std::tuple<ElementType, double, double> ranges[] = {{ElementType::i8, -128, 128},
+                                                           {ElementType::i16, -32768, -32758},
+                                                           {ElementType::u16, 65530, 65536},
+                                                           {ElementType::u64, 1099511627776.0, 1099511627776.0 + 9}};
+  for (const auto& [type, lo, hi] : ranges) {
+    SCOPED_TRACE(element_type_name(type));
+    const auto v = as_i64(make_host_buffer(plan("u", type, 50000, BufferInit::uniform, lo, hi), 3));
+    const std::set<std::int64_t> seen(v.begin(), v.end());
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(hi - lo));
+    EXPECT_EQ(*seen.begin(), static_cast<std::int64_t>(lo));
+    EXPECT_EQ(*seen.rbegin(), static_cast<std::int64_t>(hi) - 1);
   }
 }
 
@@ -237,27 +330,6 @@ std::pair<HostBuffer, HostBuffer> csr(const CsrShape& s, ElementType offset_type
   return {std::move(o), std::move(c)};
 }
 
-std::vector<std::int64_t> as_i64(const HostBuffer& b) {
-  std::vector<std::int64_t> v;
-  for (std::uint64_t i = 0; i < b.count(); ++i) {
-    const std::byte* at = b.bytes.data() + i * element_size(b.type);
-    if (b.type == ElementType::i32) {
-      std::int32_t x;
-      std::memcpy(&x, at, 4);
-      v.push_back(x);
-    } else if (b.type == ElementType::u32) {
-      std::uint32_t x;
-      std::memcpy(&x, at, 4);
-      v.push_back(x);
-    } else {
-      std::int64_t x;
-      std::memcpy(&x, at, 8);
-      v.push_back(x);
-    }
-  }
-  return v;
-}
-
 TEST(Generators, CsrMatricesAreWellFormed) {
   const std::vector<CsrShape> shapes = {
       {1000, 50, 20000},    // dense-ish rows
@@ -268,7 +340,7 @@ TEST(Generators, CsrMatricesAreWellFormed) {
       {4096, 4096, 4096 * 16},
   };
   for (const CsrShape& s : shapes) {
-    for (const ElementType t : {ElementType::i32, ElementType::i64, ElementType::u32}) {
+    for (const ElementType t : {ElementType::i32, ElementType::i64, ElementType::u32, ElementType::u64}) {
       SCOPED_TRACE(testing::Message() << s.rows << " x " << s.columns << ", nnz " << s.nnz << ", "
                                       << element_type_name(t));
       const auto [offsets_buffer, columns_buffer] = csr(s, t, t);

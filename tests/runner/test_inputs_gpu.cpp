@@ -56,8 +56,7 @@ std::vector<std::byte> on_device(const BufferPlan& p, std::uint64_t seed, const 
 
 TEST(DeviceInputs, EveryKindGivesTheHostsBits) {
   constexpr std::uint64_t n = 1 << 20;
-  for (const ElementType type : {ElementType::f32, ElementType::f64, ElementType::i32, ElementType::u32,
-                                 ElementType::i64, ElementType::u8, ElementType::f16}) {
+  for (const ElementType type : kElementTypes) {
     for (const BufferInit kind : {BufferInit::random, BufferInit::iota, BufferInit::constant, BufferInit::uniform}) {
       SCOPED_TRACE(::testing::Message() << element_type_name(type) << " " << static_cast<int>(kind));
       const bool integer = !is_floating(type);
@@ -89,20 +88,23 @@ TEST(DeviceInputs, EveryKindGivesTheHostsBits) {
 }
 
 TEST(DeviceInputs, CsrOffsetsAndColumnsMatchTheHost) {
-  BufferPlan offsets = plan(ElementType::i32, 4097, BufferInit::csr_offsets);
-  offsets.init.rows = 4096;
-  offsets.init.columns = 100000;
-  offsets.init.nnz = 4096 * 37;
-  const HostBuffer host_offsets = make_host_buffer(offsets, 5);
-  const std::vector<std::byte> gpu_offsets = on_device(offsets, 5);
-  ASSERT_TRUE(host_offsets.bytes == gpu_offsets);
-  BufferPlan columns = plan(ElementType::i32, offsets.init.nnz, BufferInit::csr_columns);
-  columns.init = offsets.init;
-  columns.init.kind = BufferInit::csr_columns;
-  columns.init.source = 0;
-  cu::DeviceBuffer device_offsets(gpu_offsets.size());
-  device_offsets.upload(gpu_offsets.data(), gpu_offsets.size());
-  EXPECT_TRUE(make_host_buffer(columns, 5, &host_offsets).bytes == on_device(columns, 5, &device_offsets));
+  for (const ElementType type : {ElementType::i32, ElementType::u32, ElementType::i64, ElementType::u64}) {
+    SCOPED_TRACE(element_type_name(type));
+    BufferPlan offsets = plan(type, 4097, BufferInit::csr_offsets);
+    offsets.init.rows = 4096;
+    offsets.init.columns = 100000;
+    offsets.init.nnz = 4096 * 37;
+    const HostBuffer host_offsets = make_host_buffer(offsets, 5);
+    const std::vector<std::byte> gpu_offsets = on_device(offsets, 5);
+    ASSERT_TRUE(host_offsets.bytes == gpu_offsets);
+    BufferPlan columns = plan(type, offsets.init.nnz, BufferInit::csr_columns);
+    columns.init = offsets.init;
+    columns.init.kind = BufferInit::csr_columns;
+    columns.init.source = 0;
+    cu::DeviceBuffer device_offsets(gpu_offsets.size());
+    device_offsets.upload(gpu_offsets.data(), gpu_offsets.size());
+    EXPECT_TRUE(make_host_buffer(columns, 5, &host_offsets).bytes == on_device(columns, 5, &device_offsets, type));
+  }
 }
 
 // The setup of a 1 GiB input (2^28 floats, `random`): before, generated on the host and

@@ -5,7 +5,9 @@
 
 #include <cstring>
 
+#include "host_buffer.hpp"
 #include "tiletune/error.hpp"
+#include "tiletune/reference.h"
 #include "tiletune/reference.hpp"
 
 namespace tiletune {
@@ -41,6 +43,28 @@ TEST(LibraryReference, ComputesTheOutputsInPlace) {
   EXPECT_EQ(y[1], 21.0f);
   EXPECT_EQ(y[2], 31.5f);
   EXPECT_EQ(y[3], 40.0f);  // past N: untouched
+}
+
+TEST(LibraryReference, NarrowAndWideIntegersArriveWithTheirTypeCodes) {
+  // The codes are fixed: the types added later come after half (6).
+  EXPECT_EQ(TILETUNE_INT8, 7);
+  EXPECT_EQ(TILETUNE_INT16, 8);
+  EXPECT_EQ(TILETUNE_UINT16, 9);
+  EXPECT_EQ(TILETUNE_UINT64, 10);
+  const LibraryReference reference(kLibrary, "widen_reference");
+  const std::vector<HostBuffer> inputs{testing::host_buffer<std::int8_t>("a", {-128, 127, -1}),
+                                       testing::host_buffer<std::int16_t>("b", {-32768, 32767, 0}),
+                                       testing::host_buffer<std::uint16_t>("c", {65535, 0, 1})};
+  std::vector<HostBuffer> outputs{testing::host_buffer<std::uint64_t>("out", {0, 0, 0})};
+  reference.compute({}, inputs, outputs);
+  const auto out = outputs[0].as<const std::uint64_t>();
+  EXPECT_EQ(out[0], static_cast<std::uint64_t>(-128 - 32768 + 65535));
+  EXPECT_EQ(out[1], 127u + 32767u);
+  EXPECT_EQ(out[2], 0u);  // -1 + 0 + 1
+  // A type the function does not take is its to refuse.
+  std::vector<HostBuffer> wrong{testing::host_buffer<std::int64_t>("out", {0, 0, 0})};
+  const std::string refused = message_of([&] { reference.compute({}, inputs, wrong); });
+  EXPECT_NE(refused.find("needs int8 a, int16 b, uint16 c and uint64 out"), std::string::npos) << refused;
 }
 
 TEST(LibraryReference, ItsMessageComesBack) {

@@ -186,6 +186,29 @@ TEST(HostInputs, IotaAndZero) {
   EXPECT_THROW((void)zero.as<const float>(), Error);
 }
 
+TEST(HostInputs, EachIntegerWidthReadsAsItsOwnCppType) {
+  const auto constant = [](std::string name, ElementType type, double value) {
+    BufferPlan p = plan(std::move(name), type, 4, BufferInit::constant);
+    p.init.a = value;
+    return make_host_buffer(p, 1);
+  };
+  const auto i8 = make_host_buffer(plan("a", ElementType::i8, 200, BufferInit::iota), 1);
+  EXPECT_EQ(i8.as<const std::int8_t>()[130], -126);  // wraps
+  const auto i16 = constant("b", ElementType::i16, -300);
+  EXPECT_EQ(i16.as<const std::int16_t>()[3], -300);
+  const auto u16 = make_host_buffer(plan("c", ElementType::u16, 4, BufferInit::iota), 1);
+  EXPECT_EQ(u16.as<const std::uint16_t>()[3], 3);
+  const auto u64 = constant("d", ElementType::u64, 1e18);
+  EXPECT_EQ(u64.as<const std::uint64_t>()[0], 1000000000000000000ull);
+  EXPECT_EQ(u64.count(), 4u);
+  // std::uint16_t also reads the bits of a half buffer; any other mismatch is refused.
+  const auto half = constant("h", ElementType::f16, 1);
+  EXPECT_EQ(half.as<const std::uint16_t>()[0], 0x3C00);
+  EXPECT_THROW((void)u16.as<const std::int16_t>(), Error);
+  EXPECT_THROW((void)i8.as<const std::uint8_t>(), Error);
+  EXPECT_THROW((void)u64.as<const std::int64_t>(), Error);
+}
+
 TEST(HalfFloat, RoundTripsAndRounds) {
   for (const float v : {0.0f, -0.0f, 1.0f, -2.5f, 0.333251953125f, 65504.0f, 6.103515625e-05f,
                         5.9604644775390625e-08f}) {

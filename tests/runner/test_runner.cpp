@@ -2,7 +2,8 @@
 // elements unwritten or compute wrong values, launch failures that leave the context
 // usable, a reference config, the copy ceiling; kernels written elsewhere (module globals,
 // a reference kernel, partial sums checked by their sum, in/out buffers restored, half and
-// float scalars, expected files, a library reference, a check of the first elements); and
+// float scalars, scalars and outputs of every type, expected files, a library reference, a
+// check of the first elements); and
 // last an illegal address that poisons the context. The fault suite is defined last on purpose: GoogleTest runs suites in the
 // order they are defined, and nothing on the device works after it.
 #include <gtest/gtest.h>
@@ -415,6 +416,20 @@ __global__ void saxpy(const float* x, float* y, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = 0.5f * x[i] + y[i];
 }
+// Each scalar type into an output of its type: the argument slots have the kernel's sizes.
+__global__ void every_scalar(signed char a, short b, unsigned short c, unsigned long long d, unsigned char e, __half h,
+                             signed char* oa, short* ob, unsigned short* oc, unsigned long long* od, unsigned char* oe,
+                             __half* oh, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    oa[i] = a;
+    ob[i] = b;
+    oc[i] = c;
+    od[i] = d + (unsigned long long)i;
+    oe[i] = e;
+    oh[i] = h;
+  }
+}
 // Writes n good elements, then garbage: a check of the first n passes.
 __global__ void first_n(const float* in, float* out, int n, int total) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -464,18 +479,27 @@ CheckPlan check(int buffer, std::uint64_t count, OutputCheck::Compare compare = 
   return c;
 }
 
-// A FIR filter of n floats with its taps in __constant__ memory, checked against fir_naive.
-TrialRequest fir_request(const CompiledKernel& kernel, int n, bool reference) {
+// A request for `kernel` (named `name` in messages) over n elements, one thread each in blocks
+// of `block`; problem size N = n.
+TrialRequest one_dimensional_request(const CompiledKernel& kernel, const std::string& name, int n, int block) {
   TrialRequest r;
-  r.id = 1;
-  r.kernel = "fir";
-  r.config_text = reference ? "reference" : "candidate";
-  r.problem_key = "fir|N=" + std::to_string(n);
+  r.kernel = name;
+  r.config_text = "test";
+  r.problem_key = name + "|N=" + std::to_string(n);
   r.sizes = {{"N", n}};
   r.cubin = kernel.cubin;
   r.function = kernel.lowered_name;
-  r.grid[0] = reference ? 1 : (n + 255) / 256;
-  r.block[0] = reference ? 1 : 256;
+  r.grid[0] = (n + block - 1) / block;
+  r.block[0] = block;
+  return r;
+}
+
+// A FIR filter of n floats with its taps in __constant__ memory, checked against fir_naive.
+TrialRequest fir_request(const CompiledKernel& kernel, int n, bool reference) {
+  TrialRequest r = one_dimensional_request(kernel, "fir", n, 256);
+  r.id = 1;
+  r.config_text = reference ? "reference" : "candidate";
+  if (reference) r.grid[0] = r.block[0] = 1;
   BufferPlan in = buffer("in", ElementType::f32, static_cast<std::uint64_t>(n), BufferInit::normal);
   in.init.a = 1;
   in.init.b = 0.25;
@@ -539,16 +563,9 @@ TEST_F(Runner, ModuleGlobalsAreFilledAndAReferenceKernelChecksTheCandidate) {
 }
 
 TrialRequest partial_sums_request(const CompiledKernel& kernel, int n, int drop_last) {
-  TrialRequest r;
+  TrialRequest r = one_dimensional_request(kernel, "partial_sums", n, 256);
   r.id = 2;
-  r.kernel = "partial_sums";
   r.config_text = "drop_last=" + std::to_string(drop_last);
-  r.problem_key = "partial_sums|N=" + std::to_string(n);
-  r.sizes = {{"N", n}};
-  r.cubin = kernel.cubin;
-  r.function = kernel.lowered_name;
-  r.grid[0] = (n + 255) / 256;
-  r.block[0] = 256;
   BufferPlan in = buffer("in", ElementType::f32, static_cast<std::uint64_t>(n), BufferInit::uniform);
   in.init.a = 0;
   in.init.b = 1;
@@ -580,14 +597,7 @@ TEST_F(Runner, PartialSumsAreCheckedByTheirSum) {
 TEST_F(Runner, InOutBuffersAreRestoredBeforeEveryRun) {
   const CompiledKernel kernel = compile_foreign("scale_in_place", arch());
   constexpr int n = 4096;
-  TrialRequest r;
-  r.kernel = "scale_in_place";
-  r.config_text = "test";
-  r.problem_key = "scale|N=4096";
-  r.cubin = kernel.cubin;
-  r.function = kernel.lowered_name;
-  r.grid[0] = n / 256;
-  r.block[0] = 256;
+  TrialRequest r = one_dimensional_request(kernel, "scale_in_place", n, 256);
   BufferPlan source = buffer("source", ElementType::f32, n, BufferInit::iota);
   BufferPlan x = buffer("x", ElementType::f32, n, BufferInit::copy, true);
   x.init.source = 0;
@@ -615,18 +625,69 @@ TEST_F(Runner, InOutBuffersAreRestoredBeforeEveryRun) {
   }
 }
 
+TEST_F(Runner, ScalarsOfEveryTypeReachTheKernelAndOutputsOfEveryTypeAreChecked) {
+  const CompiledKernel kernel = compile_foreign("every_scalar", arch());
+  constexpr int n = 1000;
+  TrialRequest r = one_dimensional_request(kernel, "every_scalar", n, 128);
+  const ElementType outputs[] = {ElementType::i8, ElementType::i16, ElementType::u16,
+                                 ElementType::u64, ElementType::u8, ElementType::f16};
+  for (const ElementType t : outputs) r.buffers.push_back(buffer(element_type_name(t), t, n, BufferInit::none, true));
+  const std::int64_t d = std::int64_t{1} << 62;
+  r.args = {scalar(ElementType::i8, -128), scalar(ElementType::i16, -32768), scalar(ElementType::u16, 65535),
+            scalar(ElementType::u64, 0), scalar(ElementType::u8, 255), scalar(ElementType::f16, 0.1)};
+  r.args[3].int_value = d;  // beyond a double's 53 bits: the slot takes the integer
+  for (int i = 0; i < 6; ++i) r.args.push_back(buffer_arg(i));
+  r.args.push_back(scalar(ElementType::i32, n));
+  // Expected files, one per output.
+  testing::TempDir dir;
+  const auto expect = [&](int index, const auto& values) {
+    const auto path = dir.path() / (std::string(element_type_name(outputs[index])) + ".npy");
+    write_npy(path, outputs[index], std::as_bytes(std::span(values)));
+    r.verify.checks.push_back(check(index, n));
+    r.verify.checks.back().expected_file = path.string();
+  };
+  std::vector<std::uint64_t> ramp(n);
+  for (int i = 0; i < n; ++i) ramp[i] = static_cast<std::uint64_t>(d) + static_cast<std::uint64_t>(i);
+  expect(0, std::vector<std::int8_t>(n, -128));
+  expect(1, std::vector<std::int16_t>(n, -32768));
+  expect(2, std::vector<std::uint16_t>(n, 65535));
+  expect(3, ramp);
+  expect(4, std::vector<std::uint8_t>(n, 255));
+  expect(5, std::vector<std::uint16_t>(n, float_to_half_bits(0.1f)));  // the half the GPU sees
+  r.verify.mode = VerifySettings::Mode::files;
+  const TrialResult good = runner().run_trial(r);
+  ASSERT_EQ(good.status, TrialStatus::ok) << good.detail;
+  EXPECT_EQ(good.max_error, 0);
+
+  // A wrong element of each new type is found, and the message prints it as a number.
+  const auto wrong = [&](int index, const auto& values, const std::string& detail) {
+    TrialRequest bad = r;
+    const auto path = dir.path() / "wrong.npy";
+    write_npy(path, outputs[index], std::as_bytes(std::span(values)));
+    bad.verify.checks[static_cast<std::size_t>(index)].expected_file = path.string();
+    const TrialResult result = runner().run_trial(bad);
+    ASSERT_EQ(result.status, TrialStatus::wrong_result) << result.detail;
+    EXPECT_EQ(result.first_bad_index, 7);
+    EXPECT_EQ(result.detail.rfind(detail, 0), 0u) << result.detail;
+  };
+  std::vector<std::int8_t> a(n, -128);
+  a[7] = 127;
+  wrong(0, a, "int8[7]: got -128, want 127");
+  std::vector<std::int16_t> b(n, -32768);
+  b[7] = -1;
+  wrong(1, b, "int16[7]: got -32768, want -1");
+  std::vector<std::uint16_t> c(n, 65535);
+  c[7] = 0;
+  wrong(2, c, "uint16[7]: got 65535, want 0");
+  std::vector<std::uint64_t> e = ramp;
+  e[7] = ~std::uint64_t{0};
+  wrong(3, e, "uint64[7]: got 4611686018427387911, want 18446744073709551615");
+}
+
 TEST_F(Runner, ALibraryReferenceSeesWhatTheGpuGenerated) {
   const CompiledKernel kernel = compile_foreign("saxpy", arch());
   constexpr int n = 10000;
-  TrialRequest r;
-  r.kernel = "saxpy";
-  r.config_text = "test";
-  r.problem_key = "saxpy|N=10000";
-  r.sizes = {{"N", n}};
-  r.cubin = kernel.cubin;
-  r.function = kernel.lowered_name;
-  r.grid[0] = (n + 127) / 128;
-  r.block[0] = 128;
+  TrialRequest r = one_dimensional_request(kernel, "saxpy", n, 128);
   BufferPlan y = buffer("y", ElementType::f32, n, BufferInit::normal, true);
   y.init.b = 1;
   r.buffers = {buffer("x", ElementType::f32, n, BufferInit::random), y};

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_support.hpp"
@@ -411,20 +413,155 @@ TEST(Space, MissingOrDirectoryFileHasNoLine) {
 }
 
 TEST(Space, ElementTypes) {
-  EXPECT_EQ(element_size(ElementType::f32), 4u);
-  EXPECT_EQ(element_size(ElementType::f64), 8u);
-  EXPECT_EQ(element_size(ElementType::i32), 4u);
-  EXPECT_EQ(element_size(ElementType::u32), 4u);
-  EXPECT_EQ(element_size(ElementType::i64), 8u);
-  EXPECT_EQ(element_size(ElementType::u8), 1u);
-  EXPECT_EQ(element_size(ElementType::f16), 2u);
-  EXPECT_STREQ(element_type_name(ElementType::f32), "float");
-  EXPECT_STREQ(element_type_name(ElementType::f64), "double");
-  EXPECT_STREQ(element_type_name(ElementType::i32), "int");
-  EXPECT_STREQ(element_type_name(ElementType::u32), "uint");
-  EXPECT_STREQ(element_type_name(ElementType::i64), "int64");
-  EXPECT_STREQ(element_type_name(ElementType::u8), "uint8");
-  EXPECT_STREQ(element_type_name(ElementType::f16), "half");
+  struct Expected {
+    ElementType type;
+    std::size_t size;
+    const char* name;
+  };
+  const Expected expected[] = {{ElementType::f32, 4, "float"}, {ElementType::f64, 8, "double"},
+                               {ElementType::i32, 4, "int"},   {ElementType::u32, 4, "uint"},
+                               {ElementType::i64, 8, "int64"}, {ElementType::u8, 1, "uint8"},
+                               {ElementType::f16, 2, "half"},  {ElementType::i8, 1, "int8"},
+                               {ElementType::i16, 2, "int16"}, {ElementType::u16, 2, "uint16"},
+                               {ElementType::u64, 8, "uint64"}};
+  ASSERT_EQ(std::size(expected), kElementTypeCount);
+  for (std::size_t i = 0; i < kElementTypeCount; ++i) {
+    // The numbers are fixed (tiletune/reference.h, the generators): the new types come last.
+    EXPECT_EQ(static_cast<std::size_t>(expected[i].type), i);
+    EXPECT_EQ(element_size(expected[i].type), expected[i].size);
+    EXPECT_STREQ(element_type_name(expected[i].type), expected[i].name);
+  }
+  // kElementTypes lists each type once; its YAML name reads back.
+  std::vector<bool> seen(kElementTypeCount, false);
+  for (const ElementType t : kElementTypes) {
+    ASSERT_LT(static_cast<std::size_t>(t), kElementTypeCount);
+    EXPECT_FALSE(seen[static_cast<std::size_t>(t)]) << element_type_name(t);
+    seen[static_cast<std::size_t>(t)] = true;
+    EXPECT_EQ(element_type_from_name(element_type_name(t)), t);
+  }
+  EXPECT_EQ(element_type_list(), "float, double, half, int8, int16, int, int64, uint8, uint16, uint, uint64");
+}
+
+TEST(Space, ElementTypesFromCSpellings) {
+  // What a text param's -DT=... may say; the spellings whose width or signedness is the
+  // platform's (char, long, size_t) are not taken.
+  const std::pair<const char*, ElementType> spellings[] = {
+      {"signed char", ElementType::i8},     {"int8_t", ElementType::i8},
+      {"short", ElementType::i16},          {"int16_t", ElementType::i16},
+      {"unsigned short", ElementType::u16}, {"uint16_t", ElementType::u16},
+      {"unsigned long long", ElementType::u64}, {"uint64_t", ElementType::u64},
+      {"unsigned char", ElementType::u8},   {"long long", ElementType::i64},
+      {"__half", ElementType::f16},         {"unsigned", ElementType::u32}};
+  for (const auto& [name, type] : spellings) EXPECT_EQ(element_type_from_name(name), type) << name;
+  for (const char* name : {"char", "long", "unsigned long", "size_t", "int128", "short int"})
+    EXPECT_FALSE(element_type_from_name(name)) << name;
+}
+
+TEST(Space, NarrowAndWideIntegerTypesEverywhere) {
+  const std::string text =
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\n"
+      "problem: {N: [64]}\n"
+      "params: {T: [4], U: [int8, uint16, half]}\n"
+      "launch: {grid: 1, block: T}\n"
+      "buffers:\n"
+      "  a: {type: int8, count: N, init: {uniform: [-128, 128]}}\n"
+      "  b: {type: int16, count: N, init: {constant: -32768}}\n"
+      "  c: {type: uint16, count: N, init: iota}\n"
+      "  d: {type: uint64, count: 'N + 1', init: {csr_offsets: {rows: N, columns: N, nnz: 4 * N}}}\n"
+      "  e: {type: uint64, count: 4 * N, init: {csr_columns: d}}\n"
+      "  f: {type: char4, count: N, init: random}\n"
+      "  g: {type: ushort2, count: N, init: {uniform: [0, 65536]}}\n"
+      "  h: {type: U, count: N, output: true}\n"
+      "globals: {w: {type: int16, count: 9, init: random}, z: {type: ulonglong2, count: 2, init: iota}}\n"
+      "args: [a, b, c, d, e, f, g, h, {value: 3, type: int8}, {value: -128, type: int8}, {value: 32767, type: int16},\n"
+      "       {value: 65535, type: uint16}, {value: N, type: uint64}, {value: 255, type: uint8},\n"
+      "       {value: 0.5, type: half}, {value: 7, type: U}, {value: -65504, type: half}]\n"
+      "verify: none\n";
+  const Space s = parse(text);
+  const std::vector<std::int64_t> slots{64, 4, 0};
+  const ElementType types[] = {ElementType::i8,  ElementType::i16, ElementType::u16, ElementType::u64,
+                               ElementType::u64, ElementType::i8,  ElementType::u16, ElementType::i8};
+  ASSERT_EQ(s.buffers.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(s.buffers[i].type, types[i]) << i;
+  EXPECT_EQ(s.buffers[7].type_param, 1);
+  EXPECT_EQ(s.buffers[5].count.expr.eval(slots), 256);  // char4: four int8 per element
+  EXPECT_EQ(s.buffers[6].count.expr.eval(slots), 128);
+  EXPECT_EQ(s.buffers[3].init.kind, BufferInit::csr_offsets);
+  ASSERT_EQ(s.globals.size(), 2u);
+  EXPECT_EQ(s.globals[0].type, ElementType::i16);
+  EXPECT_EQ(s.globals[1].type, ElementType::u64);
+  EXPECT_EQ(s.globals[1].count.expr.eval(slots), 4);
+  ASSERT_EQ(s.args.size(), 17u);
+  const ElementType scalars[] = {ElementType::i8,  ElementType::i8, ElementType::i16, ElementType::u16, ElementType::u64,
+                                 ElementType::u8,  ElementType::f16, ElementType::i8, ElementType::f16};
+  for (std::size_t i = 0; i < 9; ++i) EXPECT_EQ(s.args[8 + i].scalar_type, scalars[i]) << i;
+  EXPECT_EQ(s.args[9].value.expr.expr.eval(slots), -128);
+  EXPECT_DOUBLE_EQ(*s.args[14].value.real, 0.5);
+  EXPECT_EQ(s.args[15].type_param, 1);
+}
+
+// A scalar argument or a fill value that does not fit its type is refused where it is written,
+// naming the value and the type's range.
+TEST(Space, ValuesOutOfTheirTypesRangeAreRefused) {
+  auto refused = [&](const std::string& buffers, const std::string& args, const std::string& expected, int line,
+                     int column) {
+    const std::string text = "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nproblem: {N: [64]}\n"
+                             "params: {T: [4], U: [int, int8]}\nlaunch: {grid: 1, block: T}\n"
+                             "buffers:\n  out: {count: N, output: true}\n" +
+                             buffers + "args: [out" + args + "]\nverify: none\n";
+    const SpaceError e = parse_error(text);
+    EXPECT_NE(e.reason().find(expected), std::string::npos) << e.what();
+    EXPECT_EQ(e.where().line, line) << e.what();
+    EXPECT_EQ(e.where().column, column) << e.what();
+  };
+  refused("", ", {value: 128, type: int8}", "128 does not fit int8 (-128 to 127)", 9, 21);
+  refused("", ", {value: -129, type: int8}", "-129 does not fit int8 (-128 to 127)", 9, 21);
+  refused("", ", {value: 40000, type: int16}", "40000 does not fit int16 (-32768 to 32767)", 9, 21);
+  refused("", ", {value: 65536, type: uint16}", "65536 does not fit uint16 (0 to 65535)", 9, 21);
+  refused("", ", {value: -1, type: uint16}", "-1 does not fit uint16", 9, 21);
+  refused("", ", {value: 256, type: uint8}", "256 does not fit uint8 (0 to 255)", 9, 21);
+  refused("", ", {value: -1, type: uint64}", "-1 does not fit uint64 (0 to 9223372036854775807)", 9, 21);
+  refused("", ", {value: 2147483648, type: int}", "2147483648 does not fit int (-2147483648 to 2147483647)", 9, 21);
+  refused("", ", {value: 4294967296, type: uint}", "4294967296 does not fit uint (0 to 4294967295)", 9, 21);
+  refused("", ", \"1024 * 1024 * 1024 * 1024\"", "1099511627776 does not fit int", 9, 13);  // a bare scalar is an int
+  refused("", ", {value: 65520, type: half}", "65520 does not fit half (its largest value is 65504)", 9, 21);
+  refused("", ", {value: -1e39, type: float}", "does not fit float", 9, 21);
+  refused("", ", {value: 200, type: U}", "200 does not fit int8", 9, 21);  // every type the param gives
+  refused("  x: {type: int8, count: N, init: {constant: 300}}\n", "", "300 does not fit int8", 9, 46);
+  refused("  x: {type: uint8, count: N, init: {uniform: [-1, 10]}}\n", "", "-1 does not fit uint8", 9, 47);
+  refused("  x: {type: uint8, count: N, init: {uniform: [0, 257]}}\n", "",
+          "the largest value drawn, 256 does not fit uint8 (0 to 255)", 9, 50);
+  refused("  x: {type: half, count: N, init: {uniform: [0, 1e5]}}\n", "", "100000 does not fit half", 9, 49);
+  refused("  x: {type: U, count: N, init: {constant: 1000}}\n", "", "1000 does not fit int8", 9, 43);
+  // The edges of each range are taken.
+  const std::string edges = "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nproblem: {N: [64]}\n"
+                            "params: {T: [4]}\nlaunch: {grid: 1, block: T}\n"
+                            "buffers:\n  out: {count: N, output: true}\n"
+                            "  x: {type: uint8, count: N, init: {uniform: [0, 256]}}\n"
+                            "  y: {type: int16, count: N, init: {uniform: [-32768, 32768]}}\n"
+                            "args: [out, x, y, {value: 127, type: int8}, {value: -32768, type: int16}, {value: 65535, type: uint16},\n"
+                            "       {value: 9223372036854775807, type: uint64}, {value: 65519, type: half}]\nverify: none\n";
+  EXPECT_NO_THROW((void)parse(edges));
+}
+
+TEST(Space, ValueMisfit) {
+  EXPECT_FALSE(value_misfit(ElementType::i8, std::int64_t{-128}));
+  EXPECT_FALSE(value_misfit(ElementType::u64, std::numeric_limits<std::int64_t>::max()));
+  EXPECT_FALSE(value_misfit(ElementType::i64, std::numeric_limits<std::int64_t>::min()));
+  EXPECT_EQ(value_misfit(ElementType::u8, std::int64_t{-1}), "-1 does not fit uint8 (0 to 255)");
+  EXPECT_EQ(value_misfit(ElementType::u64, 1e19), "1e+19 does not fit uint64 (0 to 9223372036854775807)");
+  EXPECT_EQ(value_misfit(ElementType::i16, 0.5), "0.5 does not fit int16 (-32768 to 32767)");
+  EXPECT_FALSE(value_misfit(ElementType::i32, 2147483647.0));
+  EXPECT_TRUE(value_misfit(ElementType::i32, 2147483648.0));
+  EXPECT_TRUE(value_misfit(ElementType::i64, 9223372036854775808.0));
+  // Floating types: what rounds to a finite value fits; infinity written as such fits too.
+  EXPECT_FALSE(value_misfit(ElementType::f16, 65519.0));
+  EXPECT_TRUE(value_misfit(ElementType::f16, -65520.0));
+  EXPECT_FALSE(value_misfit(ElementType::f16, std::numeric_limits<double>::infinity()));
+  EXPECT_FALSE(value_misfit(ElementType::f32, 3.4e38));
+  EXPECT_TRUE(value_misfit(ElementType::f32, 3.5e38));
+  EXPECT_FALSE(value_misfit(ElementType::f64, 1e308));
+  EXPECT_FALSE(value_misfit(ElementType::f32, std::numeric_limits<std::int64_t>::max()));
 }
 
 }  // namespace

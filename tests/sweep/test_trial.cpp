@@ -144,6 +144,37 @@ TEST(TrialRequest, InputsThatCannotBeGeneratedAreEvalErrors) {
   EXPECT_EQ(request_for(d.space, Problem{{1000}}, Config{{64, 0, 0}}).buffers[2].init.nnz, 32000u);
 }
 
+// A scalar that reads a param is checked against its type per config: one that does not fit
+// is an EvalError (the config is pruned with it), naming where the argument is written.
+TEST(TrialRequest, AScalarThatDoesNotFitItsTypeIsAnEvalError) {
+  SpaceBuilder b = rich_space();
+  ArgSpec& narrow = b.arg_scalar(b.integer("BLOCK"), ElementType::i8);
+  const SourceLocation where = narrow.where;
+  EXPECT_EQ(request_for(b.space, Problem{{1000}}, Config{{64, 0, 0}}).args.back().int_value, 64);
+  try {
+    (void)request_for(b.space, Problem{{1000}}, Config{{128, 0, 0}});
+    ADD_FAILURE() << "no EvalError";
+  } catch (const EvalError& e) {
+    EXPECT_EQ(std::string(e.what()), where.str() + ": the argument's value 128 does not fit int8 (-128 to 127)");
+  }
+  // Every type takes its values: the request carries them as written.
+  SpaceBuilder c = rich_space();
+  const std::pair<ElementType, const char*> values[] = {{ElementType::i8, "-128"},  {ElementType::i16, "-32768"},
+                                                       {ElementType::u16, "65535"}, {ElementType::u64, "N * 1000000000"},
+                                                       {ElementType::u8, "255"},    {ElementType::f16, "BLOCK * 256"}};
+  for (const auto& [type, text] : values) c.arg_scalar(c.integer(text), type);
+  const TrialRequest r = request_for(c.space, Problem{{4096}}, Config{{128, 0, 0}});
+  const std::vector<ArgPlan> args(r.args.end() - 6, r.args.end());
+  EXPECT_EQ(args[0].int_value, -128);
+  EXPECT_EQ(args[1].int_value, -32768);
+  EXPECT_EQ(args[2].int_value, 65535);
+  EXPECT_EQ(args[3].int_value, 4096000000000);
+  EXPECT_EQ(args[4].type, ElementType::u8);
+  EXPECT_EQ(args[5].float_value, 32768.0);
+  c.space.args.back().value = c.integer("BLOCK * 512");  // 65536: half overflows from 65520
+  EXPECT_THROW((void)request_for(c.space, Problem{{4096}}, Config{{128, 0, 0}}), EvalError);
+}
+
 TEST(TrialRequest, ReferenceModes) {
   SpaceBuilder b = rich_space();
   b.space.verify.reference = VerifySpec::Reference::library;

@@ -129,6 +129,13 @@ TEST(Validate, CsrShapesMustFit) {
   Space floats = s;
   floats.buffers[4].type = ElementType::f32;
   expect_space_error(floats, floats.buffers[4].init.where, {"holds CSR indices, but it is float"});
+  Space wide = s;  // uint64 indices are taken, narrow ones are not
+  wide.buffers[3].type = ElementType::u64;
+  wide.buffers[4].type = ElementType::u64;
+  EXPECT_NO_THROW(validate_inputs_and_checks(wide));
+  wide.buffers[4].type = ElementType::u16;
+  expect_space_error(wide, wide.buffers[4].init.where,
+                     {"holds CSR indices, but it is uint16", "int, uint, int64 or uint64"});
   Space short_columns = s;
   short_columns.buffers[4].count = b.expr("N");
   expect_space_error(short_columns, short_columns.buffers[4].where, {"columns of 8000 entries: its count 1000"});
@@ -167,6 +174,41 @@ TEST(Validate, DistributionsAndCopiesMustMakeSense) {
   cycle.buffers[1].init.kind = BufferInit::copy;
   cycle.buffers[1].init.of = "a";
   expect_space_error(cycle, cycle.buffers[0].init.where, {"a copy of a copy of itself"});
+}
+
+// Values that need a problem size are checked against their type for every problem: scalar
+// arguments (a constant is the loader's) and the fills of buffers and globals.
+TEST(Validate, ValuesMustFitTheirTypeForEveryProblem) {
+  SpaceBuilder b = vector_add();  // N: 1000, 4096
+  Space narrow = b.space;
+  narrow.args.back().scalar_type = ElementType::i8;  // N as an int8: too big for both problems
+  expect_space_error(narrow, narrow.args.back().where, {"argument 4 ('N') for N=1000: 1000 does not fit int8 (-128 to 127)"});
+  narrow.args.back().scalar_type = ElementType::u16;
+  EXPECT_NO_THROW(validate_inputs_and_checks(narrow));
+  narrow.args.back().value = b.integer("N * 16");  // 65536 for N=4096
+  expect_space_error(narrow, narrow.args.back().where, {"for N=4096: 65536 does not fit uint16 (0 to 65535)"});
+  narrow.args.back().value = b.integer("N - 2000");
+  narrow.args.back().scalar_type = ElementType::u64;
+  expect_space_error(narrow, narrow.args.back().where, {"for N=1000: -1000 does not fit uint64"});
+  Space per_config = b.space;
+  per_config.args.back().value = b.integer("BLOCK * 1000");  // reads a param: left to each config
+  per_config.args.back().scalar_type = ElementType::i8;
+  EXPECT_NO_THROW(validate_inputs_and_checks(per_config));
+
+  Space fill = b.space;
+  fill.buffers[0].type = ElementType::i16;
+  fill.buffers[1].type = ElementType::i16;
+  fill.buffers[2].type = ElementType::i16;
+  fill.buffers[0].init.kind = BufferInit::uniform;
+  fill.buffers[0].init.a = b.integer("0");
+  fill.buffers[0].init.b = b.integer("N * 8");  // up to 32767 fits for N=4096, not 32768
+  fill.verify.reference = VerifySpec::Reference::none;
+  EXPECT_NO_THROW(validate_inputs_and_checks(fill));
+  fill.buffers[0].init.b = b.integer("N * 8 + 1");
+  expect_space_error(fill, fill.buffers[0].init.where, {"for N=4096: 32768 does not fit int16 (-32768 to 32767)"});
+  fill.buffers[0].init.kind = BufferInit::constant;
+  fill.buffers[0].init.a = b.integer("N * -40");
+  expect_space_error(fill, fill.buffers[0].init.where, {"for N=1000: -40000 does not fit int16"});
 }
 
 TEST(Validate, ACheckMustNameAnOutput) {

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -259,6 +260,35 @@ TEST(WorkerProtocol, RequestRoundTripsEveryFieldWithAMegabyteCubin) {
   WorkerMessage m = decode_message(payload);
   EXPECT_EQ(m.type, WorkerMessage::Type::trial);
   expect_same(in, m.trial);
+}
+
+// Each element type crosses the boundary as a buffer, a module global and a scalar argument,
+// each with its own wire name, and a scalar keeps the extremes of its type.
+TEST(WorkerProtocol, EveryElementTypeRoundTrips) {
+  TrialRequest in;
+  std::set<std::string> wire_names;
+  for (const ElementType t : kElementTypes) {
+    const std::string name = element_type_name(t);
+    in.buffers.push_back({"b_" + name, t, 3, InitPlan{}, false});
+    in.globals.push_back({"g_" + name, "g_" + name, t, 2, InitPlan{}});
+    ArgPlan low;
+    low.type = t;
+    low.int_value = is_floating(t) ? 0 : std::numeric_limits<std::int64_t>::min();
+    low.float_value = is_floating(t) ? -65504.0 : 0;
+    ArgPlan high = low;
+    high.int_value = is_floating(t) ? 0 : std::numeric_limits<std::int64_t>::max();
+    high.float_value = is_floating(t) ? 0.5 : 0;
+    in.args.push_back(low);
+    in.args.push_back(high);
+  }
+  const std::string payload = encode_request(in);
+  const TrialRequest out = decode_request(payload);
+  expect_same(in, out);
+  const Json json = as_json(payload);
+  for (const Json& b : json["buffers"]) wire_names.insert(b["type"].get<std::string>());
+  EXPECT_EQ(wire_names.size(), kElementTypeCount);
+  EXPECT_TRUE(wire_names.contains("i8") && wire_names.contains("i16") && wire_names.contains("u16") &&
+              wire_names.contains("u64"));
 }
 
 TEST(WorkerProtocol, DefaultRequestRoundTrips) {

@@ -43,7 +43,8 @@ void check_data_file(const DataFileInfo& info, ElementType type, std::uint64_t c
 [[nodiscard]] std::vector<std::byte> read_data_file(const std::filesystem::path& path, ElementType type,
                                                     std::optional<std::uint64_t> count, std::string_view what);
 
-/// The .npy dtype of an element type: "<f4", "<f8", "<i4", "<u4", "<i8", "|u1", "<f2".
+/// The .npy dtype of an element type: "<f4", "<f8", "<f2", "|i1", "<i2", "<i4", "<i8", "|u1",
+/// "<u2", "<u4", "<u8". Reading also takes "|b1" (NumPy's bool) as uint8.
 [[nodiscard]] const char* npy_dtype(ElementType type) noexcept;
 
 /// Writes an .npy file (version 1.0, C order, little-endian) of `data`, elements of `type`,

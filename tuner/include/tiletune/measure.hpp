@@ -60,7 +60,7 @@ struct GlobalPlan {
 struct ArgPlan {
   bool is_buffer = false;
   int buffer = -1;                         ///< index into TrialRequest::buffers
-  ElementType type = ElementType::i32;     ///< scalar type (i32, u32, i64, f32, f64, f16)
+  ElementType type = ElementType::i32;     ///< scalar type: any element type
   std::int64_t int_value = 0;
   double float_value = 0;
 };

@@ -27,7 +27,8 @@ namespace tiletune {
 /// Bytes of one element of `type` (f16 is 2).
 [[nodiscard]] std::size_t host_element_bytes(ElementType type) noexcept;
 
-/// The element type a C++ type stands for (f16 has none: it is stored as std::uint16_t bits).
+/// The element type a C++ type stands for (f16 has none: it is stored as std::uint16_t bits,
+/// which HostBuffer::as<std::uint16_t>() reads from a half buffer too).
 template <class T>
 inline constexpr ElementType element_type_of = [] {
   using U = std::remove_const_t<T>;
@@ -43,8 +44,14 @@ inline constexpr ElementType element_type_of = [] {
     return ElementType::i64;
   else if constexpr (std::is_same_v<U, std::uint8_t>)
     return ElementType::u8;
+  else if constexpr (std::is_same_v<U, std::int8_t>)
+    return ElementType::i8;
+  else if constexpr (std::is_same_v<U, std::int16_t>)
+    return ElementType::i16;
   else if constexpr (std::is_same_v<U, std::uint16_t>)
-    return ElementType::f16;  // raw half bits
+    return ElementType::u16;
+  else if constexpr (std::is_same_v<U, std::uint64_t>)
+    return ElementType::u64;
   else
     static_assert(sizeof(U) == 0, "no ElementType for this C++ type");
 }();
@@ -60,7 +67,8 @@ struct HostBuffer {
   }
 
   /// The elements as T; throws Error when T is not the buffer's type (a reference written
-  /// for float used on a double buffer would otherwise read garbage).
+  /// for float used on a double buffer would otherwise read garbage). std::uint16_t reads a
+  /// uint16 buffer or the bits of a half one.
   template <class T>
   [[nodiscard]] std::span<T> as() {
     check_type(element_type_of<T>);
@@ -165,10 +173,10 @@ class LibraryReference {
 
 /// A buffer filled on the host the way the worker fills it on the device (the generators of
 /// gpu/input_generators.h, seeded by `seed` and the buffer's name): `random` draws uniform
-/// floats in [-1, 1) (f16 too) and small integers (i32/i64 in [-64, 64), u32 in [0, 128), u8 in
-/// [0, 256)); `iota` is 0, 1, 2, ... (converted to the type; u8 wraps); `constant`, `uniform`,
-/// `normal` and the CSR kinds as BufferInit says; `zero` and `none` are zeros; `file` reads
-/// the file (type and count checked). `copy` copies `source` and `csr_columns` reads its row
+/// floats in [-1, 1) (f16 too) and small integers (signed ones in [-64, 64), unsigned ones in
+/// [0, 128), u8 in [0, 256)); `iota` is 0, 1, 2, ... (converted to the type modulo 2^bits);
+/// `constant`, `uniform`, `normal` and the CSR kinds as BufferInit says; `zero` and `none` are
+/// zeros; `file` reads the file (type and count checked). `copy` copies `source` and `csr_columns` reads its row
 /// offsets from `source`: for those two, `source` must be given (Error otherwise).
 [[nodiscard]] HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed,
                                           const HostBuffer* source = nullptr);

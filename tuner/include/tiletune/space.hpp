@@ -2,8 +2,10 @@
 // kernel. Loaded from YAML (configs/*.yaml) and validated before anything is compiled.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <span>
@@ -46,8 +48,17 @@ struct Axis {
   [[nodiscard]] double real_of(std::int64_t value) const;
 };
 
-/// Element types a buffer may hold.
-enum class ElementType { f32, f64, i32, u32, i64, u8, f16 };
+/// Element types a buffer, a module global or a scalar argument may hold. The numbers are
+/// fixed (tiletune/reference.h and the input generators use them): new types go at the end.
+enum class ElementType { f32, f64, i32, u32, i64, u8, f16, i8, i16, u16, u64 };
+/// How many element types there are (the largest ElementType + 1).
+inline constexpr std::size_t kElementTypeCount = 11;
+/// Every element type, in the order messages list them: float double half int8 int16 int int64
+/// uint8 uint16 uint uint64.
+inline constexpr ElementType kElementTypes[] = {
+    ElementType::f32, ElementType::f64, ElementType::f16, ElementType::i8,  ElementType::i16, ElementType::i32,
+    ElementType::i64, ElementType::u8,  ElementType::u16, ElementType::u32, ElementType::u64};
+static_assert(std::size(kElementTypes) == kElementTypeCount);
 /// Bytes of one element (half is 2).
 [[nodiscard]] constexpr std::size_t element_size(ElementType t) noexcept {
   switch (t) {
@@ -58,17 +69,35 @@ enum class ElementType { f32, f64, i32, u32, i64, u8, f16 };
     case ElementType::i64: return 8;
     case ElementType::u8: return 1;
     case ElementType::f16: return 2;
+    case ElementType::i8: return 1;
+    case ElementType::i16: return 2;
+    case ElementType::u16: return 2;
+    case ElementType::u64: return 8;
   }
   return 0;
 }
-/// The YAML spelling: float double int uint int64 uint8 half.
+/// The YAML spelling: float double half int8 int16 int int64 uint8 uint16 uint uint64.
 [[nodiscard]] const char* element_type_name(ElementType t);
+/// Every YAML spelling, for messages: "float, double, half, int8, ..., uint64".
+[[nodiscard]] std::string element_type_list();
 /// The element type a YAML type name or a C/C++ spelling stands for ("float", "half", "__half",
-/// "int", "unsigned int", "int64_t", "uint8_t", ...), or nullopt.
+/// "int", "unsigned int", "int64_t", "uint8_t", "signed char", "unsigned short", "uint64_t", ...),
+/// or nullopt. Spellings whose width or signedness is the platform's (char, long, size_t) are
+/// not taken.
 [[nodiscard]] std::optional<ElementType> element_type_from_name(std::string_view name);
 [[nodiscard]] constexpr bool is_floating(ElementType t) noexcept {
   return t == ElementType::f32 || t == ElementType::f64 || t == ElementType::f16;
 }
+/// The integer types CSR offsets and columns may have: int, uint, int64, uint64.
+[[nodiscard]] constexpr bool is_index_type(ElementType t) noexcept {
+  return t == ElementType::i32 || t == ElementType::u32 || t == ElementType::i64 || t == ElementType::u64;
+}
+/// Why `value` does not fit a scalar argument or a fill value of type `t` ("300 does not fit
+/// int8 (-128 to 127)"), or nullopt when it fits. Integers must lie in the type's range (a
+/// uint64 takes 0 to 2^63 - 1, what an expression can give); a floating type takes any value
+/// whose rounding to the type is finite (half: up to 65504, as the GPU rounds it).
+[[nodiscard]] std::optional<std::string> value_misfit(ElementType t, std::int64_t value);
+[[nodiscard]] std::optional<std::string> value_misfit(ElementType t, double value);
 
 /// A number written in the YAML: a decimal literal ("0.5", "-1e-3"), the name of a real param,
 /// or an integer expression over the problem sizes and integer params.
@@ -139,7 +168,7 @@ struct ArgSpec {
   Kind kind = Kind::scalar;
   std::string buffer;       ///< for Kind::buffer
   NumberSpec value;         ///< for Kind::scalar (decimal literals and real params: float/double only)
-  ElementType scalar_type = ElementType::i32;  ///< i32, u32, i64, f32 or f64
+  ElementType scalar_type = ElementType::i32;  ///< any element type (half: the value rounded to half)
   int type_param = -1;      ///< >= 0: the scalar type follows this text param
   SourceLocation where;
 };

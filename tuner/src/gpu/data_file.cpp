@@ -5,9 +5,10 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <span>
 #include <string>
 
 #include "tiletune/error.hpp"
@@ -22,13 +23,13 @@ struct DtypeName {
   ElementType type;
   const char* little;  // as NumPy writes it on a little-endian machine
 };
-constexpr std::array<DtypeName, 7> kDtypes = {{{ElementType::f32, "<f4"},
-                                               {ElementType::f64, "<f8"},
-                                               {ElementType::i32, "<i4"},
-                                               {ElementType::u32, "<u4"},
-                                               {ElementType::i64, "<i8"},
-                                               {ElementType::u8, "|u1"},
-                                               {ElementType::f16, "<f2"}}};
+constexpr DtypeName kDtypes[] = {{ElementType::f32, "<f4"}, {ElementType::f64, "<f8"}, {ElementType::f16, "<f2"},
+                                 {ElementType::i8, "|i1"},  {ElementType::i16, "<i2"}, {ElementType::i32, "<i4"},
+                                 {ElementType::i64, "<i8"}, {ElementType::u8, "|u1"},  {ElementType::u16, "<u2"},
+                                 {ElementType::u32, "<u4"}, {ElementType::u64, "<u8"}};
+static_assert(std::size(kDtypes) == kElementTypeCount, "a dtype for every element type");
+// Read, never written: NumPy's bool is one byte, 0 or 1, and reads as uint8.
+constexpr DtypeName kReadAlso[] = {{ElementType::u8, "|b1"}};
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
   throw Error(fmt::format("{}: {}", path.string(), what));
@@ -64,16 +65,18 @@ std::optional<ElementType> parse_dtype(const std::filesystem::path& path, std::s
   if (descr.size() < 2 || descr.front() != '\'' || descr.back() != '\'')
     fail(path, fmt::format("the .npy dtype {} is not a simple type (a structured array?)", descr));
   descr = descr.substr(1, descr.size() - 2);
-  if (descr.size() >= 2 && descr[0] == '>' && descr.substr(1) != "u1" && descr.substr(1) != "i1")
+  const bool one_byte = descr.size() == 3 && descr[2] == '1';  // i1 u1 b1: any byte order
+  if (descr.size() >= 2 && descr[0] == '>' && !one_byte)
     fail(path, fmt::format("the data are big-endian ('{}'): save them little-endian, e.g. "
                            "numpy.save(path, array.astype('<{}'))", descr, descr.substr(1)));
   // '=' is native (little-endian on every machine CUDA runs on); one-byte types take any order.
   if (!descr.empty() && (descr[0] == '=' || descr[0] == '|' || descr[0] == '>')) descr[0] = '<';
-  for (const DtypeName& d : kDtypes) {
-    std::string little = d.little;
-    little[0] = '<';
-    if (descr == little) return d.type;
-  }
+  for (const auto& table : {std::span<const DtypeName>(kDtypes), std::span<const DtypeName>(kReadAlso)})
+    for (const DtypeName& d : table) {
+      std::string little = d.little;
+      little[0] = '<';
+      if (descr == little) return d.type;
+    }
   return std::nullopt;
 }
 
@@ -169,7 +172,8 @@ DataFileInfo inspect_data_file(const std::filesystem::path& path) {
   const std::string descr = dict_value(path, header, "descr");
   info.type = parse_dtype(path, descr);
   if (!info.type)
-    fail(path, fmt::format("dtype {} has no tiletune element type (float32 float64 int32 uint32 int64 uint8 float16)",
+    fail(path, fmt::format("dtype {} has no tiletune element type (float32 float64 float16 int8 int16 int32 int64 "
+                           "uint8 uint16 uint32 uint64 bool)",
                            descr));
   info.data_offset = prefix + header_bytes;
   info.data_bytes = size - info.data_offset;

@@ -69,7 +69,11 @@ static_assert(static_cast<int>(ElementType::f32) == tiletune_gen::type_f32 &&
               static_cast<int>(ElementType::u32) == tiletune_gen::type_u32 &&
               static_cast<int>(ElementType::i64) == tiletune_gen::type_i64 &&
               static_cast<int>(ElementType::u8) == tiletune_gen::type_u8 &&
-              static_cast<int>(ElementType::f16) == tiletune_gen::type_f16,
+              static_cast<int>(ElementType::f16) == tiletune_gen::type_f16 &&
+              static_cast<int>(ElementType::i8) == tiletune_gen::type_i8 &&
+              static_cast<int>(ElementType::i16) == tiletune_gen::type_i16 &&
+              static_cast<int>(ElementType::u16) == tiletune_gen::type_u16 &&
+              static_cast<int>(ElementType::u64) == tiletune_gen::type_u64,
               "the generators number the element types like ElementType");
 
 }  // namespace tiletune

@@ -25,7 +25,7 @@ typedef long long i64;
 /// The generated kinds (zero, none, file and copy need no generator).
 enum Kind { kind_random = 1, kind_iota, kind_constant, kind_uniform, kind_normal, kind_csr_offsets, kind_csr_columns };
 /// Element types, in the order of tiletune::ElementType.
-enum Type { type_f32 = 0, type_f64, type_i32, type_u32, type_i64, type_u8, type_f16 };
+enum Type { type_f32 = 0, type_f64, type_i32, type_u32, type_i64, type_u8, type_f16, type_i8, type_i16, type_u16, type_u64 };
 
 /// Everything a generator reads; passed by value to the kernel (same layout on both sides).
 struct Params {
@@ -151,6 +151,7 @@ TT_GEN_FN u64 load_offset(const Params& p, u64 r) {
   switch (p.offsets_type) {
     case type_i32: return (u64)((const int*)p.offsets)[r];
     case type_u32: return (u64)((const unsigned*)p.offsets)[r];
+    case type_u64: return ((const u64*)p.offsets)[r];
     default: return (u64)((const i64*)p.offsets)[r];
   }
 }
@@ -208,7 +209,9 @@ TT_GEN_FN i64 integer_value(const Params& p, u64 i) {
 
 TT_GEN_FN bool floating(int type) { return type == type_f32 || type == type_f64 || type == type_f16; }
 
-/// Writes element i of the buffer at `out`.
+/// Writes element i of the buffer at `out`. `random` gives floats in [-1, 1) and small
+/// integers: signed ones in [-64, 64), unsigned ones in [0, 128), except uint8, whose bytes
+/// take all 256 values. Integer kinds convert to the type modulo 2^bits (iota wraps).
 TT_GEN_FN void generate_element(const Params& p, u64 i, void* out) {
   if (p.kind == kind_random) {
     const u64 x = draw(p.stream, i);
@@ -220,6 +223,10 @@ TT_GEN_FN void generate_element(const Params& p, u64 i, void* out) {
       case type_i64: ((i64*)out)[i] = (i64)(x >> 57) - 64; return;
       case type_u8: ((unsigned char*)out)[i] = (unsigned char)(x >> 56); return;
       case type_f16: ((unsigned short*)out)[i] = half_bits(unit_float(x)); return;
+      case type_i8: ((signed char*)out)[i] = (signed char)((int)(x >> 57) - 64); return;
+      case type_i16: ((short*)out)[i] = (short)((int)(x >> 57) - 64); return;
+      case type_u16: ((unsigned short*)out)[i] = (unsigned short)(x >> 57); return;
+      case type_u64: ((u64*)out)[i] = x >> 57; return;
     }
     return;
   }
@@ -248,6 +255,10 @@ TT_GEN_FN void generate_element(const Params& p, u64 i, void* out) {
     case type_u32: ((unsigned*)out)[i] = (unsigned)v; return;
     case type_i64: ((i64*)out)[i] = v; return;
     case type_u8: ((unsigned char*)out)[i] = (unsigned char)v; return;
+    case type_i8: ((signed char*)out)[i] = (signed char)v; return;
+    case type_i16: ((short*)out)[i] = (short)v; return;
+    case type_u16: ((unsigned short*)out)[i] = (unsigned short)v; return;
+    case type_u64: ((u64*)out)[i] = (u64)v; return;
   }
 }
 

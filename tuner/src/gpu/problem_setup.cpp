@@ -25,8 +25,6 @@ std::string init_key(const InitPlan& init) {
 
 bool uses_source(BufferInit kind) { return kind == BufferInit::copy || kind == BufferInit::csr_columns; }
 
-bool is_integer(ElementType t) { return t == ElementType::i32 || t == ElementType::u32 || t == ElementType::i64; }
-
 void memset_async(CUdeviceptr p, unsigned char value, std::size_t bytes, CUstream stream, std::string_view what) {
   if (bytes == 0) return;
   TILETUNE_CU_CTX(cuMemsetD8Async(p, value, bytes, stream), what);
@@ -159,7 +157,7 @@ void ProblemSetup::fill(CUdeviceptr out, const std::string& what, std::string_vi
   }
   tiletune_gen::Params params = generator_params(name, type, count, init, request.seed);
   if (init.kind == BufferInit::csr_columns) {
-    if (!is_integer(source->plan.type) || source->plan.count < init.rows + 1)
+    if (!is_index_type(source->plan.type) || source->plan.count < init.rows + 1)
       throw Error(fmt::format("{}: the row offsets '{}' ({} x {}) are not {} integers", what, source->plan.name,
                               source->plan.count, element_type_name(source->plan.type), init.rows + 1));
     params.offsets = reinterpret_cast<const void*>(source->pristine());

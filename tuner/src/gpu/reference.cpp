@@ -217,7 +217,10 @@ const ReferenceBufferUse* find_use(const std::vector<ReferenceBufferUse>& buffer
 static_assert(TILETUNE_FLOAT == static_cast<int>(ElementType::f32) && TILETUNE_DOUBLE == static_cast<int>(ElementType::f64) &&
                   TILETUNE_INT == static_cast<int>(ElementType::i32) && TILETUNE_UINT == static_cast<int>(ElementType::u32) &&
                   TILETUNE_INT64 == static_cast<int>(ElementType::i64) && TILETUNE_UINT8 == static_cast<int>(ElementType::u8) &&
-                  TILETUNE_HALF == static_cast<int>(ElementType::f16),
+                  TILETUNE_HALF == static_cast<int>(ElementType::f16) && TILETUNE_INT8 == static_cast<int>(ElementType::i8) &&
+                  TILETUNE_INT16 == static_cast<int>(ElementType::i16) && TILETUNE_UINT16 == static_cast<int>(ElementType::u16) &&
+                  TILETUNE_UINT64 == static_cast<int>(ElementType::u64) &&
+                  static_cast<std::size_t>(TILETUNE_UINT64) + 1 == kElementTypeCount,
               "tiletune/reference.h numbers the element types like ElementType");
 
 void call_library(void* function, const std::string& name, const ProblemSizes& sizes,
@@ -256,7 +259,8 @@ void call_library(void* function, const std::string& name, const ProblemSizes& s
 std::size_t host_element_bytes(ElementType type) noexcept { return element_size(type); }
 
 void HostBuffer::check_type(ElementType wanted) const {
-  if (wanted != type) {
+  const bool half_bits = wanted == ElementType::u16 && type == ElementType::f16;  // as<std::uint16_t>() on half
+  if (wanted != type && !half_bits) {
     throw Error(fmt::format("buffer '{}' holds {}, read as {}", name, element_type_name(type),
                             element_type_name(wanted)));
   }

@@ -58,6 +58,10 @@ std::string format_element(ElementType type, const unsigned char* bytes) {
     case ElementType::u32: return fmt::format("{}", load(std::uint32_t{}));
     case ElementType::i64: return fmt::format("{}", load(std::int64_t{}));
     case ElementType::u8: return fmt::format("{}", load(std::uint8_t{}));
+    case ElementType::i8: return fmt::format("{}", load(std::int8_t{}));
+    case ElementType::i16: return fmt::format("{}", load(std::int16_t{}));
+    case ElementType::u16: return fmt::format("{}", load(std::uint16_t{}));
+    case ElementType::u64: return fmt::format("{}", load(std::uint64_t{}));
   }
   return "?";
 }
@@ -79,6 +83,10 @@ union ArgSlot {
   double f64;
   std::uint16_t f16;  // IEEE half bits
   std::uint8_t u8;
+  std::int8_t i8;
+  std::int16_t i16;
+  std::uint16_t u16;
+  std::uint64_t u64;
 };
 
 // A failure the candidate is responsible for: it ends the trial with this status.
@@ -257,6 +265,11 @@ std::vector<ArgSlot> GpuRunner::Impl::build_args(const TrialRequest& request) {
       case ElementType::f32: slot.f32 = static_cast<float>(arg.float_value); break;
       case ElementType::f64: slot.f64 = arg.float_value; break;
       case ElementType::f16: slot.f16 = float_to_half_bits(static_cast<float>(arg.float_value)); break;
+      // make_trial_request checked that the value fits the type.
+      case ElementType::i8: slot.i8 = static_cast<std::int8_t>(arg.int_value); break;
+      case ElementType::i16: slot.i16 = static_cast<std::int16_t>(arg.int_value); break;
+      case ElementType::u16: slot.u16 = static_cast<std::uint16_t>(arg.int_value); break;
+      case ElementType::u64: slot.u64 = static_cast<std::uint64_t>(arg.int_value); break;
     }
   }
   return slots;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,7 +23,9 @@ constexpr const char* kReferenceKernels[] = {
 constexpr unsigned kBlock = 256;
 constexpr unsigned kBlocksPerSm = 16;
 
-constexpr const char* kSuffixes[] = {"f32", "f64", "i32", "u32", "i64", "u8", "f16"};  // ElementType order
+// The kernels' names of the element types, in ElementType's order.
+constexpr const char* kSuffixes[] = {"f32", "f64", "i32", "u32", "i64", "u8", "f16", "i8", "i16", "u16", "u64"};
+static_assert(std::size(kSuffixes) == kElementTypeCount);
 
 std::size_t index_of(ElementType type) { return static_cast<std::size_t>(type); }
 

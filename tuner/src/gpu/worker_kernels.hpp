@@ -60,8 +60,8 @@ class WorkerKernels {
 
   int sm_count_ = 1;
   std::optional<cu::Module> module_;
-  CUfunction compare_[7] = {};
-  CUfunction sum_[7] = {};
+  CUfunction compare_[kElementTypeCount] = {};
+  CUfunction sum_[kElementTypeCount] = {};
   CUfunction generate_ = nullptr;
   CUfunction block_stream_ = nullptr;
   std::map<std::string, CUfunction, std::less<>> references_;

@@ -199,10 +199,12 @@ class Fields {
 };
 
 // Wire names of the enums: fixed here, independent of how messages spell them.
-constexpr std::pair<ElementType, const char*> kElementTypes[] = {
+constexpr std::pair<ElementType, const char*> kWireElementTypes[] = {
     {ElementType::f32, "f32"}, {ElementType::f64, "f64"}, {ElementType::i32, "i32"},
     {ElementType::u32, "u32"}, {ElementType::i64, "i64"}, {ElementType::u8, "u8"},
-    {ElementType::f16, "f16"}};
+    {ElementType::f16, "f16"}, {ElementType::i8, "i8"},   {ElementType::i16, "i16"},
+    {ElementType::u16, "u16"}, {ElementType::u64, "u64"}};
+static_assert(std::size(kWireElementTypes) == kElementTypeCount, "a wire name for every element type");
 constexpr std::pair<BufferInit, const char*> kBufferInits[] = {
     {BufferInit::zero, "zero"},         {BufferInit::none, "none"},
     {BufferInit::random, "random"},     {BufferInit::iota, "iota"},
@@ -311,7 +313,7 @@ Json request_json(const TrialRequest& r) {
   Json buffers = Json::array();
   for (const BufferPlan& b : r.buffers)
     buffers.push_back({{"name", b.name},
-                       {"type", enum_name(kElementTypes, b.type)},
+                       {"type", enum_name(kWireElementTypes, b.type)},
                        {"count", b.count},
                        {"init", init_json(b.init)},
                        {"output", b.output}});
@@ -319,14 +321,14 @@ Json request_json(const TrialRequest& r) {
   for (const GlobalPlan& g : r.globals)
     globals.push_back({{"name", g.name},
                        {"symbol", g.symbol},
-                       {"type", enum_name(kElementTypes, g.type)},
+                       {"type", enum_name(kWireElementTypes, g.type)},
                        {"count", g.count},
                        {"init", init_json(g.init)}});
   Json args = Json::array();
   for (const ArgPlan& a : r.args)
     args.push_back({{"is_buffer", a.is_buffer},
                     {"buffer", a.buffer},
-                    {"type", enum_name(kElementTypes, a.type)},
+                    {"type", enum_name(kWireElementTypes, a.type)},
                     {"int_value", a.int_value},
                     {"float_value", a.float_value}});
   Json sizes = Json::object();
@@ -385,7 +387,7 @@ TrialRequest request_from(const Fields& f) {
     Fields b(buffers[i], fmt::format("buffers[{}]", i));
     BufferPlan plan;
     plan.name = b.str("name");
-    plan.type = enum_value(kElementTypes, b, "type");
+    plan.type = enum_value(kWireElementTypes, b, "type");
     plan.count = b.u64("count");
     plan.output = b.boolean("output");
     r.buffers.push_back(std::move(plan));
@@ -401,7 +403,7 @@ TrialRequest request_from(const Fields& f) {
     GlobalPlan plan;
     plan.name = g.str("name");
     plan.symbol = g.str("symbol");
-    plan.type = enum_value(kElementTypes, g, "type");
+    plan.type = enum_value(kWireElementTypes, g, "type");
     plan.count = g.u64("count");
     plan.init = init_from(Fields(g.map("init"), g.name("init")), r.buffers.size());
     r.globals.push_back(std::move(plan));
@@ -412,7 +414,7 @@ TrialRequest request_from(const Fields& f) {
     ArgPlan plan;
     plan.is_buffer = a.boolean("is_buffer");
     plan.buffer = plan.is_buffer ? buffer_index(a, "buffer", r.buffers.size()) : a.i32("buffer");
-    plan.type = enum_value(kElementTypes, a, "type");
+    plan.type = enum_value(kWireElementTypes, a, "type");
     plan.int_value = a.i64("int_value");
     plan.float_value = a.f64("float_value");
     r.args.push_back(plan);

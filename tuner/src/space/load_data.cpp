@@ -1,8 +1,10 @@
 // The data of a search space: buffers (their element types, counts and how each is filled),
 // module globals, and the kernel's arguments. Every check that needs no problem size is made
-// here: kinds of fill that fit the element type, bounds in order, files that exist, copies
-// and CSR columns that name a buffer of the right kind.
+// here: kinds of fill that fit the element type, bounds in order, constant values (fills and
+// scalar arguments) within their type's range, files that exist, copies and CSR columns that
+// name a buffer of the right kind.
 #include <algorithm>
+#include <limits>
 #include <sys/stat.h>
 
 #include "space/loader.hpp"
@@ -11,31 +13,18 @@ namespace tiletune::detail {
 
 namespace {
 
-struct TypeName {
-  std::string_view name;
-  ElementType type;
-};
-
-constexpr TypeName kBufferTypes[] = {{"float", ElementType::f32}, {"double", ElementType::f64},
-                                     {"int", ElementType::i32},   {"uint", ElementType::u32},
-                                     {"int64", ElementType::i64}, {"uint8", ElementType::u8},
-                                     {"half", ElementType::f16}};
-constexpr TypeName kScalarTypes[] = {{"int", ElementType::i32},
-                                     {"uint", ElementType::u32},
-                                     {"int64", ElementType::i64},
-                                     {"float", ElementType::f32},
-                                     {"double", ElementType::f64}};
-
 // CUDA's vector types: a buffer of N float2 is a buffer of 2N floats to tiletune.
 struct VectorType {
   std::string_view name;
   ElementType type;
   int lanes;
 };
-constexpr VectorType kVectorTypes[] = {{"float2", ElementType::f32, 2}, {"float4", ElementType::f32, 4},
-                                       {"double2", ElementType::f64, 2}, {"int2", ElementType::i32, 2},
-                                       {"int4", ElementType::i32, 4},   {"uint2", ElementType::u32, 2},
-                                       {"uint4", ElementType::u32, 4},  {"half2", ElementType::f16, 2}};
+constexpr VectorType kVectorTypes[] = {
+    {"float2", ElementType::f32, 2},  {"float4", ElementType::f32, 4},  {"double2", ElementType::f64, 2},
+    {"half2", ElementType::f16, 2},   {"char2", ElementType::i8, 2},    {"char4", ElementType::i8, 4},
+    {"short2", ElementType::i16, 2},  {"short4", ElementType::i16, 4},  {"int2", ElementType::i32, 2},
+    {"int4", ElementType::i32, 4},    {"ushort2", ElementType::u16, 2}, {"ushort4", ElementType::u16, 4},
+    {"uint2", ElementType::u32, 2},   {"uint4", ElementType::u32, 4},   {"ulonglong2", ElementType::u64, 2}};
 
 constexpr std::string_view kBufferKeys[] = {"type", "count", "init", "output"};
 constexpr std::string_view kGlobalKeys[] = {"type", "count", "init"};
@@ -50,14 +39,29 @@ constexpr const char* kInitHint =
     "{normal: {mean: 0, stddev: 1}}, {file: data/x.npy}, {copy: BUFFER}, "
     "{csr_offsets: {rows: N, columns: N, nnz: NNZ}}, {csr_columns: OFFSETS_BUFFER}";
 
-template <std::size_t N>
-std::vector<std::string_view> names_of(const TypeName (&table)[N]) {
+std::vector<std::string_view> element_type_names() {
   std::vector<std::string_view> names;
-  for (const TypeName& t : table) names.push_back(t.name);
+  for (const ElementType t : kElementTypes) names.push_back(element_type_name(t));
+  return names;
+}
+
+std::vector<std::string_view> vector_type_names() {
+  std::vector<std::string_view> names;
+  for (const VectorType& t : kVectorTypes) names.push_back(t.name);
   return names;
 }
 
 bool is_integer_type(ElementType t) { return !is_floating(t); }
+
+// Every type a buffer, global or argument may take: its own, and the labels of its type param
+// (read_type checked that each names one).
+std::vector<ElementType> possible_types(const Space& space, ElementType type, int type_param) {
+  std::vector<ElementType> types{type};
+  if (type_param >= 0)
+    for (const std::string& label : space.params[static_cast<std::size_t>(type_param)].labels)
+      types.push_back(*element_type_from_name(label));
+  return types;
+}
 
 // A count of vectors as a count of their elements: "N" of float2 is "(N) * 2".
 LocatedExpr vector_count(LocatedExpr count, int lanes, std::span<const std::string> slots,
@@ -83,33 +87,27 @@ bool is_qualified_identifier(std::string_view s) {
 }  // namespace
 
 ElementType SpaceLoader::read_type(const YamlValue& v, int& type_param, bool scalar, int* lanes) const {
-  const std::vector<std::string_view> types = scalar ? names_of(kScalarTypes) : names_of(kBufferTypes);
-  const std::string hint = std::string(scalar ? "scalar argument" : "element") + " types: " + join_names(types) +
-                           (lanes ? ", the vector types float2 float4 double2 int2 int4 uint2 uint4 half2" : "") +
+  const std::string hint = std::string(scalar ? "scalar argument" : "element") + " types: " + element_type_list() +
+                           (lanes ? ", the vector types " + join_names(vector_type_names()) : "") +
                            ", or a text param whose values are such types";
   const std::string t = yaml_.string(v, "a type", hint, kMaxNameLength);
-  const auto table_match = [&](std::string_view name) -> std::optional<ElementType> {
-    for (const TypeName& n : scalar ? std::span<const TypeName>(kScalarTypes) : std::span<const TypeName>(kBufferTypes))
-      if (n.name == name) return n.type;
-    return std::nullopt;
-  };
-  if (auto direct = table_match(t)) return *direct;
+  for (const ElementType type : kElementTypes)
+    if (t == element_type_name(type)) return type;
   if (lanes)
     for (const VectorType& vt : kVectorTypes)
       if (vt.name == t) {
         *lanes = vt.lanes;
         return vt.type;
       }
-  // A text param: every value must name a type this place takes.
+  // A text param: every value must name an element type.
   if (const int p = space_.param_index(t); p >= 0 && space_.params[static_cast<std::size_t>(p)].kind == AxisKind::text) {
     const Axis& axis = space_.params[static_cast<std::size_t>(p)];
     ElementType first = ElementType::f32;
     for (std::size_t k = 0; k < axis.labels.size(); ++k) {
       const auto type = element_type_from_name(axis.labels[k]);
-      const bool fits = type && (!scalar || (*type != ElementType::u8 && *type != ElementType::f16));
-      if (!fits)
+      if (!type)
         yaml_.fail(v, v.name() + ": the type follows param " + axis.name + ", whose value '" + excerpt(axis.labels[k]) +
-                          "' is not a" + (scalar ? " scalar" : "n element") + " type",
+                          "' is not an element type",
                    hint);
       if (k == 0) first = *type;
     }
@@ -117,7 +115,7 @@ ElementType SpaceLoader::read_type(const YamlValue& v, int& type_param, bool sca
     return first;
   }
   std::string what = v.name() + ": unknown type '" + excerpt(t) + "'";
-  if (auto s = did_you_mean(t, types)) what += "; did you mean '" + *s + "'?";
+  if (auto s = did_you_mean(t, element_type_names())) what += "; did you mean '" + *s + "'?";
   yaml_.fail(v, what, hint);
 }
 
@@ -140,15 +138,27 @@ NumberSpec SpaceLoader::read_number(const YamlValue& v, std::span<const std::str
   return n;
 }
 
+void SpaceLoader::check_fits(const NumberSpec& n, const YamlValue& v, std::span<const ElementType> types,
+                             bool excluded) const {
+  if (n.real_param >= 0) return;  // a real param: checked when a config is run
+  std::optional<std::int64_t> integer;
+  if (!n.real && !(integer = constant(n.expr, v))) return;  // needs a problem: checked by validate
+  for (const ElementType t : types) {
+    if (n.real && !is_floating(t)) continue;  // a decimal for a type param that may be integer: truncated
+    const bool below = excluded && !is_floating(t);  // integers drawn from [low, high - 1]
+    const bool past = below && *integer > std::numeric_limits<std::int64_t>::min();
+    const auto why = n.real ? value_misfit(t, *n.real) : value_misfit(t, past ? *integer - 1 : *integer);
+    if (why)
+      yaml_.fail(v, v.name() + ": " + (below ? "the largest value drawn, " : "") + *why,
+                 std::string(below ? "the high bound is excluded: " : "") + "give a value of the type's range, or another type");
+  }
+}
+
 InitSpec SpaceLoader::read_init(const YamlValue& v, ElementType type, int type_param) const {
   InitSpec init;
   init.where = yaml_.at(v.mark);
   init.file_dir = space_.yaml_path.parent_path();
-  // Every type the buffer may take (all the labels of its type param).
-  std::vector<ElementType> types{type};
-  if (type_param >= 0)
-    for (const std::string& label : space_.params[static_cast<std::size_t>(type_param)].labels)
-      types.push_back(*element_type_from_name(label));
+  const std::vector<ElementType> types = possible_types(space_, type, type_param);
   const bool all_integer = std::all_of(types.begin(), types.end(), is_integer_type);
   const bool all_floating = std::none_of(types.begin(), types.end(), is_integer_type);
   if (v.is_scalar()) {
@@ -177,6 +187,7 @@ InitSpec SpaceLoader::read_init(const YamlValue& v, ElementType type, int type_p
     init.kind = BufferInit::constant;
     init.a = read_number(arg, names_);
     integers_only(init.a, arg);
+    check_fits(init.a, arg, types);
   } else if (e.key == "uniform") {
     init.kind = BufferInit::uniform;
     const std::vector<YamlValue> bounds = yaml_.items(arg, "a list [low, high]", "for example {uniform: [-1, 1]}");
@@ -194,6 +205,8 @@ InitSpec SpaceLoader::read_init(const YamlValue& v, ElementType type, int type_p
     };
     if (auto lo = constant_value(init.a), hi = constant_value(init.b); lo && hi && !(*lo < *hi))
       yaml_.fail(arg, arg.name() + ": the low bound must be below the high bound", "write [low, high] with low < high");
+    check_fits(init.a, bounds[0], types);
+    check_fits(init.b, bounds[1], types, true);
   } else if (e.key == "normal") {
     init.kind = BufferInit::normal;
     if (!all_floating)
@@ -370,8 +383,8 @@ std::vector<ArgSpec> SpaceLoader::read_args(const YamlValue& v, std::span<const 
       a.value = read_number(value, slots);
       const bool floating = a.type_param >= 0 ? is_floating(a.scalar_type) : is_floating(a.scalar_type);
       if (!a.value.is_integer() && !floating)
-        yaml_.fail(value, value.name() + ": a decimal value needs a float or double argument",
-                   "write {value: " + excerpt(value.text()) + ", type: float}");
+        yaml_.fail(value, value.name() + ": a decimal value needs a floating-point argument",
+                   "write {value: " + excerpt(value.text()) + ", type: float} (or double, half)");
       if (a.type_param >= 0) {
         // Every type the param may give must be floating (a decimal) or anything (an integer).
         for (const std::string& label : space_.params[static_cast<std::size_t>(a.type_param)].labels)
@@ -379,6 +392,7 @@ std::vector<ArgSpec> SpaceLoader::read_args(const YamlValue& v, std::span<const 
             yaml_.fail(value, value.name() + ": a decimal value, but the type may be " + label,
                        "give decimal values float or double arguments only");
       }
+      check_fits(a.value, value, possible_types(space_, a.scalar_type, a.type_param));
     } else if (item.is_scalar()) {
       const std::string text = item.text();
       if (std::find(buffer_names.begin(), buffer_names.end(), text) != buffer_names.end()) {
@@ -405,6 +419,7 @@ std::vector<ArgSpec> SpaceLoader::read_args(const YamlValue& v, std::span<const 
           yaml_.fail(item, item.name() + ": '" + text + "' is a real or text param: pass it with its type",
                      "write {value: " + text + ", type: float} for a real param; a text param reaches the kernel as -D" + text);
         a.value.expr = read_expr_in(item, slots);
+        check_fits(a.value, item, std::span(&a.scalar_type, 1));
       }
     } else {
       yaml_.fail_type(item, "a buffer name, an expression or {value: EXPR, type: TYPE}",

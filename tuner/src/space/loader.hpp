@@ -76,6 +76,9 @@ class SpaceLoader {
   [[nodiscard]] ElementType read_type(const YamlValue& v, int& type_param, bool scalar, int* lanes = nullptr) const;
   [[nodiscard]] NumberSpec read_number(const YamlValue& v, std::span<const std::string> slots) const;
   [[nodiscard]] InitSpec read_init(const YamlValue& v, ElementType type, int type_param) const;
+  /// Fails at `v` when `n` is a constant that does not fit one of `types` (`excluded`: an
+  /// excluded high bound, whose integers end at n - 1).
+  void check_fits(const NumberSpec& n, const YamlValue& v, std::span<const ElementType> types, bool excluded = false) const;
   void read_buffers(const YamlValue& v);
   void read_globals(const YamlValue& v);
   [[nodiscard]] std::vector<ArgSpec> read_args(const YamlValue& v, std::span<const std::string> slots) const;

@@ -12,34 +12,41 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <system_error>
+#include <type_traits>
 #include <unordered_set>
 
 #include <sys/stat.h>
+
+#include <fmt/format.h>
 
 #include "space/loader.hpp"
 
 namespace tiletune {
 
-namespace {
-
-struct TypeName {
-  std::string_view name;
-  ElementType type;
-};
-
-constexpr TypeName kBufferTypes[] = {
-    {"float", ElementType::f32}, {"double", ElementType::f64}, {"int", ElementType::i32},
-    {"uint", ElementType::u32},  {"int64", ElementType::i64},  {"uint8", ElementType::u8},
-    {"half", ElementType::f16}};
-
-}  // namespace
-
 const char* element_type_name(ElementType t) {
   // The YAML spellings, so that messages and exports read like the search space.
-  for (const TypeName& n : kBufferTypes)
-    if (n.type == t) return n.name.data();
+  switch (t) {
+    case ElementType::f32: return "float";
+    case ElementType::f64: return "double";
+    case ElementType::i32: return "int";
+    case ElementType::u32: return "uint";
+    case ElementType::i64: return "int64";
+    case ElementType::u8: return "uint8";
+    case ElementType::f16: return "half";
+    case ElementType::i8: return "int8";
+    case ElementType::i16: return "int16";
+    case ElementType::u16: return "uint16";
+    case ElementType::u64: return "uint64";
+  }
   return "?";
+}
+
+std::string element_type_list() {
+  std::string list;
+  for (const ElementType t : kElementTypes) list += (list.empty() ? "" : ", ") + std::string(element_type_name(t));
+  return list;
 }
 
 std::optional<ElementType> element_type_from_name(std::string_view name) {
@@ -47,18 +54,100 @@ std::optional<ElementType> element_type_from_name(std::string_view name) {
     std::string_view name;
     ElementType type;
   };
-  // The YAML names first, then the C and C++ spellings a kernel's -DT=... would use.
+  // The C and C++ spellings a kernel's -DT=... would use (the YAML names are element_type_name's).
   static constexpr Spelling kSpellings[] = {
-      {"float", ElementType::f32},        {"double", ElementType::f64},
-      {"int", ElementType::i32},          {"uint", ElementType::u32},
-      {"int64", ElementType::i64},        {"uint8", ElementType::u8},
-      {"half", ElementType::f16},         {"__half", ElementType::f16},
-      {"int32_t", ElementType::i32},      {"unsigned", ElementType::u32},
-      {"unsigned int", ElementType::u32}, {"uint32_t", ElementType::u32},
-      {"long long", ElementType::i64},    {"int64_t", ElementType::i64},
-      {"uint8_t", ElementType::u8},       {"unsigned char", ElementType::u8}};
+      {"__half", ElementType::f16},         {"int32_t", ElementType::i32},
+      {"unsigned", ElementType::u32},       {"unsigned int", ElementType::u32},
+      {"uint32_t", ElementType::u32},       {"long long", ElementType::i64},
+      {"int64_t", ElementType::i64},        {"uint8_t", ElementType::u8},
+      {"unsigned char", ElementType::u8},   {"signed char", ElementType::i8},
+      {"int8_t", ElementType::i8},          {"short", ElementType::i16},
+      {"int16_t", ElementType::i16},        {"unsigned short", ElementType::u16},
+      {"uint16_t", ElementType::u16},       {"unsigned long long", ElementType::u64},
+      {"uint64_t", ElementType::u64}};
+  for (const ElementType t : kElementTypes)
+    if (name == element_type_name(t)) return t;
   for (const Spelling& s : kSpellings)
     if (s.name == name) return s.type;
+  return std::nullopt;
+}
+
+namespace {
+
+// The range of an integer type, as the 64-bit values an expression can give.
+struct IntegerRange {
+  std::int64_t low;
+  std::int64_t high;
+};
+
+template <class T>
+constexpr IntegerRange range_of() {
+  if constexpr (std::is_same_v<T, std::uint64_t>)
+    return {0, std::numeric_limits<std::int64_t>::max()};
+  else
+    return {std::numeric_limits<T>::min(), std::numeric_limits<T>::max()};
+}
+
+std::optional<IntegerRange> integer_range(ElementType t) {
+  switch (t) {
+    case ElementType::i8: return range_of<std::int8_t>();
+    case ElementType::i16: return range_of<std::int16_t>();
+    case ElementType::i32: return range_of<std::int32_t>();
+    case ElementType::i64: return range_of<std::int64_t>();
+    case ElementType::u8: return range_of<std::uint8_t>();
+    case ElementType::u16: return range_of<std::uint16_t>();
+    case ElementType::u32: return range_of<std::uint32_t>();
+    case ElementType::u64: return range_of<std::uint64_t>();
+    case ElementType::f32:
+    case ElementType::f64:
+    case ElementType::f16: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// The largest finite value of a floating type, and the magnitude from which rounding to it
+// gives infinity (half: 65520, halfway between 65504 and the next step).
+struct FloatLimit {
+  double largest;
+  double overflows_at;
+};
+
+FloatLimit float_limit(ElementType t) {
+  switch (t) {
+    case ElementType::f16: return {65504.0, 65520.0};
+    case ElementType::f32:
+      return {std::numeric_limits<float>::max(),
+              static_cast<double>(std::numeric_limits<float>::max()) + std::ldexp(1.0, 103)};
+    default: return {std::numeric_limits<double>::max(), std::numeric_limits<double>::infinity()};
+  }
+}
+
+std::string integer_misfit(ElementType t, const IntegerRange& range, std::string_view value) {
+  return fmt::format("{} does not fit {} ({} to {})", value, element_type_name(t), range.low, range.high);
+}
+
+}  // namespace
+
+std::optional<std::string> value_misfit(ElementType t, std::int64_t value) {
+  if (const auto range = integer_range(t)) {
+    if (value < range->low || value > range->high) return integer_misfit(t, *range, std::to_string(value));
+    return std::nullopt;
+  }
+  return value_misfit(t, static_cast<double>(value));
+}
+
+std::optional<std::string> value_misfit(ElementType t, double value) {
+  if (const auto range = integer_range(t)) {
+    // high + 1 in double is the first value past the range (2^63 for int64 and uint64, whose
+    // high rounds up to it).
+    if (!std::isfinite(value) || value != std::trunc(value) || value < static_cast<double>(range->low) ||
+        value >= static_cast<double>(range->high) + 1.0)
+      return integer_misfit(t, *range, fmt::format("{}", value));
+    return std::nullopt;
+  }
+  const FloatLimit limit = float_limit(t);
+  if (std::isfinite(value) && std::fabs(value) >= limit.overflows_at)
+    return fmt::format("{} does not fit {} (its largest value is {})", value, element_type_name(t), limit.largest);
   return std::nullopt;
 }
 

@@ -186,13 +186,17 @@ ArgPlan plan_arg(const Space& space, const ArgSpec& a, const Config& types, Inte
     return arg;
   }
   arg.type = resolved_type(space, a.scalar_type, a.type_param, types);
+  std::optional<std::string> misfit;
   if (a.value.is_integer()) {
     arg.int_value = integer(a.value.expr);
     arg.float_value = static_cast<double>(arg.int_value);
+    misfit = value_misfit(arg.type, arg.int_value);
   } else {
     arg.float_value = real(a.value);
     arg.int_value = static_cast<std::int64_t>(arg.float_value);
+    misfit = value_misfit(arg.type, arg.float_value);
   }
+  if (misfit) throw EvalError(fmt::format("{}: the argument's value {}", a.where.str(), *misfit));
   return arg;
 }
 

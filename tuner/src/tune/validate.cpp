@@ -23,8 +23,6 @@ constexpr const char* kLibraryHint =
     "build it as a shared library exporting extern \"C\" int FUNCTION(const tiletune_reference_call*) "
     "(see tiletune/reference.h); a relative path is resolved from the YAML's directory";
 
-bool is_integer_type(ElementType t) { return t == ElementType::i32 || t == ElementType::u32 || t == ElementType::i64; }
-
 // True when the expression reads a param (it is then evaluated per config, not here).
 bool uses_params(const Space& space, const LocatedExpr& e) {
   for (const std::string& v : e.expr.variables())
@@ -66,7 +64,7 @@ std::vector<ElementType> possible_types(const Space& space, ElementType type, in
     if (!t)
       throw SpaceError(where, fmt::format("the type of {} follows param {}, whose value '{}' is not an element type",
                                           what, axis.name, label),
-                       "give the param type names: float double half int uint int64 uint8");
+                       "give the param type names: " + element_type_list());
     types.push_back(*t);
   }
   return types;
@@ -103,9 +101,9 @@ void check_file_init(const Space& space, const Filled& f, const std::vector<Prob
 
 void check_csr(const Space& space, const Filled& f, const std::vector<Problem>& problems) {
   for (const ElementType t : f.types)
-    if (!is_integer_type(t))
+    if (!is_index_type(t))
       throw SpaceError(f.init->where, fmt::format("{} holds CSR indices, but it is {}", f.what, element_type_name(t)),
-                       "CSR offsets and columns are int, uint or int64");
+                       "CSR offsets and columns are int, uint, int64 or uint64");
   const InitSpec* shape = f.init;
   if (f.init->kind == BufferInit::csr_columns) {
     const int of = space.buffer_index(f.init->of);
@@ -182,6 +180,16 @@ void check_values(const Space& space, const Filled& f, const std::vector<Problem
       throw SpaceError(init.where, fmt::format("{}: uniform needs low < high, got [{}, {})", f.what, *a, *b));
     if (init.kind == BufferInit::normal && b && !(*b >= 0))
       throw SpaceError(init.where, fmt::format("{}: normal needs a standard deviation >= 0, got {}", f.what, *b));
+    if (init.kind == BufferInit::normal) continue;
+    for (const ElementType t : f.types) {
+      // A constant and the low bound must fit; integers are drawn up to high - 1, floats below high.
+      const bool below = init.kind == BufferInit::uniform && !is_floating(t);
+      auto why = a ? value_misfit(t, *a) : std::nullopt;
+      if (!why && init.kind == BufferInit::uniform && b) why = value_misfit(t, below ? *b - 1 : *b);
+      if (why)
+        throw SpaceError(init.where, fmt::format("{} for {}: {}", f.what, format_problem(space, problem), *why),
+                         "give values of the type's range, or another type");
+    }
   }
 }
 
@@ -212,6 +220,25 @@ void check_inputs(const Space& space, const std::vector<Problem>& problems) {
     check_fill(space, {what, possible_types(space, g.type, g.type_param, g.where, what), &g.count, &g.init,
                        g.type_param, g.where},
                problems);
+  }
+}
+
+// A scalar argument whose value needs only the problem sizes must fit its type for every
+// problem (a constant was checked by the loader; one that reads a param is checked per config).
+void check_args(const Space& space, const std::vector<Problem>& problems) {
+  for (std::size_t i = 0; i < space.args.size(); ++i) {
+    const ArgSpec& a = space.args[i];
+    if (a.kind != ArgSpec::Kind::scalar || !a.value.is_integer()) continue;
+    const std::string what = fmt::format("argument {} ('{}')", i + 1, a.value.expr.expr.text());
+    const std::vector<ElementType> types = possible_types(space, a.scalar_type, a.type_param, a.where, what);
+    for (const Problem& problem : problems) {
+      const auto value = eval_fixed(space, a.value.expr, problem, what);
+      if (!value) break;  // reads a param
+      for (const ElementType t : types)
+        if (auto why = value_misfit(t, *value))
+          throw SpaceError(a.where, fmt::format("{} for {}: {}", what, format_problem(space, problem), *why),
+                           "give the argument a wider type, or values of its range");
+    }
   }
 }
 
@@ -418,6 +445,7 @@ void check_reference_kernel(const Space& space, const std::vector<Problem>& prob
 void validate_inputs_and_checks(const Space& space, const ValidationOptions& options) {
   const std::vector<Problem> problems = all_problems(space);
   check_inputs(space, problems);
+  check_args(space, problems);
   check_outputs(space);
   switch (space.verify.reference) {
     case VerifySpec::Reference::builtin: check_builtin(space); break;
