@@ -27,17 +27,21 @@ class InterchangeError : public Error {
 
 /// A T1 space as tiletune YAML.
 struct T1Import {
-  std::string yaml;                 ///< a complete space (expressions quoted, real YAML)
-  std::vector<std::string> notes;   ///< what was kept only as a comment (budget, search, ...)
+  std::string yaml;                   ///< a complete space (expressions quoted, real YAML)
+  std::vector<std::string> notes;     ///< what was kept only as a comment (budget, search, ...)
+  std::vector<std::string> warnings;  ///< what the file says twice and differently, defaults left out
 };
 
-/// Converts the T1 file at json_path. yaml_path is where the YAML will live: the kernel source
-/// is written relative to it. Throws InterchangeError for anything that does not map.
-[[nodiscard]] T1Import import_t1(const std::filesystem::path& json_path, const std::filesystem::path& yaml_path);
+/// Converts the T1 file at json_path (a regular file of at most 64 MiB). yaml_path is where the
+/// YAML will live: the kernel source and data files are written relative to it. `family` names
+/// the space's kernel family (empty: KernelName). Throws InterchangeError for anything that does
+/// not map.
+[[nodiscard]] T1Import import_t1(const std::filesystem::path& json_path, const std::filesystem::path& yaml_path,
+                                 const std::string& family = {});
 
 /// Converts T1 text (json_path names it in messages and anchors KernelFile).
 [[nodiscard]] T1Import import_t1_text(const std::string& json, const std::filesystem::path& json_path,
-                                      const std::filesystem::path& yaml_path);
+                                      const std::filesystem::path& yaml_path, const std::string& family = {});
 
 /// The trials selected by filter as a T4 results document ("schema_version": "1.0.0", one
 /// result per trial, times in milliseconds), objectives [objective].

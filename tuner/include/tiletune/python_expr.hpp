@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -107,6 +109,15 @@ class Program {
 /// Evaluates text that uses no variables (a value list, a constant). Throws ExprSyntaxError for
 /// the text and EvalError for the evaluation; a free name is an ExprSyntaxError at its offset.
 [[nodiscard]] Value eval_constant(std::string_view text, const Limits& limits = {});
+
+/// Called by rename() for each name the text reads (not a called function, not an attribute):
+/// with the subscript for NAME[INT], else nullopt; returns the replacement text, or nullopt to
+/// keep the name (for NAME[INT]: nullopt asks again without the subscript).
+using Renamer = std::function<std::optional<std::string>(std::string_view name, std::optional<std::int64_t> index)>;
+/// The text with names replaced, everything else as written: how a T1 file's
+/// "ProblemSize[0] * max(filter_width)" becomes an expression over a space's names. Throws
+/// ExprSyntaxError for text that does not tokenize.
+[[nodiscard]] std::string rename(std::string_view text, const Renamer& replace);
 
 /// A Python value as a 64-bit integer where it is one: a bool, an int, or a float that is whole
 /// and in range. Throws EvalError otherwise ("0.5 is not a whole number", "'a' is a str").

@@ -1,16 +1,28 @@
-// T1 (Kernel Tuner / KTT input format) into a tiletune YAML space. Every field of the published
-// schema is either mapped, kept as a comment (what tiletune sets on its command line), or
-// refused with the field's path and the reason; the YAML written is parsed back with
-// parse_space before it is returned, so what comes out always loads.
+// T1 (Kernel Tuner / KTT input format) into a tiletune YAML space, with the launch Kernel Tuner
+// would use. T1 files write their values, conditions and sizes in Python: those go through
+// tiletune's Python interpreter (tiletune/python_expr.hpp) — value lists are evaluated here,
+// conditions are kept as {python: ...} constraints, sizes are written natively where tiletune's
+// integer expressions mean the same and in Python where not. Every field of the schema is
+// mapped, kept as a comment (what tiletune sets on its command line), or refused with the
+// field's path and the reason; the YAML written is parsed back before it is returned.
+//
+// Kernel Tuner's reading of T1 (interface.tune_kernel_T1) decides the launch: ProblemSize is
+// the problem (tiletune's problem: problem_size_x, _y, _z) and each grid dimension is
+// ceil(ProblemSize / product of GridDiv), GridDiv defaulting to the param block_size_x, _y, _z
+// where there is one; GlobalSize is used only without a ProblemSize. A Vector argument's Size
+// sees ProblemSize and each param as the list of its values (max(filter_width)); a constant-
+// memory argument (MemType Constant, MemoryType Symbol) is a module global.
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "interchange/python_expr.hpp"
 #include "tiletune/interchange.hpp"
+#include "tiletune/python_expr.hpp"
 #include "tiletune/space.hpp"
 
 namespace tiletune {
@@ -18,9 +30,22 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using interchange_detail::python_values;
-using interchange_detail::translate_python;
-using interchange_detail::Untranslatable;
+
+constexpr std::size_t kMaxValues = std::size_t{1} << 20;
+constexpr const char* kDims[] = {"X", "Y", "Z"};
+constexpr const char* kProblemNames[] = {"problem_size_x", "problem_size_y", "problem_size_z"};
+constexpr const char* kBlockNames[] = {"block_size_x", "block_size_y", "block_size_z"};
+
+// Text from the file in a message: at most 80 characters, control characters escaped.
+std::string shown(std::string_view s) {
+  std::string out;
+  for (const char c : s.substr(0, 80)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return "'" + out + (s.size() > 80 ? "...'" : "'");
+}
 
 class Reader {
  public:
@@ -45,8 +70,6 @@ class Reader {
   fs::path file_;
 };
 
-// A double-quoted YAML scalar: every expression is written this way (real YAML: commas in
-// "ceil_div(N, T)" would otherwise split a flow sequence).
 std::string yaml_quoted(std::string_view s) {
   std::string out = "\"";
   for (const char c : s) {
@@ -61,36 +84,104 @@ bool is_identifier(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-struct Param {
-  std::string name;
-  std::vector<std::int64_t> values;
-  std::optional<std::int64_t> default_value;
+// An expression for the YAML: tiletune's own where it means what the Python means (names,
+// integers, + - * and parentheses: no division, whose rounding differs), else {python: ...}.
+struct Expression {
+  std::string text;
+  bool python = false;
+  [[nodiscard]] std::string yaml() const {
+    return python ? "{python: " + yaml_quoted(text) + "}" : yaml_quoted(text);
+  }
 };
 
-std::vector<std::int64_t> param_values(const Reader& r, const Json& p, const std::string& field) {
+Expression expression_of(const std::string& python_text) {
+  const bool native = python_text.find("**") == std::string::npos && std::all_of(python_text.begin(), python_text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ' ' || c == '+' || c == '-' || c == '*' ||
+           c == '(' || c == ')';
+  });
+  return {python_text, !native};
+}
+
+// --- params -------------------------------------------------------------------------------------
+
+struct Param {
+  std::string name;
+  std::vector<py::Value> values;  // ints, floats or strs, as the file gives them
+  std::optional<py::Value> default_value;
+  [[nodiscard]] bool integers() const {
+    return std::all_of(values.begin(), values.end(), [](const py::Value& v) { return v.is_integral(); });
+  }
+  [[nodiscard]] bool numbers() const {
+    return std::all_of(values.begin(), values.end(), [](const py::Value& v) { return v.is_number(); });
+  }
+  // The YAML list of the values: integers, numbers (Python's repr, which reads back to the same
+  // double) or quoted words.
+  [[nodiscard]] std::string yaml_values() const {
+    std::string out = "[";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const py::Value& v = values[i];
+      out += i ? ", " : "";
+      out += v.kind() == py::Value::Kind::text ? yaml_quoted(v.as_text()) : v.is_integral() ? std::to_string(v.as_int())
+                                                                                            : v.repr();
+    }
+    return out + "]";
+  }
+};
+
+// A param's values, from KTT's array or Kernel Tuner's Python text.
+std::vector<py::Value> param_values(const Reader& r, const Json& p, const std::string& field, const std::string& type) {
   const Json& v = r.need(p, field, "Values");
-  std::vector<std::int64_t> out;
-  if (v.is_array()) {  // KTT's schema: an array of integers
+  std::vector<py::Value> out;
+  if (v.is_array()) {
+    if (v.size() > kMaxValues) r.fail(field + ".Values", fmt::format("more than {} values", kMaxValues));
     for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i].is_boolean()) out.push_back(v[i].get<bool>() ? 1 : 0);
-      else if (v[i].is_number_integer()) out.push_back(v[i].get<std::int64_t>());
-      else r.fail(fmt::format("{}.Values[{}]", field, i), "tiletune's params are integers");
+      if (v[i].is_boolean()) out.push_back(py::Value::integer(v[i].get<bool>() ? 1 : 0));
+      else if (v[i].is_number_integer() && !v[i].is_number_unsigned()) out.push_back(py::Value::integer(v[i].get<std::int64_t>()));
+      else if (v[i].is_number_unsigned() && v[i].get<std::uint64_t>() <= std::uint64_t(INT64_MAX))
+        out.push_back(py::Value::integer(static_cast<std::int64_t>(v[i].get<std::uint64_t>())));
+      else if (v[i].is_number_float()) out.push_back(py::Value::real(v[i].get<double>()));
+      else if (v[i].is_string()) out.push_back(py::Value::text(v[i].get<std::string>()));
+      else r.fail(fmt::format("{}.Values[{}]", field, i), fmt::format("{} is not a number or a string", v[i].type_name()));
     }
-  } else if (v.is_string()) {  // Kernel Tuner's schema: Python text
+  } else if (v.is_string()) {
+    py::Value list;
+    const std::string text = v.get<std::string>();
     try {
-      out = python_values(v.get<std::string>());
-    } catch (const Untranslatable& e) {
-      r.fail(field + ".Values", fmt::format("'{}': {}", v.get<std::string>(), e.what()));
-    } catch (const Error& e) {
-      r.fail(field + ".Values", fmt::format("'{}': {}", v.get<std::string>(), e.what()));
+      list = py::eval_constant(text);
+    } catch (const ExprSyntaxError& e) {
+      r.fail(field + ".Values", fmt::format("{}: {} (at offset {})", shown(text), e.what(), e.offset()));
+    } catch (const EvalError& e) {
+      r.fail(field + ".Values", fmt::format("{}: {}", shown(text), e.what()));
     }
+    if (list.kind() != py::Value::Kind::list)
+      r.fail(field + ".Values", fmt::format("{} is {}, not a list of values", shown(text), shown(list.repr())));
+    for (const py::Value& x : list.as_list())
+      out.push_back(x.kind() == py::Value::Kind::boolean ? py::Value::integer(x.as_int()) : x);
   } else {
     r.fail(field + ".Values", fmt::format("expected a string or an array, found {}", v.type_name()));
   }
   if (out.empty()) r.fail(field + ".Values", "no values");
-  for (std::size_t i = 0; i < out.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (out[i] == out[j]) r.fail(field + ".Values", fmt::format("{} is listed twice", out[i]));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const py::Value& x = out[i];
+    if (x.kind() == py::Value::Kind::list || x.kind() == py::Value::Kind::none)
+      r.fail(field + ".Values", fmt::format("{} is not a number or a string", shown(x.repr())));
+    if (x.kind() == py::Value::Kind::real && !std::isfinite(x.as_real()))
+      r.fail(field + ".Values", fmt::format("{} is not a finite number", x.repr()));
+    if (x.kind() == py::Value::Kind::text && (x.as_text().empty() || x.as_text().size() > 128 ||
+                                              x.as_text().find_first_of("\n\r") != std::string::npos))
+      r.fail(field + ".Values", fmt::format("{} is not one line of 1 to 128 characters", shown(x.as_text())));
+  }
+  const bool words = std::all_of(out.begin(), out.end(), [](const py::Value& x) { return x.kind() == py::Value::Kind::text; });
+  const bool numbers = std::all_of(out.begin(), out.end(), [](const py::Value& x) { return x.is_number(); });
+  if (!words && !numbers) r.fail(field + ".Values", "mixes numbers and strings: a tiletune param holds one kind");
+  if (type == "string" && !words) r.fail(field + ".Values", "Type string, but the values are numbers");
+  if (words && type != "string") r.fail(field + ".Values", fmt::format("Type {}, but the values are strings", type));
+  // Sorted copies find repeats in n log n, whatever n.
+  std::vector<std::string> keys;
+  for (const py::Value& x : out) keys.push_back(x.kind() == py::Value::Kind::text ? "s" + x.as_text() : fmt::format("n{}", x.as_real()));
+  std::sort(keys.begin(), keys.end());
+  if (const auto twice = std::adjacent_find(keys.begin(), keys.end()); twice != keys.end())
+    r.fail(field + ".Values", fmt::format("{} is listed twice", shown(twice->substr(1))));
   return out;
 }
 
@@ -102,17 +193,26 @@ std::vector<Param> read_params(const Reader& r, const Json& space) {
     const std::string field = fmt::format("ConfigurationSpace.TuningParameters[{}]", i);
     Param p;
     p.name = r.string(r.need(list[i], field, "Name"), field + ".Name");
-    if (!is_identifier(p.name)) r.fail(field + ".Name", fmt::format("'{}' is not a C identifier (it becomes -D{}=...)", p.name, p.name));
-    const std::string type = r.string(r.need(list[i], field, "Type"), field + ".Type");
-    static const std::string integral[] = {"int", "uint", "bool", "Int", "UnsignedInt", "Bool"};
-    if (std::find(std::begin(integral), std::end(integral), type) == std::end(integral))
-      r.fail(field + ".Type", fmt::format("'{}' does not map: tiletune's params are integers (int, uint, bool)", type));
-    p.values = param_values(r, list[i], field);
+    if (!is_identifier(p.name))
+      r.fail(field + ".Name", fmt::format("{} is not a C identifier (it becomes -D{}=...)", shown(p.name), p.name));
+    for (const char* reserved : kProblemNames)
+      if (p.name == reserved) r.fail(field + ".Name", fmt::format("'{}' is the name tiletune gives ProblemSize", p.name));
+    std::string type = r.string(r.need(list[i], field, "Type"), field + ".Type");
+    static const std::pair<const char*, const char*> types[] = {
+        {"int", "int"}, {"uint", "int"}, {"bool", "int"}, {"float", "float"}, {"string", "string"},
+        {"Int", "int"}, {"UnsignedInt", "int"}, {"Bool", "int"}, {"Float", "float"}, {"Double", "float"},
+        {"String", "string"}};
+    const auto t = std::find_if(std::begin(types), std::end(types), [&](const auto& x) { return type == x.first; });
+    if (t == std::end(types))
+      r.fail(field + ".Type", fmt::format("{} is not a T1 type (int, uint, float, bool, string)", shown(type)));
+    p.values = param_values(r, list[i], field, t->second);
     if (list[i].contains("Default")) {
       const Json& d = list[i]["Default"];
-      if (d.is_number_integer()) p.default_value = d.get<std::int64_t>();
-      else if (d.is_boolean()) p.default_value = d.get<bool>() ? 1 : 0;
-      else r.fail(field + ".Default", "expected an integer");
+      if (d.is_boolean()) p.default_value = py::Value::integer(d.get<bool>() ? 1 : 0);
+      else if (d.is_number_integer()) p.default_value = py::Value::integer(d.get<std::int64_t>());
+      else if (d.is_number_float()) p.default_value = py::Value::real(d.get<double>());
+      else if (d.is_string()) p.default_value = py::Value::text(d.get<std::string>());
+      else r.fail(field + ".Default", fmt::format("expected a value, found {}", d.type_name()));
     }
     for (const Param& q : out)
       if (q.name == p.name) r.fail(field + ".Name", fmt::format("'{}' is declared twice", p.name));
@@ -121,174 +221,576 @@ std::vector<Param> read_params(const Reader& r, const Json& space) {
   return out;
 }
 
-std::string expression(const Reader& r, const Json& v, const std::string& field, const std::vector<std::string>& names) {
-  const std::string text = r.string(v, field);
-  try {
-    return translate_python(text, names);
-  } catch (const Untranslatable& e) {
-    r.fail(field, fmt::format("'{}': {}", text, e.what()));
+// --- names in Python text -------------------------------------------------------------------------
+
+// How a T1 Python text sees the space: ProblemSize[i] is problem size i, the bare ProblemSize the
+// list of them; with `params_as_lists`, a param is the list of its values (Kernel Tuner evaluates
+// an argument's Size so: max(filter_width)).
+struct Names {
+  const std::vector<Param>* params = nullptr;
+  std::vector<std::int64_t> problem;  // ProblemSize as the file gives it
+
+  [[nodiscard]] const Param* param(std::string_view name) const {
+    for (const Param& p : *params)
+      if (p.name == name) return &p;
+    return nullptr;
   }
+
+  std::string rewrite(const Reader& r, const std::string& field, const std::string& text, bool params_as_lists) const {
+    try {
+      return py::rename(text, [&](std::string_view name, std::optional<std::int64_t> index) -> std::optional<std::string> {
+        if (name == "ProblemSize") {
+          if (problem.empty()) r.fail(field, fmt::format("{} uses ProblemSize, which the file does not give", shown(text)));
+          if (index) {
+            if (*index < 0 || *index >= static_cast<std::int64_t>(problem.size()))
+              r.fail(field, fmt::format("ProblemSize[{}]: ProblemSize has {} entries", *index, problem.size()));
+            return std::string(kProblemNames[*index]);
+          }
+          std::string list = "[";
+          for (std::size_t d = 0; d < problem.size(); ++d) list += (d ? ", " : "") + std::string(kProblemNames[d]);
+          return list + "]";
+        }
+        if (!params_as_lists || index) return std::nullopt;
+        if (const Param* p = param(name)) {
+          std::string list = "[";
+          for (std::size_t i = 0; i < p->values.size(); ++i) list += (i ? ", " : "") + p->values[i].repr();
+          return list + "]";
+        }
+        return std::nullopt;
+      });
+    } catch (const ExprSyntaxError& e) {
+      r.fail(field, fmt::format("{}: {}", shown(text), e.what()));
+    }
+  }
+
+  // Checks that text is Python tiletune reads, over these names only; returns the parsed program.
+  py::Program check(const Reader& r, const std::string& field, const std::string& text,
+                    const std::vector<std::string>& allowed) const {
+    py::Program program;
+    try {
+      program = py::Program::parse(text);
+    } catch (const ExprSyntaxError& e) {
+      r.fail(field, fmt::format("{}: {}", shown(text), e.what()));
+    }
+    for (const std::string& n : program.free_names())
+      if (std::find(allowed.begin(), allowed.end(), n) == allowed.end())
+        r.fail(field, fmt::format("{}: unknown name '{}' (not a tuning parameter of this file)", shown(text), n));
+    return program;
+  }
+};
+
+// The value of one Python field or value of the file: a string of Python or a number.
+std::string python_text(const Reader& r, const Json& v, const std::string& field) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number_float()) return py::Value::real(v.get<double>()).repr();
+  r.fail(field, fmt::format("expected a string or a number, found {}", v.type_name()));
 }
 
-std::vector<std::string> read_constraints(const Reader& r, const Json& space, const std::vector<std::string>& names) {
-  std::vector<std::string> out;
-  if (!space.contains("Conditions")) return out;
-  const Json& list = space["Conditions"];
-  if (!list.is_array()) r.fail("ConfigurationSpace.Conditions", "expected an array");
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string field = fmt::format("ConfigurationSpace.Conditions[{}]", i);
-    const Json& params = r.need(list[i], field, "Parameters");
-    if (!params.is_array()) r.fail(field + ".Parameters", "expected an array of parameter names");
-    for (std::size_t j = 0; j < params.size(); ++j) {
-      const std::string n = r.string(params[j], fmt::format("{}.Parameters[{}]", field, j));
-      if (std::find(names.begin(), names.end(), n) == names.end())
-        r.fail(fmt::format("{}.Parameters[{}]", field, j), fmt::format("'{}' is not a tuning parameter", n));
-    }
-    out.push_back(expression(r, r.need(list[i], field, "Expression"), field + ".Expression", names));
-  }
-  return out;
-}
+// --- the import ---------------------------------------------------------------------------------
 
 struct Buffer {
-  std::string name, type, count, init;
+  std::string name, type, init;
+  Expression count;
   bool output = false;
 };
-struct Argument {
-  std::string yaml;  // how it appears in args:
+struct Global {
+  std::string name, type, init;
+  Expression count;
 };
 
-// T1 types → tiletune element types; vector types (float4, ...) become their element type with
-// the count multiplied.
-std::pair<std::string, int> element_type(const Reader& r, const std::string& t, const std::string& field) {
-  static const std::pair<const char*, const char*> scalars[] = {
-      {"float", "float"}, {"double", "double"}, {"half", "half"}, {"int32", "int"},
-      {"uint32", "uint"}, {"int64", "int64"},   {"uint8", "uint8"}};
-  for (const auto& [from, to] : scalars)
-    if (t == from) return {to, 1};
-  for (const char* base : {"float", "double", "half"})
-    for (int n : {2, 4, 8, 16})
-      if (t == fmt::format("{}{}", base, n)) return {base, n};
-  r.fail(field, fmt::format("type '{}' has no tiletune buffer type (float, double, half, int32, uint32, int64, uint8 "
-                            "and the float/double/half vectors map)",
-                            t));
-}
+class Importer {
+ public:
+  Importer(const Reader& r, const Json& root, const fs::path& yaml_path, std::string family)
+      : r_(r), root_(root), yaml_path_(yaml_path), family_(std::move(family)) {}
 
-std::string buffer_init(const Reader& r, const Json& a, const std::string& field) {
-  const std::string fill = a.contains("FillType") ? r.string(a["FillType"], field + ".FillType") : "Constant";
-  if (fill == "Random") return "random";
-  if (fill == "Constant") {
-    const double v = a.contains("FillValue") && a["FillValue"].is_number() ? a["FillValue"].get<double>() : 0.0;
-    if (v != 0)
-      r.fail(field + ".FillValue", fmt::format("a constant fill of {} does not map (tiletune fills with zero, random "
-                                               "or iota)",
-                                               v));
-    return "zero";
+  T1Import run() {
+    const Json& space = r_.need(root_, "", "ConfigurationSpace");
+    spec_ = &r_.need(root_, "", "KernelSpecification");
+    read_kernel();
+    params_ = read_params(r_, space);
+    names_.params = &params_;
+    read_problem();
+    for (const Param& p : params_) slot_names_.push_back(p.name);
+    for (std::size_t d = 0; d < names_.problem.size(); ++d) slot_names_.push_back(kProblemNames[d]);
+    read_conditions(space);
+    read_launch();
+    read_arguments();
+    read_references();
+    check_default();
+    out_.notes = command_line_notes();
+    out_.yaml = yaml();
+    return std::move(out_);
   }
-  if (fill == "Generator") {
-    const std::string source = a.contains("DataSource") ? r.string(a["DataSource"], field + ".DataSource") : "";
-    if (source == "i") return "iota";
-    r.fail(field + ".DataSource", fmt::format("the generator '{}' does not map (only \"i\", which is iota)", source));
-  }
-  r.fail(field + ".FillType", fmt::format("'{}' does not map (Constant 0, Random and the generator \"i\" do; inputs "
-                                          "from files do not yet)",
-                                          fill));
-}
 
-void read_arguments(const Reader& r, const Json& spec, const std::vector<std::string>& names,
-                    std::vector<Buffer>& buffers, std::vector<std::string>& args) {
-  if (!spec.contains("Arguments")) r.fail("KernelSpecification.Arguments", "missing: tiletune needs the kernel's arguments");
-  const Json& list = spec["Arguments"];
-  if (!list.is_array()) r.fail("KernelSpecification.Arguments", "expected an array");
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string field = fmt::format("KernelSpecification.Arguments[{}]", i);
-    const Json& a = list[i];
-    std::string name = a.contains("Name") ? r.string(a["Name"], field + ".Name") : fmt::format("arg{}", i);
-    if (!is_identifier(name)) r.fail(field + ".Name", fmt::format("'{}' is not an identifier", name));
-    const std::string memory = r.string(r.need(a, field, "MemoryType"), field + ".MemoryType");
-    const std::string type = r.string(r.need(a, field, "Type"), field + ".Type");
-    if (memory == "Scalar") {
+ private:
+  void read_kernel() {
+    const Json& spec = *spec_;
+    const std::string language = r_.string(r_.need(spec, "KernelSpecification", "Language"), "KernelSpecification.Language");
+    if (language != "CUDA")
+      r_.fail("KernelSpecification.Language", fmt::format("{}: tiletune tunes CUDA kernels", shown(language)));
+    kernel_name_ = r_.string(r_.need(spec, "KernelSpecification", "KernelName"), "KernelSpecification.KernelName");
+    if (!is_identifier(kernel_name_))
+      r_.fail("KernelSpecification.KernelName", fmt::format("{} is not a C identifier", shown(kernel_name_)));
+    if (family_.empty()) family_ = kernel_name_;
+    if (spec.contains("KernelTypeNames") && !spec["KernelTypeNames"].empty())
+      r_.fail("KernelSpecification.KernelTypeNames", "template kernels do not map yet: name the instantiation as entry");
+    const std::string kernel_file = r_.string(r_.need(spec, "KernelSpecification", "KernelFile"), "KernelSpecification.KernelFile");
+    // As Kernel Tuner looks for it: next to the T1 file, then one folder up.
+    const fs::path here = fs::absolute(r_.file()).parent_path();
+    source_ = here / kernel_file;
+    if (!fs::is_regular_file(source_) && fs::is_regular_file(here.parent_path() / kernel_file))
+      source_ = here.parent_path() / kernel_file;
+    if (!fs::is_regular_file(source_))
+      r_.fail("KernelSpecification.KernelFile", fmt::format("{} is not a file (KernelFile is relative to the T1 file)",
+                                                            shown((here / kernel_file).lexically_normal().string())));
+    if (spec.contains("CompilerOptions")) {
+      const Json& o = spec["CompilerOptions"];
+      if (!o.is_array()) r_.fail("KernelSpecification.CompilerOptions", "expected an array of strings");
+      for (std::size_t i = 0; i < o.size(); ++i)
+        options_.push_back(r_.string(o[i], fmt::format("KernelSpecification.CompilerOptions[{}]", i)));
+    }
+  }
+
+  void read_problem() {
+    if (!spec_->contains("ProblemSize")) return;
+    const Json& ps = (*spec_)["ProblemSize"];
+    const Json list = ps.is_array() ? ps : Json::array({ps});
+    if (list.empty() || list.size() > 3) r_.fail("KernelSpecification.ProblemSize", "expected 1 to 3 sizes");
+    for (std::size_t d = 0; d < list.size(); ++d) {
+      const std::string field = fmt::format("KernelSpecification.ProblemSize[{}]", d);
+      if (!list[d].is_number_integer() || list[d].get<std::int64_t>() < 1)
+        r_.fail(field, fmt::format("{} is not a positive integer (a problem size)", list[d].dump().substr(0, 40)));
+      names_.problem.push_back(list[d].get<std::int64_t>());
+    }
+  }
+
+  void read_conditions(const Json& space) {
+    if (!space.contains("Conditions")) return;
+    const Json& list = space["Conditions"];
+    if (!list.is_array()) r_.fail("ConfigurationSpace.Conditions", "expected an array");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string field = fmt::format("ConfigurationSpace.Conditions[{}]", i);
+      const Json& params = r_.need(list[i], field, "Parameters");
+      if (!params.is_array()) r_.fail(field + ".Parameters", "expected an array of parameter names");
+      for (std::size_t j = 0; j < params.size(); ++j) {
+        const std::string n = r_.string(params[j], fmt::format("{}.Parameters[{}]", field, j));
+        if (!names_.param(n))
+          r_.fail(fmt::format("{}.Parameters[{}]", field, j), fmt::format("{} is not a tuning parameter", shown(n)));
+      }
+      const std::string text = names_.rewrite(r_, field + ".Expression",
+                                              r_.string(r_.need(list[i], field, "Expression"), field + ".Expression"), false);
+      conditions_.push_back(names_.check(r_, field + ".Expression", text, slot_names_));
+      constraints_.push_back(text);
+    }
+  }
+
+  // A launch size: a Python text over the params (scalars) and ProblemSize.
+  std::string launch_text(const Json& v, const std::string& field) {
+    const std::string text = names_.rewrite(r_, field, python_text(r_, v, field), false);
+    (void)names_.check(r_, field, text, slot_names_);
+    return text;
+  }
+
+  std::vector<std::string> dims(const char* key, bool required) {
+    std::vector<std::string> out;
+    if (!spec_->contains(key)) {
+      if (required) r_.fail(std::string("KernelSpecification.") + key, "required by the T1 schema, missing");
+      return out;
+    }
+    const Json& size = (*spec_)[key];
+    const std::string field = std::string("KernelSpecification.") + key;
+    if (!size.is_object()) r_.fail(field, "expected an object with X, Y, Z");
+    for (const char* d : kDims)
+      if (size.contains(d)) out.push_back(launch_text(size[d], field + "." + d));
+      else if (std::string(d) == "X") r_.fail(field + ".X", "required by the T1 schema, missing");
+      else out.push_back("1");
+    return out;
+  }
+
+  // Kernel Tuner's grid divisor of dimension d: GridDivX/Y/Z's terms multiplied, or the param
+  // block_size_x/y/z where there is one.
+  std::vector<std::string> grid_divisors(std::size_t d) {
+    const std::string key = std::string("GridDiv") + kDims[d];
+    std::vector<std::string> terms;
+    if (spec_->contains(key) && !(*spec_)[key].empty()) {
+      const Json& list = (*spec_)[key];
+      if (!list.is_array()) r_.fail("KernelSpecification." + key, "expected an array of parameter names or expressions");
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string field = fmt::format("KernelSpecification.{}[{}]", key, i);
+        const std::string text = launch_text(list[i], field);
+        const Param* p = names_.param(text);
+        terms.push_back(p && p->integers() ? text : "int(" + text + ")");
+      }
+    } else if (const Param* p = names_.param(kBlockNames[d])) {
+      terms.push_back(p->integers() ? p->name : "int(" + p->name + ")");
+    }
+    return terms;
+  }
+
+  // Dimension d of Kernel Tuner's grid, in Python (for evaluation) and for the YAML: ceil_div
+  // where every divisor is an integer param or a number, Python's ceil of a true division else.
+  void problem_grid(std::size_t d) {
+    const std::string size = d < names_.problem.size() ? kProblemNames[d] : "1";
+    const std::vector<std::string> terms = grid_divisors(d);
+    const std::string divisor = fmt::format("{}", fmt::join(terms, " * "));
+    grid_.push_back(divisor.empty() ? size : fmt::format("ceil({} / ({}))", size, divisor));
+    const bool simple = std::all_of(terms.begin(), terms.end(), [](const std::string& t) {
+      return t.find_first_of("()") == std::string::npos;
+    });
+    grid_yaml_.push_back(divisor.empty() ? expression_of(size)
+                         : simple        ? Expression{fmt::format("ceil_div({}, {})", size, divisor), false}
+                                         : Expression{grid_.back(), true});
+  }
+
+  void read_launch() {
+    block_ = dims("LocalSize", true);
+    const std::vector<std::string> global = dims("GlobalSize", names_.problem.empty());
+    const std::string size_type = spec_->contains("GlobalSizeType")
+                                      ? r_.string((*spec_)["GlobalSizeType"], "KernelSpecification.GlobalSizeType")
+                                      : "OpenCL";
+    if (size_type != "CUDA" && size_type != "OpenCL" && size_type != "Vulkan")
+      r_.fail("KernelSpecification.GlobalSizeType", fmt::format("{} is not CUDA, OpenCL or Vulkan", shown(size_type)));
+    std::vector<std::string> from_global;
+    for (std::size_t d = 0; d < global.size(); ++d)
+      from_global.push_back(size_type == "CUDA" ? global[d]
+                                                : fmt::format("(({}) + ({}) - 1) // ({})", global[d], block_[d], block_[d]));
+    if (names_.problem.empty()) {
+      grid_ = from_global;
+      for (const std::string& g : grid_) grid_yaml_.push_back(expression_of(g));
+    } else {
+      for (std::size_t d = 0; d < 3; ++d) problem_grid(d);
+      if (!from_global.empty()) compare_grids(from_global);
+    }
+    if (spec_->contains("SharedMemory"))
+      shared_ = launch_text((*spec_)["SharedMemory"], "KernelSpecification.SharedMemory");
+  }
+
+  // The params' values at the default config (the first value of each where there is none).
+  std::vector<py::Value> default_values() const {
+    std::vector<py::Value> v;
+    for (const Param& p : params_) v.push_back(p.default_value.value_or(p.values.front()));
+    for (const std::int64_t s : names_.problem) v.push_back(py::Value::integer(s));
+    return v;
+  }
+
+  std::optional<std::int64_t> evaluate(const std::string& text, const std::vector<py::Value>& values) const {
+    try {
+      const py::Program p = py::Program::parse(text);
+      std::vector<py::Value> free;
+      for (const std::string& n : p.free_names()) {
+        const auto at = std::find(slot_names_.begin(), slot_names_.end(), n);
+        if (at == slot_names_.end()) return std::nullopt;
+        free.push_back(values[static_cast<std::size_t>(at - slot_names_.begin())]);
+      }
+      return py::to_integer(p.eval(free), text);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
+  // Where a file gives both, GlobalSize and ProblemSize with GridDiv should agree; tiletune uses
+  // the second, as Kernel Tuner does, and says so when they differ at the default config.
+  void compare_grids(const std::vector<std::string>& from_global) {
+    const std::vector<py::Value> at = default_values();
+    std::vector<std::string> a, b;
+    bool differ = false;
+    for (std::size_t d = 0; d < 3; ++d) {
+      const auto x = evaluate(d < from_global.size() ? from_global[d] : "1", at);
+      const auto y = evaluate(grid_[d], at);
+      a.push_back(x ? std::to_string(*x) : "?");
+      b.push_back(y ? std::to_string(*y) : "?");
+      differ = differ || x != y;
+    }
+    if (differ)
+      out_.warnings.push_back(fmt::format(
+          "KernelSpecification.GlobalSize gives a grid of {} at the default config, ProblemSize with GridDiv gives {}: "
+          "tiletune uses ProblemSize with GridDiv, as Kernel Tuner does",
+          fmt::join(a, " x "), fmt::join(b, " x ")));
+  }
+
+  // T1 types -> tiletune types; vectors of n (float4, half8) as n elements of theirs.
+  std::pair<std::string, int> element_type(const std::string& t, const std::string& field) const {
+    static const std::pair<const char*, const char*> scalars[] = {
+        {"bool", "uint8"},   {"int8", "int8"},     {"uint8", "uint8"}, {"int16", "int16"}, {"uint16", "uint16"},
+        {"int32", "int"},    {"uint32", "uint"},   {"int64", "int64"}, {"uint64", "uint64"}, {"half", "half"},
+        {"float", "float"},  {"double", "double"}};
+    for (const auto& [from, to] : scalars)
+      if (t == from) return {to, 1};
+    for (const char* base : {"float", "double", "half"})
+      for (int n : {2, 4, 8, 16})
+        if (t == fmt::format("{}{}", base, n)) return {base, n};
+    r_.fail(field, fmt::format("type {} has no tiletune buffer type (the T1 schema's numeric types and their vectors "
+                               "map; custom does not)",
+                               shown(t)));
+  }
+
+  std::string fill(const Json& a, const std::string& field, const std::string& type) {
+    const std::string kind = a.contains("FillType") ? r_.string(a["FillType"], field + ".FillType") : "Constant";
+    const bool floating = type == "float" || type == "double" || type == "half";
+    if (kind == "Random") return floating ? "{normal: {mean: 0, stddev: 1}}" : "random";  // Kernel Tuner: randn
+    if (kind == "Constant") {
       const Json& v = a.contains("FillValue") ? a["FillValue"] : Json(0);
-      if (!v.is_number() || std::floor(v.get<double>()) != v.get<double>())
-        r.fail(field + ".FillValue", "a scalar argument that is not an integer does not map (tiletune's scalar "
-                                     "arguments are integer expressions)");
-      static const std::pair<const char*, const char*> scalar_types[] = {
-          {"int32", "int"}, {"uint32", "uint"}, {"int64", "int64"}, {"float", "float"}, {"double", "double"}};
-      const char* to = nullptr;
-      for (const auto& [from, t] : scalar_types)
-        if (type == from) to = t;
-      if (!to) r.fail(field + ".Type", fmt::format("a scalar of type '{}' does not map (int32, uint32, int64, float, double)", type));
-      args.push_back(fmt::format("{{value: {}, type: {}}}", yaml_quoted(std::to_string(v.get<std::int64_t>())), to));
-      continue;
+      if (!v.is_number()) r_.fail(field + ".FillValue", "expected a number");
+      const double x = v.get<double>();
+      if (!std::isfinite(x)) r_.fail(field + ".FillValue", "not a finite number");
+      if (x == 0) return "zero";
+      if (!floating && x != std::floor(x))
+        r_.fail(field + ".FillValue", fmt::format("{} is not a whole number, and the buffer holds {}", x, type));
+      if (!floating) return fmt::format("{{constant: {}}}", static_cast<std::int64_t>(x));
+      return fmt::format("{{constant: {}}}", py::Value::real(x).repr());
     }
-    if (memory != "Vector")
-      r.fail(field + ".MemoryType", fmt::format("'{}' does not map (Vector and Scalar do; Local and Symbol memory are "
-                                                "not kernel arguments in tiletune)",
-                                                memory));
-    const auto [element, lanes] = element_type(r, type, field + ".Type");
-    const Json& size = r.need(a, field, "Size");
-    std::string count = expression(r, size, field + ".Size", names);
-    if (lanes > 1) count = fmt::format("({}) * {}", count, lanes);
-    const std::string access = a.contains("AccessType") ? r.string(a["AccessType"], field + ".AccessType") : "ReadWrite";
-    Buffer b{name, element, count, buffer_init(r, a, field), access != "ReadOnly"};
-    if (b.output && access == "WriteOnly" && b.init == "zero") b.init = "zero";
-    for (const Buffer& o : buffers)
-      if (o.name == name) r.fail(field + ".Name", fmt::format("'{}' is used twice", name));
-    buffers.push_back(b);
-    args.push_back(name);
+    if (kind == "Generator") {
+      const std::string source = a.contains("DataSource") ? r_.string(a["DataSource"], field + ".DataSource") : "";
+      if (source == "i") return "iota";
+      r_.fail(field + ".DataSource", fmt::format("the generator {} does not map (only \"i\", which is iota)", shown(source)));
+    }
+    if (kind == "BinaryRaw") return fmt::format("{{file: {}}}", yaml_quoted(data_file(a, field)));
+    r_.fail(field + ".FillType", fmt::format("{} does not map (Constant, Random, the generator \"i\" and BinaryRaw do)",
+                                             shown(kind)));
   }
-  if (std::none_of(buffers.begin(), buffers.end(), [](const Buffer& b) { return b.output; }))
-    r.fail("KernelSpecification.Arguments", "no Vector argument is WriteOnly or ReadWrite: tiletune needs an output");
-}
 
-std::vector<std::string> launch_dims(const Reader& r, const Json& spec, const char* key,
-                                     const std::vector<std::string>& names) {
-  const std::string field = std::string("KernelSpecification.") + key;
-  const Json& size = r.need(spec, "KernelSpecification", key);
-  if (!size.is_object()) r.fail(field, "expected an object with X, Y, Z");
-  std::vector<std::string> out;
-  for (const char* d : {"X", "Y", "Z"})
-    if (size.contains(d)) out.push_back(expression(r, size[d], field + "." + d, names));
-    else if (std::string(d) == "X") r.fail(field + ".X", "required by the T1 schema, missing");
-    else out.push_back("1");
-  while (out.size() > 1 && out.back() == "1") out.pop_back();
-  return out;
-}
+  // A DataSource file, relative to the T1 file, written relative to the YAML.
+  std::string data_file(const Json& a, const std::string& field) const {
+    const std::string source = r_.string(r_.need(a, field, "DataSource"), field + ".DataSource");
+    const fs::path path = fs::absolute(r_.file()).parent_path() / source;
+    if (!fs::is_regular_file(path))
+      r_.fail(field + ".DataSource", fmt::format("{} is not a file (DataSource is relative to the T1 file)", shown(source)));
+    return relative_to_yaml(path);
+  }
 
-std::string yaml_list(const std::vector<std::string>& items, bool quote) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + (quote ? yaml_quoted(items[i]) : items[i]);
-  return out + "]";
-}
+  std::string relative_to_yaml(const fs::path& path) const {
+    const fs::path yaml_dir = fs::weakly_canonical(fs::absolute(yaml_path_).parent_path());
+    return fs::weakly_canonical(path).lexically_relative(yaml_dir).generic_string();
+  }
 
-// What tiletune sets on the command line rather than in the space, kept as comments.
-std::vector<std::string> command_line_notes(const Json& root) {
-  std::vector<std::string> notes;
-  if (root.contains("Budget")) {
-    const Json& b = root["Budget"];
-    for (const Json& item : b.is_array() ? b : Json::array({b})) {
-      if (!item.is_object()) continue;
-      const std::string type = item.value("Type", "");
-      const double v = item.contains("BudgetValue") && item["BudgetValue"].is_number() ? item["BudgetValue"].get<double>() : 0;
-      if (type == "ConfigurationCount") notes.push_back(fmt::format("Budget ConfigurationCount {}: tune --budget {}", v, v));
-      else if (type == "ConfigurationFraction") notes.push_back(fmt::format("Budget ConfigurationFraction {}: tune --budget {}%", v, v * 100));
-      else if (type == "TuningDuration") notes.push_back(fmt::format("Budget TuningDuration {} s: tune --budget {}s", v, v));
+  std::string scalar(const Json& a, const std::string& field, const std::string& type) {
+    const auto [element, lanes] = element_type(type, field + ".Type");
+    if (lanes != 1) r_.fail(field + ".Type", "a vector type is not a scalar argument");
+    const Json& v = a.contains("FillValue") ? a["FillValue"] : Json(0);
+    if (!v.is_number()) r_.fail(field + ".FillValue", "a scalar argument needs a number");
+    const bool floating = element == "float" || element == "double" || element == "half";
+    if (!floating && v.is_number_float() && v.get<double>() != std::floor(v.get<double>()))
+      r_.fail(field + ".FillValue", fmt::format("{} is not a whole number, and the argument is {}", v.dump(), type));
+    const std::string value = v.is_number_float() ? py::Value::real(v.get<double>()).repr() : v.dump();
+    return fmt::format("{{value: {}, type: {}}}", value, element);
+  }
+
+  void read_arguments() {
+    const Json& spec = *spec_;
+    if (!spec.contains("Arguments")) r_.fail("KernelSpecification.Arguments", "missing: tiletune needs the kernel's arguments");
+    const Json& list = spec["Arguments"];
+    if (!list.is_array()) r_.fail("KernelSpecification.Arguments", "expected an array");
+    std::set<std::string> used;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string field = fmt::format("KernelSpecification.Arguments[{}]", i);
+      const Json& a = list[i];
+      const std::string name = a.contains("Name") ? r_.string(a["Name"], field + ".Name") : fmt::format("arg{}", i);
+      if (!is_identifier(name)) r_.fail(field + ".Name", fmt::format("{} is not an identifier", shown(name)));
+      if (!used.insert(name).second) r_.fail(field + ".Name", fmt::format("'{}' is used twice", name));
+      const std::string memory = r_.string(r_.need(a, field, "MemoryType"), field + ".MemoryType");
+      const std::string type = r_.string(r_.need(a, field, "Type"), field + ".Type");
+      if (memory == "Scalar") {
+        args_.push_back(scalar(a, field, type));
+        continue;
+      }
+      if (memory == "Local")
+        r_.fail(field + ".MemoryType", "Local memory is not a kernel argument in tiletune: give its bytes as SharedMemory");
+      if (memory != "Vector" && memory != "Symbol")
+        r_.fail(field + ".MemoryType", fmt::format("{} does not map (Vector, Scalar and Symbol do)", shown(memory)));
+      const auto [element, lanes] = element_type(type, field + ".Type");
+      const std::string size_field = field + ".Size";
+      // Kernel Tuner evaluates Size with each param as the list of its values (max(filter_width)).
+      std::string count = names_.rewrite(r_, size_field, python_text(r_, r_.need(a, field, "Size"), size_field), true);
+      (void)names_.check(r_, size_field, count, slot_names_);
+      if (lanes > 1) count = fmt::format("({}) * {}", count, lanes);
+      if (const auto n = evaluate(count, default_values()); !n || *n < 1)
+        r_.fail(size_field, fmt::format("{} is not a positive whole number of elements", shown(count)));
+      const std::string init = fill(a, field, element);
+      const bool constant = memory == "Symbol" || (a.contains("MemType") && a["MemType"] == "Constant");
+      if (constant) {  // a __constant__ symbol of the module, as Kernel Tuner's cmem_args
+        globals_.push_back(Global{name, element, init, expression_of(count)});
+        continue;
+      }
+      const std::string access = a.contains("AccessType") ? r_.string(a["AccessType"], field + ".AccessType") : "ReadWrite";
+      const bool output = access != "ReadOnly" || (a.contains("Output") && a["Output"] == 1);
+      buffers_.push_back(Buffer{name, element, init, expression_of(count), output});
+      args_.push_back(name);
+    }
+    if (std::none_of(buffers_.begin(), buffers_.end(), [](const Buffer& b) { return b.output; }))
+      r_.fail("KernelSpecification.Arguments", "no Vector argument is WriteOnly or ReadWrite: tiletune needs an output");
+  }
+
+  // ReferenceArguments with BinaryRaw data become the expected outputs of their targets.
+  void read_references() {
+    if (!spec_->contains("ReferenceArguments")) return;
+    const Json& list = (*spec_)["ReferenceArguments"];
+    if (!list.is_array()) r_.fail("KernelSpecification.ReferenceArguments", "expected an array");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string field = fmt::format("KernelSpecification.ReferenceArguments[{}]", i);
+      const Json& ref = list[i];
+      const std::string target = r_.string(r_.need(ref, field, "TargetName"), field + ".TargetName");
+      const auto b = std::find_if(buffers_.begin(), buffers_.end(), [&](const Buffer& x) { return x.name == target; });
+      if (b == buffers_.end() || !b->output)
+        r_.fail(field + ".TargetName", fmt::format("{} is not an output argument", shown(target)));
+      const std::string kind = r_.string(r_.need(ref, field, "FillType"), field + ".FillType");
+      if (kind != "BinaryRaw") {
+        out_.notes.push_back(fmt::format("{}: reference data filled by {} is not imported: add a verify: reference",
+                                         field, kind));
+        continue;
+      }
+      const std::string source = r_.string(r_.need(ref, field, "DataSource"), field + ".DataSource");
+      if (!fs::is_regular_file(fs::absolute(r_.file()).parent_path() / source)) {
+        out_.warnings.push_back(fmt::format("{}: the reference data {} is not a file: candidates are not verified",
+                                            field, shown(source)));
+        continue;
+      }
+      references_.emplace_back(target, data_file(ref, field));
+      if (ref.contains("ValidationThreshold") && ref["ValidationThreshold"].is_number()) {
+        const std::string method = ref.value("ValidationMethod", "AbsoluteDifference");
+        (method == "SideBySideRelativeComparison" ? rtol_ : atol_) = ref["ValidationThreshold"].get<double>();
+      }
     }
   }
-  if (root.contains("Search") && root["Search"].is_object())
-    notes.push_back(fmt::format("Search {}: choose a tiletune strategy with tune --strategy (exhaustive, random, local, "
-                                "genetic, forest)",
-                                root["Search"].value("Name", "?")));
-  const Json spec = root.value("KernelSpecification", Json::object());
-  if (spec.contains("ReferenceArguments") || spec.contains("ReferenceData"))
-    notes.push_back("the T1 reference data is not imported: candidates are not verified; add a verify: reference");
-  if (spec.contains("Device")) notes.push_back("KernelSpecification.Device: choose the GPU with tune --device");
-  if (spec.contains("SimulationInput")) notes.push_back("KernelSpecification.SimulationInput: see tune --replay");
-  return notes;
-}
+
+  // The defaults name a value of each param and pass the conditions; else they are left out.
+  void check_default() {
+    has_default_ = std::all_of(params_.begin(), params_.end(), [](const Param& p) { return p.default_value.has_value(); });
+    if (!has_default_) return;
+    for (const Param& p : params_)
+      if (std::none_of(p.values.begin(), p.values.end(), [&](const py::Value& v) { return v == *p.default_value; })) {
+        out_.warnings.push_back(fmt::format("the Default of {} ({}) is not one of its values: no default config",
+                                            p.name, p.default_value->repr()));
+        has_default_ = false;
+        return;
+      }
+    const std::vector<py::Value> at = default_values();
+    for (std::size_t i = 0; i < constraints_.size(); ++i)
+      if (const auto v = evaluate(constraints_[i], at); !v || *v == 0) {
+        out_.warnings.push_back(fmt::format("the defaults fail ConfigurationSpace.Conditions[{}] ({}): no default config",
+                                            i, shown(constraints_[i])));
+        has_default_ = false;
+        return;
+      }
+  }
+
+  std::vector<std::string> command_line_notes() const {
+    std::vector<std::string> notes = out_.notes;
+    if (root_.contains("Budget")) {
+      const Json& b = root_["Budget"];
+      for (const Json& item : b.is_array() ? b : Json::array({b})) {
+        if (!item.is_object()) continue;
+        const std::string type = item.value("Type", "");
+        const double v = item.contains("BudgetValue") && item["BudgetValue"].is_number() ? item["BudgetValue"].get<double>() : 0;
+        if (type == "ConfigurationCount") notes.push_back(fmt::format("Budget ConfigurationCount {}: tune --budget {}", v, v));
+        else if (type == "ConfigurationFraction") notes.push_back(fmt::format("Budget ConfigurationFraction {}: tune --budget {}%", v, v * 100));
+        else if (type == "TuningDuration") notes.push_back(fmt::format("Budget TuningDuration {} s: tune --budget {}s", v, v));
+      }
+    }
+    if (root_.contains("Search") && root_["Search"].is_object())
+      notes.push_back(fmt::format("Search {}: choose a tiletune strategy with tune --strategy (exhaustive, random, "
+                                  "local, genetic, forest)",
+                                  shown(root_["Search"].value("Name", "?"))));
+    if (references_.empty())
+      notes.push_back("no reference data is imported: candidates are not verified; add a verify: reference");
+    if (spec_->contains("Device")) notes.push_back("KernelSpecification.Device: choose the GPU with tune --device");
+    if (spec_->contains("SimulationInput"))
+      notes.push_back("KernelSpecification.SimulationInput: import it with import-kt-cache, then tune --replay");
+    return notes;
+  }
+
+  std::string yaml() const {
+    std::ostringstream y;
+    y << fmt::format("# Imported from {} (T1, the Kernel Tuner / KTT input format) by `tiletune import-t1`.\n",
+                     r_.file().filename().string());
+    for (const std::string& n : out_.notes) y << "# note: " << n << '\n';
+    for (const std::string& w : out_.warnings) y << "# warning: " << w << '\n';
+    y << fmt::format("kernel: {}\nsource: {}\nentry: {}\n", family_, yaml_quoted(relative_to_yaml(source_)), kernel_name_);
+    if (!options_.empty()) {
+      y << "options: [";
+      for (std::size_t i = 0; i < options_.size(); ++i) y << (i ? ", " : "") << yaml_quoted(options_[i]);
+      y << "]\n";
+    }
+    if (!names_.problem.empty()) {
+      y << "problem:\n";
+      for (std::size_t d = 0; d < names_.problem.size(); ++d)
+        y << fmt::format("  {}: [{}]\n", kProblemNames[d], names_.problem[d]);
+    }
+    y << "params:\n";
+    for (const Param& p : params_) y << fmt::format("  {}: {}\n", p.name, p.yaml_values());
+    if (!constraints_.empty()) {
+      y << "constraints:\n";
+      for (const std::string& c : constraints_) y << "  - {python: " << yaml_quoted(c) << "}\n";
+    }
+    const auto list = [](const std::vector<Expression>& items) {
+      std::string out = "[";
+      for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i].yaml();
+      return out + "]";
+    };
+    std::vector<Expression> block;
+    for (const std::string& b : block_) block.push_back(expression_of(b));
+    y << "launch:\n  grid: " << list(grid_yaml_) << "\n  block: " << list(block)
+      << "\n  shared_bytes: " << expression_of(shared_).yaml() << '\n';
+    y << "buffers:\n";
+    for (const Buffer& b : buffers_)
+      y << fmt::format("  {}: {{type: {}, count: {}, init: {}{}}}\n", b.name, b.type, b.count.yaml(), b.init,
+                       b.output ? ", output: true" : "");
+    if (!globals_.empty()) {
+      y << "globals:\n";
+      for (const Global& g : globals_)
+        y << fmt::format("  {}: {{type: {}, count: {}, init: {}}}\n", g.name, g.type, g.count.yaml(), g.init);
+    }
+    y << "args: [";
+    for (std::size_t i = 0; i < args_.size(); ++i) y << (i ? ", " : "") << args_[i];
+    y << "]\n";
+    if (references_.empty()) {
+      y << "verify: {reference: none}   # T1 carries no reference tiletune can run: add one\n";
+    } else {
+      y << "verify:\n  reference:\n    files:\n";
+      for (const auto& [target, file] : references_) y << fmt::format("      {}: {}\n", target, yaml_quoted(file));
+      y << fmt::format("  rtol: {}\n  atol: {}\n", py::Value::real(rtol_).repr(), py::Value::real(atol_).repr());
+    }
+    if (has_default_) {
+      y << "default: {";
+      for (std::size_t i = 0; i < params_.size(); ++i) {
+        const py::Value& v = *params_[i].default_value;
+        y << (i ? ", " : "") << params_[i].name << ": "
+          << (v.kind() == py::Value::Kind::text ? yaml_quoted(v.as_text()) : v.is_integral() ? std::to_string(v.as_int()) : v.repr());
+      }
+      y << "}\n";
+    }
+    return y.str();
+  }
+
+  const Reader& r_;
+  const Json& root_;
+  const Json* spec_ = nullptr;
+  fs::path yaml_path_;
+  std::string family_;
+  std::string kernel_name_;
+  fs::path source_;
+  std::vector<std::string> options_;
+  std::vector<Param> params_;
+  Names names_;
+  std::vector<std::string> slot_names_;  // params, then the problem sizes
+  std::vector<py::Program> conditions_;
+  std::vector<std::string> constraints_;
+  std::vector<std::string> grid_, block_;  // in Python, for evaluation
+  std::vector<Expression> grid_yaml_;
+  std::string shared_ = "0";
+  std::vector<Buffer> buffers_;
+  std::vector<Global> globals_;
+  std::vector<std::string> args_;
+  std::vector<std::pair<std::string, std::string>> references_;  // output, expected file
+  double atol_ = 0, rtol_ = 0;
+  bool has_default_ = false;
+  T1Import out_;
+};
 
 }  // namespace
 
-T1Import import_t1_text(const std::string& text, const fs::path& json_path, const fs::path& yaml_path) {
+T1Import import_t1_text(const std::string& text, const fs::path& json_path, const fs::path& yaml_path,
+                        const std::string& family) {
   const Reader r(json_path);
   Json root;
   try {
@@ -297,79 +799,9 @@ T1Import import_t1_text(const std::string& text, const fs::path& json_path, cons
     throw InterchangeError(fmt::format("{}: not JSON: {}", json_path.string(), e.what()));
   }
   if (!root.is_object()) r.fail("(top level)", "a T1 file is a JSON object");
-  const Json& space = r.need(root, "", "ConfigurationSpace");
-  const Json& spec = r.need(root, "", "KernelSpecification");
-  const std::string language = r.string(r.need(spec, "KernelSpecification", "Language"), "KernelSpecification.Language");
-  if (language != "CUDA") r.fail("KernelSpecification.Language", fmt::format("'{}': tiletune tunes CUDA kernels", language));
-  const std::string kernel_name = r.string(r.need(spec, "KernelSpecification", "KernelName"), "KernelSpecification.KernelName");
-  if (!is_identifier(kernel_name)) r.fail("KernelSpecification.KernelName", fmt::format("'{}' is not a C identifier", kernel_name));
-  if (spec.contains("KernelTypeNames") && !spec["KernelTypeNames"].empty())
-    r.fail("KernelSpecification.KernelTypeNames", "template kernels do not map yet: name the instantiation as entry");
-  const std::string kernel_file = r.string(r.need(spec, "KernelSpecification", "KernelFile"), "KernelSpecification.KernelFile");
-
-  const std::vector<Param> params = read_params(r, space);
-  std::vector<std::string> names;
-  for (const Param& p : params) names.push_back(p.name);
-  const std::vector<std::string> constraints = read_constraints(r, space, names);
-  std::vector<std::string> local = launch_dims(r, spec, "LocalSize", names);
-  std::vector<std::string> global = launch_dims(r, spec, "GlobalSize", names);
-  // GlobalSizeType CUDA: GlobalSize counts blocks; OpenCL (the default) and Kernel Tuner: threads.
-  const std::string size_type = spec.contains("GlobalSizeType") ? r.string(spec["GlobalSizeType"], "KernelSpecification.GlobalSizeType") : "OpenCL";
-  if (size_type != "CUDA" && size_type != "OpenCL" && size_type != "Vulkan")
-    r.fail("KernelSpecification.GlobalSizeType", fmt::format("'{}' is not CUDA, OpenCL or Vulkan", size_type));
-  std::vector<std::string> grid;
-  for (std::size_t d = 0; d < global.size(); ++d)
-    grid.push_back(size_type == "OpenCL" ? fmt::format("ceil_div({}, {})", global[d], d < local.size() ? local[d] : "1")
-                                         : global[d]);
-  std::string shared = "0";
-  if (spec.contains("SharedMemory")) shared = expression(r, spec["SharedMemory"], "KernelSpecification.SharedMemory", names);
-  std::vector<std::string> options;
-  if (spec.contains("CompilerOptions")) {
-    const Json& o = spec["CompilerOptions"];
-    if (!o.is_array()) r.fail("KernelSpecification.CompilerOptions", "expected an array of strings");
-    for (std::size_t i = 0; i < o.size(); ++i) options.push_back(r.string(o[i], fmt::format("KernelSpecification.CompilerOptions[{}]", i)));
-  }
-  std::vector<Buffer> buffers;
-  std::vector<std::string> args;
-  read_arguments(r, spec, names, buffers, args);
-
-  T1Import out;
-  out.notes = command_line_notes(root);
-  const fs::path source = fs::absolute(json_path).parent_path() / kernel_file;
-  if (!fs::is_regular_file(source))
-    r.fail("KernelSpecification.KernelFile", fmt::format("{} is not a file (KernelFile is relative to the T1 file)",
-                                                         source.lexically_normal().string()));
-  const fs::path yaml_dir = fs::weakly_canonical(fs::absolute(yaml_path).parent_path());
-  std::ostringstream y;
-  y << fmt::format("# Imported from {} (T1, the Kernel Tuner / KTT input format) by `tiletune import-t1`.\n",
-                   json_path.filename().string());
-  for (const std::string& n : out.notes) y << "# note: " << n << '\n';
-  y << fmt::format("kernel: {}\nsource: {}\nentry: {}\n", kernel_name, yaml_quoted(fs::weakly_canonical(source).lexically_relative(yaml_dir).generic_string()), kernel_name);
-  if (!options.empty()) y << "options: " << yaml_list(options, true) << '\n';
-  y << "params:\n";
-  for (const Param& p : params) {
-    std::vector<std::string> v;
-    for (const auto x : p.values) v.push_back(std::to_string(x));
-    y << fmt::format("  {}: {}\n", p.name, yaml_list(v, false));
-  }
-  if (!constraints.empty()) {
-    y << "constraints:\n";
-    for (const std::string& c : constraints) y << "  - " << yaml_quoted(c) << '\n';
-  }
-  y << "launch:\n  grid: " << yaml_list(grid, true) << "\n  block: " << yaml_list(local, true)
-    << "\n  shared_bytes: " << yaml_quoted(shared) << '\n';
-  y << "buffers:\n";
-  for (const Buffer& b : buffers)
-    y << fmt::format("  {}: {{type: {}, count: {}, init: {}{}}}\n", b.name, b.type, yaml_quoted(b.count), b.init,
-                     b.output ? ", output: true" : "");
-  y << "args: " << yaml_list(args, false) << '\n';
-  y << "verify: {reference: none}   # T1 carries no reference tiletune can run: add one\n";
-  if (std::all_of(params.begin(), params.end(), [](const Param& p) { return p.default_value.has_value(); })) {
-    y << "default: {";
-    for (std::size_t i = 0; i < params.size(); ++i) y << (i ? ", " : "") << params[i].name << ": " << *params[i].default_value;
-    y << "}\n";
-  }
-  out.yaml = y.str();
+  if (!family.empty() && !is_identifier(family))
+    throw InterchangeError(fmt::format("--name {}: a family name is an identifier", shown(family)));
+  T1Import out = Importer(r, root, yaml_path, family).run();
   // What we write must load: parse it as tiletune would.
   try {
     (void)parse_space(out.yaml, yaml_path);
@@ -379,12 +811,20 @@ T1Import import_t1_text(const std::string& text, const fs::path& json_path, cons
   return out;
 }
 
-T1Import import_t1(const fs::path& json_path, const fs::path& yaml_path) {
+T1Import import_t1(const fs::path& json_path, const fs::path& yaml_path, const std::string& family) {
+  // A regular file of at most 64 MiB: a FIFO would block, /dev/zero would never end.
+  constexpr std::uintmax_t kMaxBytes = std::uintmax_t{64} << 20;
+  std::error_code ec;
+  const fs::file_status st = fs::status(json_path, ec);
+  if (ec || !fs::is_regular_file(st))
+    throw InterchangeError(fmt::format("{}: not a regular file", json_path.string()));
+  if (fs::file_size(json_path, ec) > kMaxBytes || ec)
+    throw InterchangeError(fmt::format("{}: larger than the 64 MiB a T1 file may have", json_path.string()));
   std::ifstream in(json_path, std::ios::binary);
   if (!in) throw InterchangeError(fmt::format("{}: cannot read the file", json_path.string()));
   std::ostringstream text;
   text << in.rdbuf();
-  return import_t1_text(text.str(), json_path, yaml_path);
+  return import_t1_text(text.str(), json_path, yaml_path, family);
 }
 
 }  // namespace tiletune

@@ -175,6 +175,7 @@ struct Token {
   std::int64_t integer = 0;
   double real = 0;
   std::size_t offset = 0;
+  std::size_t end = 0;  // one past its last character
 };
 
 [[noreturn]] void syntax(std::string what, std::size_t offset) { throw ExprSyntaxError(std::move(what), offset); }
@@ -294,13 +295,16 @@ std::vector<Token> tokenize(std::string_view s) {
       t.kind = Token::Kind::name;
       t.text = std::string(s.substr(i, j - i));
       t.offset = i;
+      t.end = j;
       out.push_back(std::move(t));
       i = j;
     } else if (std::isdigit(static_cast<unsigned char>(c)) ||
                (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
       out.push_back(number_token(s, i));
+      out.back().end = i;
     } else if (c == '\'' || c == '"') {
       out.push_back(string_token(s, i));
+      out.back().end = i;
     } else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
       syntax("a character that is not printable ASCII", i);
     } else {
@@ -319,12 +323,13 @@ std::vector<Token> tokenize(std::string_view s) {
       t.kind = Token::Kind::op;
       t.text = op;
       t.offset = i;
+      t.end = i + op.size();
       out.push_back(std::move(t));
       i += op.size();
     }
   }
   Token end;
-  end.offset = s.size();
+  end.offset = end.end = s.size();
   out.push_back(end);
   return out;
 }
@@ -1380,6 +1385,33 @@ std::span<const std::string_view> function_names() {
     return out;
   }();
   return names;
+}
+
+std::string rename(std::string_view text, const Renamer& replace) {
+  if (text.size() > kMaxText) throw ExprSyntaxError("the expression is longer than 1 MiB", 0);
+  const std::vector<Token> t = tokenize(text);
+  std::string out;
+  std::size_t copied = 0;
+  const auto is_op = [&](std::size_t i, std::string_view op) {
+    return i < t.size() && t[i].kind == Token::Kind::op && t[i].text == op;
+  };
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].kind != Token::Kind::name || is_op(i + 1, "(") || (i > 0 && is_op(i - 1, "."))) continue;
+    std::optional<std::string> with;
+    std::size_t last = i;
+    if (is_op(i + 1, "[") && t[i + 2].kind == Token::Kind::integer && is_op(i + 3, "]")) {
+      with = replace(t[i].text, t[i + 2].integer);
+      if (with) last = i + 3;
+    }
+    if (!with) with = replace(t[i].text, std::nullopt);
+    if (!with) continue;
+    out.append(text.substr(copied, t[i].offset - copied));
+    out += *with;
+    copied = t[last].end;
+    i = last;
+  }
+  out.append(text.substr(copied));
+  return out;
 }
 
 Value eval_constant(std::string_view text, const Limits& limits) {
