@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interchange/python_expr.hpp"
+#include "interchange/yaml_text.hpp"
 #include "tiletune/interchange.hpp"
 #include "tiletune/space.hpp"
 
@@ -21,6 +22,9 @@ using Json = nlohmann::json;
 using interchange_detail::python_values;
 using interchange_detail::translate_python;
 using interchange_detail::Untranslatable;
+using interchange_detail::is_identifier;
+using interchange_detail::yaml_list;
+using interchange_detail::yaml_quoted;
 
 class Reader {
  public:
@@ -44,22 +48,6 @@ class Reader {
  private:
   fs::path file_;
 };
-
-// A double-quoted YAML scalar: every expression is written this way (real YAML: commas in
-// "ceil_div(N, T)" would otherwise split a flow sequence).
-std::string yaml_quoted(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + '"';
-}
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
 
 struct Param {
   std::string name;
@@ -252,12 +240,6 @@ std::vector<std::string> launch_dims(const Reader& r, const Json& spec, const ch
     else out.push_back("1");
   while (out.size() > 1 && out.back() == "1") out.pop_back();
   return out;
-}
-
-std::string yaml_list(const std::vector<std::string>& items, bool quote) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + (quote ? yaml_quoted(items[i]) : items[i]);
-  return out + "]";
 }
 
 // What tiletune sets on the command line rather than in the space, kept as comments.
