@@ -273,6 +273,7 @@ TEST(KtCacheImport, HostileCachesAreRefusedNamingTheEntry) {
       {head + R"("1,x": {"time": -Infinity}}})", "c.json: cache['1,x'].time: -inf is neither a time"},
       {head + R"("1,x": {"time": -2.0}}})", "c.json: cache['1,x'].time: -2.0 is not a positive time (ms)"},
       {head + R"("1,x": {"time": "Crashed"}}})", "c.json: cache['1,x'].time: 'Crashed' is neither a time (ms) nor"},
+      {head + R"("1,x": {"time": [1.0, 2.0]}}})", "c.json: cache['1,x'].time: a list or an object is neither a time"},
       {head + R"("1,x": {"b": "x"}}})", "c.json: cache['1,x']: no time and no failure"},
       {head + R"("1,x": {"time": 1, "compile_time": "slow"}}})", "c.json: cache['1,x'].compile_time: 'slow' is not a time"},
       {head + R"("1,x": {"time": 1, "benchmark_time": NaN}}})", "c.json: cache['1,x'].benchmark_time: nan is not a time"},

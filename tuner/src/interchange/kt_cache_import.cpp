@@ -140,6 +140,7 @@ std::optional<std::string> python_str(const Json& v) {
 /// A JSON value as a message shows it.
 std::string shown(const Json& v) {
   if (const auto s = python_str(v)) return v.is_string() && !non_finite(v) ? cite(*s) : *s;
+  if (v.is_discarded()) return "a list or an object";  // not kept inside an entry
   return v.is_array() ? "a list" : v.is_object() ? "an object" : v.type_name();
 }
 
