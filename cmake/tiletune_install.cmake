@@ -78,8 +78,8 @@ includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
 Name: tiletune-engine
 Description: tiletune's engine: YAML spaces, NVRTC compilation, GPU measurement, search, the cache
 Version: ${PROJECT_VERSION}
-Requires.private: sqlite3 yaml-cpp fmt
+Requires.private: sqlite3 yaml-cpp fmt zlib
 Cflags: -I\${includedir} -I${CUDAToolkit_INCLUDE_DIRS}
-Libs: -L\${libdir}${_engine_libs} -lyaml-cpp -lsqlite3 -lfmt -lstdc++ -lpthread -ldl
+Libs: -L\${libdir}${_engine_libs} -lyaml-cpp -lsqlite3 -lfmt -lz -lstdc++ -lpthread -ldl
 ")
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tiletune-engine.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 usage="usage: scripts/setup.sh [--tests]
-  (none)   what building and running tiletune needs: compilers, CMake, yaml-cpp, SQLite and the
+  (none)   what building and running tiletune needs: compilers, CMake, yaml-cpp, SQLite, zlib and the
            header libraries, GoogleTest (the build builds the tests too), rsvg for report PNGs
   --tests  also what only the tests need: PyYAML (YAML interop), clang and libFuzzer (scripts/fuzz.sh),
            chromium, node and playwright-core (the report's browser test), pytest and pandas
@@ -19,8 +19,8 @@ for arg in "$@"; do
 done
 
 packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite3 libfmt-dev
-          libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
-          librsvg2-bin fonts-dejavu-core python3)   # rsvg and fonts: `tiletune report --png`
+          libcli11-dev nlohmann-json3-dev libxxhash-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
+          librsvg2-bin fonts-dejavu-core python3)   # rsvg and fonts: `tiletune report --png`; zlib: import-kt-cache
 if ((with_tests)); then
   packages+=(python3-yaml                    # test_yaml_interop reads every shipped space with PyYAML
              clang libclang-rt-dev           # libFuzzer and the sanitizers, for scripts/fuzz.sh

@@ -93,6 +93,33 @@ TEST(Landscape, WriteAndLoadRoundTrip) {
   EXPECT_EQ(b.detail, "error: x, y and z");  // commas kept, one line
 }
 
+// Real and text params (a Kernel Tuner cache's floats and strings) are recorded by their values as
+// the space writes them; a space without problem sizes has the empty problem.
+TEST(Landscape, RealAndTextValuesAndTheEmptyProblemRoundTrip) {
+  Landscape l;
+  l.kernel = "kt_k";
+  LandscapeTrial t;
+  t.params = "B=32;ALPHA=1e-05;T=unsigned int;U=x=y";
+  t.time_ms = 2;
+  l.problems = {{"", {t}}};
+  std::ostringstream out;
+  write_landscape(out, l);
+  TempDir dir;
+  const Landscape back = load_landscape(dir.write("l.csv", out.str()));
+  ASSERT_EQ(back.problems.size(), 1u);
+  EXPECT_EQ(back.problems[0].problem, "");
+  EXPECT_EQ(back.problems[0].trials.at(0).params, t.params);
+  EXPECT_TRUE(recordable_value("half"));
+  EXPECT_FALSE(recordable_value("a,b"));
+  EXPECT_FALSE(recordable_value("a;b"));
+  EXPECT_FALSE(recordable_value(""));
+  // A value the reader would refuse is refused before anything is written.
+  l.problems[0].trials[0].params = "T=float,double";
+  std::ostringstream refused;
+  EXPECT_THROW(write_landscape(refused, l), Error);
+  EXPECT_EQ(refused.str(), "");
+}
+
 TEST(Landscape, ErrorsNameTheLine) {
   TempDir dir;
   struct Case {
@@ -142,8 +169,12 @@ TEST(Landscape, HostileRecordingsAreRefusedWithTheirLineInOneLine) {
       {kHeader + row + "ok,1,1,1,-3,,,\n", "l.csv:5: landscape: registers '-3' is not a whole number"},
       {kHeader + row + "ok,1,1,1,,1.5,,\n", "l.csv:5: landscape: shared_bytes '1.5' is not a whole number"},
       {kHeader + "N=abc,P=1,ok,1,1,1,,,,\n", "l.csv:5: landscape: problem 'N=abc': expected NAME=INTEGER"},
-      {kHeader + "N=1,TILE,ok,1,1,1,,,,\n", "l.csv:5: landscape: params 'TILE': expected NAME=INTEGER"},
-      {kHeader + ",P=1,ok,1,1,1,,,,\n", "l.csv:5: landscape: empty problem"},
+      {kHeader + "N=1,TILE,ok,1,1,1,,,,\n", "l.csv:5: landscape: params 'TILE': expected NAME=VALUE"},
+      {kHeader + "N=1,T=a\tb,ok,1,1,1,,,,\n", "l.csv:5: landscape: params 'T=a?b': expected NAME=VALUE"},
+      {kHeader + "N=1,T=" + std::string(129, 'w') + ",ok,1,1,1,,,,\n", "expected NAME=VALUE;NAME=VALUE... (a value: 1 to 128"},
+      {kHeader + "N=1,T=,ok,1,1,1,,,,\n", "l.csv:5: landscape: params 'T=': expected NAME=VALUE"},
+      {kHeader + "N=1,,ok,1,1,1,,,,\n", "l.csv:5: landscape: empty params"},
+      {kHeader + "N=,P=1,ok,1,1,1,,,,\n", "l.csv:5: landscape: problem 'N=': expected NAME=INTEGER"},
       {kHeader + row + "timeout,1,1,1,,,,\n", "l.csv:5: landscape: a timeout trial has no time_ms"},
       {kHeader + "# kernel: other\n", "l.csv:5: landscape: header line after the column names"},
       {"# tiletune landscape 1\n# kernel: t\n# kernel: u\n", "l.csv:3: landscape: a second '# kernel:' line"},

@@ -4,22 +4,26 @@
 // Willemsen, Filipovič, Elster, IPDPSW 2023): T1 is described by the JSON schema
 // kernel_tuner/schema/T1/1.0.0/input-schema.json in Kernel Tuner (and
 // TuningLoader/TuningFormatSchema.json in KTT), T4 by kernel_tuner/schema/T4/1.0.0/
-// results-schema.json (Kernel Tuner's file_utils.store_output_file and KTT write it).
+// results-schema.json (Kernel Tuner's file_utils.store_output_file and KTT write it). And Kernel
+// Tuner's own cache files (the JSON its tune_kernel(cache=...) writes, 1.x) read into a recording
+// and the space it replays in.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "tiletune/cache_db.hpp"
 #include "tiletune/error.hpp"
+#include "tiletune/landscape.hpp"
 #include "tiletune/objective.hpp"
 
 namespace tiletune {
 
-/// A T1 file that cannot be read, or a part of it that has no tiletune equivalent. what() is
-/// "FILE: FIELD: what is wrong, and what to do" (FIELD as a JSON path, e.g.
-/// KernelSpecification.Arguments[2].FillType).
+/// A T1 file or Kernel Tuner cache that cannot be read, or a part of it that has no tiletune
+/// equivalent. what() is one line, "FILE: FIELD: what is wrong, and what to do" (FIELD as a JSON
+/// path, e.g. KernelSpecification.Arguments[2].FillType or cache['32,4,1'].time).
 class InterchangeError : public Error {
  public:
   using Error::Error;
@@ -42,6 +46,37 @@ struct T1Import {
 /// Converts T1 text (json_path names it in messages and anchors KernelFile).
 [[nodiscard]] T1Import import_t1_text(const std::string& json, const std::filesystem::path& json_path,
                                       const std::filesystem::path& yaml_path, const std::string& family = {});
+
+/// Bounds on reading a Kernel Tuner cache, so that no file makes tiletune read or allocate without
+/// limit (a gzip bomb stops inflating at max_text_bytes).
+struct KtCacheLimits {
+  std::uint64_t max_gzip_bytes = std::uint64_t{256} << 20;   ///< a gzip'd file on disk
+  std::uint64_t max_text_bytes = std::uint64_t{1} << 30;     ///< the JSON, as read or inflated
+  std::uint64_t max_entries = 1'000'000;                     ///< what a replay holds (max_search_configs)
+};
+
+struct KtCacheImportOptions {
+  std::string name;        ///< the space's kernel family; empty: kt_ + the cache's kernel_name
+  KtCacheLimits limits;
+};
+
+/// A Kernel Tuner cache as a recording, and the space the recording replays in.
+struct KtCacheImport {
+  Landscape recording;              ///< one trial per entry (less the skipped), in file order
+  std::string recording_csv;        ///< the recording as write_landscape writes it
+  std::string space_yaml;           ///< names stub_file (beside it) as its source
+  std::string stub_file;            ///< "kt_convolution_kernel.cu"
+  std::string stub_source;          ///< one line: a kernel of the entry's name that does nothing
+  std::uint64_t entries = 0;        ///< entries in the cache
+  std::vector<std::string> notes;   ///< what was skipped or assumed, one line each
+};
+
+/// Reads a Kernel Tuner cache (JSON, or gzip'd JSON: told by its first bytes), closed or left open
+/// by an interrupted run (repaired as Kernel Tuner's own reader repairs it), and maps it: the
+/// space is checked to load and the recording to read back and replay in it before this returns.
+/// Throws InterchangeError "FILE: FIELD: what is wrong".
+[[nodiscard]] KtCacheImport import_kt_cache(const std::filesystem::path& cache_path,
+                                            const KtCacheImportOptions& options = {});
 
 /// The trials selected by filter as a T4 results document ("schema_version": "1.0.0", one
 /// result per trial, times in milliseconds), objectives [objective].

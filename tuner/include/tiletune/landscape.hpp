@@ -8,6 +8,10 @@
 //   # ...                      (device, kernel version and recording details, "key: value")
 //   problem,params,status,time_ms,compile_ms,measure_ms,registers,shared_bytes,occupancy,detail
 //   N=8192,TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4,ok,0.1373,212.5,31.2,20,0,1,
+//
+// problem is NAME=INTEGER;... (empty for a space without problem sizes); params is NAME=VALUE;...
+// with each value as the space writes it: an integer, or a real or text param's value ("0.5",
+// "half"), which is why such a value may hold no ',' or ';' (recordable_value).
 #pragma once
 
 #include <cstdint>
@@ -16,9 +20,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tiletune/cache_db.hpp"
+#include "tiletune/space.hpp"
 #include "tiletune/status.hpp"
 
 namespace tiletune {
@@ -26,7 +32,7 @@ namespace tiletune {
 /// One recorded trial. compile_ms and measure_ms are what it cost the recording sweep (NVRTC in
 /// one compile thread; load, verify and timing on the GPU).
 struct LandscapeTrial {
-  std::string params;                 ///< canonical: "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4"
+  std::string params;                 ///< canonical: "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4" (T=half, ALPHA=0.5)
   TrialStatus status = TrialStatus::ok;
   std::optional<double> time_ms;      ///< ok trials only
   double compile_ms = 0;
@@ -38,7 +44,7 @@ struct LandscapeTrial {
 };
 
 struct LandscapeProblem {
-  std::string problem;                ///< canonical: "M=4096;N=4096;K=4096"
+  std::string problem;                ///< canonical: "M=4096;N=4096;K=4096"; "" without problem sizes
   std::vector<LandscapeTrial> trials;
 };
 
@@ -53,10 +59,16 @@ struct Landscape {
   [[nodiscard]] const LandscapeProblem* find_problem(const std::string& canonical) const;
 };
 
+/// Whether a param's value can stand in a recording's params column: 1 to
+/// max_param_value_chars characters, none of them ',' or ';' (the separators) or a control
+/// character.
+[[nodiscard]] bool recordable_value(std::string_view value);
+
 /// Reads a landscape file. Throws Error naming file:line and what is wrong with it.
 [[nodiscard]] Landscape load_landscape(const std::filesystem::path& path);
 
-/// Writes a landscape in the format load_landscape reads.
+/// Writes a landscape in the format load_landscape reads. Throws Error, before writing anything,
+/// when a problem or params field is not one the reader takes (a value that is not recordable).
 void write_landscape(std::ostream& out, const Landscape& landscape);
 
 /// The landscape of a kernel's current version in a result cache, on one device (UUID or name;

@@ -30,6 +30,9 @@ enum class AxisKind {
   text,     ///< words ("float", "half"): passed as -DNAME=float; a buffer's element type may follow one
 };
 
+/// The most characters of one value of a real or text param (it is passed as -DNAME=VALUE).
+inline constexpr std::size_t max_param_value_chars = 128;
+
 /// A named axis: a problem size or a tunable parameter, with its values in YAML order.
 ///
 /// A Config holds one integer per param whatever the kind: the value itself for an integer

@@ -30,6 +30,7 @@ Runner add_worker_command(CLI::App& app);
 Runner add_upgrade_command(CLI::App& app);
 Runner add_report_command(CLI::App& app);
 Runner add_import_t1_command(CLI::App& app);
+Runner add_import_kt_cache_command(CLI::App& app);
 Runner add_nvml_command(CLI::App& app);
 
 /// The shipped transpose space: the installed copy, else the one in the source tree.

@@ -1,12 +1,16 @@
-// `tiletune import-t1`: a Kernel Tuner / KTT search space (T1 JSON) as a tiletune YAML. Thin:
-// the interchange stage converts; this writes the file whole (or prints it) and the notes.
+// `tiletune import-t1`: a Kernel Tuner / KTT search space (T1 JSON) as a tiletune YAML, and
+// `tiletune import-kt-cache`: a Kernel Tuner cache file as a recording and its space. Thin: the
+// interchange stage converts; this writes the files whole (or prints them) and the notes.
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "common/input_file.hpp"
 #include "tiletune/interchange.hpp"
 
 namespace tiletune::cli {
@@ -58,6 +62,131 @@ naming the field; the YAML is written only when the whole file maps, after it lo
     }
     write_whole_file(out.string(), imported.yaml);
     std::cerr << fmt::format("import-t1: wrote {}\n", out.string());
+    return exit_ok;
+  };
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Whether path already holds exactly text (a regular file no larger than it).
+bool holds(const fs::path& path, const std::string& text) {
+  try {
+    InputFile file(path, "an output");
+    return file.size() == text.size() && file.read_all(text.size()) == text;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+/// "A100.json.gz" -> "A100.csv", in the current directory.
+fs::path default_recording(const fs::path& cache) {
+  fs::path name = cache.filename();
+  if (name.extension() == ".gz") name = name.stem();
+  if (name.extension() == ".json") name = name.stem();
+  return fs::current_path() / name.concat(".csv");
+}
+
+struct Output {
+  fs::path path;
+  const std::string* text;
+  const char* what;
+};
+
+}  // namespace
+
+Runner add_import_kt_cache_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("import-kt-cache",
+                                 "Convert a Kernel Tuner cache file into a recording for replays, and the space it needs");
+  struct Options {
+    std::string input, output, space, name;
+    bool force = false;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("cache", o->input, "The cache file Kernel Tuner wrote (JSON, or gzip'd JSON)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", o->output, "The recording to write (default: the cache's name with .csv, here)");
+  cmd->add_option("--space", o->space, "The space to write (default: FAMILY.yaml beside the recording); its stub "
+                                       "kernel FAMILY.cu goes beside it");
+  cmd->add_option("--name", o->name, "The space's kernel family (default: kt_ and the cache's kernel_name)");
+  cmd->add_flag("--force", o->force, "Overwrite output files that exist with other content");
+  cmd->footer(R"HELP(Examples:
+  tiletune import-kt-cache A100.json.gz        A100.csv, kt_convolution_kernel.yaml and .cu here
+  tiletune tune kt_convolution_kernel.yaml --replay A100.csv --strategy forest --budget 5%
+  tiletune import-kt-cache cache.json -o landscapes/conv.csv --name conv --space configs/conv.yaml
+  bench_strategies --landscapes landscapes --configs configs
+
+Reads the cache file Kernel Tuner 1.x writes (tune_kernel(..., cache=FILE)): plain or gzip'd JSON,
+closed or left open by an interrupted run (read as Kernel Tuner reads it). Writes a recording, one
+trial per entry, and the space it replays in: params from tune_params in tune_params_keys order,
+the problem from problem_size, Kernel Tuner's default launch rule, no constraints, verify: none,
+and a stub kernel (a replay compiles nothing). A space of the same content already there is kept,
+so the caches of one kernel on several GPUs share one space.
+  Kernel Tuner                                                  tiletune
+  time, a number (ms: the mean of its iterations)               ok, time_ms
+  InvalidConfig, CompilationFailedConfig, RuntimeFailedConfig   pruned, compile_failed, launch_failed
+  compile_time; verification_time + benchmark_time              compile_ms; measure_ms
+  problem_size N or [X, Y, Z]                                   problem_size_x, _y, _z (not integers: none)
+  params: integers, True/False, with a fraction, anything else  integer, integer 1/0, real, text
+The objective may be another key (GFLOP/s): the recording holds the time, which a replay minimises.
+Refused, as FILE: cache['KEY'].time: what is wrong: not JSON, a header key missing, a key that
+disagrees with its entry's values, a key twice, a time that is neither a positive number nor a
+failure, a name that is not a C identifier, a value holding ',' or ';'. Skipped and counted:
+entries with a value tune_params does not list. Read only from a regular file, at most 256 MiB
+gzip'd and 1 GiB of JSON. Files that exist with other content are kept unless --force; each
+file is written whole (a temporary file, then a rename).
+
+)HELP" + std::string(exit_status_help));
+  return [o]() {
+    const fs::path cache(o->input);
+    const fs::path recording = o->output.empty() ? default_recording(cache) : fs::path(o->output);
+    KtCacheImportOptions options;
+    options.name = o->name;
+    const KtCacheImport imported = import_kt_cache(cache, options);
+    const fs::path space = o->space.empty() ? recording.parent_path() / (imported.recording.kernel + ".yaml") : fs::path(o->space);
+    const fs::path stub = space.parent_path() / imported.stub_file;
+    const Output outputs[] = {{recording, &imported.recording_csv, "the recording"},
+                              {space, &imported.space_yaml, "the space"},
+                              {stub, &imported.stub_source, "the space's stub kernel"}};
+    std::error_code ec;
+    for (const Output& out : outputs) {
+      if (fs::equivalent(out.path, cache, ec))
+        throw UsageError(fmt::format("{} ({}) is the cache being read", out.path.string(), out.what));
+      if (fs::exists(out.path, ec) && !o->force && !holds(out.path, *out.text))
+        throw Error(fmt::format("{} ({}) exists with other content: pass --force to overwrite it, or name another path",
+                                out.path.string(), out.what));
+    }
+    for (const std::string& n : imported.notes) std::cerr << "import-kt-cache: note: " << n << '\n';
+    std::string written, kept;
+    for (const Output& out : outputs) {
+      std::string& list = holds(out.path, *out.text) ? kept : written;
+      list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", out.path.string(), out.what);
+      if (&list == &written) write_whole_file(out.path.string(), *out.text);
+    }
+
+    const LandscapeProblem& p = imported.recording.problems.front();
+    std::map<TrialStatus, std::size_t> counts;
+    const LandscapeTrial* best = nullptr;
+    double measured_ms = 0;
+    for (const LandscapeTrial& t : p.trials) {
+      counts[t.status] += 1;
+      measured_ms += t.compile_ms + t.measure_ms;
+      if (t.status == TrialStatus::ok && (!best || *t.time_ms < *best->time_ms)) best = &t;
+    }
+    std::string statuses;
+    for (const auto& [status, n] : counts)
+      statuses += fmt::format("{}{} {}", statuses.empty() ? "" : ", ", n, status_name(status));
+    std::cout << fmt::format("{}: {} entries, {} on {}{}\n", cache.string(), imported.entries,
+                             imported.recording.header_value("kt_kernel_name").value_or("?"),
+                             imported.recording.header_value("device").value_or("?"),
+                             p.problem.empty() ? "" : " at " + p.problem);
+    std::cout << fmt::format("  {} trials: {}; recorded sweep time {:.1f} s (compile + measure)\n", p.trials.size(),
+                             statuses, measured_ms / 1000);
+    if (best) std::cout << fmt::format("  optimum {:.6g} ms at {}\n", *best->time_ms, best->params);
+    else std::cout << "  no trial is ok: a replay finds nothing\n";
+    if (!written.empty()) std::cout << "wrote " << written << '\n';
+    if (!kept.empty()) std::cout << "unchanged (the same content): " << kept << '\n';
+    std::cout << fmt::format("replay: tiletune tune {} --replay {} --strategy forest\n", space.string(), recording.string());
     return exit_ok;
   };
 }

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   tiletune merge all.db h200.db a100.db                 merge caches from several machines
   tiletune report -o report.html                        an HTML report of the cache, with plots
   tiletune import-t1 space.json -o space.yaml           a Kernel Tuner / KTT (T1) space as tiletune YAML
+  tiletune import-kt-cache A100.json.gz                 a Kernel Tuner cache as a recording to replay
 
 Run `tiletune COMMAND --help` for the options of a command.
 
@@ -47,6 +48,7 @@ Run `tiletune COMMAND --help` for the options of a command.
   add(tiletune::cli::add_upgrade_command);
   add(tiletune::cli::add_report_command);
   add(tiletune::cli::add_import_t1_command);
+  add(tiletune::cli::add_import_kt_cache_command);
   add(tiletune::cli::add_nvml_command);
   add(tiletune::cli::add_worker_command);
 

@@ -21,6 +21,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "interchange/yaml_text.hpp"
 #include "tiletune/interchange.hpp"
 #include "tiletune/python_expr.hpp"
 #include "tiletune/space.hpp"
@@ -30,6 +31,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using interchange_detail::is_identifier;
+using interchange_detail::yaml_quoted;
 
 constexpr std::size_t kMaxValues = std::size_t{1} << 20;
 constexpr const char* kDims[] = {"X", "Y", "Z"};
@@ -69,20 +72,6 @@ class Reader {
  private:
   fs::path file_;
 };
-
-std::string yaml_quoted(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + '"';
-}
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
 
 // An expression for the YAML: tiletune's own where it means what the Python means (names,
 // integers, + - * and parentheses: no division, whose rounding differs), else {python: ...}.

@@ -22,7 +22,7 @@ inline constexpr std::uint64_t kMaxAxisValues = std::uint64_t{1} << 20;
 inline constexpr std::uint64_t kMaxPoints = 100'000'000;   ///< product of the params
 inline constexpr std::uint64_t kMaxProblems = 10'000;      ///< product of the problem sizes
 inline constexpr std::size_t kMaxSourceBytes = std::size_t{16} << 20;
-inline constexpr std::size_t kMaxTextValue = 128;          ///< a text param's value
+inline constexpr std::size_t kMaxTextValue = max_param_value_chars;
 
 /// The expression functions, reserved as names.
 inline constexpr std::string_view kFunctions[] = {"min", "max", "ceil_div", "round_up", "log2", "is_pow2"};

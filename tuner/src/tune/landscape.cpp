@@ -3,21 +3,17 @@
 // is cut to one line).
 #include "tiletune/landscape.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <ostream>
 #include <set>
 #include <unordered_map>
 
+#include "common/input_file.hpp"
 #include "tiletune/error.hpp"
 
 namespace tiletune {
@@ -66,37 +62,45 @@ std::string shown(std::string_view field) {
 /// The whole file, read only when it is a regular file (a FIFO or a device would block or never
 /// end) of at most kMaxRecordingBytes.
 std::string read_recording(const std::filesystem::path& path) {
-  auto fail_file = [&path](const std::string& why) {
-    return Error(fmt::format("{}: landscape: {}", path.string(), why));
-  };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw fail_file(fmt::format("cannot open the file: {}", std::strerror(errno)));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw fail_file(fmt::format("cannot stat the file: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    throw fail_file(S_ISDIR(st.st_mode) ? "a directory, not a recording" : "not a regular file (a FIFO or a device?)");
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxRecordingBytes)
-    throw fail_file(fmt::format("{} bytes, more than a recording can be ({} MiB)", st.st_size, kMaxRecordingBytes >> 20));
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw fail_file(fmt::format("cannot read the file: {}", std::strerror(errno)));
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxRecordingBytes) throw fail_file("the file grew past the size a recording can be");
+  try {
+    InputFile file(path, "a recording");
+    return file.read_all(kMaxRecordingBytes);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: landscape: {}", path.string(), e.what()));
   }
-  return text;
 }
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || s.size() > 64 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+/// What is wrong with a problem ("N=8192;R=3": whole numbers; empty for a space without problem
+/// sizes) or params field ("TILE=32;T=half;ALPHA=0.5": recordable values), or nullopt.
+std::optional<std::string> assignments_error(std::string_view text, bool params) {
+  const char* what = params ? "params" : "problem";
+  if (text.empty()) return params ? std::optional<std::string>("empty params") : std::nullopt;
+  for (std::string_view rest = text;;) {
+    const auto semi = rest.find(';');
+    const std::string_view item = rest.substr(0, semi);
+    const auto eq = item.find('=');
+    const std::string_view value = eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
+    bool fine = eq != std::string_view::npos && is_identifier(item.substr(0, eq));
+    if (fine && params) {
+      fine = recordable_value(value);
+    } else if (fine) {
+      std::int64_t v = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      fine = !value.empty() && ec == std::errc() && end == value.data() + value.size();
+    }
+    if (!fine)
+      return fmt::format("{} {}: expected {}", what, shown(text),
+                         params ? "NAME=VALUE;NAME=VALUE... (a value: 1 to " + std::to_string(max_param_value_chars) +
+                                      " characters, none a ',', ';' or control character)"
+                                : std::string("NAME=INTEGER;NAME=INTEGER..."));
+    if (semi == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(semi + 1);
+  }
 }
 
 /// Reads one recording, line by line; every problem is an Error "FILE:LINE: landscape: reason".
@@ -167,8 +171,8 @@ class Reader {
       f.push_back(rest.substr(0, comma));
       rest.remove_prefix(comma + 1);
     }
-    check_assignments(f[0], "problem");
-    check_assignments(f[1], "params");
+    if (const auto wrong = assignments_error(f[0], false)) fail(*wrong);
+    if (const auto wrong = assignments_error(f[1], true)) fail(*wrong);
     LandscapeTrial t;
     t.params = std::string(f[1]);
     const auto status = parse_status(f[2]);
@@ -191,25 +195,6 @@ class Reader {
     const auto [it, added] = problem_index_.try_emplace(std::string(f[0]), l_.problems.size());
     if (added) l_.problems.push_back(LandscapeProblem{std::string(f[0]), {}});
     l_.problems[it->second].trials.push_back(std::move(t));
-  }
-
-  /// "N=8192;R=3": assignments of whole numbers, as a sweep writes them.
-  void check_assignments(std::string_view text, const char* what) const {
-    if (text.empty()) fail(fmt::format("empty {}", what));
-    std::string_view rest = text;
-    for (;;) {
-      const auto semi = rest.find(';');
-      const std::string_view item = rest.substr(0, semi);
-      const auto eq = item.find('=');
-      std::int64_t v = 0;
-      const std::string_view value = eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
-      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (eq == std::string_view::npos || !is_identifier(item.substr(0, eq)) || value.empty() || ec != std::errc() ||
-          end != value.data() + value.size())
-        fail(fmt::format("{} {}: expected NAME=INTEGER;NAME=INTEGER...", what, shown(text)));
-      if (semi == std::string_view::npos) return;
-      rest.remove_prefix(semi + 1);
-    }
   }
 
   /// An empty field, or a finite number >= 0 (> 0 when positive).
@@ -243,6 +228,13 @@ class Reader {
 
 }  // namespace
 
+bool recordable_value(std::string_view value) {
+  if (value.empty() || value.size() > max_param_value_chars) return false;
+  return std::none_of(value.begin(), value.end(), [](char c) {
+    return c == ',' || c == ';' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+}
+
 std::optional<std::string> Landscape::header_value(const std::string& key) const {
   for (const auto& [k, v] : header)
     if (k == key) return v;
@@ -256,6 +248,14 @@ const LandscapeProblem* Landscape::find_problem(const std::string& canonical) co
 }
 
 void write_landscape(std::ostream& out, const Landscape& landscape) {
+  // Checked before anything is written: a value the reader refuses would make the file unreadable.
+  for (const LandscapeProblem& p : landscape.problems) {
+    if (const auto wrong = assignments_error(p.problem, false))
+      throw Error(fmt::format("landscape of {}: {}", landscape.kernel, *wrong));
+    for (const LandscapeTrial& t : p.trials)
+      if (const auto wrong = assignments_error(t.params, true))
+        throw Error(fmt::format("landscape of {}: {} (a recording cannot hold it)", landscape.kernel, *wrong));
+  }
   out << kMagic << '\n' << "# kernel: " << landscape.kernel << '\n';
   for (const auto& [key, value] : landscape.header) out << "# " << key << ": " << one_line(value) << '\n';
   out << kColumns << '\n';
