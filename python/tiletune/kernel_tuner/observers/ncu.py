@@ -1,0 +1,2 @@
+"""Kernel Tuner's module path kernel_tuner.observers.ncu."""
+from . import NCUObserver  # noqa: F401

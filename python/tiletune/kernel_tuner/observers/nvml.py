@@ -1,0 +1,31 @@
+"""Kernel Tuner's NVMLObserver: energy (nvml_energy, J per run) and power (nvml_power, W) per
+config, measured by tiletune through NVML (`tune --energy`: the board's energy counter over a
+window of back-to-back runs, README "Power and energy"). The observables tiletune does not
+measure are refused by tune_kernel, naming them."""
+
+SUPPORTED = ["power_readings", "nvml_power", "nvml_energy", "core_freq", "mem_freq", "temperature", "gr_voltage"]
+MAPPED = ("nvml_energy", "nvml_power")
+
+
+class NVMLObserver:
+    def __init__(self, observables, device=0, save_all=False, nvidia_smi_fallback=None, use_locked_clocks=False,
+                 continuous_duration=1):
+        for obs in observables:
+            if obs not in SUPPORTED:
+                raise ValueError(f"Observable {obs} not in supported: {SUPPORTED}")
+        self.observables = list(observables)
+        self.device = device
+        self.use_locked_clocks = use_locked_clocks
+        self.keys = tuple(self.observables)
+
+
+def get_nvml_pwr_limits(*args, **kwargs):
+    raise NotImplementedError("tiletune never changes the GPU's power limit: tune with the card as it is")
+
+
+def get_nvml_gr_clocks(*args, **kwargs):
+    raise NotImplementedError("tiletune never changes the GPU's clocks: tune with the card as it is")
+
+
+def get_nvml_mem_clocks(*args, **kwargs):
+    raise NotImplementedError("tiletune never changes the GPU's clocks: tune with the card as it is")

@@ -1,0 +1,2 @@
+"""Kernel Tuner's module path kernel_tuner.observers.powersensor."""
+from . import PowerSensorObserver  # noqa: F401
