@@ -74,6 +74,16 @@ void set_nonblocking(int fd) {
   if (::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) throw Error(fmt::format("fcntl(F_SETFL): {}", errno_text(errno)));
 }
 
+ChildPipes make_child_pipes(const std::string& who) {
+  ChildPipes p{make_pipe((who + " input").c_str()), make_pipe((who + " output").c_str()),
+               make_pipe((who + " exec status").c_str())};
+  move_above_stdio(p.input.read);
+  move_above_stdio(p.output.write);
+  set_nonblocking(p.input.write.get());
+  set_nonblocking(p.output.read.get());
+  return p;
+}
+
 std::string describe_status(std::optional<int> status) {
   if (!status) return "ended (its exit status is unavailable)";
   if (WIFEXITED(*status)) return fmt::format("exited with status {}", WEXITSTATUS(*status));

@@ -60,6 +60,17 @@ struct Pipe {
 void move_above_stdio(UniqueFd& fd);
 void set_nonblocking(int fd);
 
+/// The pipes of a child started with fork and exec: one it reads (`input`), one it writes
+/// (`output`), and `status`, on which it reports an exec that failed (report_exec_failure). The
+/// child's ends sit above stdio; this process's ends of input and output are non-blocking.
+struct ChildPipes {
+  Pipe input;
+  Pipe output;
+  Pipe status;
+};
+/// Throws Error naming `who` ("worker", "host check").
+[[nodiscard]] ChildPipes make_child_pipes(const std::string& who);
+
 /// "killed by signal 11 (Segmentation fault)" or "exited with status 3"; for nullopt (the status
 /// was lost: SIGCHLD ignored by the embedding program reaps children behind our back) "ended
 /// (its exit status is unavailable)".

@@ -95,13 +95,7 @@ struct ChildSetup {
 }
 
 std::unique_ptr<Child> spawn(const std::vector<std::string>& argv) {
-  Pipe requests = make_pipe("worker requests");
-  Pipe results = make_pipe("worker results");
-  Pipe status = make_pipe("worker exec status");
-  move_above_stdio(requests.read);
-  move_above_stdio(results.write);
-  set_nonblocking(requests.write.get());
-  set_nonblocking(results.read.get());
+  auto [requests, results, status] = make_child_pipes("worker");
   UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (devnull.get() < 0) throw Error(fmt::format("open /dev/null: {}", errno_text(errno)));
 
@@ -322,7 +316,8 @@ TrialResult WorkerProcess::run(const TrialRequest& request) {
                   fmt::format("worker sent a malformed answer: the result of trial {} for trial {}",
                               m.result.id, request.id));
   }
-  if (m.result.status == TrialStatus::runtime_fault) impl_->settle_after_fault();
+  // A failed host check leaves the worker's context alone: it lives on.
+  if (m.result.status == TrialStatus::runtime_fault && !m.result.host_check_failed) impl_->settle_after_fault();
   return std::move(m.result);
 }
 
