@@ -2,8 +2,9 @@
 // their order, one line), the .npy files of the buffers (dtype and count), the reply's parsing,
 // and the program itself driven through checker scripts written here (sh and Python): it answers
 // ok, not ok with a detail, garbage, a line over 64 KiB, two lines; it exits, hangs (bounded by
-// the timeout), prints before it is asked; every failure names the command and is repeated on
-// the next check without a restart; and a check dies with the process that started it.
+// the timeout, its own processes killed with it), prints before it is asked; every failure names
+// the command and is repeated on the next check without a restart; and a check dies with the
+// process that started it.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -346,7 +347,8 @@ TEST(HostCheckProgram, AProgramThatFailsTheProtocolIsTheChecksFault) {
 
 TEST(HostCheckProgram, AHungProgramIsKilledAtTheTimeout) {
   testing::TempDir dir;
-  HostCheck check(script(dir, "hang.sh", "#!/bin/sh\nread -r line; sleep 60\n"));
+  // It waits on a process of its own: the kill ends its whole process group.
+  HostCheck check(script(dir, "hang.sh", "#!/bin/sh\nread -r line; sleep 60 & echo $! > sleep.pid; wait\n"));
   const auto start = Clock::now();
   const std::string error = failure_of(check, "{}\n", 0.5);
   const double waited = seconds_since(start);
@@ -354,6 +356,14 @@ TEST(HostCheckProgram, AHungProgramIsKilledAtTheTimeout) {
   EXPECT_LT(waited, 5) << "the timeout bounds the wait";
   EXPECT_NE(error.find("host check [./hang.sh, --flag] answered nothing within 0.5 s"), std::string::npos) << error;
   EXPECT_EQ(check.pid(), 0);
+  const pid_t sleeper = std::stoi(testing::read_file(dir.path() / "sleep.pid"));
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = process_gone(sleeper);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "the check's own process " << sleeper << " outlived it";
+  if (!gone) ::kill(sleeper, SIGKILL);
   // One that sent half a line and then hung says what it sent.
   HostCheck partial(script(dir, "partial.sh", "#!/bin/sh\nread -r line; printf '{\"ok\"'; sleep 60\n"));
   const std::string half = failure_of(partial, "{}\n", 0.3);
@@ -364,9 +374,9 @@ TEST(HostCheckProgram, OutputBeforeARequestBreaksTheProtocol) {
   testing::TempDir dir;
   // One answer, then a stray line while no request is pending.
   HostCheck check(script(dir, "chatty.sh",
-                         "#!/bin/sh\nread -r line; echo '{\"ok\": true}'; echo 'debug: done'; sleep 30\n"));
+                         "#!/bin/sh\nread -r line; echo '{\"ok\": true}'; sleep 0.2; echo 'debug: done'; sleep 30\n"));
   EXPECT_TRUE(check.check("{}\n", 10).ok);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the stray line arrives
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // the stray line arrives
   const std::string error = failure_of(check);
   EXPECT_NE(error.find("wrote 'debug: done\\n' to its stdout outside an answer"), std::string::npos) << error;
   // One that answers once and exits: the next trial finds it gone.
@@ -394,7 +404,7 @@ TEST(HostCheckProgram, AProgramThatCannotStartSaysWhy) {
 TEST(HostCheckProgram, DiesWithTheProcessThatStartedIt) {
   testing::TempDir dir;
   const fs::path pid_file = dir.path() / "pid";
-  const HostCommand command = script(dir, "hang.sh", "#!/bin/sh\necho $$ > pid.tmp; mv pid.tmp pid\nsleep 60\n");
+  const HostCommand command = script(dir, "hang.sh", "#!/bin/sh\necho $$ > pid.tmp; mv pid.tmp pid\nexec sleep 60\n");
   const pid_t worker = ::fork();
   ASSERT_GE(worker, 0);
   if (worker == 0) {

@@ -89,7 +89,7 @@ struct ChildSetup {
 };
 // The steps of exec_program that may fail, as it reports them on the status pipe.
 constexpr const char* kChildSteps[] = {"prctl(PR_SET_PDEATHSIG)", "sigprocmask", "dup2(stdin)", "dup2(stdout)",
-                                       "chdir", "execve"};
+                                       "chdir", "execve", "setpgid"};
 
 [[noreturn]] void exec_program(const ChildSetup& s) noexcept {
   auto fail = [&](int step) { report_exec_failure(s.status_fd, step); };
@@ -97,6 +97,9 @@ constexpr const char* kChildSteps[] = {"prctl(PR_SET_PDEATHSIG)", "sigprocmask",
   // a worker that died between the fork and here is already gone.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(0);
   if (::getppid() != s.parent) ::_exit(127);
+  // A process group of its own: the worker's kill ends what the check started too (a shell's
+  // commands, a pool of helpers), and a kill of the check's group never reaches the worker.
+  if (::setpgid(0, 0) != 0) fail(6);
   ::signal(SIGPIPE, SIG_DFL);  // the worker ignores SIGPIPE; its check starts with the default
   if (::sigprocmask(SIG_SETMASK, &s.empty_mask, nullptr) != 0) fail(1);
   if (::dup2(s.stdin_fd, 0) < 0) fail(2);
@@ -206,7 +209,8 @@ struct HostCheck::Impl {
     const pid_t pid = ::fork();
     if (pid < 0) throw Error(fmt::format("fork: {}", errno_text(errno)));
     if (pid == 0) exec_program(setup);
-    auto started = std::make_unique<ChildProcess>(pid);
+    (void)::setpgid(pid, pid);  // as the child does, so that its group exists before either runs on
+    auto started = std::make_unique<ChildProcess>(pid, /*own_group=*/true);
     in.read.reset();  // our copies of its ends: else its death would never show as EOF
     out.write.reset();
     status.write.reset();
@@ -317,7 +321,11 @@ HostCheck::~HostCheck() {
   Impl& s = *impl_;
   s.to_program.reset();  // EOF on its stdin: a well-behaved check exits
   s.from_program.reset();
-  if (s.child) (void)s.child->reap_within(kExitGrace);
+  if (s.child) {
+    const pid_t group = s.child->pid();
+    (void)s.child->reap_within(kExitGrace);
+    (void)::kill(-group, SIGKILL);  // what it left running in its group
+  }
   if (!s.directory.empty()) {
     std::error_code ignored;
     std::filesystem::remove_all(s.directory, ignored);

@@ -83,9 +83,11 @@ class HostCheckError : public Error {
 
 /// A host check program and the directory its files go to. The program is started at the first
 /// check(), its stdin and stdout pipes to this process, its stderr this process's, its working
-/// directory the command's; it dies with this process (PR_SET_PDEATHSIG: a worker killed for an
-/// overrun takes its check along). Not thread-safe; the thread that calls check() first must
-/// live as long as the program should (the death signal follows the thread that started it).
+/// directory the command's, in a process group of its own that every kill here ends whole; it
+/// dies with this process (PR_SET_PDEATHSIG: a worker killed for an overrun takes its check
+/// along, though not what the check started itself). Not thread-safe; the thread that calls
+/// check() first must live as long as the program should (the death signal follows the thread
+/// that started it).
 class HostCheck {
  public:
   explicit HostCheck(HostCommand command);

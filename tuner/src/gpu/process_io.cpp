@@ -209,7 +209,7 @@ bool ChildProcess::try_reap(std::optional<int>& status) noexcept {
 }
 
 std::optional<int> ChildProcess::kill_and_reap() noexcept {
-  if (::kill(pid_, SIGKILL) != 0 && errno != ESRCH)
+  if (::kill(own_group_ ? -pid_ : pid_, SIGKILL) != 0 && errno != ESRCH)
     std::fprintf(stderr, "tiletune: kill(%d, SIGKILL): %s\n", static_cast<int>(pid_), std::strerror(errno));
   for (;;) {
     int status = 0;

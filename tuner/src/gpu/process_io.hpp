@@ -145,10 +145,12 @@ struct ExecFailure {
 /// Throws Error when the read fails.
 [[nodiscard]] std::optional<ExecFailure> read_exec_failure(int status_fd);
 
-/// A child process started with fork: reaped exactly once, by these calls.
+/// A child process started with fork: reaped exactly once, by these calls. `own_group`: the
+/// child leads a process group of its own (setpgid), and a kill is for the whole group, so that
+/// what it started itself ends with it.
 class ChildProcess {
  public:
-  explicit ChildProcess(pid_t pid) noexcept : pid_(pid) {}
+  explicit ChildProcess(pid_t pid, bool own_group = false) noexcept : pid_(pid), own_group_(own_group) {}
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
@@ -156,7 +158,7 @@ class ChildProcess {
   /// True when the child has ended and is now reaped; `status` gets its wait status (none when
   /// the embedding program reaped it behind our back, e.g. with SIGCHLD ignored).
   [[nodiscard]] bool try_reap(std::optional<int>& status) noexcept;
-  /// Kills the child (SIGKILL) and reaps it; returns its wait status.
+  /// Kills the child (SIGKILL; its group when it leads one) and reaps it; returns its wait status.
   std::optional<int> kill_and_reap() noexcept;
   /// Gives the child `grace` to end by itself, then kills it; returns its wait status. `killed`
   /// says whether it had to be killed.
@@ -164,6 +166,7 @@ class ChildProcess {
 
  private:
   pid_t pid_;  // 0 once reaped
+  bool own_group_;
 };
 
 }  // namespace tiletune::process_io
