@@ -77,6 +77,19 @@ bool process_gone(pid_t pid) {
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
 }
 
+// True when the process is gone within `seconds`; else it is killed (the test fails anyway).
+bool ends_within(pid_t pid, double seconds) {
+  const auto start = Clock::now();
+  while (!process_gone(pid)) {
+    if (seconds_since(start) > seconds) {
+      ::kill(pid, SIGKILL);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
 TEST(HostCheckRequest, IsOneLineWithTheKernelProblemConfigAndBuffersInOrder) {
   testing::TempDir dir;
   const TrialRequest r = sample_request();
@@ -357,13 +370,7 @@ TEST(HostCheckProgram, AHungProgramIsKilledAtTheTimeout) {
   EXPECT_NE(error.find("host check [./hang.sh, --flag] answered nothing within 0.5 s"), std::string::npos) << error;
   EXPECT_EQ(check.pid(), 0);
   const pid_t sleeper = std::stoi(testing::read_file(dir.path() / "sleep.pid"));
-  bool gone = false;
-  for (int i = 0; i < 200 && !gone; ++i) {
-    gone = process_gone(sleeper);
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(gone) << "the check's own process " << sleeper << " outlived it";
-  if (!gone) ::kill(sleeper, SIGKILL);
+  EXPECT_TRUE(ends_within(sleeper, 2)) << "the check's own process " << sleeper << " outlived it";
   // One that sent half a line and then hung says what it sent.
   HostCheck partial(script(dir, "partial.sh", "#!/bin/sh\nread -r line; printf '{\"ok\"'; sleep 60\n"));
   const std::string half = failure_of(partial, "{}\n", 0.3);
@@ -422,13 +429,7 @@ TEST(HostCheckProgram, DiesWithTheProcessThatStartedIt) {
   ASSERT_EQ(::kill(worker, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(worker, &status, 0), worker);
-  bool gone = false;
-  for (int i = 0; i < 500 && !gone; ++i) {
-    gone = process_gone(checker);
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(gone) << "the check " << checker << " outlived its worker";
-  if (!gone) ::kill(checker, SIGKILL);
+  EXPECT_TRUE(ends_within(checker, 5)) << "the check " << checker << " outlived its worker";
 }
 
 }  // namespace
