@@ -1,7 +1,7 @@
 -- tiletune cache: the whole schema at its latest version, used to create a new database in one
 -- step. Must describe the same tables, columns and indexes as migrations/001..N applied in
 -- order (test_db checks it); change it only together with a new migration.
--- schema-version: 6
+-- schema-version: 7
 
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY NOT NULL,
@@ -78,6 +78,8 @@ CREATE TABLE trials (
   throttled_samples INTEGER,
   cpu_time_s        REAL,
   compile_log       TEXT,
+  times_ms          TEXT,
+  verify_ms         REAL,
   -- An ok trial is a timed one; everything else may lack a time.
   CHECK (status <> 'ok' OR (time_ms IS NOT NULL AND time_ms > 0)),
   UNIQUE (device_id, kernel_id, problem, params)

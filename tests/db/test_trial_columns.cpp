@@ -3,10 +3,15 @@
 // round-trips through record_trial → trials() / best() with its exact value, and NULL stays NULL;
 // schema 5 (throttled_samples, cpu_time_s) migrates a version-4 cache keeping its trials, and a
 // version-4 cache opened read-only reads those columns as NULL; schema 6 (compile_log) the same
-// for a version-5 cache, and a compile log is kept bounded.
+// for a version-5 cache, and a compile log is kept bounded; schema 7 (times_ms, verify_ms) the
+// same for a version-6 cache, and the samples are the first 1000, every digit kept.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -155,11 +160,13 @@ void build_with_a_trial(const fs::path& p, int version, std::string_view column,
 }
 void build_v4_with_a_trial(const fs::path& p) { build_with_a_trial(p, 4, "energy_mj", "7.5"); }
 void build_v5_with_a_trial(const fs::path& p) { build_with_a_trial(p, 5, "throttled_samples", "2"); }
+void build_v6_with_a_trial(const fs::path& p) { build_with_a_trial(p, 6, "compile_log", "'k.cu(1): warning'"); }
 
-// Versions 4 and 5 opened read-only: what they have is read, every column a later schema added is
-// NULL.
+// Versions 4, 5 and 6 opened read-only: what they have is read, every column a later schema added
+// is NULL.
 TEST(TrialColumns, AnOlderCacheReadOnlyReadsTheColumnsItLacksAsNull) {
-  for (const auto& [version, column, value] : {std::tuple{4, "energy_mj", 7.5}, std::tuple{5, "throttled_samples", 2.0}}) {
+  for (const auto& [version, column, value] :
+       {std::tuple{4, "energy_mj", 7.5}, std::tuple{5, "throttled_samples", 2.0}, std::tuple{6, "power_w", 250.0}}) {
     SCOPED_TRACE("schema " + std::to_string(version));
     testing::TempDir tmp;
     const auto p = tmp.path() / "old.db";
@@ -211,8 +218,10 @@ TEST(TrialColumns, AVersion5CacheIsMigratedAndKeepsCompileLogs) {
   const std::string warning = "k.cu(3): warning #177-D: variable \"unused\" was declared but never referenced";
   {
     CacheDb db = CacheDb::open(p);
-    EXPECT_EQ(db.schema_version(), 6);
-    EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 5 to 6"), std::string::npos);
+    EXPECT_EQ(db.schema_version(), CacheDb::latest_schema_version());  // through 6 and on
+    EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 5 to " +
+                                                    std::to_string(CacheDb::latest_schema_version())),
+              std::string::npos);
     ASSERT_EQ(db.trials().size(), 1u);
     EXPECT_EQ(db.trials()[0].trial.throttled_samples, 2);
     EXPECT_FALSE(db.trials()[0].trial.compile_log);
@@ -225,6 +234,78 @@ TEST(TrialColumns, AVersion5CacheIsMigratedAndKeepsCompileLogs) {
   std::set<std::optional<std::string>> logs;
   for (const TrialRow& r : ro.trials()) logs.insert(r.trial.compile_log);
   EXPECT_EQ(logs, (std::set<std::optional<std::string>>{std::nullopt, warning}));
+}
+
+// Samples with no short decimal form, as the worker takes them.
+std::vector<double> awkward_samples(std::size_t n) {
+  std::vector<double> v;
+  for (std::size_t i = 0; i < n; ++i) v.push_back(0.01 + 1.0 / double(3 + i) + double(i) * 1e-9);
+  return v;
+}
+
+// Each number of a times_ms array, read back with strtod.
+std::vector<double> parse_times(const std::string& json) {
+  EXPECT_TRUE(json.starts_with("[") && json.ends_with("]")) << json;
+  std::vector<double> out;
+  const char* p = json.c_str() + 1;
+  while (*p != ']' && *p != '\0') {
+    char* end = nullptr;
+    out.push_back(std::strtod(p, &end));
+    EXPECT_NE(end, p) << json;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return out;
+}
+
+TEST(TrialColumns, AVersion6CacheIsMigratedAndKeepsSamplesAndVerifyTime) {
+  testing::TempDir tmp;
+  const auto p = tmp.path() / "v6.db";
+  build_v6_with_a_trial(p);
+  const std::vector<double> samples = awkward_samples(25);
+  {
+    CacheDb db = CacheDb::open(p);
+    EXPECT_EQ(db.schema_version(), 7);
+    EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 6 to 7"), std::string::npos);
+    ASSERT_EQ(db.trials().size(), 1u);
+    EXPECT_EQ(db.trials()[0].trial.compile_log, "k.cu(1): warning");
+    EXPECT_FALSE(db.trials()[0].trial.times_ms);
+    EXPECT_FALSE(db.trials()[0].trial.verify_ms);
+    TrialRecord t = db.trials()[0].trial;
+    t.key.params = "TILE=64";
+    t.times_ms = times_ms_of(samples);
+    t.verify_ms = 1.0 / 7.0;
+    (void)db.record_trial(t);
+  }
+  const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
+  std::map<std::string, TrialRecord> by_params;
+  for (const TrialRow& r : ro.trials()) by_params[r.trial.key.params] = r.trial;
+  ASSERT_EQ(by_params.size(), 2u);
+  EXPECT_FALSE(by_params["TILE=32"].times_ms);
+  ASSERT_TRUE(by_params["TILE=64"].times_ms);
+  EXPECT_EQ(parse_times(*by_params["TILE=64"].times_ms), samples) << "every sample, every digit, in order";
+  EXPECT_EQ(by_params["TILE=64"].verify_ms, 1.0 / 7.0);
+}
+
+TEST(TrialColumns, SamplesAreAJsonArrayOfTheFirst1000) {
+  EXPECT_FALSE(times_ms_of({}));
+  EXPECT_EQ(times_ms_of({0.5, 0.25, 12}), "[0.5,0.25,12]");
+  EXPECT_EQ(times_ms_of({1e-300, 0.1}), "[1e-300,0.1]");
+  EXPECT_FALSE(times_ms_of({0.5, std::nan("")})) << "JSON holds no NaN";
+  const std::vector<double> many = awkward_samples(2500);
+  const std::optional<std::string> kept = times_ms_of(many);
+  ASSERT_TRUE(kept);
+  const std::vector<double> back = parse_times(*kept);
+  ASSERT_EQ(back.size(), trial_times_max_samples);
+  EXPECT_EQ(trial_times_max_samples, 1000u);
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), many.begin())) << "the first ones, in order";
+  // Through the cache and back.
+  testing::TempDir tmp;
+  CacheDb db = CacheDb::open(tmp.path() / "c.db");
+  TrialRecord t = testing::ok_trial(db.upsert_device(sample_device()), db.upsert_kernel(sample_kernel()), "N=8192",
+                                    "TILE=32", 0.2);
+  t.times_ms = kept;
+  (void)db.record_trial(t);
+  EXPECT_EQ(db.trials().front().trial.times_ms, kept);
 }
 
 TEST(TrialColumns, ACompileLogIsTheWarningsOneALineCutAt4KiB) {

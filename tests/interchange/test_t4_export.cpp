@@ -5,10 +5,11 @@
 // present timestamp (string), objectives (array), times.compilation_time, framework,
 // search_algorithm, validation (numbers), times.runtimes (array), measurements (an array of
 // objects with name string, value number|string|array, unit string). Then the meaning: one
-// result per trial, statuses mapped, values equal to the cache's.
+// result per trial, statuses mapped, values equal to the cache's, the samples as runtimes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <regex>
 
 #include "report_fixture.hpp"
@@ -148,6 +149,39 @@ TEST(T4Export, ResultsCarryTheTrialsValues) {
     }
   }
   EXPECT_GT(pruned, 0u);  // the recording has pruned configs
+}
+
+// A trial's samples are T4's runtimes (as Kernel Tuner writes its "times") and its verify_ms the
+// validation time; a trial of an older cache, without samples, gives its median alone.
+TEST(T4Export, RuntimesAreTheSamplesAndValidationTheVerifyTime) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "cache.db";
+  {
+    CacheDb db = CacheDb::open(path);
+    const auto device = db.upsert_device({.uuid = "GPU-t4", .name = "NVIDIA H200", .cc_major = 9});
+    const auto kernel = db.upsert_kernel({"scale", "h", "", ""});
+    auto trial = [&](const std::string& params, std::optional<std::string> times) {
+      TrialRecord t;
+      t.key = TrialKey{device, kernel, "N=1024", params};
+      t.time_ms = 0.2;
+      t.times_ms = std::move(times);
+      t.verify_ms = 1.5;
+      (void)db.record_trial(t);
+    };
+    trial("B=1", times_ms_of({0.25, 0.2, 0.125}));
+    trial("B=2", std::nullopt);
+    trial("B=3", "[0.1, \"x\"]");  // not numbers: the median alone
+  }
+  const CacheDb db = CacheDb::open(path, CacheDb::Mode::read_only);
+  const Json doc = Json::parse(export_t4(db, {}, Objective::time));
+  EXPECT_EQ(schema_violations(doc), "");
+  std::map<std::string, Json> times;
+  for (const Json& r : doc["results"]) times[r["configuration"].dump()] = r["times"];
+  ASSERT_EQ(times.size(), 3u);
+  EXPECT_EQ(times[R"({"B":1})"]["runtimes"], Json::parse("[0.25, 0.2, 0.125]"));
+  EXPECT_EQ(times[R"({"B":2})"]["runtimes"], Json::parse("[0.2]"));
+  EXPECT_EQ(times[R"({"B":3})"]["runtimes"], Json::parse("[0.2]"));
+  for (const auto& [config, t] : times) EXPECT_EQ(t["validation"], 1.5) << config;
 }
 
 TEST(T4Export, FromTheCommandLine) {

@@ -1,11 +1,14 @@
 // The query library and the engine share one declaration of a cache's identity, its schema range
 // and its trial columns (tiletune/trial_record.hpp): the library reads exactly the versions the
-// engine's migrations reach (the newest, not one more), and tiletune_trials_json carries every
-// column of the table with its exact value.
+// engine's migrations reach (the newest, not one more), a version-6 cache (before the samples)
+// answers as a version-7 one does, and tiletune_trials_json carries every column of the table
+// with its exact value.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include "query_fixture.hpp"
 #include "test_support.hpp"
@@ -53,6 +56,76 @@ std::optional<double> json_number(const std::string& json, std::string_view name
   return std::strtod(json.c_str() + at + key.size(), nullptr);
 }
 
+// tiletune_trials_json of a cache's current trials ("" after a failed assertion).
+std::string current_trials_json(const fs::path& path) {
+  tiletune_cache* cache = nullptr;
+  EXPECT_EQ(tiletune_open(path.c_str(), &cache), TILETUNE_OK) << tiletune_last_error();
+  if (cache == nullptr) return "";
+  char* json = nullptr;
+  EXPECT_EQ(tiletune_trials_json(cache, nullptr, nullptr, nullptr, 1, &json), TILETUNE_OK) << tiletune_last_error();
+  const std::string text = json != nullptr ? json : "";
+  tiletune_string_free(json);
+  tiletune_close(cache);
+  return text;
+}
+
+// A cache as a tiletune of schema `version` wrote it (db/migrations/001 to `version` applied),
+// with one ok trial of transpose on an H200.
+fs::path write_cache_of_version(const fs::path& path, int version) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  auto exec = [&](const std::string& sql) {
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << "\n" << sql;
+    sqlite3_free(err);
+  };
+  std::vector<fs::path> migrations;
+  for (const auto& e : fs::directory_iterator(testing::source_dir() / "db" / "migrations")) migrations.push_back(e.path());
+  std::sort(migrations.begin(), migrations.end());
+  for (const fs::path& m : migrations)
+    if (std::stoi(m.filename().string().substr(0, 3)) <= version) exec(testing::read_file(m));
+  exec("PRAGMA application_id = " + std::to_string(cache_application_id));
+  exec("PRAGMA user_version = " + std::to_string(version));
+  exec("INSERT INTO devices(id, uuid, name, cc_major, cc_minor) VALUES (1, '" + testing::h200_a +
+       "', 'NVIDIA H200', 9, 0)");
+  exec("INSERT INTO kernels(id, name, source_hash, used_seq) VALUES (1, 'transpose', 'v1', 1)");
+  exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms) VALUES "
+       "(1, 1, 1, 'N=4096', 'TILE=32;PAD=1', 'ok', 0.2)");
+  exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=4096', 1, 0.2)");
+  sqlite3_close(db);
+  return path;
+}
+
+// Version 6, the one before the samples, and version 7 both answer; trials_json carries the
+// samples and the verification time only where the cache has them.
+TEST(QuerySchemaRange, Versions6And7AreReadTheSamplesWhereTheCacheHasThem) {
+  testing::TempDir dir;
+  for (const int version : {6, 7}) {
+    SCOPED_TRACE("schema " + std::to_string(version));
+    const fs::path path = write_cache_of_version(dir.path() / ("v" + std::to_string(version) + ".db"), version);
+    if (version == 7) {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(sqlite3_exec(db, "UPDATE trials SET times_ms = '[0.25,0.2]', verify_ms = 1.5", nullptr, nullptr, nullptr),
+                SQLITE_OK);
+      sqlite3_close(db);
+    }
+    auto cache = QueryCache::open(path);
+    EXPECT_EQ(cache.schema_version(), version);
+    const auto answer = cache.lookup({"transpose", QueryDevice{testing::h200_a, "", 0, 0}, {{"N", 4096}}});
+    ASSERT_TRUE(answer.ok()) << answer.message;
+    EXPECT_EQ(answer.params_text, "TILE=32;PAD=1");
+    const std::string text = current_trials_json(path);
+    if (version == 6) {
+      EXPECT_EQ(text.find("times_ms"), std::string::npos) << text;
+      EXPECT_EQ(text.find("verify_ms"), std::string::npos) << text;
+    } else {
+      EXPECT_NE(text.find(R"("times_ms": "[0.25,0.2]")"), std::string::npos) << text;
+      EXPECT_EQ(json_number(text, "verify_ms"), 1.5) << text;
+    }
+  }
+}
+
 TEST(QuerySchemaRange, TrialsJsonCarriesEveryColumnOfTheTable) {
   testing::TempDir dir;
   const fs::path path = dir.path() / "cache.db";
@@ -69,13 +142,7 @@ TEST(QuerySchemaRange, TrialsJsonCarriesEveryColumnOfTheTable) {
     }
     (void)db.record_trial(t);
   }
-  tiletune_cache* cache = nullptr;
-  ASSERT_EQ(tiletune_open(path.c_str(), &cache), TILETUNE_OK) << tiletune_last_error();
-  char* json = nullptr;
-  ASSERT_EQ(tiletune_trials_json(cache, nullptr, nullptr, nullptr, 1, &json), TILETUNE_OK) << tiletune_last_error();
-  const std::string text = json;
-  tiletune_string_free(json);
-  tiletune_close(cache);
+  const std::string text = current_trials_json(path);
   for (const TrialColumn& c : trial_columns) {
     SCOPED_TRACE(std::string(c.name));
     const TrialValue v = c.get(t);

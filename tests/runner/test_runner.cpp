@@ -3,11 +3,14 @@
 // usable, a reference config, the copy ceiling; kernels written elsewhere (module globals,
 // a reference kernel, partial sums checked by their sum, in/out buffers restored, half and
 // float scalars, scalars and outputs of every type, expected files, a library reference, a
-// check of the first elements); and
-// last an illegal address that poisons the context. The fault suite is defined last on purpose: GoogleTest runs suites in the
+// check of the first elements); the samples of a trial; a host check (verify.command) that
+// passes, rejects, is never asked about a candidate the GPU comparison failed or a reference run,
+// and one that exits; and last an illegal address that poisons the context. The fault suite is
+// defined last on purpose: GoogleTest runs suites in the
 // order they are defined, and nothing on the device works after it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +25,7 @@
 #include "tiletune/error.hpp"
 #include "tiletune/reference.hpp"
 #include "tiletune/runner.hpp"
+#include "tiletune/trial_record.hpp"
 
 namespace tiletune {
 namespace {
@@ -722,6 +726,113 @@ TEST_F(Runner, AnElementsCheckCoversItsCount) {
   const TrialResult over = runner().run_trial(r);
   EXPECT_EQ(over.status, TrialStatus::wrong_result) << over.detail;
   EXPECT_EQ(over.first_bad_index, 900);
+}
+
+// --- the host check (verify.command) and the samples ----------------------------------------
+
+// The samples of a trial come back in the order taken, the statistics are theirs.
+TEST_F(Runner, TheSamplesComeBackWithTheirStatistics) {
+  const CompiledKernel kernel = shipped_transpose(arch(), 32, 8, 0);
+  const TrialResult r = runner().run_trial(transpose_request(kernel, 2048, 32, 8, 32));
+  ASSERT_EQ(r.status, TrialStatus::ok) << r.detail;
+  ASSERT_GE(r.samples, 10);
+  ASSERT_EQ(r.times_ms.size(), std::min<std::size_t>(static_cast<std::size_t>(r.samples), trial_times_max_samples));
+  if (static_cast<std::size_t>(r.samples) <= trial_times_max_samples) {  // all of them
+    EXPECT_EQ(*std::min_element(r.times_ms.begin(), r.times_ms.end()), r.min_ms);
+    std::vector<double> sorted = r.times_ms;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    EXPECT_EQ(n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]), r.median_ms);
+  }
+  EXPECT_FALSE(r.host_check_failed);
+}
+
+// A check in Python that reads the .npy files of the request: out must be in transposed (on a
+// grid of elements); it logs what it saw to seen.txt in its directory, the space's.
+constexpr const char* kTransposeCheck = R"(import json, struct, sys
+def floats(path, count):
+    data = open(path, "rb").read()
+    header = struct.unpack("<H", data[8:10])[0]
+    return struct.unpack("<%df" % count, data[10 + header:10 + header + 4 * count])
+for line in sys.stdin:
+    r = json.loads(line)
+    n = r["problem"]["N"]
+    a = floats(r["buffers"]["in"]["path"], r["buffers"]["in"]["count"])
+    b = floats(r["buffers"]["out"]["path"], r["buffers"]["out"]["count"])
+    bad = sum(1 for y in range(0, n, 7) for x in range(0, n, 13) if b[x * n + y] != a[y * n + x])
+    with open("seen.txt", "a") as log:
+        log.write("%s TILE=%s %s %d\n" % (r["kernel"], r["config"]["TILE"], ",".join(r["buffers"]), bad))
+    print(json.dumps({"ok": bad == 0, "detail": "%d elements not transposed" % bad}))
+)";
+
+HostCommand python_check(const testing::TempDir& dir, const std::string& name, const std::string& text) {
+  (void)dir.write(name, text);
+  return HostCommand{{"env", "python3", name}, "/usr/bin/env", dir.path().string()};
+}
+
+TEST_F(Runner, AHostCheckSeesEveryBufferOfAVerifiedTrial) {
+  testing::TempDir dir;
+  const CompiledKernel kernel = shipped_transpose(arch(), 32, 8, 1);
+  TrialRequest r = transpose_request(kernel, 1000, 32, 8, 32);
+  r.params = {{"TILE", AxisKind::integer, "32"}};
+  r.verify.command = python_check(dir, "check.py", kTransposeCheck);
+  const TrialResult ok = runner().run_trial(r);
+  ASSERT_EQ(ok.status, TrialStatus::ok) << ok.detail;
+  EXPECT_GE(ok.samples, 10) << "timed after the check";
+  EXPECT_GT(ok.verify_ms, 0);
+  EXPECT_EQ(testing::read_file(dir.path() / "seen.txt"), "transpose TILE=32 in,out 0\n");
+
+  // A candidate the GPU comparison already failed never reaches the check.
+  const CompiledKernel wrong = compile(test_kernels(), "copy_not_transpose", arch());
+  TrialRequest w = test_kernel_request(wrong, 1000);
+  w.params = r.params;
+  w.verify.command = r.verify.command;
+  const TrialResult bad = runner().run_trial(w);
+  EXPECT_EQ(bad.status, TrialStatus::wrong_result);
+  EXPECT_EQ(bad.detail.rfind("out[1]: got ", 0), 0u) << bad.detail;
+  EXPECT_EQ(testing::read_file(dir.path() / "seen.txt"), "transpose TILE=32 in,out 0\n");
+
+  // Nor does a reference run.
+  TrialRequest reference = r;
+  reference.is_reference = true;
+  reference.verify.mode = VerifySettings::Mode::reference_run;
+  reference.problem_key = "N=1000 reference";
+  EXPECT_EQ(runner().run_trial(reference).status, TrialStatus::ok);
+  EXPECT_EQ(testing::read_file(dir.path() / "seen.txt"), "transpose TILE=32 in,out 0\n");
+}
+
+TEST_F(Runner, ACandidateTheHostCheckRejectsIsAWrongResultAndNotTimed) {
+  testing::TempDir dir;
+  const CompiledKernel kernel = shipped_transpose(arch(), 32, 8, 1);
+  TrialRequest r = transpose_request(kernel, 1000, 32, 8, 32);
+  r.params = {{"TILE", AxisKind::integer, "32"}};
+  r.verify.command = python_check(dir, "reject.py", R"(import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    print(json.dumps({"ok": False, "detail": "TILE=%s is not allowed here" % r["config"]["TILE"]}))
+)");
+  const TrialResult t = runner().run_trial(r);
+  EXPECT_EQ(t.status, TrialStatus::wrong_result);
+  EXPECT_EQ(t.detail, "host check: TILE=32 is not allowed here");
+  EXPECT_EQ(t.samples, 0);
+  EXPECT_TRUE(t.times_ms.empty());
+  EXPECT_EQ(t.measure_ms, 0);
+  EXPECT_GT(t.verify_ms, 0) << "the check's time is verification time";
+  EXPECT_FALSE(t.host_check_failed);
+}
+
+// A check that exits is the check's failure, not the candidate's; the worker goes on.
+TEST_F(Runner, AHostCheckThatExitsFailsTheCheckNotTheCandidate) {
+  const CompiledKernel kernel = shipped_transpose(arch(), 32, 8, 1);
+  TrialRequest r = transpose_request(kernel, 1000, 32, 8, 32);
+  r.verify.command = HostCommand{{"sh", "-c", "read -r line; exit 5"}, "/bin/sh", "/"};
+  const TrialResult t = runner().run_trial(r);
+  EXPECT_EQ(t.status, TrialStatus::runtime_fault);
+  EXPECT_TRUE(t.host_check_failed);
+  EXPECT_EQ(t.detail, "host check [sh, -c, read -r line; exit 5] exited with status 5 before answering");
+  EXPECT_FALSE(runner().context_lost());
+  r.verify.command = {};
+  EXPECT_EQ(runner().run_trial(r).status, TrialStatus::ok);
 }
 
 // Last: nothing on this device works in this process afterwards.

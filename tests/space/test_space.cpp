@@ -4,6 +4,9 @@
 // a directory). Malformed spaces are in test_malformed.cpp.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -676,6 +679,67 @@ TEST(ForeignForms, OtherReferences) {
 
 namespace tiletune {
 namespace {
+
+// `verify: {command: [...]}`: the argv as written, the program found as a shell would (on PATH,
+// or from the YAML's directory when it holds a '/') and checked executable, the YAML's directory
+// as its working directory, beside any reference.
+TEST(ForeignForms, AHostCheckCommandIsFoundAsAShellWould) {
+  const std::string base =
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: transpose\nproblem: {N: [64]}\nparams: {TILE: [16, 32]}\n"
+      "launch: {grid: 1, block: TILE}\nbuffers: {in: {count: N}, out: {count: N, output: true}}\nargs: [in, out]\n";
+  const fs::path yaml = testing::source_dir() / "configs/inline.yaml";
+  auto verify = [&](const std::string& text) { return parse_space(base + text, yaml).verify; };
+
+  VerifySpec v = verify("verify:\n  reference: none\n  command: [sh, check.py, --flag, \"\", 1e-3]\n");
+  EXPECT_EQ(v.reference, VerifySpec::Reference::none);
+  EXPECT_EQ(v.command.argv, (std::vector<std::string>{"sh", "check.py", "--flag", "", "1e-3"}));
+  const fs::path sh = v.command.program;
+  EXPECT_TRUE(sh.is_absolute()) << sh;
+  EXPECT_EQ(sh.filename(), "sh");
+  EXPECT_EQ(::access(sh.c_str(), X_OK), 0) << sh;
+  EXPECT_EQ(v.command.directory, (testing::source_dir() / "configs").string());
+  EXPECT_EQ(v.command_where.line, 11);
+  EXPECT_EQ(v.command_where.column, 3);
+  EXPECT_EQ(v.command.text(), "[sh, check.py, --flag, , 1e-3]");
+
+  // A path with a '/' is the YAML's directory's; any reference goes with a command.
+  v = verify("verify: {reference: {builtin: transpose}, command: [../scripts/build.sh, -x]}\n");
+  EXPECT_EQ(v.reference, VerifySpec::Reference::builtin);
+  EXPECT_EQ(v.command.program, (testing::source_dir() / "scripts/build.sh").string());
+  EXPECT_EQ(v.command.argv.front(), "../scripts/build.sh");
+
+  // PATH is searched in order, skipping what is not executable; an empty PATH entry is the
+  // current directory, as in a shell.
+  testing::TempDir dir;
+  fs::create_directories(dir.path() / "a");
+  fs::create_directories(dir.path() / "b");
+  (void)dir.write("a/my-check", "#!/bin/sh\n");  // not executable: skipped
+  const fs::path found = dir.write("b/my-check", "#!/bin/sh\n");
+  fs::permissions(found, fs::perms::owner_all);
+  const std::string path = (dir.path() / "a").string() + ":" + (dir.path() / "b").string();
+  {
+    const char* old = std::getenv("PATH");
+    const std::string saved = old ? old : "";
+    ::setenv("PATH", path.c_str(), 1);
+    const VerifySpec on_path = verify("verify: {reference: none, command: [my-check]}\n");
+    ::setenv("PATH", (dir.path() / "a").string().c_str(), 1);
+    std::string error;
+    try {
+      (void)verify("verify: {reference: none, command: [my-check]}\n");
+    } catch (const SpaceError& e) {
+      error = e.what();
+    }
+    ::setenv("PATH", saved.c_str(), 1);
+    EXPECT_EQ(on_path.command.program, found.string());
+    EXPECT_NE(error.find("inline.yaml:9:27: error: command: program 'my-check' is not on PATH"), std::string::npos)
+        << error;
+    EXPECT_NE(error.find((dir.path() / "a/my-check").string() + " is there but not executable"), std::string::npos)
+        << error;
+  }
+  // `verify: none` takes no command; the command needs a reference (none or another).
+  EXPECT_THROW((void)verify("verify: {command: [sh]}\n"), SpaceError);
+  EXPECT_THROW((void)verify("verify: {reference: none, command: [sh], comand: 1}\n"), SpaceError);
+}
 
 TEST(ForeignForms, VectorTypesCountTheirElements) {
   const std::string text =

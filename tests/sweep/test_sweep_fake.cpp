@@ -4,7 +4,8 @@
 // worker session's reference-run bookkeeping, and the acceptance test of issue 13: a replay of
 // the recording and the sweep propose the same configs in the same order for the same seed,
 // recording and in-flight width; the confirmation of the finalists (interleaved rounds, the
-// median round kept, a failed round kept) against a fake GPU whose state drifts.
+// median round kept, a failed round kept) against a fake GPU whose state drifts; the samples and
+// verification time each trial keeps, and a failing host check stopping the sweep.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -57,12 +59,18 @@ TEST(FakeSweep, ExhaustiveSweepRecordsEveryConfigAndRanksFromTheCache) {
   EXPECT_DOUBLE_EQ(sweep_overhead(r), r.wall_seconds / (gpu_busy_seconds(r) + r.wait_compile_seconds));
 }
 
+// The cache's rows after an exhaustive sweep of the toy that measures `evaluations` configs.
+std::vector<TrialRow> rows_after_sweep(const ToySweep& toy, std::size_t evaluations) {
+  SweepOptions o = toy.options();
+  o.budget.evaluations = evaluations;
+  (void)run_sweep(toy.space, o);
+  return toy.rows();
+}
+
 TEST(FakeSweep, ATrialKeepsTheWarningsOfItsCompile) {
   ToySweep toy;
-  SweepOptions o = toy.options();
-  o.budget.evaluations = 16;  // the default, then A=1 with B=1 to 5 (exhaustive order)
-  (void)run_sweep(toy.space, o);
-  const std::vector<TrialRow> rows = toy.rows();
+  // The default, then A=1 with B=1 to 5 (exhaustive order).
+  const std::vector<TrialRow> rows = rows_after_sweep(toy, 16);
   ASSERT_EQ(rows.size(), 16u);
   std::size_t warned = 0;
   for (const TrialRow& r : rows) {
@@ -78,6 +86,54 @@ TEST(FakeSweep, ATrialKeepsTheWarningsOfItsCompile) {
     EXPECT_EQ(r.trial.status, TrialStatus::ok);
   }
   EXPECT_EQ(warned, 3u);  // A=1 B=5 C=0..2
+}
+
+// What the worker measured beyond the statistics: the samples (times_ms, a JSON array) and the
+// verification time, on every ok trial; a failed trial has no samples.
+TEST(FakeSweep, ATrialKeepsItsSamplesAndItsVerificationTime) {
+  ToySweep toy;
+  const std::vector<TrialRow> rows = rows_after_sweep(toy, 20);
+  ASSERT_EQ(rows.size(), 20u);
+  const auto is_ok = [](const TrialRow& r) { return r.trial.status == TrialStatus::ok; };
+  EXPECT_GT(std::count_if(rows.begin(), rows.end(), is_ok), 10);
+  for (const TrialRow& r : rows) {
+    SCOPED_TRACE(r.trial.key.params);
+    EXPECT_EQ(r.trial.times_ms.has_value(), is_ok(r));
+    if (!is_ok(r)) continue;
+    ASSERT_TRUE(r.trial.times_ms);
+    ASSERT_TRUE(r.trial.time_ms);
+    // Ten samples, each the recorded time (the fake worker's), as a JSON array.
+    const std::string one = fmt::format("{}", *r.trial.time_ms);
+    std::string want = "[" + one;
+    for (int i = 1; i < 10; ++i) want += "," + one;
+    EXPECT_EQ(*r.trial.times_ms, want + "]");
+    EXPECT_EQ(r.trial.verify_ms, 0.25);
+  }
+}
+
+// A host check that fails (its program exited, answered garbage or nothing) would fail every
+// config after it: the sweep stops with the check's message, the trials before it are kept and
+// the one it could not judge is not recorded (a rerun measures it).
+TEST(FakeSweep, AHostCheckThatFailsStopsTheSweep) {
+  ToySweep toy;
+  SweepOptions o = toy.options("checkfail", {"--at", "4"});
+  o.budget.evaluations = 12;
+  std::string error;
+  try {
+    (void)run_sweep(toy.space, o);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("host check [./check.py] exited with status 1 before answering"), std::string::npos) << error;
+  EXPECT_NE(error.find("the sweep stops"), std::string::npos) << error;
+  const std::vector<TrialRow> rows = toy.rows();
+  std::size_t faults = 0;
+  for (const TrialRow& r : rows) faults += r.trial.status == TrialStatus::runtime_fault ? 1 : 0;
+  EXPECT_EQ(faults, 0u) << "the check's failure is no config's";
+  EXPECT_GE(rows.size(), 3u) << "the trials before it are kept";
+  EXPECT_LT(rows.size(), 12u) << "and none after it is measured";
+  // Measured again (the fake's check works there), the rest of the budget completes.
+  EXPECT_EQ(rows_after_sweep(toy, 12).size(), 12u + rows.size());
 }
 
 TEST(FakeSweep, AWorkerThatFaultsHangsOrDiesCostsOneTrialAndTheSweepGoesOn) {

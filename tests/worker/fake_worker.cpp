@@ -26,6 +26,9 @@
 //   deaf     closes its request pipe during trial 1 and lives on (the parent's next write
 //            meets EPIPE)
 //   dead     exits with status 1 before serving anything (a GPU whose worker cannot start)
+//   checkfail  trial 2 answers that the space's host check failed (host_check_failed), as a
+//            worker whose check program exited does
+// An ok trial carries its samples (times_ms: `samples` times the median) and a verify_ms of 0.25.
 // Every trial also prints to stdout, which must not reach the protocol.
 #include <signal.h>
 #include <sys/resource.h>
@@ -145,6 +148,7 @@ TrialResult from_recording(const tiletune::Landscape& l, const TrialRequest& req
   r.median_ms = t ? *t->time_ms : 1.0;
   r.mean_ms = r.min_ms = r.median_ms;
   r.samples = 10;
+  r.times_ms.assign(10, r.median_ms);
   r.measure_ms = t ? t->measure_ms : 1.0;
   r.load_ms = 0.5;
   r.verify_ms = 0.25;
@@ -197,6 +201,14 @@ class FakeHandler : public tiletune::TrialHandler {
       r.detail = "CUDA_ERROR_ILLEGAL_ADDRESS: the CUDA context is lost";
       return r;
     }
+    if (request.id == options_.at && mode_ == "checkfail") {
+      TrialResult r;
+      r.id = request.id;
+      r.status = tiletune::TrialStatus::runtime_fault;
+      r.detail = "host check [./check.py] exited with status 1 before answering";
+      r.host_check_failed = true;
+      return r;
+    }
     if (options_.recording) return scaled(from_recording(*options_.recording, request));
     TrialResult r;
     r.id = request.id;
@@ -204,6 +216,8 @@ class FakeHandler : public tiletune::TrialHandler {
     r.mean_ms = r.median_ms;
     r.min_ms = r.median_ms;
     r.samples = 10;
+    r.times_ms.assign(10, r.median_ms);
+    r.verify_ms = 0.25;
     const char* fds = std::getenv(tiletune::worker_fds_env);
     r.detail = std::string("fds=") + (fds ? fds : "") + " cubin=" + std::to_string(request.cubin.size());
     return r;
@@ -234,6 +248,7 @@ class FakeHandler : public tiletune::TrialHandler {
       r.median_ms *= scale.factor;
       r.mean_ms *= scale.factor;
       r.min_ms *= scale.factor;
+      for (double& t : r.times_ms) t *= scale.factor;
     }
     return r;
   }
@@ -256,9 +271,10 @@ class FakeHandler : public tiletune::TrialHandler {
 
 int main(int argc, char** argv) {
   static const std::set<std::string> kModes = {"ok",    "sleep",  "crash", "exit", "garbage", "huge",
-                                               "throw", "linger", "deaf",  "lost", "dead"};
+                                               "throw", "linger", "deaf",  "lost", "dead",    "checkfail"};
   const char* usage =
-      "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost|dead [--at ID] [--recording FILE] "
+      "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost|dead|checkfail [--at ID] "
+      "[--recording FILE] "
       "[--delay-ms N] [--log FILE] [--timeline FILE] [--poison FILE] [--crash-on CONFIG] [--scale FIRST-LAST:FACTOR]\n";
   if (argc < 2 || kModes.count(argv[1]) == 0 || argc % 2 != 0) {
     std::fputs(usage, stderr);

@@ -26,6 +26,7 @@
 
 #include "test_support.hpp"
 #include "tiletune/error.hpp"
+#include "tiletune/trial_record.hpp"
 #include "tiletune/worker.hpp"
 
 namespace tiletune {
@@ -45,6 +46,7 @@ TrialRequest full_request() {
   r.config_text = "TILE=32 BLOCK_ROWS=8 PAD=1";
   r.problem_key = "N=4096";
   r.sizes = {{"N", 4096}, {"M", -7}, {"BIG", std::numeric_limits<std::int64_t>::max()}};
+  r.params = {{"TILE", AxisKind::integer, "32"}, {"ALPHA", AxisKind::real, "0.5"}, {"T", AxisKind::text, "half"}};
   r.cubin.resize(1 << 20);
   for (std::size_t i = 0; i < r.cubin.size(); ++i) r.cubin[i] = static_cast<char>((i * 131 + 7) & 0xff);
   r.cubin[0] = '\0';
@@ -110,6 +112,7 @@ TrialRequest full_request() {
   r.verify.checks = {{1, OutputCheck::Compare::elements, 17, 1e-5, 0.25, "/expected/out_4096.npy"},
                      {7, OutputCheck::Compare::sum, 1ull << 20, 0, 1e-3, ""},
                      {8, OutputCheck::Compare::none, 0, 0, 0, ""}};
+  r.verify.command = {{"python3", "check.py", "", "--tol=1e-3 \xe2\x82\xac"}, "/usr/bin/python3", "/spaces/mine"};
   r.timing.cold = false;
   r.timing.warmup_runs = 3;
   r.timing.min_samples = 25;
@@ -128,6 +131,7 @@ void expect_same(const TrialRequest& a, const TrialRequest& b) {
   EXPECT_EQ(a.config_text, b.config_text);
   EXPECT_EQ(a.problem_key, b.problem_key);
   EXPECT_EQ(a.sizes, b.sizes);
+  EXPECT_EQ(a.params, b.params);
   EXPECT_TRUE(a.cubin == b.cubin) << "cubin differs (" << a.cubin.size() << " vs " << b.cubin.size() << " bytes)";
   EXPECT_EQ(a.function, b.function);
   for (int i = 0; i < 3; ++i) {
@@ -157,6 +161,7 @@ void expect_same(const TrialRequest& a, const TrialRequest& b) {
   EXPECT_EQ(a.verify.library, b.verify.library);
   EXPECT_EQ(a.verify.function, b.verify.function);
   EXPECT_EQ(a.verify.checks, b.verify.checks);
+  EXPECT_EQ(a.verify.command, b.verify.command);
   EXPECT_EQ(a.timing.cold, b.timing.cold);
   EXPECT_EQ(a.timing.warmup_runs, b.timing.warmup_runs);
   EXPECT_EQ(a.timing.min_samples, b.timing.min_samples);
@@ -185,6 +190,8 @@ TrialResult full_result(TrialStatus status) {
   r.setup_ms = 2.125;
   r.verify_ms = 4.5;
   r.measure_ms = 250;
+  r.times_ms = {0.125, 0.1, 1.0 / 3.0, 5e-300};
+  r.host_check_failed = true;
   return r;
 }
 
@@ -204,6 +211,8 @@ void expect_same(const TrialResult& a, const TrialResult& b) {
   EXPECT_EQ(a.setup_ms, b.setup_ms);
   EXPECT_EQ(a.verify_ms, b.verify_ms);
   EXPECT_EQ(a.measure_ms, b.measure_ms);
+  EXPECT_EQ(a.times_ms, b.times_ms);
+  EXPECT_EQ(a.host_check_failed, b.host_check_failed);
 }
 
 Json as_json(const std::string& payload) { return Json::from_cbor(payload); }
@@ -411,6 +420,13 @@ TEST(WorkerProtocol, EachRequestFieldIsChecked) {
       {"warmup over int", [](Json& j) { j["timing"]["warmup_runs"] = 1ll << 40; }, "timing.warmup_runs"},
       {"is_reference as int", [](Json& j) { j["is_reference"] = 0; }, "'is_reference'"},
       {"deadline as string", [](Json& j) { j["deadline_seconds"] = "10"; }, "'deadline_seconds'"},
+      {"params not an array", [](Json& j) { j["params"] = Json::object(); }, "'params'"},
+      {"param kind unknown", [](Json& j) { j["params"][1]["kind"] = "complex"; }, "params[1].kind"},
+      {"param without label", [](Json& j) { j["params"][2].erase("label"); }, "params[2]"},
+      {"no host check", [](Json& j) { j["verify"].erase("command"); }, "verify"},
+      {"host check argv of numbers", [](Json& j) { j["verify"]["command"]["argv"] = {1, 2}; }, "verify.command.argv"},
+      {"host check without a program", [](Json& j) { j["verify"]["command"]["program"] = ""; },
+       "verify.command.program"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -439,6 +455,26 @@ TEST(WorkerProtocol, EachResultFieldIsChecked) {
   Json overflow = base;
   overflow["samples"] = 1ll << 33;
   expect_error([&] { (void)decode_result(to_payload(overflow)); }, "samples");
+  // The samples: an array of numbers, at most the trial_times_max_samples a trial keeps; the
+  // host check's failure: a boolean.
+  for (const char* field : {"times_ms", "host_check_failed"}) {
+    SCOPED_TRACE(field);
+    Json missing = base;
+    missing.erase(field);
+    expect_error([&] { (void)decode_result(to_payload(missing)); }, field);
+    Json wrong = base;
+    wrong[field] = "7";
+    expect_error([&] { (void)decode_result(to_payload(wrong)); }, field);
+  }
+  Json text_sample = base;
+  text_sample["times_ms"][1] = "0.1";
+  expect_error([&] { (void)decode_result(to_payload(text_sample)); }, "times_ms");
+  Json too_many = base;
+  too_many["times_ms"] = std::vector<double>(trial_times_max_samples + 1, 0.5);
+  expect_error([&] { (void)decode_result(to_payload(too_many)); }, "times_ms");
+  Json most = base;
+  most["times_ms"] = std::vector<double>(trial_times_max_samples, 0.5);
+  EXPECT_EQ(decode_result(to_payload(most)).times_ms.size(), trial_times_max_samples);
 }
 
 // --- serve_worker in-process -------------------------------------------------------------

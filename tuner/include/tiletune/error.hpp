@@ -2,8 +2,10 @@
 // a file:line:column for YAML, a config for a kernel, a call name for CUDA/NVRTC/SQLite.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tiletune {
 
@@ -16,6 +18,11 @@ struct SourceLocation {
   /// "file:line:column" (omitting the parts that are unknown).
   [[nodiscard]] std::string str() const;
 };
+
+/// Text someone else wrote (a YAML value, a program's answer), fit for a message: at most
+/// `max_chars` characters, then "... (N bytes)"; control characters and bytes that are not
+/// UTF-8 escaped (\n, \t, \xNN).
+[[nodiscard]] std::string escaped_excerpt(std::string_view text, std::size_t max_chars);
 
 /// Base of every error tiletune throws.
 class Error : public std::runtime_error {

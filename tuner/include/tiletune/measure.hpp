@@ -92,6 +92,19 @@ struct VerifySettings {
   std::string library;          ///< Mode::library: absolute path of the shared library
   std::string function;         ///< Mode::library: the function (tiletune/reference.h)
   std::vector<CheckPlan> checks;  ///< one per output buffer
+  /// The host check (`verify: {command: ...}`): after the checks above passed, every buffer is
+  /// written as an .npy file and the program, started at the first trial that needs it and kept
+  /// for the worker's life, answers ok or not (tiletune/host_check.hpp). Empty: none. A reference
+  /// run (is_reference) is never host-checked.
+  HostCommand command;
+};
+
+/// One param of a trial's config, as the host check's request shows it.
+struct ParamValue {
+  std::string name;
+  AxisKind kind = AxisKind::integer;
+  std::string label;  ///< Axis::text_of: "32", "0.5", "float"
+  friend bool operator==(const ParamValue&, const ParamValue&) = default;
 };
 
 /// Everything a worker needs to run, verify and time one config.
@@ -104,6 +117,7 @@ struct TrialRequest {
   /// buffer whose count alone changes, a scratch sized by the grid, is rebuilt on its own).
   std::string problem_key;
   std::map<std::string, std::int64_t> sizes; ///< problem sizes by name (CPU references read them)
+  std::vector<ParamValue> params;            ///< the config, in params order (the host check sends it)
   std::string cubin;
   std::string function;                      ///< lowered name
   long long grid[3] = {1, 1, 1};
@@ -145,6 +159,14 @@ struct TrialResult {
   double energy_mj = 0;          ///< energy per run (NVML); 0: not measured
   double power_w = 0;            ///< mean power while it ran back to back; 0: not measured
   std::string energy_note;       ///< why energy was asked for and not measured (NVML absent, ...)
+  /// The samples the statistics above were taken over (ms, in the order taken), at most
+  /// trial_times_max_samples of them: the first ones.
+  std::vector<double> times_ms;
+  /// The host check failed, not the candidate: its program could not start, exited, closed its
+  /// stdout, answered something that is not a verdict, or nothing within the trial's deadline.
+  /// The status is runtime_fault and `detail` says what the program did; the sweep stops there
+  /// (sweep_detail::WorkerSession::run) rather than record such a failure for every config.
+  bool host_check_failed = false;
 };
 
 /// A device-to-device copy: the bandwidth ceiling a sweep compares kernels with.

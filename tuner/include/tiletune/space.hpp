@@ -232,6 +232,20 @@ struct ReferenceKernel {
   SourceLocation where;
 };
 
+/// A program the GPU worker runs beside the sweep (`verify: {command: [...]}`, README "Checks"):
+/// the host check, which judges each candidate's buffers after the GPU comparisons passed.
+struct HostCommand {
+  std::vector<std::string> argv;  ///< as written, argv[0] included; empty: no host check
+  /// argv[0] found as a shell finds a program (on PATH, or from `directory` when it holds a
+  /// '/'): an absolute path to an executable file.
+  std::string program;
+  std::string directory;          ///< its working directory: the YAML's
+  [[nodiscard]] bool empty() const noexcept { return argv.empty(); }
+  /// "[python3, check.py, --flag]", for messages (each item at most 80 bytes, escaped).
+  [[nodiscard]] std::string text() const;
+  friend bool operator==(const HostCommand&, const HostCommand&) = default;
+};
+
 struct VerifySpec {
   enum class Reference {
     none,     ///< `verify: none`: nothing is checked (said in every report)
@@ -252,6 +266,9 @@ struct VerifySpec {
   std::filesystem::path file_dir;
   /// One check per output buffer, in buffer order, with the defaults of `verify:` filled in.
   std::vector<OutputCheck> outputs;
+  /// `command:`: the host check, run after the reference's comparisons passed; empty: none.
+  HostCommand command;
+  SourceLocation command_where;             ///< of the `command:` key
   SourceLocation where;
 };
 

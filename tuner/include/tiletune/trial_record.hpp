@@ -9,6 +9,9 @@
 // includes it too.
 #pragma once
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -28,7 +31,7 @@ inline constexpr std::int32_t cache_application_id = 0x54545431;
 /// The schema versions a reader of this build understands: 1 (the first cache) up to the one
 /// the last of db/migrations/ leaves (embedding the migrations checks that they agree).
 inline constexpr int cache_oldest_schema = 1;
-inline constexpr int cache_newest_schema = 6;
+inline constexpr int cache_newest_schema = 7;
 
 /// Identifies one trial: a config (params) of a kernel version on a problem and a device.
 struct TrialKey {
@@ -69,6 +72,12 @@ struct TrialRecord {
   /// The compiler's warnings of the config's compile, one per line, at most compile_log_max_bytes
   /// (schema 6); unset when it gave none or did not compile (a failure's log is in detail).
   std::optional<std::string> compile_log;
+  /// The samples time_ms is the median of, in ms in the order taken, as a JSON array ("[0.0123,
+  /// 0.0121]"), at most trial_times_max_samples: the first ones (schema 7; times_ms_of).
+  std::optional<std::string> times_ms;
+  /// Verification: the checked launch, the comparisons with the reference and the host check, ms
+  /// (schema 7).
+  std::optional<double> verify_ms;
 };
 
 /// The longest compile_log a trial keeps: longer warnings are cut at the end of the last line
@@ -92,6 +101,27 @@ inline constexpr std::string_view compile_log_cut = "\n[warnings cut at 4 KiB]";
   log.resize(keep);
   log += compile_log_cut;
   return log;
+}
+
+/// The most samples a trial keeps in times_ms: a sweep that took more keeps the first ones.
+inline constexpr std::size_t trial_times_max_samples = 1000;
+
+/// A trial's times_ms: the first trial_times_max_samples samples as a JSON array of numbers, each
+/// with the digits that read back as the same double; unset when there are none (or one is not
+/// finite, which JSON cannot hold).
+[[nodiscard]] inline std::optional<std::string> times_ms_of(const std::vector<double>& samples) {
+  if (samples.empty()) return std::nullopt;
+  std::string out = "[";
+  const std::size_t kept = std::min(samples.size(), trial_times_max_samples);
+  for (std::size_t i = 0; i < kept; ++i) {
+    if (!std::isfinite(samples[i])) return std::nullopt;
+    char digits[32];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, samples[i]);
+    if (ec != std::errc()) return std::nullopt;
+    if (i) out += ',';
+    out.append(digits, end);
+  }
+  return out + "]";
 }
 
 /// A measurement value as a column holds it: NULL, an INTEGER, a REAL or a TEXT.
@@ -173,6 +203,9 @@ inline constexpr TrialColumn trial_columns[] = {
                                 {"throttled", 0, "throttled_samples", ""}),
     trial_column_detail::column("cpu_time_s", &TrialRecord::cpu_time_s, 5, {"cpu s", 6, "cpu_time", "s"}),
     trial_column_detail::column("compile_log", &TrialRecord::compile_log, 6, {"compile log", 0}),
+    // T4 has times for these two (t4_export.cpp): times.runtimes and times.validation.
+    trial_column_detail::column("times_ms", &TrialRecord::times_ms, 7, {"times ms", 0}),
+    trial_column_detail::column("verify_ms", &TrialRecord::verify_ms, 7, {"verify ms", 1}),
 };
 inline constexpr std::size_t trial_column_count = std::size(trial_columns);
 

@@ -439,14 +439,16 @@ Runner add_tune_command(CLI::App& app) {
                                                   "Many GPUs and many machines"; Slurm: scripts/slurm/)
 
 Each config is compiled (in parallel, ahead of the GPU), checked against the device's limits,
-run once in a worker process and verified against the reference, then timed (cold: L2 flushed
+run once in a worker process and verified against the reference (and by the space's host check,
+verify.command, when it has one), then timed (cold: L2 flushed
 before each sample; each sample queued behind a kernel that holds the stream until the host has
 queued it all, as nvbench's blocking_kernel, so the launch is not timed; nvbench's stdrel rule: sampling stops when the relative standard deviation
 is under --max-noise after more than --min-samples samples and --min-time, or when the noise
 has stopped improving, or at --max-time; samples taken while the GPU throttles are discarded). Every trial is written to the cache as it
 completes: rerunning a sweep measures only what is missing. A config that fails to compile or
 launch, faults, hangs past --deadline or computes a wrong result is recorded with that status
-and the sweep goes on. After each problem's search its top 3 configs (--confirm) are measured
+and the sweep goes on; a host check that fails itself (exits, answers garbage or nothing) stops
+the sweep, naming the command and what it did. After each problem's search its top 3 configs (--confirm) are measured
 again in 3 interleaved rounds, so that they are measured in the same moments, and each keeps
 its median round (a config that fails a round keeps that failure); configs that come up into the
 top 3 in their place are confirmed next, for at most 3 passes. Without a CUDA device, tune says so and runs `plan` on the same

@@ -1,30 +1,36 @@
 // GpuRunner: one trial on one GPU, inside the worker process. The order is fixed by what can
 // go wrong: load the cubin (a bad image is launch_failed), fill the module globals, launch once
 // on poisoned outputs and synchronize (a fault is runtime_fault and kills the context), check
-// each output against the reference on the GPU (wrong_result), and only then time it. Inputs
-// and expected outputs are built once per problem (gpu/problem_setup.hpp) and reused by every
-// config of that problem.
+// each output against the reference on the GPU (wrong_result), then, when the space has one,
+// hand every buffer to the host check (gpu/host_check.hpp; wrong_result too), and only then
+// time it. Inputs and expected outputs are built once per problem (gpu/problem_setup.hpp) and
+// reused by every config of that problem.
 #include "tiletune/runner.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <limits>
 #include <optional>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "gpu/driver.hpp"
+#include "gpu/host_check.hpp"
 #include "gpu/problem_setup.hpp"
 #include "gpu/worker_kernels.hpp"
 #include "tiletune/device.hpp"
 #include "tiletune/energy.hpp"
 #include "tiletune/reference.hpp"
+#include "tiletune/trial_record.hpp"
 
 namespace tiletune {
 namespace {
@@ -38,6 +44,15 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Of a trial's deadline, what the host check may wait for its answer: the rest, less a margin for
+// the result to reach the parent before it kills the worker (infinity: no deadline).
+constexpr double kHostCheckMarginSeconds = 0.5;
+double host_check_seconds(const TrialRequest& request, Clock::time_point trial_start) {
+  if (std::isinf(request.deadline_seconds)) return request.deadline_seconds;
+  const double left = request.deadline_seconds - ms_since(trial_start) / 1000 - kHostCheckMarginSeconds;
+  return std::max(left, 0.05);
 }
 
 // One element of a buffer, as text for a mismatch message ("0.5", "nan", "-1").
@@ -165,6 +180,8 @@ struct GpuRunner::Impl {
                                                            TrialResult& result);
   [[nodiscard]] std::optional<TrialFailure> check_sum(const TrialRequest& request, const CheckPlan& check,
                                                       TrialResult& result);
+  [[nodiscard]] std::optional<TrialFailure> check_on_host(const TrialRequest& request, TrialResult& result,
+                                                          double timeout_seconds);
   [[nodiscard]] SampleSet take_samples(const TimingSettings& settings, const std::function<void()>& prepare,
                                        const std::function<void()>& op);
   [[nodiscard]] NvmlEnergySource* nvml();
@@ -194,6 +211,8 @@ struct GpuRunner::Impl {
   // why it is not there.
   std::unique_ptr<NvmlEnergySource> nvml_source;
   std::optional<std::string> nvml_unavailable;
+  // The host check of verify.command, started at the first trial that asks for it and kept.
+  std::unique_ptr<HostCheck> host_check;
 };
 
 namespace {
@@ -415,6 +434,46 @@ std::optional<TrialFailure> GpuRunner::Impl::verify(const TrialRequest& request,
   return std::nullopt;
 }
 
+// The host check of a trial whose outputs passed the comparisons: every buffer as the checked
+// launch left it, written as an .npy file into the check's directory, one request line, one
+// verdict; the files go once it answered. Not ok is the candidate's wrong_result. A check that
+// fails (HostCheckError), or files that cannot be written, are not the candidate's: the trial
+// comes back runtime_fault with host_check_failed, and the parent stops the sweep.
+std::optional<TrialFailure> GpuRunner::Impl::check_on_host(const TrialRequest& request, TrialResult& result,
+                                                           double timeout_seconds) {
+  if (!host_check || host_check->command() != request.verify.command)
+    host_check = std::make_unique<HostCheck>(request.verify.command);
+  std::vector<HostCheckFile> files;
+  auto remove_files = [&files] {
+    for (const HostCheckFile& f : files) {
+      std::error_code ignored;
+      std::filesystem::remove(f.path, ignored);
+    }
+  };
+  try {
+    stream.synchronize();  // the comparisons ran on the worker's stream; the downloads do not wait for it
+    const std::filesystem::path& dir = host_check->directory();
+    std::vector<std::byte> bytes;
+    for (const HeldBuffer& b : problem.buffers()) {
+      bytes.resize(b.bytes());
+      if (!bytes.empty()) b.device.download(bytes.data(), bytes.size());
+      files.push_back(write_host_check_file(dir, b.plan, bytes));
+    }
+    const HostCheckVerdict verdict = host_check->check(host_check_request(request, files), timeout_seconds);
+    remove_files();
+    if (verdict.ok) return std::nullopt;
+    return TrialFailure{TrialStatus::wrong_result,
+                        "host check: " + (verdict.detail.empty() ? std::string("not ok (no detail given)") : verdict.detail)};
+  } catch (const cu::DriverError&) {
+    remove_files();
+    throw;  // a download that failed: run_trial's catch asks whether the context survived
+  } catch (const Error& e) {
+    remove_files();
+    result.host_check_failed = true;
+    return TrialFailure{TrialStatus::runtime_fault, e.what()};
+  }
+}
+
 NvmlEnergySource* GpuRunner::Impl::nvml() {
   if (!nvml_source && !nvml_unavailable) {
     CUuuid uuid{};
@@ -526,6 +585,8 @@ void GpuRunner::Impl::time(CUfunction f, const TrialRequest& request, void** par
     result.cpu_mean_ms = set.cpu_ms_sum / static_cast<double>(set.gpu_ms.size());
     if (set.clock_readings > 0) result.sm_clock_mhz = set.clock_mhz_sum / set.clock_readings;
   }
+  const std::size_t kept = std::min(set.gpu_ms.size(), trial_times_max_samples);
+  result.times_ms.assign(set.gpu_ms.begin(), set.gpu_ms.begin() + static_cast<std::ptrdiff_t>(kept));
   const TimingStats stats = summarize(std::move(set.gpu_ms));
   result.samples = stats.samples;
   result.median_ms = stats.median_ms;
@@ -581,8 +642,12 @@ GpuRunner::GpuRunner(int ordinal, std::filesystem::path cubin_cache)
 
 GpuRunner::~GpuRunner() {
   // On a lost context every cuMemFree, cuModuleUnload, ... fails (and warns): the handles
-  // are left to the process exit that must follow, which frees them all at once.
-  if (impl_ && impl_->lost) (void)impl_.release();
+  // are left to the process exit that must follow, which frees them all at once. The host
+  // check needs no context: it ends and its directory goes in any case.
+  if (impl_ && impl_->lost) {
+    impl_->host_check.reset();
+    (void)impl_.release();
+  }
 }
 
 bool GpuRunner::context_lost() const noexcept { return impl_->lost; }
@@ -611,6 +676,7 @@ std::optional<TrialFailure> invalid_geometry(const TrialRequest& request, const 
 }  // namespace
 
 TrialResult GpuRunner::run_trial(const TrialRequest& request) {
+  const auto trial_start = Clock::now();
   Impl& s = *impl_;
   TrialResult result;
   result.id = request.id;
@@ -686,8 +752,12 @@ TrialResult GpuRunner::run_trial(const TrialRequest& request) {
                                describe(r), where)});
     }
 
-    // 4. Verify: only verified configs are timed.
+    // 4. Verify: only verified configs are timed. The host check sees only outputs that
+    // passed the comparisons (it costs nothing for a config already wrong), and never a
+    // reference run (it judges candidates).
     auto failure = s.verify(request, result);
+    if (!failure && !request.verify.command.empty() && !request.is_reference)
+      failure = s.check_on_host(request, result, host_check_seconds(request, trial_start));
     result.verify_ms = ms_since(verify_start);
     if (failure) return fail(std::move(*failure));
 

@@ -29,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "gpu/process_io.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/worker.hpp"
 
@@ -37,292 +38,34 @@ extern char** environ;  // NOLINT: POSIX; copied into the worker's environment
 namespace tiletune {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace process_io;  // NOLINT: the pipes, deadlines and reaping of a child
+constexpr const char* kPeer = "the worker";
 
 // How long a worker may take to exit on its own (EOF on its pipe, or after dying) before it
 // is killed.
 constexpr auto kExitGrace = std::chrono::seconds(2);
 
-std::string errno_text(int err = errno) { return std::strerror(err); }
-
-// Owns one file descriptor.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  // Linux releases the fd even when close fails (EINTR included), so it is never retried.
-  void reset(int fd = -1) noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-struct Pipe {
-  UniqueFd read;
-  UniqueFd write;
-};
-
-Pipe make_pipe(const char* purpose) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(fmt::format("pipe2 ({}): {}", purpose, errno_text()));
-  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
-// The child dup2s onto 0 and 1; an inherited pipe end must not sit there (it could when the
-// parent runs with stdin or stdout closed).
-void move_above_stdio(UniqueFd& fd) {
-  if (fd.get() > 2) return;
-  int moved = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
-  if (moved < 0) throw Error(fmt::format("fcntl(F_DUPFD_CLOEXEC): {}", errno_text()));
-  fd.reset(moved);
-}
-
-void set_nonblocking(int fd) {
-  int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0) throw Error(fmt::format("fcntl(F_GETFL): {}", errno_text()));
-  if (::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) throw Error(fmt::format("fcntl(F_SETFL): {}", errno_text()));
-}
-
-// glibc's descriptions, fixed here: strsignal is translated by the locale and sigdescr_np is
-// missing from older C libraries.
-const char* signal_description(int sig) {
-  switch (sig) {
-    case SIGSEGV: return "Segmentation fault";
-    case SIGBUS: return "Bus error";
-    case SIGFPE: return "Floating point exception";
-    case SIGILL: return "Illegal instruction";
-    case SIGABRT: return "Aborted";
-    case SIGKILL: return "Killed";
-    case SIGTERM: return "Terminated";
-    case SIGINT: return "Interrupt";
-    case SIGHUP: return "Hangup";
-    case SIGQUIT: return "Quit";
-    case SIGTRAP: return "Trace/breakpoint trap";
-    case SIGPIPE: return "Broken pipe";
-    case SIGALRM: return "Alarm clock";
-    case SIGXCPU: return "CPU time limit exceeded";
-    case SIGXFSZ: return "File size limit exceeded";
-    case SIGSYS: return "Bad system call";
-    case SIGUSR1: return "User defined signal 1";
-    case SIGUSR2: return "User defined signal 2";
-    default: return "unknown signal";
-  }
-}
-
-// "killed by signal 11 (Segmentation fault)" or "exited with status 3"; nullopt when the
-// status was lost (SIGCHLD ignored by the embedding program reaps children behind our back).
-std::string describe_status(std::optional<int> status) {
-  if (!status) return "ended (its exit status is unavailable)";
-  if (WIFEXITED(*status)) return fmt::format("exited with status {}", WEXITSTATUS(*status));
-  if (WIFSIGNALED(*status)) {
-    int sig = WTERMSIG(*status);
-    return fmt::format("killed by signal {} ({})", sig, signal_description(sig));
-  }
-  return fmt::format("stopped with wait status {:#x}", *status);
-}
-
-// Blocks SIGPIPE on this thread while we write to a worker that may be dead, so that the
-// write fails with EPIPE instead of killing the parent; a SIGPIPE raised meanwhile is
-// consumed before the old mask comes back. No process-wide disposition is touched.
-class ScopedSigpipeBlock {
- public:
-  ScopedSigpipeBlock() {
-    ::sigemptyset(&pipe_only_);
-    ::sigaddset(&pipe_only_, SIGPIPE);
-    if (int rc = ::pthread_sigmask(SIG_BLOCK, &pipe_only_, &old_); rc != 0)
-      throw Error(fmt::format("pthread_sigmask: {}", errno_text(rc)));
-    sigset_t pending;
-    was_pending_ = ::sigpending(&pending) == 0 && ::sigismember(&pending, SIGPIPE) == 1;
-  }
-  ~ScopedSigpipeBlock() {
-    sigset_t pending;
-    if (!was_pending_ && ::sigpending(&pending) == 0 && ::sigismember(&pending, SIGPIPE) == 1) {
-      timespec zero{};
-      while (::sigtimedwait(&pipe_only_, nullptr, &zero) < 0 && errno == EINTR) {
-      }
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
-  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
-
- private:
-  sigset_t pipe_only_{};
-  sigset_t old_{};
-  bool was_pending_ = false;
-};
-
-// A point in time after which we stop waiting (none: wait for ever).
-class Deadline {
- public:
-  explicit Deadline(double seconds) {
-    if (!std::isinf(seconds))
-      at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  }
-  // For poll(): rounded up so that we never wake before the deadline; -1 for none.
-  [[nodiscard]] int poll_timeout_ms() const {
-    if (!at_) return -1;
-    auto left = *at_ - Clock::now();
-    if (left <= Clock::duration::zero()) return 0;
-    auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-    return ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
-  }
-  [[nodiscard]] bool passed() const { return at_ && Clock::now() >= *at_; }
-
- private:
-  std::optional<Clock::time_point> at_;
-};
-
-// Waits until fd is ready for `events` (or has an error or hang-up, which the next read or
-// write reports). False when the deadline passes first.
-bool wait_ready(int fd, short events, const Deadline& deadline) {
-  for (;;) {
-    pollfd p{fd, events, 0};
-    int rc = ::poll(&p, 1, deadline.poll_timeout_ms());
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      throw Error(fmt::format("poll on the worker pipe: {}", errno_text()));
-    }
-    if (rc > 0) return true;
-    if (deadline.passed()) return false;
-  }
-}
-
-enum class IoOutcome { ok, closed, timeout };
-
-// Writes all of data to the worker's (non-blocking) request pipe. `closed`: the worker is
-// gone (EPIPE).
-IoOutcome write_all(int fd, const std::string& data, const Deadline& deadline) {
-  ScopedSigpipeBlock no_sigpipe;
-  std::size_t done = 0;
-  while (done < data.size()) {
-    ssize_t put = ::write(fd, data.data() + done, data.size() - done);
-    if (put >= 0) {
-      done += static_cast<std::size_t>(put);
-      continue;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EPIPE) return IoOutcome::closed;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) throw Error(fmt::format("write to the worker: {}", errno_text()));
-    if (!wait_ready(fd, POLLOUT, deadline)) return IoOutcome::timeout;
-  }
-  return IoOutcome::ok;
-}
-
-// Reads exactly n bytes from the worker's (non-blocking) result pipe. `closed`: EOF before
-// n bytes, the worker closed its end (it died, most likely).
-IoOutcome read_exact(int fd, char* out, std::size_t n, const Deadline& deadline) {
-  std::size_t done = 0;
-  while (done < n) {
-    ssize_t got = ::read(fd, out + done, n - done);
-    if (got > 0) {
-      done += static_cast<std::size_t>(got);
-      continue;
-    }
-    if (got == 0) return IoOutcome::closed;
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) throw Error(fmt::format("read from the worker: {}", errno_text()));
-    if (!wait_ready(fd, POLLIN, deadline)) return IoOutcome::timeout;
-  }
-  return IoOutcome::ok;
-}
-
-// One running worker: its pid and the parent's ends of the two pipes. Destroying it closes
+// One running worker: its process and the parent's ends of the two pipes. Destroying it closes
 // the request pipe (the worker sees EOF and exits), waits a little, then kills; it is always
 // reaped.
-class Child {
+class Child : public ChildProcess {
  public:
   Child(pid_t pid, UniqueFd requests, UniqueFd results) noexcept
-      : pid_(pid), requests_(std::move(requests)), results_(std::move(results)) {}
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
+      : ChildProcess(pid), requests_(std::move(requests)), results_(std::move(results)) {}
   ~Child() {
     requests_.reset();
-    if (pid_ > 0) (void)reap_within(kExitGrace);
+    if (pid() > 0) (void)reap_within(kExitGrace);
   }
 
-  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
   [[nodiscard]] int request_fd() const noexcept { return requests_.get(); }
   [[nodiscard]] int result_fd() const noexcept { return results_.get(); }
 
-  // True when the worker has ended and is now reaped; `status` gets its wait status (none
-  // when the embedding program reaped it behind our back, e.g. with SIGCHLD ignored).
-  [[nodiscard]] bool try_reap(std::optional<int>& status) noexcept {
-    for (;;) {
-      int raw = 0;
-      pid_t r = ::waitpid(pid_, &raw, WNOHANG);
-      if (r == pid_) {
-        pid_ = 0;
-        status = raw;
-        return true;
-      }
-      if (r == 0) return false;
-      if (errno == EINTR) continue;
-      pid_ = 0;  // ECHILD
-      status.reset();
-      return true;
-    }
-  }
-
-  // Kills the worker and reaps it; returns its wait status.
-  std::optional<int> kill_and_reap() noexcept {
-    if (::kill(pid_, SIGKILL) != 0 && errno != ESRCH)
-      std::fprintf(stderr, "tiletune: kill(%d, SIGKILL): %s\n", static_cast<int>(pid_), std::strerror(errno));
-    for (;;) {
-      int status = 0;
-      pid_t r = ::waitpid(pid_, &status, 0);
-      if (r == pid_) {
-        pid_ = 0;
-        return status;
-      }
-      if (r < 0 && errno == EINTR) continue;
-      pid_ = 0;
-      return std::nullopt;
-    }
-  }
-
-  // Gives the worker `grace` to end by itself, then kills it; returns its wait status.
-  // `killed` says whether it had to be killed.
-  std::optional<int> reap_within(Clock::duration grace, bool* killed = nullptr) noexcept {
-    auto until = Clock::now() + grace;
-    if (killed != nullptr) *killed = false;
-    for (;;) {
-      if (std::optional<int> status; try_reap(status)) return status;
-      if (Clock::now() >= until) {
-        if (killed != nullptr) *killed = true;
-        return kill_and_reap();
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-
  private:
-  pid_t pid_;
   UniqueFd requests_;
   UniqueFd results_;
 };
 
-// What the child reports on the status pipe when it cannot exec the worker.
-struct ChildFailure {
-  int step = 0;
-  int error = 0;
-};
+// The steps of exec_child that may fail, as it reports them on the status pipe.
 constexpr const char* kChildSteps[] = {"sigprocmask", "dup2(stdin)", "dup2(stdout)", "fcntl(F_SETFD)", "execve"};
 
 // Everything the child needs, prepared before fork: in a multithreaded parent, the child may
@@ -339,12 +82,7 @@ struct ChildSetup {
 };
 
 [[noreturn]] void exec_child(const ChildSetup& s) noexcept {
-  auto fail = [&](int step) {
-    ChildFailure f{step, errno};
-    ssize_t ignored = ::write(s.status_fd, &f, sizeof f);
-    (void)ignored;
-    ::_exit(127);
-  };
+  auto fail = [&](int step) { report_exec_failure(s.status_fd, step); };
   if (::sigprocmask(SIG_SETMASK, &s.empty_mask, nullptr) != 0) fail(0);
   if (::dup2(s.devnull, 0) < 0) fail(1);
   // The worker's stdout (driver chatter, kernel printf) joins its stderr, so that it never
@@ -357,15 +95,9 @@ struct ChildSetup {
 }
 
 std::unique_ptr<Child> spawn(const std::vector<std::string>& argv) {
-  Pipe requests = make_pipe("worker requests");
-  Pipe results = make_pipe("worker results");
-  Pipe status = make_pipe("worker exec status");
-  move_above_stdio(requests.read);
-  move_above_stdio(results.write);
-  set_nonblocking(requests.write.get());
-  set_nonblocking(results.read.get());
+  auto [requests, results, status] = make_child_pipes("worker");
   UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (devnull.get() < 0) throw Error(fmt::format("open /dev/null: {}", errno_text()));
+  if (devnull.get() < 0) throw Error(fmt::format("open /dev/null: {}", errno_text(errno)));
 
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -389,7 +121,7 @@ std::unique_ptr<Child> spawn(const std::vector<std::string>& argv) {
   ::sigemptyset(&setup.empty_mask);
 
   pid_t pid = ::fork();
-  if (pid < 0) throw Error(fmt::format("fork (starting the worker {}): {}", argv[0], errno_text()));
+  if (pid < 0) throw Error(fmt::format("fork (starting the worker {}): {}", argv[0], errno_text(errno)));
   if (pid == 0) exec_child(setup);
 
   auto child = std::make_unique<Child>(pid, std::move(requests.write), std::move(results.read));
@@ -399,26 +131,19 @@ std::unique_ptr<Child> spawn(const std::vector<std::string>& argv) {
   status.write.reset();
 
   // The status pipe closes on a successful exec; otherwise it carries why not.
-  ChildFailure failure;
-  std::size_t got = 0;
-  auto* bytes = reinterpret_cast<char*>(&failure);
-  while (got < sizeof failure) {
-    ssize_t n = ::read(status.read.get(), bytes + got, sizeof failure - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      (void)child->kill_and_reap();
-      throw Error(fmt::format("read (exec status of the worker {}): {}", argv[0], errno_text(err)));
-    }
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
+  std::optional<ExecFailure> failure;
+  try {
+    failure = read_exec_failure(status.read.get());
+  } catch (const Error& e) {
+    (void)child->kill_and_reap();
+    throw Error(fmt::format("the worker {}: {}", argv[0], e.what()));
   }
-  if (got == 0) return child;
+  if (!failure) return child;
   (void)child->kill_and_reap();
-  if (got < sizeof failure || failure.step < 0 || failure.step >= static_cast<int>(std::size(kChildSteps)))
+  if (failure->step < 0 || failure->step >= static_cast<int>(std::size(kChildSteps)))
     throw Error(fmt::format("cannot start the worker {}: it failed before exec", argv[0]));
-  throw Error(fmt::format("cannot start the worker {}: {}: {}", argv[0], kChildSteps[failure.step],
-                          errno_text(failure.error)));
+  throw Error(fmt::format("cannot start the worker {}: {}: {}", argv[0], kChildSteps[failure->step],
+                          errno_text(failure->error)));
 }
 
 TrialResult failed(std::uint64_t id, TrialStatus status, std::string detail) {
@@ -518,13 +243,13 @@ struct WorkerProcess::Impl {
         return out;
       };
 
-      switch (write_all(child->request_fd(), frame(payload), deadline)) {
+      switch (write_all(child->request_fd(), frame(payload), deadline, kPeer)) {
         case IoOutcome::ok: break;
         case IoOutcome::closed: return died();
         case IoOutcome::timeout: return timed_out();
       }
       unsigned char header[4];
-      switch (read_exact(child->result_fd(), reinterpret_cast<char*>(header), sizeof header, deadline)) {
+      switch (read_exact(child->result_fd(), reinterpret_cast<char*>(header), sizeof header, deadline, kPeer)) {
         case IoOutcome::ok: break;
         case IoOutcome::closed: return died();
         case IoOutcome::timeout: return timed_out();
@@ -541,7 +266,7 @@ struct WorkerProcess::Impl {
       while (answer.size() < size) {
         std::size_t old = answer.size();
         answer.resize(old + std::min<std::size_t>(kChunk, size - old));
-        switch (read_exact(child->result_fd(), answer.data() + old, answer.size() - old, deadline)) {
+        switch (read_exact(child->result_fd(), answer.data() + old, answer.size() - old, deadline, kPeer)) {
           case IoOutcome::ok: break;
           case IoOutcome::closed: return died();
           case IoOutcome::timeout: return timed_out();
@@ -591,7 +316,8 @@ TrialResult WorkerProcess::run(const TrialRequest& request) {
                   fmt::format("worker sent a malformed answer: the result of trial {} for trial {}",
                               m.result.id, request.id));
   }
-  if (m.result.status == TrialStatus::runtime_fault) impl_->settle_after_fault();
+  // A failed host check leaves the worker's context alone: it lives on.
+  if (m.result.status == TrialStatus::runtime_fault && !m.result.host_check_failed) impl_->settle_after_fault();
   return std::move(m.result);
 }
 
@@ -645,7 +371,7 @@ std::string worker_program() {
     std::vector<char> buf(256);
     for (;;) {
       ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size());
-      if (n < 0) throw Error(fmt::format("readlink /proc/self/exe: {}", errno_text()));
+      if (n < 0) throw Error(fmt::format("readlink /proc/self/exe: {}", errno_text(errno)));
       if (static_cast<std::size_t>(n) < buf.size()) {
         program.assign(buf.data(), static_cast<std::size_t>(n));
         break;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tiletune/error.hpp"
+#include "tiletune/trial_record.hpp"
 #include "tiletune/worker.hpp"
 
 namespace tiletune {
@@ -218,6 +219,8 @@ constexpr std::pair<VerifySettings::Mode, const char*> kVerifyModes[] = {
     {VerifySettings::Mode::reference_run, "reference_run"},
     {VerifySettings::Mode::library, "library"},
     {VerifySettings::Mode::files, "files"}};
+constexpr std::pair<AxisKind, const char*> kAxisKinds[] = {
+    {AxisKind::integer, "integer"}, {AxisKind::real, "real"}, {AxisKind::text, "text"}};
 constexpr std::pair<OutputCheck::Compare, const char*> kCompares[] = {
     {OutputCheck::Compare::elements, "elements"},
     {OutputCheck::Compare::sum, "sum"},
@@ -236,6 +239,26 @@ E enum_value(const std::pair<E, const char*> (&table)[N], const Fields& f, const
   for (const auto& [e, name] : table)
     if (s == name) return e;
   malformed(fmt::format("field '{}': unknown value '{}'", f.name(key), s));
+}
+
+Json strings_json(const std::vector<std::string>& v) { return Json(v); }
+Json paths_json(const std::vector<std::filesystem::path>& v) {
+  Json out = Json::array();
+  for (const auto& p : v) out.push_back(p.string());
+  return out;
+}
+
+std::vector<std::string> strings_from(const Fields& f, const char* key) {
+  std::vector<std::string> out;
+  for (const Json& v : f.array(key)) {
+    if (!v.is_string()) f.wrong(key, "an array of strings");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+std::vector<std::filesystem::path> paths_from(const Fields& f, const char* key) {
+  std::vector<std::string> s = strings_from(f, key);
+  return {s.begin(), s.end()};
 }
 
 Json init_json(const InitPlan& i) {
@@ -285,7 +308,11 @@ Json verify_json(const VerifySettings& v) {
           {"cpu_reference", v.cpu_reference},
           {"library", v.library},
           {"function", v.function},
-          {"checks", std::move(checks)}};
+          {"checks", std::move(checks)},
+          {"command",
+           {{"argv", strings_json(v.command.argv)},
+            {"program", v.command.program},
+            {"directory", v.command.directory}}}};
 }
 
 VerifySettings verify_from(const Fields& v, std::size_t buffers) {
@@ -306,6 +333,11 @@ VerifySettings verify_from(const Fields& v, std::size_t buffers) {
     check.expected_file = c.str("expected_file");
     s.checks.push_back(std::move(check));
   }
+  Fields command(v.map("command"), v.name("command"));
+  s.command.argv = strings_from(command, "argv");
+  s.command.program = command.str("program");
+  s.command.directory = command.str("directory");
+  if (!s.command.argv.empty() && s.command.program.empty()) malformed("field 'verify.command.program': empty");
   return s;
 }
 
@@ -333,6 +365,9 @@ Json request_json(const TrialRequest& r) {
                     {"float_value", a.float_value}});
   Json sizes = Json::object();
   for (const auto& [name, value] : r.sizes) sizes[name] = value;
+  Json params = Json::array();
+  for (const ParamValue& p : r.params)
+    params.push_back({{"name", p.name}, {"kind", enum_name(kAxisKinds, p.kind)}, {"label", p.label}});
   return {
       {"type", "trial"},
       {"id", r.id},
@@ -340,6 +375,7 @@ Json request_json(const TrialRequest& r) {
       {"config_text", r.config_text},
       {"problem_key", r.problem_key},
       {"sizes", std::move(sizes)},
+      {"params", std::move(params)},
       {"cubin", Json::binary(std::vector<std::uint8_t>(r.cubin.begin(), r.cubin.end()))},
       {"function", r.function},
       {"grid", {r.grid[0], r.grid[1], r.grid[2]}},
@@ -376,6 +412,11 @@ TrialRequest request_from(const Fields& f) {
   for (auto it = sizes.begin(); it != sizes.end(); ++it) {
     Fields s(sizes, "sizes");
     r.sizes[it.key()] = s.i64(it.key().c_str());
+  }
+  const Json& params = f.array("params");
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    Fields p(params[i], fmt::format("params[{}]", i));
+    r.params.push_back({p.str("name"), enum_value(kAxisKinds, p, "kind"), p.str("label")});
   }
   r.cubin = f.bytes("cubin");
   r.function = f.str("function");
@@ -461,6 +502,8 @@ Json result_json(const TrialResult& r) {
       {"energy_mj", r.energy_mj},
       {"power_w", r.power_w},
       {"energy_note", r.energy_note},
+      {"times_ms", r.times_ms},
+      {"host_check_failed", r.host_check_failed},
   };
 }
 
@@ -490,27 +533,16 @@ TrialResult result_from(const Fields& f) {
   r.energy_mj = f.f64("energy_mj");
   r.power_w = f.f64("power_w");
   r.energy_note = f.str("energy_note");
-  return r;
-}
-
-Json strings_json(const std::vector<std::string>& v) { return Json(v); }
-Json paths_json(const std::vector<std::filesystem::path>& v) {
-  Json out = Json::array();
-  for (const auto& p : v) out.push_back(p.string());
-  return out;
-}
-
-std::vector<std::string> strings_from(const Fields& f, const char* key) {
-  std::vector<std::string> out;
-  for (const Json& v : f.array(key)) {
-    if (!v.is_string()) f.wrong(key, "an array of strings");
-    out.push_back(v.get<std::string>());
+  const Json& times = f.array("times_ms");
+  if (times.size() > trial_times_max_samples)
+    malformed(fmt::format("field 'times_ms': {} samples, over the {} a trial keeps", times.size(),
+                          trial_times_max_samples));
+  for (const Json& t : times) {
+    if (!t.is_number()) f.wrong("times_ms", "an array of numbers");
+    r.times_ms.push_back(t.get<double>());
   }
-  return out;
-}
-std::vector<std::filesystem::path> paths_from(const Fields& f, const char* key) {
-  std::vector<std::string> s = strings_from(f, key);
-  return {s.begin(), s.end()};
+  r.host_check_failed = f.boolean("host_check_failed");
+  return r;
 }
 
 Json source_file_json(const SourceFile& file) { return {{"name", file.name}, {"text", file.text}}; }

@@ -2,10 +2,13 @@
 // results-schema.json): per result the required configuration (object), times (object),
 // invalidity (one of timeout, compile, runtime, correctness, constraints, correct) and
 // correctness (number), with timestamp, objectives and measurements. Times are milliseconds
-// (metadata.timeunit says so). What T4 has no field for (kernel, device, problem, status and
+// (metadata.timeunit says so): times.runtimes holds a trial's samples (times_ms; the median
+// alone for a trial of a cache older than schema 7), times.validation its verify_ms. What T4 has no field for (kernel, device, problem, status and
 // reason) is kept under "tiletune" in each result; the schema allows extra properties.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 #include "tiletune/interchange.hpp"
 
@@ -75,11 +78,25 @@ Json measurements(const TrialRecord& t) {
   return out;
 }
 
+// The samples of an ok trial as T4's runtimes (as Kernel Tuner writes its "times"): times_ms
+// when the cache kept them and they read as an array of numbers, else the median alone.
+Json runtimes(const TrialRecord& t) {
+  if (t.status != TrialStatus::ok || !t.time_ms) return Json::array();
+  if (t.times_ms) {
+    Json samples = Json::parse(*t.times_ms, nullptr, /*allow_exceptions=*/false);
+    if (samples.is_array() && !samples.empty() &&
+        std::all_of(samples.begin(), samples.end(), [](const Json& v) { return v.is_number(); }))
+      return samples;
+  }
+  return Json::array({*t.time_ms});
+}
+
 Json result(const TrialRow& r, Objective objective) {
   const TrialRecord& t = r.trial;
   Json times = Json::object();
-  times["runtimes"] = t.status == TrialStatus::ok && t.time_ms ? Json::array({*t.time_ms}) : Json::array();
+  times["runtimes"] = runtimes(t);
   if (t.compile_ms) times["compilation_time"] = *t.compile_ms;
+  if (t.verify_ms) times["validation"] = *t.verify_ms;
   if (t.measure_ms) times["benchmark"] = *t.measure_ms;
   return {{"timestamp", r.created_at},
           {"configuration", assignments(t.key.params)},

@@ -45,10 +45,10 @@ namespace fs = std::filesystem;
 // The file's identity and the schema versions this reader knows are the engine's, declared once
 // in tiletune/trial_record.hpp. Versions 1-3 differ only in tables and columns it does not read
 // (cubins, an index, devices.copy_gbps), so one set of statements serves them all; version 4 adds
-// trials.energy_mj and power_w, read only for the energy objectives; versions 5 and 6 add
-// measurement columns and the compile log, which only trials_json reads (through the column
-// table). A new migration must be
-// checked against the statements below when it raises cache_newest_schema.
+// trials.energy_mj and power_w, read only for the energy objectives; versions 5, 6 and 7 add
+// measurement columns, the compile log, the samples (times_ms) and the verification time, which
+// only trials_json reads (through the column table). A new migration must be checked against the
+// statements below when it raises cache_newest_schema.
 constexpr std::int64_t application_id = cache_application_id;
 constexpr int oldest_schema = cache_oldest_schema;
 constexpr int newest_schema = cache_newest_schema;

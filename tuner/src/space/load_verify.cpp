@@ -1,9 +1,16 @@
 // `verify:` of a search space: which reference the outputs are checked against, chosen
 // explicitly (a built-in CPU reference by name, a config of this kernel, another kernel, a CPU
-// reference in a shared library, files of expected outputs, or none), and how each output is
-// compared. Whether a named built-in reference, library or file really fits is checked later,
-// before any GPU work, by the engine (validate_checks); here, everything the YAML alone shows.
+// reference in a shared library, files of expected outputs, or none), how each output is
+// compared, and the host check (`command:`, a program found here as a shell would find it).
+// Whether a named built-in reference, library or file really fits is checked later, before any
+// GPU work, by the engine (validate_checks); here, everything the YAML alone shows.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <system_error>
 
 #include "space/loader.hpp"
 
@@ -11,12 +18,39 @@ namespace tiletune::detail {
 
 namespace {
 
-constexpr std::string_view kVerifyKeys[] = {"reference", "rtol", "atol", "outputs"};
+constexpr std::string_view kVerifyKeys[] = {"reference", "rtol", "atol", "outputs", "command"};
 constexpr std::string_view kReferenceKinds[] = {"builtin", "config", "kernel", "library", "files"};
 constexpr std::string_view kLibraryKeys[] = {"library", "function"};
 constexpr std::string_view kKernelKeys[] = {"source", "entry", "params", "options", "launch", "args"};
 constexpr std::string_view kOutputKeys[] = {"compare", "count", "reference_count", "rtol", "atol"};
 constexpr std::string_view kCompares[] = {"elements", "sum", "none"};
+
+constexpr const char* kCommandHint =
+    "command is a list: the program and its arguments, e.g. [python3, check.py, --flag]; the program is "
+    "found on PATH, or from the YAML's directory when it holds a '/' (./check.py)";
+
+// Where a shell would find `name` when it holds no '/': the first executable regular file of that
+// name in $PATH's directories (an empty entry is the current directory; no PATH is /bin:/usr/bin,
+// as execvp). nullopt when there is none; `skipped` names one found but not executable.
+std::optional<std::filesystem::path> find_on_path(const std::string& name, std::string& skipped) {
+  const char* env = std::getenv("PATH");
+  const std::string path = env != nullptr ? env : "/bin:/usr/bin";
+  std::size_t begin = 0;
+  while (begin <= path.size()) {
+    const std::size_t end = std::min(path.find(':', begin), path.size());
+    std::error_code ec;
+    const std::filesystem::path dir =
+        end == begin ? std::filesystem::current_path(ec) : std::filesystem::path(path.substr(begin, end - begin));
+    begin = end + 1;
+    if (ec) continue;
+    const std::filesystem::path candidate = std::filesystem::absolute(dir / name, ec).lexically_normal();
+    struct stat st {};
+    if (ec || ::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (skipped.empty()) skipped = candidate.string();
+  }
+  return std::nullopt;
+}
 
 constexpr const char* kReferenceHint =
     "reference is none, {builtin: NAME}, {config: {PARAM: value, ...}}, "
@@ -52,6 +86,7 @@ void SpaceLoader::read_verify(const YamlEntry* verify, const YamlValue& root) {
   }
   const YamlEntry* outputs = find(es, "outputs");
   read_outputs(outputs ? &outputs->value : nullptr, tolerances[0], tolerances[1]);
+  if (const YamlEntry* command = find(es, "command")) read_command(*command);
   if (space_.verify.reference == VerifySpec::Reference::none) return;
   const bool any = std::any_of(space_.verify.outputs.begin(), space_.verify.outputs.end(),
                                [](const OutputCheck& c) { return c.compare != OutputCheck::Compare::none; });
@@ -242,6 +277,57 @@ void SpaceLoader::read_outputs(const YamlValue* outputs, double rtol, double ato
       (i == 0 ? check.rtol : check.atol) = x;
     }
   }
+}
+
+void SpaceLoader::read_command(const YamlEntry& entry) {
+  HostCommand& command = space_.verify.command;
+  space_.verify.command_where = yaml_.at(entry.key_mark);
+  const std::vector<YamlValue> items = yaml_.items(entry.value, "a list: the program and its arguments", kCommandHint);
+  if (items.empty())
+    yaml_.fail(entry.value, entry.value.name() + " is an empty list: it names no program", kCommandHint);
+  for (const YamlValue& item : items) {
+    // Any scalar is an argument as written ("", "1e-3", "--flag"); the program must be a name.
+    if (!item.is_scalar()) yaml_.fail_type(item, "a string", kCommandHint);
+    if (item.text().size() > 4096)
+      yaml_.fail(item, item.name() + ": " + std::to_string(item.text().size()) + " bytes, more than the 4096 allowed",
+                 kCommandHint);
+    command.argv.push_back(item.text());
+  }
+  const std::string& name = command.argv.front();
+  if (name.empty()) yaml_.fail(items.front(), items.front().name() + " is empty: it names no program", kCommandHint);
+  const std::filesystem::path dir = space_.yaml_path.parent_path();
+  command.directory = dir.string();
+  std::filesystem::path program;
+  if (name.find('/') == std::string::npos) {
+    std::string skipped;
+    const auto found = find_on_path(name, skipped);
+    if (!found) {
+      const char* path = std::getenv("PATH");
+      yaml_.fail(entry.key_mark,
+                 "command: program '" + excerpt(name) + "' is not on PATH (" + excerpt(path ? path : "unset") + ")" +
+                     (skipped.empty() ? "" : "; " + excerpt(skipped) + " is there but not executable"),
+                 "install it, or name it by a path with a '/', relative to the YAML's directory (./" + excerpt(name) +
+                     ")");
+    }
+    program = *found;
+  } else {
+    program = std::filesystem::path(name).is_relative() ? dir / name : std::filesystem::path(name);
+    program = program.lexically_normal();
+    struct stat st {};
+    if (::stat(program.c_str(), &st) != 0)
+      yaml_.fail(entry.key_mark,
+                 "command: program '" + excerpt(name) + "' does not exist (looked for " + excerpt(program.string()) + ")",
+                 "a program named with a '/' is resolved from the YAML's directory");
+    if (!S_ISREG(st.st_mode))
+      yaml_.fail(entry.key_mark, "command: program '" + excerpt(name) + "' is not a regular file (" +
+                                     excerpt(program.string()) + ")",
+                 "name the program's file");
+    if (::access(program.c_str(), X_OK) != 0)
+      yaml_.fail(entry.key_mark,
+                 "command: program '" + excerpt(name) + "' is not executable (" + excerpt(program.string()) + ")",
+                 "make it executable (chmod +x), or run it through its interpreter: [python3, " + excerpt(name) + "]");
+  }
+  command.program = program.string();
 }
 
 }  // namespace tiletune::detail

@@ -90,6 +90,7 @@ class SpaceLoader {
   [[nodiscard]] ReferenceKernel read_reference_kernel(const YamlValue& v) const;
   void read_files_reference(const YamlValue& v);
   void read_outputs(const YamlValue* outputs, double rtol, double atol);
+  void read_command(const YamlEntry& command);
 
   // load_checks.cpp
   void check_name(const YamlEntry& e, std::string_view kind, bool passed_to_compiler) const;

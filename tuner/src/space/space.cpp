@@ -158,6 +158,12 @@ std::string Axis::text_of(std::int64_t value) const {
   return labels[static_cast<std::size_t>(value)];
 }
 
+std::string HostCommand::text() const {
+  std::string out = "[";
+  for (std::size_t i = 0; i < argv.size(); ++i) out += (i ? ", " : "") + escaped_excerpt(argv[i], 80);
+  return out + "]";
+}
+
 double Axis::real_of(std::int64_t value) const {
   if (kind == AxisKind::integer) return static_cast<double>(value);
   const std::string label = text_of(value);

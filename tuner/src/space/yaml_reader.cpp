@@ -283,26 +283,7 @@ constexpr const char* kSyntaxHint =
 
 }  // namespace
 
-std::string excerpt(std::string_view s) {
-  std::string out;
-  std::size_t shown = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (shown == kMaxQuotedLength) {
-      out += "... (" + std::to_string(s.size()) + " bytes)";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7F) {
-      constexpr char kHex[] = "0123456789abcdef";
-      out += c == '\n' ? std::string("\\n") : c == '\t' ? std::string("\\t") : std::string{'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-    } else {
-      out += s[i];
-    }
-    // Count characters, not the continuation bytes of one.
-    if ((c & 0xC0) != 0x80) ++shown;
-  }
-  return out;
-}
+std::string excerpt(std::string_view s) { return escaped_excerpt(s, kMaxQuotedLength); }
 
 std::string YamlValue::text() const { return node.IsScalar() ? node.Scalar() : std::string(); }
 

@@ -143,6 +143,14 @@ TrialResult WorkerSession::run(TrialRequest request) {
   times_.setup_seconds += result.setup_ms / 1000;
   times_.verify_seconds += result.verify_ms / 1000;
   times_.measure_seconds += result.measure_ms / 1000;
+  // A host check that fails (exits, answers garbage or nothing) would fail every config after
+  // this one the same way, and a failed trial is kept: a rerun would not measure it again. So
+  // the sweep stops, with nothing recorded for this trial, rather than record hundreds of
+  // failures that are the check's and not the configs'.
+  if (result.host_check_failed)
+    throw Error(fmt::format("{} (trial of {} [{}]); the sweep stops: fix the check and run tune again (the trials "
+                            "recorded so far are kept)",
+                            result.detail, request.kernel, request.config_text));
   return result;
 }
 
@@ -165,6 +173,8 @@ void copy_result(const TrialResult& m, const SweepTrial& t, const DeviceLimits& 
     if (m.cpu_mean_ms > 0) r.cpu_time_s = m.cpu_mean_ms / 1000;  // the worker's mean per sample
   }
   r.measure_ms = m.measure_ms;
+  if (m.samples > 0) r.times_ms = times_ms_of(m.times_ms);
+  if (m.verify_ms > 0) r.verify_ms = m.verify_ms;
   if (m.driver_blocks_per_sm > 0 && t.occupancy.threads_per_block > 0 && limits.max_threads_per_sm > 0)
     r.occupancy_driver = double(m.driver_blocks_per_sm) * t.occupancy.threads_per_block / limits.max_threads_per_sm;
   if (t.gbps > 0) r.gbps = t.gbps;

@@ -158,6 +158,7 @@ void plan_data(const Space& space, const Problem& problem, const Config& types, 
 }
 
 void set_verify_mode(const Space& space, VerifySettings& v) {
+  v.command = space.verify.command;
   switch (space.verify.reference) {
     case VerifySpec::Reference::none: v.mode = VerifySettings::Mode::none; return;
     case VerifySpec::Reference::builtin:
@@ -217,6 +218,10 @@ TrialRequest make_trial_request(const Space& space, const Problem& problem, cons
   TrialRequest r;
   common_fields(space, problem, config, kernel, r);
   r.config_text = format_config(space, config);
+  for (std::size_t i = 0; i < space.params.size(); ++i) {
+    const Axis& axis = space.params[i];
+    r.params.push_back({axis.name, axis.kind, axis.text_of(config.values.at(i))});
+  }
   for (int d = 0; d < 3; ++d) {
     r.grid[d] = launch.grid[d];
     r.block[d] = launch.block[d];
