@@ -13,6 +13,8 @@
 #   nvrtc   NVRTC's scaling over compile threads and processes (transpose)
 #   mintime transpose N=8192 sweeps with --min-time in $MIN_TIMES
 #   compilebound  convolution_kt (1404 configs) planned and tuned from a cold compile cache
+#   kt      the Kernel Tuner scripts of tests/kernel_tuner through tiletune.kernel_tuner, then each
+#           one's wall through the module against the same space through the CLI (run_gpu.sh)
 set -u
 cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
@@ -226,6 +228,13 @@ phase_fuzz() {
     note "fuzz_$harness rc=$rc ${jobs} jobs, $((SECONDS - start)) s, executions $execs, artifacts $(ls $dir/artifacts | wc -l), crashes/timeouts/ooms: $(grep -hcE 'ERROR: libFuzzer|SUMMARY: |==ERROR' $dir/fuzz-*.log | awk '{s+=$1} END {print s+0}')"
     cp -r $dir/artifacts "$L/fuzz_${harness}_artifacts" 2>/dev/null
   done
+}
+
+phase_kt() {
+  OUT=$L TILETUNE_CLI=$PWD/$T PYTHONPATH=$PWD/python KT_TIMEOUT=${KT_TIMEOUT:-120} \
+    step kt_scripts 450 bash tests/kernel_tuner/run_gpu.sh
+  note "kernel_tuner scripts: $(grep -c ' PASS ' "$L/kt/summary.txt" 2>/dev/null || echo 0) passed of $(wc -l < "$L/kt/summary.txt" 2>/dev/null || echo 0)"
+  cat "$L/kt/summary.txt" "$L/kt/timing.txt" >> "$summary" 2>/dev/null
 }
 
 phase_env

@@ -57,7 +57,7 @@ def planned_rows(tmp_path, name, sample):
     return json.loads(done.stdout)["rows"]
 
 
-@pytest.mark.parametrize("name,sample", [("hub_convolution", 3), ("python_styles", 5)])
+@pytest.mark.parametrize("name,sample", [("hub_convolution", 9), ("python_styles", 97)])
 def test_every_planned_grid_is_kernel_tuners(tmp_path, name, sample):
     with open(os.path.join(T1, f"{name}.json")) as f:
         spec = json.load(f)["KernelSpecification"]

@@ -52,52 +52,63 @@ class Space:
         self.params = make_params(tune_params, simulation)
         self.by_name = {p.name: p for p in self.params}
         self.block_names = _block_names(block_size_names, tune_params)
-        self.derived = []
-        self.options = []
-        self.constraints = []
+        self.family = family or _family_name(kernel_name)
+        self.derived = []   # values computed in Python per config (Derived)
+        self.options = []   # NVRTC options, Kernel Tuner's #defines first
         if texmem_args:
             raise KernelTunerArgumentError("texmem_args", "texture memory does not map: tiletune passes buffers, "
                                                           "scalars and module globals (cmem_args)")
-        self.family = family or _family_name(kernel_name)
+        self._launch(problem_size, grid_div, smem_args)
+        self._defines(defines)
+        self._compiler_options(compiler_options)
+        self._data(arguments, answer, verify, atol, check_command, cmem_args)
+        self.source_path = self._source(source, lang)
+        self._configs(restrictions, exclude or set())
+        self.yaml_path = os.path.join(directory, "space.yaml")
+        with open(self.yaml_path, "w", encoding="utf-8") as f:
+            f.write(self.yaml())
+
+    def _launch(self, problem_size, grid_div, smem_args):
         self.problem = {}
         self.grid = [self._grid(d, problem_size, grid_div[d]) for d in range(3)]
         self.block = [self._block(d) for d in range(3)]
         self.shared = self._shared(smem_args)
-        self._defines(defines)
-        self._compiler_options(compiler_options)
+
+    def _data(self, arguments, answer, verify, atol, check_command, cmem_args):
+        """The arguments as buffers and scalars (their data written), the outputs the check sees
+        (Kernel Tuner's should_sync), the answer, the module globals."""
         self.arguments = [Argument(i, a) for i, a in enumerate(arguments)]
         for a in self.arguments:
             if a.is_array:
-                save_npy(os.path.join(directory, f"{a.name}.npy"), a.array)
+                save_npy(os.path.join(self.directory, f"{a.name}.npy"), a.array)
         self.answer = answer
         if answer is not None and len(answer) != len(self.arguments):
             raise TypeError("The length of argument list and provided results do not match.")
         if answer is not None and verify is None:
             check_answer(self.arguments, answer)
-        # The arguments whose outputs are checked: Kernel Tuner's should_sync.
+        self.verify_python = verify is not None or check_command is not None
         if answer is not None:
             self.synced = [a.index for a in self.arguments if answer[a.index] is not None]
-        elif verify is not None or check_command is not None:
+        elif self.verify_python:
             self.synced = [a.index for a in self.arguments if a.is_array]
         else:
             self.synced = []
-        self.verify_python = verify is not None or check_command is not None
         self.atol = atol
         self.check_command = check_command
         self.cmem = self._cmem(cmem_args)
-        restriction_sets = Restrictions(restrictions, self.params)
-        self.constraints = [self._max_threads()] if self._max_threads() else []
-        self.constraints += [{"python": c} for c in restriction_sets.constraints]
-        self.source_path = self._source(source, lang)
+
+    def _configs(self, restrictions, exclude):
+        """The constraints tiletune evaluates, and, where Python must decide (a callable, a value
+        derived per config, a cache's configs to leave out), the allowed configs."""
+        self._restrictions = Restrictions(restrictions, self.params)
+        max_threads = self._max_threads()
+        self.constraints = ([max_threads] if max_threads else []) + \
+            [{"python": c} for c in self._restrictions.constraints]
         self.allowed = None          # configs listed in allowed.csv, when Python decides
         self.valid_keys = []         # then: every valid config's labels, in Kernel Tuner's order
         self.served_keys = []        # then: those a Kernel Tuner cache answers (left out of the list)
-        self._restrictions = restriction_sets
-        if restriction_sets.in_python or self.derived or exclude:
-            self.allowed = self._allowed(restriction_sets, exclude or set())
-        self.yaml_path = os.path.join(directory, "space.yaml")
-        with open(self.yaml_path, "w", encoding="utf-8") as f:
-            f.write(self.yaml())
+        if self._restrictions.in_python or self.derived or exclude:
+            self.allowed = self._allowed(self._restrictions, exclude)
 
     # -- launch ------------------------------------------------------------------------------
 

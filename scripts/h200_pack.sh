@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine runs into .h200.tar.xz (ignored by git; name it in the device call's
+# carry): the tiletune executable and query library, every gpu test and what they load, stripped,
+# in build/'s layout, plus the shared libraries of the ordinary build that the GPU machine's image
+# lacks (libfmt) under lib/. On the machine: `tar xJf .h200.tar.xz && ln -sfn .h200 build`, then
+# `LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/.h200/lib bash scripts/h200_run.sh tests kt`.
+# A -DTILETUNE_STATIC_DEPS=ON build (README, "Running on an H200") needs no lib/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/.h200/lib"
+files=(tuner/tiletune)
+for f in "$build"/tuner/src/query/libtiletune-query.so*; do files+=("${f#"$build"/}"); done
+for t in gpu/test_device_gpu gpu/test_occupancy_device runner/test_runner runner/test_inputs_gpu \
+         runner/test_device_reference_gpu runner/libtiletune_test_reference_library.so sweep/test_sweep_gpu \
+         launcher/test_launcher_gpu cli/test_cli_gpu energy/test_energy_gpu corpus/test_corpus_gpu; do
+  [[ -e $build/tests/$t ]] && files+=("tests/$t")
+done
+for f in "${files[@]}"; do
+  mkdir -p "$stage/.h200/$(dirname "$f")"
+  cp -P "$build/$f" "$stage/.h200/$f"
+  [[ -L $build/$f ]] || strip --strip-unneeded "$stage/.h200/$f" 2>/dev/null || true
+done
+for lib in $(ldd "$build/tuner/tiletune" | awk '/libfmt/ {print $3}'); do cp -L "$lib" "$stage/.h200/lib/"; done
+git rev-parse --short HEAD > "$stage/.h200/commit.txt"
+tar -cJf .h200.tar.xz -C "$stage" .h200
+ls -la .h200.tar.xz
