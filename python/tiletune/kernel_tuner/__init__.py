@@ -21,7 +21,7 @@ import tempfile
 import time
 from datetime import datetime
 
-from .. import _cli
+from .._cache import TiletuneError
 from . import _engine, _kt_cache, _strategies
 from ._check import CheckServer, load_output
 from ._errors import KernelTunerArgumentError
@@ -161,6 +161,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                           cmem_args=cmem_args, texmem_args=texmem_args, compiler_options=compiler_options,
                           defines=defines, check_command=server.command if server else None,
                           exclude={_entry_key(e, tune_params) for e in served_entries.values()})
+            if server is not None:
+                server.handle = _verify_handler(space, answer, verify, atol)
             dev = {"name": "dry run", "compute_capability": "9.0"} if dry_run() else _engine.device(device)
             if cached and not dry_run():
                 _kt_cache.check(cached, cache_file, kernel_name, problem_size, tune_params, dev["name"])
@@ -242,7 +244,12 @@ class _Run:
             argv += ["--energy"]
         if self.quiet:
             argv += ["-q"]
-        _engine.run(argv, self.quiet, self.stop)
+        try:
+            _engine.run(argv, self.quiet, self.stop)
+        except TiletuneError:
+            if self.server is not None and self.server.error is not None:  # the script's verify raised: that
+                raise self.server.error from None                          # is the error, tiletune was stopped
+            raise
         if self.server is not None and self.server.error is not None:
             raise self.server.error
         return self.partial()
