@@ -25,6 +25,7 @@ if ((with_tests)); then
   packages+=(python3-yaml                    # test_yaml_interop reads every shipped space with PyYAML
              clang libclang-rt-dev           # libFuzzer and the sanitizers, for scripts/fuzz.sh
              chromium python3-venv python3-pytest python3-pandas  # browser test, Python package tests
+             python3-numpy                   # tiletune.kernel_tuner and its tests
              openmpi-bin)                    # mpirun for test_mpi_shards (scripts/mpi/tune_shards.sh)
   # node and npm for the browser test: any nodejs of 18 or newer will do (Debian's, or one already there).
   command -v node >/dev/null 2>&1 || packages+=(nodejs)

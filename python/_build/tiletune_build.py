@@ -21,10 +21,13 @@ WHEEL_NAME = f"{NAME}-{VERSION}-py3-none-any.whl"
 METADATA = f"""Metadata-Version: 2.1
 Name: {NAME}
 Version: {VERSION}
-Summary: Python bindings of tiletune: tuned-config lookups, trials as records or pandas frames, plan and tune
+Summary: Python bindings of tiletune: tuned-config lookups, trials as records or pandas frames, plan and tune, Kernel Tuner scripts
 Requires-Python: >=3.9
 License: MIT
 Provides-Extra: pandas
+Requires-Dist: pandas; extra == "pandas"
+Provides-Extra: kernel-tuner
+Requires-Dist: numpy; extra == "kernel-tuner"
 """
 
 WHEEL = """Wheel-Version: 1.0
