@@ -128,6 +128,12 @@ TEST(PythonExpr, EvaluationErrorsAreNamedLikePythons) {
   EXPECT_EQ(error_of("2 ** 62"), "no error");
 }
 
+TEST(PythonExpr, LongListsCostTheirLength) {
+  // A comprehension of 2^20 items is within the bounds (its steps grow with its length, not its square).
+  EXPECT_EQ(py::eval_constant("len([i for i in range(2**20)])").repr(), "1048576");
+  EXPECT_EQ(py::eval_constant("sum([i % 7 for i in range(300000)])").repr(), "899997");
+}
+
 TEST(PythonExpr, WorkIsBounded) {
   py::Limits small;
   small.steps = 10'000;

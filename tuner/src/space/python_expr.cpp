@@ -922,8 +922,9 @@ class Evaluator {
 
   void comprehend(const Node& n, std::size_t clause, List& out) {
     if (clause == n.clauses.size()) {
-      out.push_back(eval(*n.kids[0]));
-      check_items(n, out.size());
+      out.push_back(eval(*n.kids[0]));  // eval() counted its steps; the size is bounded here
+      if (out.size() > limits_.list_items)
+        fail(n, "MemoryError: a list of more than " + std::to_string(limits_.list_items) + " items");
       return;
     }
     const Clause& c = n.clauses[clause];
