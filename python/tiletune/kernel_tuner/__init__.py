@@ -28,6 +28,7 @@ from ._errors import KernelTunerArgumentError
 from ._results import (ResultBuilder, best_config, check_metrics, compute_metrics, config_line, kt_keys,
                        objective_defaults, totals)
 from ._source import KernelSource, detect_language
+from ._params import make_params
 from ._space import Space
 from .observers import NVMLObserver, RegisterObserver, _Refused
 
@@ -150,6 +151,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         from ._simulate import simulate
         return simulate(locals())
     cached = _read_cache(cache_file, kernel_name, problem_size, tune_params)
+    params = make_params(tune_params)
     served_entries = cached["cache"] if cached else {}
     with _Workdir() as workdir:
         server = CheckServer(workdir, None) if verify is not None else None
@@ -160,7 +162,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                           restrictions=restrictions, answer=answer, verify=verify, atol=atol, smem_args=smem_args,
                           cmem_args=cmem_args, texmem_args=texmem_args, compiler_options=compiler_options,
                           defines=defines, check_command=server.command if server else None,
-                          exclude={_entry_key(e, tune_params) for e in served_entries.values()})
+                          exclude={_entry_key(e, params) for e in served_entries.values()})
             if server is not None:
                 server.handle = _verify_handler(space, answer, verify, atol)
             dev = {"name": "dry run", "compute_capability": "9.0"} if dry_run() else _engine.device(device)
@@ -296,20 +298,16 @@ def _print_results(fresh, tune_params, metrics, quiet, verbose):
                   f"{r.get('detail', '')[:200]}")
 
 
-def _label(value):
-    return str(value.item() if hasattr(value, "item") else value)
-
-
-def _entry_key(entry, tune_params):
+def _entry_key(entry, params):
     """A Kernel Tuner cache entry's config as the space's labels, in tune_params order."""
-    return tuple(_label(entry[name]) for name in tune_params)
+    return tuple(p.label(entry[p.name]) for p in params)
 
 
 def _served_in_space(served_entries, space, tune_params):
     """The cache's entries for configs of this space (its values and restrictions): what Kernel
     Tuner's search would find in the cache."""
     keys = set(space.served_keys)
-    return [e for e in served_entries.values() if _entry_key(e, tune_params) in keys]
+    return [e for e in served_entries.values() if _entry_key(e, space.params) in keys]
 
 
 def _in_order(results, space, plan):

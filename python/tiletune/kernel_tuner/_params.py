@@ -46,7 +46,7 @@ class Param:
         elif kinds <= {str}:
             self.kind = "text"
         elif kinds <= {bool}:
-            self.kind = "bool"   # tiletune sees the words True and False, as Kernel Tuner's #defines do
+            self.kind = "bool"   # 1 and 0 to tiletune, as import-t1 and import-kt-cache write booleans
         else:
             self.kind = "mixed"  # words too: str() of each value
         for v in self.values:
@@ -58,24 +58,24 @@ class Param:
                     raise KernelTunerArgumentError(
                         f"tune_params[{name!r}]", f"the value {label[:40]!r}... is not one line of 1 to 128 characters "
                         "(tiletune passes it as -D" + name + "=VALUE)")
-        self.labels = [str(v) for v in self.values]
+        self.labels = [self.label(v) for v in self.values]
         if len(set(self.labels)) != len(self.labels):
             raise KernelTunerArgumentError(f"tune_params[{name!r}]", "a value is listed twice")
         self.value_of_label = dict(zip(self.labels, self.values))
 
-    @property
-    def tiletune_kind(self):
-        return {"integer": "integer", "real": "real"}.get(self.kind, "text")
-
     def yaml_values(self):
-        if self.kind == "integer":
-            return "[" + ", ".join(str(v) for v in self.values) + "]"
+        if self.kind in ("integer", "bool"):
+            return "[" + ", ".join(self.labels) + "]"
         if self.kind == "real":
             return "[" + ", ".join(repr(float(v)) if isinstance(v, float) else str(v) for v in self.values) + "]"
         return "[" + ", ".join(yaml_quote(label) for label in self.labels) + "]"
 
     def label(self, value):
-        return str(_plain(value))
+        """A value as the space writes it: a boolean as 1 or 0, anything else as Python's str()."""
+        value = _plain(value)
+        if self.kind == "bool":
+            return "1" if value else "0"
+        return str(value)
 
 
 def yaml_quote(text):
