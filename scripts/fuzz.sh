@@ -19,7 +19,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMP
   -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="${CUDA_PATH:-/usr/local/cuda}" "${launcher[@]}" \
   -DTILETUNE_ENABLE_FUZZING=ON -DTILETUNE_ENABLE_TESTING=OFF -DTILETUNE_ENABLE_BENCHMARKS=OFF \
   -DTILETUNE_BUILD_EXAMPLES=OFF -DTILETUNE_QUERY_SHARED=OFF >/dev/null
-cmake --build "$build" --target fuzz_space fuzz_expr
+cmake --build "$build" --target fuzz_space fuzz_expr fuzz_python
 
 mkdir -p "$build/artifacts"
 
@@ -38,7 +38,7 @@ fuzz_one() {
   "$build/fuzz/fuzz_$harness" "${limit[@]}" "${dict[@]}" -timeout=5 -max_len=1048576 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build/artifacts/$harness-" "$corpus" "${seeds[@]}" "${extra[@]}"
 }
-harnesses=(space expr)
+harnesses=(space expr python)
 if (($(nproc) < 2)); then
   for harness in "${harnesses[@]}"; do fuzz_one "$harness"; done
   exit 0

@@ -144,6 +144,13 @@ TEST(PythonExpr, WorkIsBounded) {
   EXPECT_THROW((void)py::Program::parse(std::string(300, '(') + "1" + std::string(300, ')')), ExprSyntaxError);
   EXPECT_THROW((void)py::Program::parse(std::string(2 << 20, '1')), ExprSyntaxError);
   EXPECT_THROW((void)py::Program::parse("99999999999999999999"), ExprSyntaxError);
+  // A long chain is as deep as nesting: refused before evaluation recurses through it.
+  std::string chain = "1";
+  for (int i = 0; i < 5000; ++i) chain += " + 1";
+  EXPECT_THROW((void)py::Program::parse(chain), ExprSyntaxError);
+  std::string sum = "1";
+  for (int i = 0; i < 900; ++i) sum += " + 1";
+  EXPECT_EQ(py::eval_constant(sum).repr(), "901");
 }
 
 TEST(PythonExpr, AsAnExprSeesRealAndTextParamsThroughTheirLabels) {

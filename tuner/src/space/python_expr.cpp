@@ -168,6 +168,9 @@ namespace {
 
 constexpr std::size_t kMaxText = std::size_t{1} << 20;
 constexpr int kMaxNesting = 200;
+// The tree's height, which evaluation and destruction recurse through: a chain of 2000 terms
+// (1 + 1 + ...) is as deep as 2000 nested parentheses.
+constexpr int kMaxHeight = 1000;
 
 struct Token {
   enum class Kind { name, integer, real, text, op, end } kind = Kind::end;
@@ -394,6 +397,7 @@ struct Node {
   Fn fn = Fn::abs;                  // call
   std::vector<NodePtr> kids;        // operands, arguments, items; comp: kids[0] is the element
   std::vector<Clause> clauses;      // comp
+  int height = 1;                   // 1 + the tallest child's
 };
 
 NodePtr make(Node::Kind k, std::size_t begin) {
@@ -451,6 +455,15 @@ class Parser {
 
   NodePtr finish(NodePtr n) {
     n->end = last_end();
+    const auto taller = [&](const NodePtr& k) { n->height = std::max(n->height, k->height + 1); };
+    for (const NodePtr& k : n->kids) taller(k);
+    for (const Clause& c : n->clauses) {
+      taller(c.iter);
+      for (const NodePtr& cond : c.conditions) taller(cond);
+    }
+    if (n->height > kMaxHeight)
+      syntax("the expression is more than " + std::to_string(kMaxHeight) + " operations deep (a chain of that "
+             "many terms)", n->begin);
     return n;
   }
 
