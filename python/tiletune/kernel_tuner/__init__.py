@@ -39,14 +39,20 @@ UNITS = {"time": "ms", "nvml_energy": "J", "nvml_power": "W"}
 
 def dry_run():
     """TILETUNE_KT_DRY_RUN=1: tune_kernel and run_kernel write the space and plan it (compile every
-    config, no GPU) instead of tuning; they return ([], env) with env["plan"] and env["space"]."""
+    config, no GPU) instead of tuning; they return ([], env) with env["plan"] and env["space"].
+    TILETUNE_KT_DRY_RUN=K (K > 1) plans every K-th config only (`plan --sample K`)."""
     return os.environ.get("TILETUNE_KT_DRY_RUN", "") not in ("", "0")
 
 
 def _plan(space, quiet):
-    """`tiletune plan` of the space: every config compiled, its launch and resources; no GPU."""
+    """`tiletune plan` of the space: every config (or every K-th) compiled, its launch and
+    resources; no GPU."""
     import json
-    _, out = _engine.run(["plan", space.yaml_path, "--format", "json", "--arch", "sm_90"], True)
+    argv = ["plan", space.yaml_path, "--format", "json", "--arch", "sm_90"]
+    sample = os.environ.get("TILETUNE_KT_DRY_RUN", "1")
+    if sample.isdigit() and int(sample) > 1:
+        argv += ["--sample", sample]
+    _, out = _engine.run(argv, True)
     with open(space.yaml_path, encoding="utf-8") as f:
         text = f.read()
     if not quiet:
