@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace tiletune::testing {
 
@@ -196,6 +198,33 @@ std::string cache_files_digest(const std::filesystem::path& cache) {
   std::string out;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"})
     out += cache.filename().string() + suffix + " " + sha256_of_file(cache.string() + suffix) + "\n";
+  return out;
+}
+
+std::string tree_digest(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> lines;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::none, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    const fs::file_status st = fs::symlink_status(p, ec);
+    const auto perms = static_cast<unsigned>(st.permissions()) & 07777u;
+    std::string line = fs::relative(p, dir, ec).string();
+    char mode[16];
+    std::snprintf(mode, sizeof mode, " %04o ", perms);
+    switch (st.type()) {
+      case fs::file_type::regular: line += std::string(" file") + mode + sha256_of_file(p); break;
+      case fs::file_type::directory: line += std::string(" dir") + mode; break;
+      case fs::file_type::symlink: line += " link -> " + fs::read_symlink(p, ec).string(); break;
+      case fs::file_type::fifo: line += std::string(" fifo") + mode; break;
+      default: line += std::string(" other") + mode; break;
+    }
+    lines.push_back(std::move(line));
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
   return out;
 }
 

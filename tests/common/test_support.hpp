@@ -57,6 +57,12 @@ namespace tiletune::testing {
 /// what a command that failed (or only read) must leave exactly as it was.
 [[nodiscard]] std::string cache_files_digest(const std::filesystem::path& cache);
 
+/// Every entry under dir (recursively, links not followed), one line each in name order: its
+/// relative path, its kind (file, dir, link -> target, fifo, other), its permission bits and, for
+/// a regular file, the SHA-256 of its bytes. Two equal digests: a command changed nothing there
+/// (no file written, renamed, re-moded or left behind). For hostile tests (issue 22).
+[[nodiscard]] std::string tree_digest(const std::filesystem::path& dir);
+
 /// Runs fn as a user who cannot write the directories the tests create: as root (whom permissions
 /// do not stop) in a child process that becomes nobody (uid and gid 65534), otherwise in a child
 /// with dir's write permission taken away for the time. Returns what fn returned, or
