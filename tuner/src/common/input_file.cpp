@@ -44,8 +44,13 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
 InputFile::InputFile(const std::filesystem::path& path, std::string_view what) : what_(what) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd_ < 0) {
-    if (errno == ENOENT) throw Error("no such file");
-    throw Error(std::string("cannot open the file: ") + std::strerror(errno));
+    const int e = errno;
+    if (e == ENOENT) throw Error("no such file");
+    // A socket cannot be opened at all (ENXIO): its kind says more than the errno.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+      throw Error("not a regular file (" + kind_of(st.st_mode) + ")");
+    throw Error(std::string("cannot open the file: ") + std::strerror(e));
   }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
