@@ -1,11 +1,12 @@
-// .npy and raw data files: the header of an .npy file parsed by hand (a Python dict literal
-// with 'descr', 'fortran_order' and 'shape'), checked against what a buffer needs, and the
-// elements read. Every error names the file and says what to do about it.
+// .npy and raw data files: the header of an .npy file parsed by hand and strictly (a Python dict
+// literal of exactly 'descr', 'fortran_order' and 'shape', at most 64 KiB, sizes multiplied with
+// overflow checks), checked against the file's size and what a buffer needs before anything is
+// allocated, and the elements read through one descriptor (InputFile: a FIFO or device is
+// refused at once). Every error names the file and says what to do about it.
 #include "tiletune/data_file.hpp"
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <algorithm>
 #include <fstream>
 #include <iterator>
