@@ -1,6 +1,7 @@
 // .npy and raw data files: every element type round-trips, the header's dtype, shape and order
 // are read and checked, and each kind of bad file is refused with its path and what is wrong.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <fstream>
@@ -185,6 +186,152 @@ TEST(DataFile, HostBuffersReadTheirFile) {
   EXPECT_EQ(make_host_buffer(p, 1).bytes, data);
   p.count = 17;
   expect_error([&] { (void)make_host_buffer(p, 1); }, {"w.npy", "buffer 'w' has 17 elements"});
+}
+
+}  // namespace
+}  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// The start of an .npy file (version 1 unless told) around a hand-written header dict.
+std::string npy_bytes(const std::string& dict, int version = 1) {
+  std::string header = dict + "\n";
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(version);
+  out += '\0';
+  out += static_cast<char>(header.size() & 0xFF);
+  out += static_cast<char>((header.size() >> 8) & 0xFF);
+  if (version != 1) out += std::string(2, '\0');
+  return out + header;
+}
+
+std::string parse_error(std::string_view bytes) {
+  try {
+    (void)parse_npy_header(bytes);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(NpyHeader, ParsesWhatNumPyWrites) {
+  const NpyHeader h = parse_npy_header(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }"));
+  EXPECT_EQ(h.type, ElementType::f64);
+  EXPECT_EQ(h.shape, (std::vector<std::uint64_t>{3, 4}));
+  EXPECT_EQ(h.count, 12u);
+  EXPECT_EQ(h.data_bytes, 96u);
+  EXPECT_EQ(h.data_offset, npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }").size());
+  // Keys in any order, double quotes, no trailing comma, a scalar, a Python 2 long.
+  const NpyHeader s = parse_npy_header(npy_bytes("{\"shape\": (), \"descr\": \"|u1\", \"fortran_order\": True}", 3));
+  EXPECT_EQ(s.count, 1u);
+  EXPECT_EQ(parse_npy_header(npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (5L,), }")).count, 5u);
+  // A zero dimension: no elements, whatever the others say.
+  EXPECT_EQ(parse_npy_header(npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (0, 18446744073709551615), }"))
+                .data_bytes,
+            0u);
+}
+
+struct BadHeader {
+  std::string name;
+  std::string bytes;
+  std::string reason;  ///< in the message
+};
+
+std::ostream& operator<<(std::ostream& out, const BadHeader& c) { return out << c.name; }
+
+class NpyHeaderRefused : public ::testing::TestWithParam<BadHeader> {};
+
+TEST_P(NpyHeaderRefused, WithOneShortLine) {
+  const std::string message = parse_error(GetParam().bytes);
+  EXPECT_NE(message.find(GetParam().reason), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+  EXPECT_LT(message.size(), 400u) << message;
+}
+
+std::string big_header(std::uint32_t announced) {
+  std::string out = "\x93NUMPY\x02";
+  out += '\0';
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((announced >> (8 * i)) & 0xFF);
+  return out + "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n";
+}
+
+const std::string kOk = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+
+INSTANTIATE_TEST_SUITE_P(
+    DataFile, NpyHeaderRefused,
+    ::testing::Values(
+        BadHeader{"empty", "", "not an .npy file"},
+        BadHeader{"bad_magic", "\x93NUMPZ\x01" + std::string(50, ' '), "no \\x93NUMPY magic"},
+        BadHeader{"version_9", "\x93NUMPY\x09" + std::string(50, ' '), "version 9 is not supported"},
+        BadHeader{"version_0", std::string("\x93NUMPY\x00\x00\x10\x00", 10), "version 0 is not supported"},
+        BadHeader{"short_v2_prefix", std::string("\x93NUMPY\x02\x00\x10\x00", 10), "runs past the end"},
+        BadHeader{"header_past_end", std::string("\x93NUMPY\x01\x00\xff\x00{}", 12), "runs past the end"},
+        BadHeader{"header_4_gib", big_header(0xFFFFFFFFu), "announces 4294967295 bytes, more than the 65536"},
+        BadHeader{"header_65537", big_header(65537), "more than the 65536"},
+        BadHeader{"not_a_dict", npy_bytes("['descr', '<f4']"), "no '{'"},
+        BadHeader{"unclosed", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)"), "no ',' or '}'"},
+        BadHeader{"unknown_key", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}"),
+                  "an unknown key 'x'"},
+        BadHeader{"key_twice", npy_bytes("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}"),
+                  "'descr' twice"},
+        BadHeader{"no_shape", npy_bytes("{'descr': '<f4', 'fortran_order': False}"), "no 'shape'"},
+        BadHeader{"text_after", npy_bytes(kOk + " junk"), "text after the dict"},
+        BadHeader{"fortran_maybe", npy_bytes("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,)}"),
+                  "neither True nor False"},
+        BadHeader{"shape_list", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': [2]}"), "not a tuple"},
+        BadHeader{"shape_negative", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}"),
+                  "not a tuple of sizes"},
+        BadHeader{"shape_garbage", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2x,)}"),
+                  "not a tuple of sizes"},
+        BadHeader{"shape_float", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,)}"),
+                  "not a tuple of sizes"},
+        BadHeader{"size_past_2_64",
+                  npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (18446744073709551616,)}"), "past 2^64"},
+        BadHeader{"count_overflows",
+                  npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296)}"),
+                  "more than 2^64 elements"},
+        BadHeader{"bytes_overflow",
+                  npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,)}"),
+                  "more than 2^64 bytes"},
+        BadHeader{"fortran_matrix", npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}"),
+                  "Fortran order"},
+        BadHeader{"big_endian", npy_bytes("{'descr': '>f8', 'fortran_order': False, 'shape': (2,)}"), "big-endian"},
+        BadHeader{"complex", npy_bytes("{'descr': '<c16', 'fortran_order': False, 'shape': (2,)}"),
+                  "no tiletune element type"},
+        BadHeader{"structured", npy_bytes("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (2,)}"),
+                  "not a simple type"},
+        BadHeader{"escape_in_string", npy_bytes("{'descr': '<f\\x34', 'fortran_order': False, 'shape': (2,)}"),
+                  "an escape in a string"},
+        BadHeader{"esc_byte_quoted", npy_bytes("{'descr': '\x1b[31m<f4', 'fortran_order': False, 'shape': (2,)}"),
+                  "\\x1b[31m"},
+        BadHeader{"latin1_key", npy_bytes("{'d\xe9scr': '<f4', 'fortran_order': False, 'shape': (2,)}"), "d\\xe9scr"},
+        BadHeader{"long_garbage", npy_bytes("{" + std::string(60000, '\x07') + "}"), "... (60003 bytes)"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(NpyHeader, AHugeAnnouncedArrayInASmallFileIsRefusedBeforeAllocating) {
+  testing::TempDir dir;
+  // 2^40 floats (4 TiB) announced, 8 bytes present: refused by the size check, nothing allocated.
+  const auto path =
+      hand_npy(dir, "huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }", 8);
+  expect_error([&] { (void)read_data_file(path, ElementType::f32, std::nullopt, "buffer 'x'"); },
+               {"huge.npy: the .npy header announces 4398046511104 bytes of data, the file holds 8"});
+  // A raw file and a count whose byte size wraps: refused, never read as a small buffer.
+  const auto raw = dir.write("x.bin", std::string(16, '\0'));
+  expect_error([&] { (void)read_data_file(raw, ElementType::f32, std::uint64_t{1} << 62, "buffer 'x'"); },
+               {"x.bin", "more than 2^64 bytes"});
+}
+
+TEST(NpyHeader, SpecialFilesAreRefusedAtOnce) {
+  testing::TempDir dir;
+  const auto fifo = dir.path() / "f.npy";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_error([&] { (void)inspect_data_file(fifo); }, {"f.npy: not a regular file (a FIFO)"});
+  expect_error([&] { (void)read_data_file("/dev/zero", ElementType::u8, 4, "buffer 'z'"); },
+               {"/dev/zero: not a regular file (a character device)"});
+  // A control byte in the file's name is shown escaped.
+  expect_error([&] { (void)inspect_data_file(dir.path() / "a\x1b[2Jb.npy"); }, {"a\\x1b[2Jb.npy: no such file"});
 }
 
 }  // namespace

@@ -28,9 +28,30 @@ struct DataFileInfo {
   [[nodiscard]] std::uint64_t count(ElementType as) const;
 };
 
+/// The longest .npy header tiletune reads (NumPy's own limit on reading is smaller).
+inline constexpr std::size_t kMaxNpyHeaderBytes = std::size_t{64} << 10;
+
+/// What an .npy file's header says.
+struct NpyHeader {
+  ElementType type = ElementType::f32;  ///< the dtype
+  std::vector<std::uint64_t> shape;     ///< empty for a scalar
+  std::uint64_t data_offset = 0;        ///< magic, version, length and header: where the data start
+  std::uint64_t count = 0;              ///< elements: the product of the shape
+  std::uint64_t data_bytes = 0;         ///< count x element size (both checked, never wrapped)
+};
+
+/// Parses the start of an .npy file: `bytes` holds at least its first data_offset bytes (what
+/// follows is not looked at). Pure, for fuzzing. Throws Error with the reason alone, one line,
+/// quoting the header only as a short escaped excerpt: no magic, a version other than 1 to 3, a
+/// header longer than kMaxNpyHeaderBytes or than `bytes`, a dict that is not exactly 'descr',
+/// 'fortran_order' and 'shape', a dtype tiletune has no type for, big-endian or Fortran-order
+/// data, a shape that is not a tuple of sizes, or an element count or byte size past 2^64.
+[[nodiscard]] NpyHeader parse_npy_header(std::string_view bytes);
+
 /// Reads the header of an .npy file or the size of a raw one. Throws Error "PATH: what is
-/// wrong" for a missing or unreadable file, an .npy that is not one, big-endian or Fortran-order
-/// data, a dtype tiletune has no element type for, or fewer bytes than the header announces.
+/// wrong" for a missing or unreadable file or one that is not a regular file (a FIFO or device
+/// is refused without blocking), an .npy header parse_npy_header refuses, or fewer bytes than
+/// the header announces (checked before anything is allocated).
 [[nodiscard]] DataFileInfo inspect_data_file(const std::filesystem::path& path);
 
 /// Throws Error naming `what` (a buffer, "expected output 'y'"), the file and the mismatch

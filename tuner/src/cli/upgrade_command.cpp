@@ -10,18 +10,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "space/space_file.hpp"
 #include "tiletune/space.hpp"
 
 namespace tiletune::cli {
 
 namespace {
-
-std::string read_space_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open the file", path));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text;
-}
 
 void replace_file(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".upgrade-" + std::to_string(::getpid());
@@ -64,7 +58,7 @@ line; what must be done by hand too. Exit status: 0 done, 1 a file could not be 
 written, 2 bad arguments.)");
   return [o]() {
     for (const std::string& path : o->spaces) {
-      const SpaceUpgrade upgrade = upgrade_space_text(read_space_text(path), path);
+      const SpaceUpgrade upgrade = upgrade_space_text(read_space_file(path), path);
       for (const std::string& change : upgrade.changes) std::cerr << fmt::format("{}:{}\n", path, change);
       for (const std::string& note : upgrade.notes) std::cerr << fmt::format("{}: by hand: {}\n", path, note);
       if (upgrade.changes.empty() && upgrade.notes.empty()) std::cerr << fmt::format("{}: already current\n", path);

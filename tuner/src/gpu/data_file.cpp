@@ -1,16 +1,19 @@
-// .npy and raw data files: the header of an .npy file parsed by hand (a Python dict literal
-// with 'descr', 'fortran_order' and 'shape'), checked against what a buffer needs, and the
-// elements read. Every error names the file and says what to do about it.
+// .npy and raw data files: the header of an .npy file parsed by hand and strictly (a Python dict
+// literal of exactly 'descr', 'fortran_order' and 'shape', at most 64 KiB, sizes multiplied with
+// overflow checks), checked against the file's size and what a buffer needs before anything is
+// allocated, and the elements read through one descriptor (InputFile: a FIFO or device is
+// refused at once). Every error names the file and says what to do about it.
 #include "tiletune/data_file.hpp"
 
 #include <fmt/format.h>
 
-#include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <span>
 #include <string>
 
+#include "common/input_file.hpp"
 #include "tiletune/error.hpp"
 
 namespace tiletune {
@@ -32,45 +35,18 @@ static_assert(std::size(kDtypes) == kElementTypeCount, "a dtype for every elemen
 constexpr DtypeName kReadAlso[] = {{ElementType::u8, "|b1"}};
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
-  throw Error(fmt::format("{}: {}", path.string(), what));
+  throw Error(fmt::format("{}: {}", shown_path(path), what));
 }
 
 bool is_npy_path(const std::filesystem::path& path) { return path.extension() == ".npy"; }
 
-// The text of `key`'s value in the header dict: "'<f4'", "False", "(3, 4)".
-std::string dict_value(const std::filesystem::path& path, const std::string& header, const std::string& key) {
-  const std::string quoted = "'" + key + "'";
-  auto at = header.find(quoted);
-  if (at == std::string::npos) fail(path, fmt::format("the .npy header has no {} (header: {})", quoted, header));
-  at = header.find(':', at + quoted.size());
-  if (at == std::string::npos) fail(path, "the .npy header is malformed: " + header);
-  ++at;
-  while (at < header.size() && header[at] == ' ') ++at;
-  std::size_t end = at;
-  if (at < header.size() && header[at] == '(') {
-    end = header.find(')', at);
-    if (end == std::string::npos) fail(path, "the .npy header's shape is not closed: " + header);
-    ++end;
-  } else if (at < header.size() && header[at] == '\'') {
-    end = header.find('\'', at + 1);
-    if (end == std::string::npos) fail(path, "the .npy header is malformed: " + header);
-    ++end;
-  } else {
-    while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
-  }
-  return header.substr(at, end - at);
-}
+// Bytes of a header or a dtype quoted in a message: enough to recognise it, never the whole.
+constexpr std::size_t kQuotedChars = 60;
 
-std::optional<ElementType> parse_dtype(const std::filesystem::path& path, std::string descr) {
-  if (descr.size() < 2 || descr.front() != '\'' || descr.back() != '\'')
-    fail(path, fmt::format("the .npy dtype {} is not a simple type (a structured array?)", descr));
-  descr = descr.substr(1, descr.size() - 2);
+std::optional<ElementType> element_type_of(std::string descr) {
   const bool one_byte = descr.size() == 3 && descr[2] == '1';  // i1 u1 b1: any byte order
-  if (descr.size() >= 2 && descr[0] == '>' && !one_byte)
-    fail(path, fmt::format("the data are big-endian ('{}'): save them little-endian, e.g. "
-                           "numpy.save(path, array.astype('<{}'))", descr, descr.substr(1)));
   // '=' is native (little-endian on every machine CUDA runs on); one-byte types take any order.
-  if (!descr.empty() && (descr[0] == '=' || descr[0] == '|' || descr[0] == '>')) descr[0] = '<';
+  if (!descr.empty() && (descr[0] == '=' || descr[0] == '|' || (descr[0] == '>' && one_byte))) descr[0] = '<';
   for (const auto& table : {std::span<const DtypeName>(kDtypes), std::span<const DtypeName>(kReadAlso)})
     for (const DtypeName& d : table) {
       std::string little = d.little;
@@ -80,47 +56,196 @@ std::optional<ElementType> parse_dtype(const std::filesystem::path& path, std::s
   return std::nullopt;
 }
 
-std::vector<std::uint64_t> parse_shape(const std::filesystem::path& path, const std::string& text) {
-  if (text.size() < 2 || text.front() != '(' || text.back() != ')')
-    fail(path, fmt::format("the .npy shape {} is not a tuple", text));
-  std::vector<std::uint64_t> shape;
-  std::size_t at = 1;
-  while (at < text.size() - 1) {
-    while (at < text.size() - 1 && (text[at] == ' ' || text[at] == ',')) ++at;
-    if (at >= text.size() - 1) break;
-    std::uint64_t v = 0;
-    std::size_t digits = 0;
-    while (at < text.size() - 1 && text[at] >= '0' && text[at] <= '9') {
-      v = v * 10 + static_cast<std::uint64_t>(text[at] - '0');
-      ++at;
-      ++digits;
-    }
-    if (digits == 0 || digits > 18) fail(path, fmt::format("the .npy shape {} is not a tuple of sizes", text));
-    if (at < text.size() - 1 && text[at] == 'L') ++at;  // Python 2 long
-    shape.push_back(v);
-  }
-  return shape;
+ElementType parse_dtype(const std::string& descr) {
+  const std::string shown = escaped_excerpt(descr, 20);
+  if (descr.size() >= 2 && descr[0] == '>' && !(descr.size() == 3 && descr[2] == '1'))
+    throw Error(fmt::format("the data are big-endian ('{}'): save them little-endian, e.g. "
+                            "numpy.save(path, array.astype('<{}'))", shown, escaped_excerpt(descr.substr(1), 20)));
+  if (const auto type = element_type_of(descr)) return *type;
+  throw Error(fmt::format("dtype '{}' has no tiletune element type (float32 float64 float16 int8 int16 int32 int64 "
+                          "uint8 uint16 uint32 uint64 bool)", shown));
 }
 
-std::uint64_t checked_file_size(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) fail(path, "no such file");
-  if (std::filesystem::is_directory(status)) fail(path, "is a directory, not a data file");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) fail(path, "cannot read its size: " + ec.message());
-  return size;
+// The header's dict, read strictly: a Python literal of exactly 'descr' (a string),
+// 'fortran_order' (True or False) and 'shape' (a tuple of sizes), then only whitespace.
+class NpyDict {
+ public:
+  explicit NpyDict(std::string_view text) : text_(text) {}
+
+  void parse(NpyHeader& out, bool& fortran) {
+    bool seen[3] = {};
+    expect('{');
+    for (;;) {
+      skip_space();
+      if (peek() == '}') break;
+      const std::string key = string_literal();
+      const auto k = static_cast<std::size_t>(std::find(std::begin(kKeys), std::end(kKeys), key) - std::begin(kKeys));
+      if (k == std::size(kKeys)) malformed("an unknown key '" + escaped_excerpt(key, 20) + "'");
+      if (seen[k]) malformed("'" + key + "' twice");
+      seen[k] = true;
+      expect(':');
+      skip_space();
+      if (k == 0) out.type = descr();
+      if (k == 1) fortran = boolean();
+      if (k == 2) out.shape = shape();
+      skip_space();
+      if (peek() == ',') ++at_;
+      else if (peek() != '}') malformed("no ',' or '}' after '" + key + "'");
+    }
+    ++at_;
+    while (at_ < text_.size() && is_space(text_[at_])) ++at_;
+    if (at_ != text_.size()) malformed("text after the dict");
+    for (std::size_t k = 0; k < std::size(kKeys); ++k)
+      if (!seen[k]) malformed("no '" + std::string(kKeys[k]) + "'");
+  }
+
+ private:
+  static constexpr std::string_view kKeys[] = {"descr", "fortran_order", "shape"};
+  static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+  [[nodiscard]] char peek() const { return at_ < text_.size() ? text_[at_] : '\0'; }
+  void skip_space() {
+    while (at_ < text_.size() && is_space(text_[at_])) ++at_;
+  }
+  [[noreturn]] void malformed(const std::string& what) const {
+    throw Error(fmt::format("the .npy header is not a dict of 'descr', 'fortran_order' and 'shape' ({} at byte {}): {}",
+                            what, at_, escaped_excerpt(text_, kQuotedChars)));
+  }
+  void expect(char c) {
+    skip_space();
+    if (peek() != c) malformed(std::string("no '") + c + "'");
+    ++at_;
+  }
+  std::string string_literal() {
+    const char quote = peek();
+    if (quote != '\'' && quote != '"') malformed("no quoted string");
+    const std::size_t end = text_.find(quote, at_ + 1);
+    if (end == std::string_view::npos) malformed("a string not closed");
+    const std::string_view body = text_.substr(at_ + 1, end - at_ - 1);
+    if (body.find('\\') != std::string_view::npos) malformed("an escape in a string");
+    at_ = end + 1;
+    return std::string(body);
+  }
+  ElementType descr() {
+    if (peek() == '[' || peek() == '{')
+      throw Error(fmt::format("the .npy dtype {} is not a simple type (a structured array?)",
+                              escaped_excerpt(text_.substr(at_), 30)));
+    return parse_dtype(string_literal());
+  }
+  bool boolean() {
+    for (const auto& [word, value] : {std::pair{std::string_view("True"), true}, std::pair{std::string_view("False"), false}})
+      if (text_.substr(at_, word.size()) == word) {
+        at_ += word.size();
+        return value;
+      }
+    malformed("'fortran_order' is neither True nor False");
+  }
+  std::vector<std::uint64_t> shape() {
+    if (peek() != '(') malformed("'shape' is not a tuple");
+    ++at_;
+    std::vector<std::uint64_t> dims;
+    for (;;) {
+      skip_space();
+      if (peek() == ')') break;
+      dims.push_back(size());
+      skip_space();
+      if (peek() == ',') ++at_;
+      else if (peek() != ')') malformed("'shape' is not a tuple of sizes");
+    }
+    ++at_;
+    return dims;
+  }
+  std::uint64_t size() {
+    if (peek() < '0' || peek() > '9') malformed("'shape' is not a tuple of sizes");
+    std::uint64_t v = 0;
+    while (peek() >= '0' && peek() <= '9') {
+      if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, static_cast<unsigned>(peek() - '0'), &v))
+        malformed("a size in 'shape' past 2^64");
+      ++at_;
+    }
+    if (peek() == 'L') ++at_;  // Python 2's long
+    return v;
+  }
+
+  std::string_view text_;
+  std::size_t at_ = 0;
+};
+
+std::uint64_t little_endian(std::string_view bytes) {
+  std::uint64_t v = 0;
+  for (std::size_t i = bytes.size(); i-- > 0;) v = (v << 8) | static_cast<unsigned char>(bytes[i]);
+  return v;
+}
+
+// The header of the open file at path, checked against the file's size before anything else is
+// read or allocated.
+DataFileInfo inspect_open(InputFile& file, const std::filesystem::path& path) {
+  DataFileInfo info;
+  info.path = path;
+  if (!is_npy_path(path)) {
+    info.data_bytes = file.size();
+    return info;
+  }
+  info.npy = true;
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), 12 + kMaxNpyHeaderBytes)), '\0');
+  file.read_at(0, head.data(), head.size());
+  const NpyHeader h = parse_npy_header(head);
+  info.type = h.type;
+  info.shape = h.shape;
+  info.data_offset = h.data_offset;
+  info.data_bytes = file.size() - h.data_offset;
+  if (info.data_bytes < h.data_bytes)
+    throw Error(fmt::format("the .npy header announces {} bytes of data, the file holds {}", h.data_bytes, info.data_bytes));
+  return info;
+}
+
+// "PATH: reason" for every Error of fn (which reads the file at path).
+template <class Fn>
+auto located(const std::filesystem::path& path, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    fail(path, e.what());
+  }
 }
 
 }  // namespace
 
-std::uint64_t DataFileInfo::count(ElementType as) const {
-  if (npy) {
-    std::uint64_t n = 1;
-    for (const std::uint64_t d : shape) n *= d;
-    return n;
+NpyHeader parse_npy_header(std::string_view bytes) {
+  if (bytes.size() < 10 || bytes.compare(0, kMagicBytes, std::string_view(kMagic, kMagicBytes)) != 0)
+    throw Error("not an .npy file (no \\x93NUMPY magic); a file that holds raw bytes must not be named .npy");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  if (major < 1 || major > 3) throw Error(fmt::format(".npy format version {} is not supported (1, 2 or 3)", major));
+  const std::size_t prefix = major == 1 ? 10 : 12;
+  if (bytes.size() < prefix) throw Error("the .npy header runs past the end of the file");
+  const std::uint64_t header_bytes = little_endian(bytes.substr(8, prefix - 8));
+  if (header_bytes > kMaxNpyHeaderBytes)
+    throw Error(fmt::format("the .npy header announces {} bytes, more than the {} tiletune reads", header_bytes,
+                            kMaxNpyHeaderBytes));
+  if (prefix + header_bytes > bytes.size()) throw Error("the .npy header runs past the end of the file");
+  NpyHeader h;
+  bool fortran = false;
+  NpyDict(bytes.substr(prefix, static_cast<std::size_t>(header_bytes))).parse(h, fortran);
+  h.data_offset = prefix + header_bytes;
+  std::size_t non_trivial = 0;
+  h.count = 1;
+  for (const std::uint64_t d : h.shape) {
+    non_trivial += d > 1 ? 1 : 0;
+    if (__builtin_mul_overflow(h.count, d, &h.count))
+      throw Error(fmt::format("the .npy shape announces more than 2^64 elements ({} dimensions)", h.shape.size()));
   }
-  return data_bytes / element_size(as);
+  if (fortran && non_trivial > 1)
+    throw Error("the array is in Fortran order: save it in C order, e.g. numpy.save(path, numpy.ascontiguousarray(a))");
+  if (__builtin_mul_overflow(h.count, std::uint64_t{element_size(h.type)}, &h.data_bytes))
+    throw Error(fmt::format("the .npy shape announces {} elements, more than 2^64 bytes", h.count));
+  return h;
+}
+
+std::uint64_t DataFileInfo::count(ElementType as) const {
+  if (!npy) return data_bytes / element_size(as);
+  std::uint64_t n = 1;
+  for (const std::uint64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return UINT64_MAX;  // parse_npy_header refuses such a shape
+  return n;
 }
 
 const char* npy_dtype(ElementType type) noexcept {
@@ -130,91 +255,47 @@ const char* npy_dtype(ElementType type) noexcept {
 }
 
 DataFileInfo inspect_data_file(const std::filesystem::path& path) {
-  DataFileInfo info;
-  info.path = path;
-  const std::uint64_t size = checked_file_size(path);
-  if (!is_npy_path(path)) {
-    info.data_bytes = size;
-    return info;
-  }
-  info.npy = true;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open the file");
-  char head[10] = {};
-  in.read(head, sizeof head);
-  if (in.gcount() < static_cast<std::streamsize>(sizeof head) || std::memcmp(head, kMagic, kMagicBytes) != 0)
-    fail(path, "not an .npy file (no \\x93NUMPY magic); a file that holds raw bytes must not be named .npy");
-  const int major = static_cast<unsigned char>(head[6]);
-  std::uint64_t header_bytes = 0;
-  std::uint64_t prefix = 10;
-  if (major == 1) {
-    header_bytes = static_cast<unsigned char>(head[8]) | (static_cast<std::uint64_t>(static_cast<unsigned char>(head[9])) << 8);
-  } else if (major == 2 || major == 3) {
-    char more[2] = {};
-    in.read(more, 2);
-    header_bytes = static_cast<unsigned char>(head[8]) | (static_cast<std::uint64_t>(static_cast<unsigned char>(head[9])) << 8) |
-                   (static_cast<std::uint64_t>(static_cast<unsigned char>(more[0])) << 16) |
-                   (static_cast<std::uint64_t>(static_cast<unsigned char>(more[1])) << 24);
-    prefix = 12;
-  } else {
-    fail(path, fmt::format(".npy format version {} is not supported (1, 2 or 3)", major));
-  }
-  if (prefix + header_bytes > size) fail(path, "the .npy header runs past the end of the file");
-  std::string header(header_bytes, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_bytes));
-  if (!in) fail(path, "cannot read the .npy header");
-  const std::string fortran = dict_value(path, header, "fortran_order");
-  info.shape = parse_shape(path, dict_value(path, header, "shape"));
-  std::size_t non_trivial = 0;
-  for (const std::uint64_t d : info.shape) non_trivial += d > 1 ? 1 : 0;
-  if (fortran.rfind("True", 0) == 0 && non_trivial > 1)
-    fail(path, "the array is in Fortran order: save it in C order, e.g. numpy.save(path, numpy.ascontiguousarray(a))");
-  const std::string descr = dict_value(path, header, "descr");
-  info.type = parse_dtype(path, descr);
-  if (!info.type)
-    fail(path, fmt::format("dtype {} has no tiletune element type (float32 float64 float16 int8 int16 int32 int64 "
-                           "uint8 uint16 uint32 uint64 bool)",
-                           descr));
-  info.data_offset = prefix + header_bytes;
-  info.data_bytes = size - info.data_offset;
-  const std::uint64_t need = info.count(*info.type) * element_size(*info.type);
-  if (info.data_bytes < need)
-    fail(path, fmt::format("the .npy header announces {} bytes of data, the file holds {}", need, info.data_bytes));
-  return info;
+  return located(path, [&] {
+    InputFile file(path, "a data file");
+    return inspect_open(file, path);
+  });
 }
 
 void check_data_file(const DataFileInfo& info, ElementType type, std::uint64_t count, std::string_view what) {
   const std::size_t size = element_size(type);
+  const std::string path = shown_path(info.path);
   if (info.npy) {
     if (*info.type != type)
-      throw Error(fmt::format("{}: {} is {}, the file holds {} ({}): convert one to the other", info.path.string(), what,
+      throw Error(fmt::format("{}: {} is {}, the file holds {} ({}): convert one to the other", path, what,
                               element_type_name(type), element_type_name(*info.type), npy_dtype(*info.type)));
     if (info.count(type) != count)
-      throw Error(fmt::format("{}: {} has {} elements, the file holds {}", info.path.string(), what, count,
-                              info.count(type)));
+      throw Error(fmt::format("{}: {} has {} elements, the file holds {}", path, what, count, info.count(type)));
     return;
   }
-  if (info.data_bytes != count * size)
-    throw Error(fmt::format("{}: {} is {} x {} = {} bytes, the raw file holds {} bytes", info.path.string(), what, count,
-                            element_type_name(type), count * size, info.data_bytes));
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, std::uint64_t{size}, &bytes))
+    throw Error(fmt::format("{}: {} is {} x {}, more than 2^64 bytes; the raw file holds {} bytes", path, what, count,
+                            element_type_name(type), info.data_bytes));
+  if (info.data_bytes != bytes)
+    throw Error(fmt::format("{}: {} is {} x {} = {} bytes, the raw file holds {} bytes", path, what, count,
+                            element_type_name(type), bytes, info.data_bytes));
 }
 
 std::vector<std::byte> read_data_file(const std::filesystem::path& path, ElementType type,
                                       std::optional<std::uint64_t> count, std::string_view what) {
-  const DataFileInfo info = inspect_data_file(path);
+  InputFile file = located(path, [&] { return InputFile(path, "a data file"); });
+  const DataFileInfo info = located(path, [&] { return inspect_open(file, path); });
   const std::size_t size = element_size(type);
   if (!count) {
     if (!info.npy && info.data_bytes % size != 0)
       throw Error(fmt::format("{}: {} is {}, but the raw file's {} bytes are not a whole number of {}-byte elements",
-                              path.string(), what, element_type_name(type), info.data_bytes, size));
+                              shown_path(path), what, element_type_name(type), info.data_bytes, size));
     count = info.count(type);
   }
+  // Checked before the allocation: what is allocated is what the file holds, no more.
   check_data_file(info, type, *count, what);
   std::vector<std::byte> bytes(*count * size);
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(info.data_offset));
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!in) fail(path, fmt::format("cannot read the {} bytes of {}", bytes.size(), what));
+  located(path, [&] { file.read_at(info.data_offset, reinterpret_cast<char*>(bytes.data()), bytes.size()); });
   return bytes;
 }
 

@@ -13,7 +13,6 @@
 // sees ProblemSize and each param as the list of its values (max(filter_width)); a constant-
 // memory argument (MemType Constant, MemoryType Symbol) is a module global.
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -21,6 +20,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/input_file.hpp"
 #include "interchange/yaml_text.hpp"
 #include "tiletune/interchange.hpp"
 #include "tiletune/python_expr.hpp"
@@ -801,19 +801,14 @@ T1Import import_t1_text(const std::string& text, const fs::path& json_path, cons
 }
 
 T1Import import_t1(const fs::path& json_path, const fs::path& yaml_path, const std::string& family) {
-  // A regular file of at most 64 MiB: a FIFO would block, /dev/zero would never end.
-  constexpr std::uintmax_t kMaxBytes = std::uintmax_t{64} << 20;
-  std::error_code ec;
-  const fs::file_status st = fs::status(json_path, ec);
-  if (ec || !fs::is_regular_file(st))
-    throw InterchangeError(fmt::format("{}: not a regular file", json_path.string()));
-  if (fs::file_size(json_path, ec) > kMaxBytes || ec)
-    throw InterchangeError(fmt::format("{}: larger than the 64 MiB a T1 file may have", json_path.string()));
-  std::ifstream in(json_path, std::ios::binary);
-  if (!in) throw InterchangeError(fmt::format("{}: cannot read the file", json_path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return import_t1_text(text.str(), json_path, yaml_path, family);
+  constexpr std::size_t kMaxT1Bytes = std::size_t{64} << 20;
+  std::string text;
+  try {
+    text = read_input_file(json_path, "a T1 file", kMaxT1Bytes);
+  } catch (const Error& e) {
+    throw InterchangeError(e.what());
+  }
+  return import_t1_text(text, json_path, yaml_path, family);
 }
 
 }  // namespace tiletune

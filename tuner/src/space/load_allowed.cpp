@@ -8,6 +8,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "common/input_file.hpp"
 #include "space/loader.hpp"
 
 namespace tiletune {
@@ -79,7 +80,7 @@ void SpaceLoader::read_allowed(const YamlValue& v) {
   allowed.where = yaml_.at(file->value.mark);
   std::string text;
   try {
-    text = read_regular_file(allowed.file, kMaxAllowedBytes, "allowed-configs file");
+    text = read_input_file(allowed.file, "an allowed-configs file", kMaxAllowedBytes);
   } catch (const Error& e) {
     yaml_.fail(file->value, e.what(), "name a CSV file of at most 256 MiB");
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/input_file.hpp"
 #include "space/loader.hpp"
 #include "tiletune/enumerate.hpp"
 
@@ -157,7 +158,7 @@ void SpaceLoader::check_family() const {
   if (it == families.end()) return;
   std::string text;
   try {
-    text = read_regular_file(space_.source, kMaxSourceBytes, "kernel source");
+    text = read_input_file(space_.source, "a kernel source", kMaxSourceBytes);
   } catch (const Error&) {
     return;  // the compile stage reports an unreadable source with its reason
   }
@@ -175,7 +176,7 @@ void SpaceLoader::check_kernel_parameters() const {
     for (std::size_t i = 0; i < space_.problem.size(); ++i) defined.emplace_back(&space_.problem[i], problem_marks_[i]);
   std::string text;
   try {
-    text = read_regular_file(space_.source, kMaxSourceBytes, "kernel source");
+    text = read_input_file(space_.source, "a kernel source", kMaxSourceBytes);
   } catch (const Error&) {
     return;  // reported with its reason when the source is compiled
   }

@@ -114,11 +114,6 @@ class SpaceLoader {
   YAML::Mark reference_config_mark_;
 };
 
-/// Reads a regular file of at most `max_bytes` into a string. Throws Error naming the file
-/// (missing, not a regular file: a FIFO or device is never opened; too large; unreadable).
-[[nodiscard]] std::string read_regular_file(const std::filesystem::path& path, std::size_t max_bytes,
-                                            std::string_view what);
-
 /// The shipped kernel families and the text of their sources (embedded at build time).
 struct ShippedFamily {
   std::string_view name;

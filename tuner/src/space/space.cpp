@@ -11,7 +11,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <system_error>
 #include <type_traits>
@@ -21,7 +20,9 @@
 
 #include <fmt/format.h>
 
+#include "common/input_file.hpp"
 #include "space/loader.hpp"
+#include "space/space_file.hpp"
 
 namespace tiletune {
 
@@ -245,26 +246,6 @@ std::string decimal(std::uint64_t v) {
 }
 
 }  // namespace
-
-std::string read_regular_file(const std::filesystem::path& path, std::size_t max_bytes, std::string_view what) {
-  // stat first: opening a FIFO would block, reading /dev/zero would never end.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw Error(std::string(what) + " '" + path.string() + "': " + std::generic_category().message(errno));
-  if (!S_ISREG(st.st_mode))
-    throw Error(std::string(what) + " '" + path.string() + "' is not a regular file" +
-                (S_ISDIR(st.st_mode) ? " (a directory)" : S_ISFIFO(st.st_mode) ? " (a FIFO)" : " (a device or socket)"));
-  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
-    throw Error(std::string(what) + " '" + path.string() + "' has " + std::to_string(st.st_size) +
-                " bytes, more than the " + std::to_string(max_bytes >> 20) + " MiB tiletune reads");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + std::string(what) + " '" + path.string() + "'");
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) throw Error("cannot read " + std::string(what) + " '" + path.string() + "'");
-  return text;
-}
 
 const YamlEntry* SpaceLoader::find(const Entries& entries, std::string_view key) const {
   for (const YamlEntry& e : entries)
@@ -906,12 +887,16 @@ Space parse_space(const std::string& yaml_text, const std::filesystem::path& yam
   }
 }
 
+std::string read_space_file(const std::filesystem::path& yaml_path) {
+  return read_input_file(yaml_path, "a search space", detail::kMaxSpaceFileBytes);
+}
+
 Space load_space(const std::filesystem::path& yaml_path) {
   std::string text;
   try {
-    text = detail::read_regular_file(yaml_path, detail::kMaxSpaceFileBytes, "search space");
+    text = read_space_file(yaml_path);
   } catch (const Error& e) {
-    throw SpaceError(SourceLocation{yaml_path.string(), 0, 0}, e.what(),
+    throw SpaceError(SourceLocation{shown_path(yaml_path), 0, 0}, e.what(),
                      "name a YAML file, for example configs/transpose.yaml");
   }
   return parse_space(text, yaml_path);
