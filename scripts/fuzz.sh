@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 build=build-fuzz
-all_harnesses=(space expr python t1 kt_cache recording cache)
+all_harnesses=(space expr python t1 kt_cache recording cache npy)
 read -r -a harnesses <<<"${FUZZ_HARNESSES:-${all_harnesses[*]}}"
 
 if [[ -z "${FUZZ_NO_BUILD:-}" ]]; then
@@ -44,7 +44,7 @@ seeds_of() {
     space | expr | python) echo configs tests/spaces/good tests/spaces/bad ;;
     t1) echo tests/interchange/t1 ;;
     kt_cache) echo tests/interchange/kt ;;
-    recording | cache) echo ;;  # fuzz/seeds/HARNESS only: a few small files
+    recording | cache | npy) echo ;;  # fuzz/seeds/HARNESS only: a few small files
   esac
 }
 
