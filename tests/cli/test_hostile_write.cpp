@@ -350,5 +350,94 @@ INSTANTIATE_TEST_SUITE_P(Print, HostileStdout,
                                            PrintCase{"report --db cache.db --format svg --plot status -o -"},
                                            PrintCase{"import-t1 in.json"}, PrintCase{"upgrade-space old.yaml"}));
 
+// --- merge: its target is a cache that SQLite writes in place -----------------------------------
+
+/// merge TARGET good.db in dir, where good.db is a cache of another device.
+CommandResult merge_into(const TempDir& dir, const std::string& target, const std::string& prefix = "") {
+  return tiletune_in(dir.path(), "merge " + target + " good.db", prefix);
+}
+
+/// The one line of a merge that failed, which names the target; and dir as it was.
+void expect_refused(const CommandResult& r, int status, const std::string& target, const std::string& before,
+                    const TempDir& dir) {
+  EXPECT_EQ(r.exit_code, status) << r.output;
+  EXPECT_EQ(r.output.rfind("tiletune: ", 0), 0u) << r.output;
+  EXPECT_EQ(lines(r.output), 1u) << r.output;
+  EXPECT_NE(r.output.find(target), std::string::npos) << r.output;
+  EXPECT_EQ(tree_digest(dir.path()), before) << r.output;
+}
+
+class HostileMergeTarget : public ::testing::Test {
+ protected:
+  void SetUp() override { (void)write_cache(dir_.path() / "good.db", "GPU-2", 0.15, /*wal=*/false); }
+  TempDir dir_;
+};
+
+TEST_F(HostileMergeTarget, ADeviceIsRefusedAndStaysADevice) {
+  for (const char* dev : {"/dev/null", "/dev/full"}) {
+    SCOPED_TRACE(dev);
+    const std::string before = tree_digest(dir_.path());
+    expect_refused(merge_into(dir_, dev), 1, std::string(dev) + " is not a tiletune cache (a device", before, dir_);
+    struct stat st {};
+    ASSERT_EQ(::stat(dev, &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+  }
+}
+
+TEST_F(HostileMergeTarget, AFifoIsRefusedAtOnce) {
+  ASSERT_EQ(::mkfifo((dir_.path() / "fifo.db").c_str(), 0644), 0);
+  const std::string before = tree_digest(dir_.path());
+  expect_refused(merge_into(dir_, "fifo.db"), 1, "fifo.db is not a tiletune cache (a FIFO", before, dir_);
+}
+
+TEST_F(HostileMergeTarget, ADirectoryIsRefused) {
+  fs::create_directory(dir_.path() / "dir.db");
+  const std::string before = tree_digest(dir_.path());
+  expect_refused(merge_into(dir_, "dir.db"), 1, "dir.db: a directory, not a file", before, dir_);
+}
+
+TEST_F(HostileMergeTarget, ADanglingLinkIsRefused) {
+  fs::create_directory(dir_.path() / "real");
+  fs::create_symlink("real/all.db", dir_.path() / "all.db");
+  const std::string before = tree_digest(dir_.path());
+  expect_refused(merge_into(dir_, "all.db"), 1, "all.db: a symbolic link to nothing (real/all.db)", before, dir_);
+}
+
+TEST_F(HostileMergeTarget, TheSourceUnderAnotherNameIsExitTwo) {
+  fs::create_symlink("good.db", dir_.path() / "alias.db");
+  fs::create_hard_link(dir_.path() / "good.db", dir_.path() / "hard.db");
+  const std::string before = tree_digest(dir_.path());
+  for (const std::string alias : {"alias.db", "hard.db"})
+    expect_refused(merge_into(dir_, alias), 2, "good.db is the target " + alias + " itself", before, dir_);
+}
+
+TEST_F(HostileMergeTarget, ALinkToACacheIsMergedThroughAndKept) {
+  fs::create_directory(dir_.path() / "real");
+  (void)write_cache(dir_.path() / "real" / "all.db", "GPU-1", 0.15, /*wal=*/false);
+  ASSERT_EQ(::chmod((dir_.path() / "real" / "all.db").c_str(), 0600), 0);
+  fs::create_symlink("real/all.db", dir_.path() / "all.db");
+  const std::string good = cache_files_digest(dir_.path() / "good.db");
+  const CommandResult r = merge_into(dir_, "all.db");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("good.db: 2 trials read, 2 added"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_symlink(dir_.path() / "all.db"));
+  EXPECT_EQ(mode_of(dir_.path() / "real" / "all.db"), 0600u) << "the cache's mode changed";
+  EXPECT_EQ(cache_files_digest(dir_.path() / "good.db"), good) << "a source changed";
+  const CommandResult show = tiletune_in(dir_.path(), "show --db all.db --format csv");
+  EXPECT_EQ(lines(show.output), 5u) << show.output;  // a header and four trials, two per device
+}
+
+// A target in a directory the merge cannot write: SQLite cannot make its journal there, so the
+// merge fails with the target, the source and the directory as they were.
+TEST_F(HostileMergeTarget, AReadOnlyDirectoryLeavesTheTargetByteForByte) {
+  const fs::path target = write_cache(dir_.path() / "all.db", "GPU-1", 0.15, /*wal=*/false);
+  ASSERT_EQ(::chmod(target.c_str(), 0666), 0);  // only the directory stands in the way
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  const std::string before = tree_digest(dir_.path());
+  ReadOnly guard(dir_.path());
+  const CommandResult r = merge_into(dir_, "all.db", unprivileged_command_prefix());
+  expect_refused(r, 1, "on all.db: attempt to write a readonly database", before, dir_);
+}
+
 }  // namespace
 }  // namespace tiletune::testing
