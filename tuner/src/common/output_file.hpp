@@ -1,8 +1,10 @@
 // How every file a command writes for the user is written (issue 22). What is at the path decides:
 //  - nothing: a new regular file, mode 0666 less the umask (as any program's);
 //  - a regular file: replaced atomically (a temporary file in its directory, written, fsync'd,
-//    given the old file's mode, renamed over it), so a failure leaves it as it was and never
-//    leaves the temporary file behind;
+//    given the old file's mode and, where permitted, its owner, renamed over it), so a failure
+//    leaves it as it was and never leaves the temporary file behind. So a file in a directory
+//    this process cannot write is not written ("cannot write: Permission denied"), never
+//    rewritten in place, and a file with other hard links is replaced under this name only;
 //  - a character device (/dev/null, /dev/stdout, a terminal) or a FIFO: written through, never
 //    replaced; a FIFO is opened without blocking first, so one with no reader is refused at once;
 //  - a symbolic link: what it points to, by the same rules (the link is kept); a dangling link is
