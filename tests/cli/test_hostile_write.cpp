@@ -1,10 +1,12 @@
 // Hostile outputs through the `tiletune` executable (issue 22, "one way to write an output"): each
 // writing command (report -o as HTML, SVG and PNG, import-t1 -o, import-kt-cache -o) against each
-// kind of target: a new file, /dev/null (written through, still a device), a FIFO with no reader
+// kind of target: a new file, a null device (written through, still a device), a FIFO with no reader
 // (refused at once), a link to a file (the file replaced, the link kept), a dangling link, a
 // directory, a 600 file (mode kept), a directory it cannot write, /dev/full, and its own input
 // under another name or through a link (exit 2); upgrade-space --write and merge on their
-// targets; stdout on /dev/full or closed for every command that prints. Each case asserts the
+// targets; stdout on /dev/full or closed for every command that prints. As root the devices are
+// nodes of the case's own (char_device), so that a command that wrongly replaced its output
+// (as tiletune did before issue 22) cannot replace the machine's /dev/null. Each case asserts the
 // exit status, one located line, and that nothing else in its directory changed. CPU only.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -126,8 +128,8 @@ fs::path make_target(const TempDir& dir, const WriteCase& c) {
   const fs::path out = dir.path() / "out";
   switch (c.target) {
     case Target::new_file: return out;
-    case Target::dev_null: return "/dev/null";
-    case Target::dev_full: return "/dev/full";
+    case Target::dev_null: return char_device(dir.path(), "null", 3);
+    case Target::dev_full: return char_device(dir.path(), "full", 7);
     case Target::fifo: EXPECT_EQ(::mkfifo(out.c_str(), 0644), 0); return out;
     case Target::link_to_file:
       (void)dir.write("real", "old");
@@ -212,8 +214,8 @@ TEST_P(HostileWrite, WritesThroughReplacesOrRefusesAndLeavesTheRest) {
   struct stat st {};
   switch (c.target) {
     case Target::dev_null:
-      ASSERT_EQ(::stat("/dev/null", &st), 0);
-      EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null was replaced";
+      ASSERT_EQ(::lstat(out.c_str(), &st), 0);
+      EXPECT_TRUE(S_ISCHR(st.st_mode)) << out << " was replaced";
       EXPECT_FALSE(fs::exists(dir.path() / "out"));
       break;
     case Target::new_file:
@@ -374,12 +376,12 @@ class HostileMergeTarget : public ::testing::Test {
 };
 
 TEST_F(HostileMergeTarget, ADeviceIsRefusedAndStaysADevice) {
-  for (const char* dev : {"/dev/null", "/dev/full"}) {
-    SCOPED_TRACE(dev);
+  for (const fs::path& dev : {char_device(dir_.path(), "null", 3), char_device(dir_.path(), "full", 7)}) {
+    SCOPED_TRACE(dev.string());
     const std::string before = tree_digest(dir_.path());
-    expect_refused(merge_into(dir_, dev), 1, std::string(dev) + " is not a tiletune cache (a device", before, dir_);
+    expect_refused(merge_into(dir_, quote(dev)), 1, dev.string() + " is not a tiletune cache (a device", before, dir_);
     struct stat st {};
-    ASSERT_EQ(::stat(dev, &st), 0);
+    ASSERT_EQ(::lstat(dev.c_str(), &st), 0);
     EXPECT_TRUE(S_ISCHR(st.st_mode));
   }
 }
