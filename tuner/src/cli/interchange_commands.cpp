@@ -47,7 +47,9 @@ randn), by the generator "i" or from a BinaryRaw file; a Size sees each param as
 values; constant memory (MemType Constant, MemoryType Symbol) becomes a module global.
 ReferenceArguments from BinaryRaw files are the expected outputs. Budget and Search become
 comments (tiletune sets them with tune --budget and --strategy). Anything else is an error
-naming the field; the YAML is written only when the whole file maps, after it loads.)HELP");
+naming the field; the YAML is written only when the whole file maps, after it loads, and whole
+(a file replaced atomically, its mode kept; a device or a FIFO written through; the T1 file
+itself, a directory or a dangling link refused).)HELP");
   return [o]() {
     namespace fs = std::filesystem;
     const fs::path out = o->output.empty() ? fs::current_path() / "imported.yaml" : fs::path(o->output);

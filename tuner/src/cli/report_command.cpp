@@ -92,7 +92,9 @@ nothing loaded from anywhere): per kernel, the best config on each device and pr
 speedup over the default config; per device and problem, the top configs, the status counts
 with the failures' reasons, the objective against each param, heatmaps of param pairs, against
 occupancy and registers, the search's progress in the order the trials were measured, and
-energy against time where energy was measured. PNG needs rsvg-convert (package librsvg2-bin).)");
+energy against time where energy was measured. PNG needs rsvg-convert (package librsvg2-bin).
+The output is written whole (a file replaced atomically, its mode kept; a device or a FIFO
+written through); the cache itself, a directory or a dangling link is refused.)");
   return [o]() {
     const std::string path = o->db.empty() ? default_cache_path().string() : o->db;
     CacheDb db = CacheDb::open(path, CacheDb::Mode::read_only);
