@@ -4,13 +4,16 @@
 // input never written; every failure leaves the directory as it was (no temporary file).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <thread>
 
@@ -217,6 +220,34 @@ TEST(OutputFileWrite, RegularOnlyRefusesDevicesAndMissingFiles) {
   write_output(file, "new", rewrite);
   EXPECT_EQ(testing::read_file(file), "new");
   EXPECT_EQ(mode_of(file), 0600u);
+}
+
+// A write that stops part way (here at a file size limit, as a full disk would stop it): the
+// target as it was, no temporary file left. In a child, since the limit is the process's.
+TEST(OutputFileWrite, AShortWriteLeavesTheTargetAsItWas) {
+  TempDir dir;
+  const fs::path file = dir.write("out.txt", "old content");
+  const std::string before = tree_digest(dir.path());
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead of killing the child
+    const rlimit limit{4096, 4096};
+    const std::string got = ::setrlimit(RLIMIT_FSIZE, &limit) == 0 ? error_of(file, std::string(1 << 20, 'x')) : "setrlimit";
+    (void)!::write(fds[1], got.data(), got.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_EQ(got, file.string() + ": cannot write: File too large");
+  EXPECT_EQ(tree_digest(dir.path()), before);
 }
 
 TEST(OutputFileWrite, AMissingDirectoryIsCannotWrite) {
