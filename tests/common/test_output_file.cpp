@@ -250,6 +250,14 @@ TEST(OutputFileWrite, AShortWriteLeavesTheTargetAsItWas) {
   EXPECT_EQ(tree_digest(dir.path()), before);
 }
 
+TEST(OutputFileWrite, ANameOfTheLongestLengthIsWrittenAndAnEmptyPathRefused) {
+  TempDir dir;
+  const fs::path out = dir.path() / std::string(255, 'n');
+  write_output(out, "text");
+  EXPECT_EQ(testing::read_file(out), "text");
+  EXPECT_EQ(error_of("", "x"), "an empty path as an output");
+}
+
 TEST(OutputFileWrite, AMissingDirectoryIsCannotWrite) {
   TempDir dir;
   const std::string before = tree_digest(dir.path());

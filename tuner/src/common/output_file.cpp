@@ -38,6 +38,7 @@ struct Resolved {
 };
 
 Resolved resolve(const fs::path& path) {
+  if (path.empty()) throw Error("an empty path as an output");
   Resolved r{path};
   if (::lstat(path.c_str(), &r.st) != 0) {
     if (errno != ENOENT) cannot_write(path, errno);
@@ -97,8 +98,9 @@ class TempFile {
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::random_device random;
     for (int attempt = 0; attempt < 100; ++attempt) {
-      path_ = dir / ("." + target.filename().string() + ".tiletune-" + std::to_string(::getpid()) + "-" +
-                     std::to_string(random()));
+      // At most 100 bytes of the name, so that a name near NAME_MAX still has room for ours.
+      path_ = dir / ("." + target.filename().string().substr(0, 100) + ".tiletune-" + std::to_string(::getpid()) +
+                     "-" + std::to_string(random()));
       // 0666: the umask applies, as to any new file; an existing file's mode is set with fchmod.
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ >= 0 || errno != EEXIST) break;
