@@ -190,6 +190,27 @@ TEST(CliCache, AMergeThatFailsOnASourceLeavesTheTargetByteForByte) {
   EXPECT_FALSE(fs::exists(dir.path() / "new.db")) << "a merge that failed created its target";
 }
 
+// A merge that fails in the target itself, after the sources were read (here a trigger refuses
+// every new trial): the transaction rolls back and the target keeps its rollback journal, byte
+// for byte (issue 22: it was switched to WAL on opening).
+TEST(CliCache, AMergeThatFailsInTheTargetLeavesItByteForByteInItsJournal) {
+  TempDir dir;
+  // Rollback journals both: a WAL source's reader would add its (empty) -wal and -shm beside it.
+  const auto good = write_cache(dir.path() / "good.db", "GPU-3", 0.15, /*wal=*/false);
+  const auto target = with_pragma(write_cache(dir.path() / "rollback.db", "GPU-1", 0.15, /*wal=*/false),
+                                  "CREATE TRIGGER refuse BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, \"refused\"); END");
+  const std::string before = cache_files_digest(target);
+  const std::string listing = tree_digest(dir.path());
+  const CommandResult r = tiletune_in(dir, "merge " + quote(target) + " " + quote(good));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.rfind("tiletune: ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("refused"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(target.string()), std::string::npos) << r.output;
+  EXPECT_EQ(lines(r.output), 1u) << r.output;
+  EXPECT_EQ(cache_files_digest(target), before) << "the target changed, or was switched to WAL";
+  EXPECT_EQ(tree_digest(dir.path()), listing);
+}
+
 TEST(CliCache, AMergeIntoAForeignTargetLeavesIt) {
   TempDir dir;
   const auto good = write_cache(dir.path() / "good.db", "GPU-3");

@@ -1,6 +1,8 @@
 // Implementation of the shared test helpers.
 #include "test_support.hpp"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -226,6 +228,14 @@ std::string tree_digest(const std::filesystem::path& dir) {
   std::string out;
   for (const std::string& l : lines) out += l + "\n";
   return out;
+}
+
+std::filesystem::path char_device(const std::filesystem::path& dir, const std::string& name, unsigned minor) {
+  const std::filesystem::path node = dir / name;
+  if (::geteuid() == 0 && ::mknod(node.c_str(), S_IFCHR | 0666, ::makedev(1, minor)) == 0 &&
+      ::chmod(node.c_str(), 0666) == 0)
+    return node;
+  return minor == 7 ? "/dev/full" : "/dev/null";
 }
 
 std::string run_without_write_access(const std::filesystem::path& dir, const std::function<std::string()>& fn) {

@@ -63,6 +63,13 @@ namespace tiletune::testing {
 /// (no file written, renamed, re-moded or left behind). For hostile tests (issue 22).
 [[nodiscard]] std::string tree_digest(const std::filesystem::path& dir);
 
+/// A character device to write to, as /dev/null (minor 3) or /dev/full (minor 7) is: a node of its
+/// own at dir/name where this process may make one (root), so that a command that wrongly replaces
+/// its output cannot replace the machine's device; otherwise /dev/null or /dev/full itself (which
+/// only root could replace).
+[[nodiscard]] std::filesystem::path char_device(const std::filesystem::path& dir, const std::string& name,
+                                                unsigned minor);
+
 /// Runs fn as a user who cannot write the directories the tests create: as root (whom permissions
 /// do not stop) in a child process that becomes nobody (uid and gid 65534), otherwise in a child
 /// with dir's write permission taken away for the time. Returns what fn returned, or

@@ -9,6 +9,8 @@
 namespace tiletune::testing {
 namespace {
 
+namespace fs = std::filesystem;
+
 std::map<std::string, TrialRow> rows_by_key(const CacheDb& db) {
   TrialFilter all;
   all.current_only = false;
@@ -82,6 +84,36 @@ TEST(Merge, TheSourcesCurrentVersionStaysCurrent) {
   const auto best = a.best();  // current versions only
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].kernel.source_hash, "new");
+}
+
+// A merge that fails in the target itself (here a trigger refuses every new trial) rolls back,
+// and the target keeps its rollback journal: it is switched to WAL only after a merge commits.
+TEST(Merge, AMergeThatFailsInTheTargetLeavesItByteForByteAndItsJournal) {
+  TempDir dir;
+  const fs::path into = dir.path() / "into.db", from = dir.path() / "from.db";
+  {
+    CacheDb::Options rollback;
+    rollback.wal = false;
+    CacheDb a = CacheDb::open(into, rollback);
+    const auto d = a.upsert_device(sample_device("GPU-aaaaaaaa-0000-0000-0000-000000000001", "NVIDIA H200"));
+    (void)a.record_trial(ok_trial(d, a.upsert_kernel(sample_kernel()), "N=8192", "TILE=32", 2.0));
+    CacheDb b = CacheDb::open(from);
+    const auto db = b.upsert_device(sample_device("GPU-bbbbbbbb-0000-0000-0000-000000000002", "NVIDIA A100"));
+    (void)b.record_trial(ok_trial(db, b.upsert_kernel(sample_kernel()), "N=8192", "TILE=32", 1.0));
+  }
+  const CommandResult t = run_command("sqlite3 '" + into.string() +
+                                      "' 'CREATE TRIGGER refuse BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, \"refused\"); END'");
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  const std::string before = cache_files_digest(into);
+  EXPECT_THROW((void)merge_cache_files(into, {from}), Error);
+  EXPECT_EQ(cache_files_digest(into), before) << "a failed merge changed its target (or switched it to WAL)";
+
+  // Without the trigger the same merge commits, and only then is the target in WAL.
+  ASSERT_EQ(run_command("sqlite3 '" + into.string() + "' 'DROP TRIGGER refuse'").exit_code, 0);
+  const std::vector<MergeStats> stats = merge_cache_files(into, {from});
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].added, 1u);
+  EXPECT_EQ(CacheDb::open(into, CacheDb::Mode::read_only).journal_mode(), "wal");
 }
 
 }  // namespace

@@ -44,9 +44,9 @@ struct ReportOptions {
 /// per-problem plots, one device and problem); otherwise Error lists the choices.
 [[nodiscard]] std::string render_plot(const CacheDb& db, const ReportOptions& options, std::string_view plot);
 
-/// Converts SVG text to a PNG file with rsvg-convert (librsvg's command-line tool, Debian
-/// package librsvg2-bin). Throws Error when it is missing or fails; the file is written whole
-/// or not at all.
-void write_png(const std::string& svg, const std::filesystem::path& out, double zoom = 2.0);
+/// Converts SVG text to PNG bytes with rsvg-convert (librsvg's command-line tool, Debian
+/// package librsvg2-bin), in a private temporary directory that is removed after. Throws Error
+/// when it is missing or fails. The caller writes the bytes (write_output).
+[[nodiscard]] std::string render_png(const std::string& svg, double zoom = 2.0);
 
 }  // namespace tiletune

@@ -444,6 +444,8 @@ was. A source that is the target itself (another path, a symbolic or hard link) 
     for (const std::string& source : o->sources)
       if (same_file(source, o->into))
         throw UsageError(fmt::format("merge: {} is the target {} itself (the same file)", source, o->into));
+    // A directory, a socket or a dangling link, before any source is read (SQLite writes a cache in place).
+    (void)checked_output(o->into);
     const std::vector<std::filesystem::path> sources(o->sources.begin(), o->sources.end());
     const std::vector<MergeStats> stats = merge_cache_files(o->into, sources);
     for (std::size_t i = 0; i < stats.size(); ++i)

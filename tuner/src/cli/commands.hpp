@@ -11,6 +11,8 @@
 #include <vector>
 #include <string>
 
+#include "common/output_file.hpp"
+
 namespace tiletune {
 struct DeviceInfo;
 }
@@ -42,9 +44,13 @@ enum class Format { table, csv, json };
 
 void print_devices(std::ostream& out, const std::vector<DeviceInfo>& devices, Format format);
 
-/// Writes text to path through a temporary file beside it and a rename, so that a failure never
-/// leaves half a file; "-" is stdout. Throws Error naming the file.
-void write_whole_file(const std::string& path, const std::string& text);
+/// check_output (common/output_file.hpp) before any work: an output that is one of the inputs
+/// is a UsageError (exit 2), any other refusal an Error. "-" (stdout) is a stream.
+OutputTarget checked_output(const std::string& path, const OutputRules& rules = {});
+
+/// Writes text to path by write_output's rules (a regular file replaced whole, a device or FIFO
+/// written through, never an input); "-" is stdout. Throws Error naming the file.
+void write_whole_file(const std::string& path, const std::string& text, const OutputRules& rules = {});
 
 /// True when stderr is a terminal (progress bars go there only then).
 [[nodiscard]] bool stderr_is_tty();

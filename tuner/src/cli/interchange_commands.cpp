@@ -47,11 +47,15 @@ randn), by the generator "i" or from a BinaryRaw file; a Size sees each param as
 values; constant memory (MemType Constant, MemoryType Symbol) becomes a module global.
 ReferenceArguments from BinaryRaw files are the expected outputs. Budget and Search become
 comments (tiletune sets them with tune --budget and --strategy). Anything else is an error
-naming the field; the YAML is written only when the whole file maps, after it loads.)HELP");
+naming the field; the YAML is written only when the whole file maps, after it loads, and whole
+(a file replaced atomically, its mode kept; a device or a FIFO written through; the T1 file
+itself, a directory or a dangling link refused).)HELP");
   return [o]() {
     namespace fs = std::filesystem;
     const fs::path out = o->output.empty() ? fs::current_path() / "imported.yaml" : fs::path(o->output);
-    if (!o->output.empty() && fs::exists(out) && !o->force)
+    const OutputRules rules{{fs::path(o->input)}};
+    // Only a file is overwritten; a device or a FIFO is written through, as asked.
+    if (!o->output.empty() && checked_output(out.string(), rules) == OutputTarget::regular && !o->force)
       throw Error(fmt::format("{} exists: pass --force to overwrite it", out.string()));
     const T1Import imported = import_t1(o->input, out, o->name);
     for (const std::string& n : imported.notes) std::cerr << "import-t1: note: " << n << '\n';
@@ -60,7 +64,7 @@ naming the field; the YAML is written only when the whole file maps, after it lo
       std::cout << imported.yaml;
       return exit_ok;
     }
-    write_whole_file(out.string(), imported.yaml);
+    write_whole_file(out.string(), imported.yaml, rules);
     std::cerr << fmt::format("import-t1: wrote {}\n", out.string());
     return exit_ok;
   };
@@ -134,7 +138,8 @@ disagrees with its entry's values, a key twice, a time that is neither a positiv
 failure, a name that is not a C identifier, a value holding ',' or ';'. Skipped and counted:
 entries with a value tune_params does not list. Read only from a regular file, at most 256 MiB
 gzip'd and 1 GiB of JSON. Files that exist with other content are kept unless --force; each
-file is written whole (a temporary file, then a rename).
+file is written whole (a temporary file, then a rename, its mode kept); a device or a FIFO is
+written through; the cache itself, a directory or a dangling link is refused.
 
 )HELP" + std::string(exit_status_help));
   return [o]() {
@@ -148,11 +153,10 @@ file is written whole (a temporary file, then a rename).
     const Output outputs[] = {{recording, &imported.recording_csv, "the recording"},
                               {space, &imported.space_yaml, "the space"},
                               {stub, &imported.stub_source, "the space's stub kernel"}};
-    std::error_code ec;
+    const OutputRules rules{{cache}};
     for (const Output& out : outputs) {
-      if (fs::equivalent(out.path, cache, ec))
-        throw UsageError(fmt::format("{} ({}) is the cache being read", out.path.string(), out.what));
-      if (fs::exists(out.path, ec) && !o->force && !holds(out.path, *out.text))
+      // A device or a FIFO is written through; only a file with other content needs --force.
+      if (checked_output(out.path.string(), rules) == OutputTarget::regular && !o->force && !holds(out.path, *out.text))
         throw Error(fmt::format("{} ({}) exists with other content: pass --force to overwrite it, or name another path",
                                 out.path.string(), out.what));
     }
@@ -161,7 +165,7 @@ file is written whole (a temporary file, then a rename).
     for (const Output& out : outputs) {
       std::string& list = holds(out.path, *out.text) ? kept : written;
       list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", out.path.string(), out.what);
-      if (&list == &written) write_whole_file(out.path.string(), *out.text);
+      if (&list == &written) write_whole_file(out.path.string(), *out.text, rules);
     }
 
     const LandscapeProblem& p = imported.recording.problems.front();

@@ -8,6 +8,7 @@
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/stdout_errors.hpp"
 #include "tiletune/error.hpp"
 
 int main(int argc, char** argv) {
@@ -65,9 +66,10 @@ Run `tiletune COMMAND --help` for the options of a command.
     std::fprintf(stderr, "tiletune: %s (see --help)\n", e.what());
     return tiletune::cli::exit_usage;
   }
+  tiletune::cli::StdoutErrors stdout_errors;  // a command whose output was lost exits 1
   try {
     for (auto& [sub, run] : commands)
-      if (sub->parsed()) return run();
+      if (sub->parsed()) return stdout_errors.checked(run());
   } catch (const tiletune::cli::UsageError& e) {
     std::fprintf(stderr, "tiletune: %s\n", e.what());
     return tiletune::cli::exit_usage;

@@ -1,11 +1,10 @@
 // `tiletune report`: the HTML report of a result cache, or one plot as SVG or PNG. Thin: parse
 // the options, open the cache read-only, call the report stage, write the file whole.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "tiletune/error.hpp"
@@ -42,25 +41,21 @@ ReportOptions report_options(const ReportCommandOptions& o) {
 
 }  // namespace
 
-void write_whole_file(const std::string& path, const std::string& text) {
+OutputTarget checked_output(const std::string& path, const OutputRules& rules) {
+  if (path == "-") return OutputTarget::stream;
+  try {
+    return check_output(path, rules);
+  } catch (const OutputIsInputError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void write_whole_file(const std::string& path, const std::string& text, const OutputRules& rules) {
   if (path == "-") {
-    std::cout << text;
+    std::cout << text;  // checked when the command returns (main)
     return;
   }
-  const std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw Error(fmt::format("cannot write {}", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(fmt::format("cannot write {}", path));
-  }
+  write_output(path, text, rules);
 }
 
 Runner add_report_command(CLI::App& app) {
@@ -97,7 +92,9 @@ nothing loaded from anywhere): per kernel, the best config on each device and pr
 speedup over the default config; per device and problem, the top configs, the status counts
 with the failures' reasons, the objective against each param, heatmaps of param pairs, against
 occupancy and registers, the search's progress in the order the trials were measured, and
-energy against time where energy was measured. PNG needs rsvg-convert (package librsvg2-bin).)");
+energy against time where energy was measured. PNG needs rsvg-convert (package librsvg2-bin).
+The output is written whole (a file replaced atomically, its mode kept; a device or a FIFO
+written through); the cache itself, a directory or a dangling link is refused.)");
   return [o]() {
     const std::string path = o->db.empty() ? default_cache_path().string() : o->db;
     CacheDb db = CacheDb::open(path, CacheDb::Mode::read_only);
@@ -107,10 +104,12 @@ energy against time where energy was measured. PNG needs rsvg-convert (package l
       for (const std::string& n : plot_names(db, options)) std::cout << n << '\n';
       return exit_ok;
     }
+    const OutputRules rules{{path}};  // never the cache it reports on
     if (o->format == "html") {
       if (!o->plot.empty()) throw Error("--plot needs --format svg or png (the HTML report has every plot)");
       const std::string out = o->output.empty() ? "report.html" : o->output;
-      write_whole_file(out, render_report(db, options));
+      (void)checked_output(out, rules);
+      write_whole_file(out, render_report(db, options), rules);
       if (out != "-") std::cerr << fmt::format("report: wrote {}\n", out);
       return exit_ok;
     }
@@ -118,14 +117,15 @@ energy against time where energy was measured. PNG needs rsvg-convert (package l
       throw Error(fmt::format("--format {} writes one plot: name it with --plot (tiletune report --list-plots shows "
                               "them)",
                               o->format));
-    const std::string svg = render_plot(db, options, o->plot);
     std::string stem = o->plot;
     for (char& c : stem)
       if (c == ':' || c == ',') c = '-';
     const std::string out = o->output.empty() ? stem + "." + o->format : o->output;
     if (o->format == "png" && out == "-") throw Error("--format png cannot write to stdout: name a file with -o");
-    if (o->format == "svg") write_whole_file(out, svg);
-    else write_png(svg, out);
+    (void)checked_output(out, rules);
+    const std::string svg = render_plot(db, options, o->plot);
+    if (o->format == "svg") write_whole_file(out, svg, rules);
+    else write_whole_file(out, render_png(svg), rules);
     if (out != "-") std::cerr << fmt::format("report: wrote {}\n", out);
     return exit_ok;
   };

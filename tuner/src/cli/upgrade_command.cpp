@@ -1,6 +1,6 @@
 // `tiletune upgrade-space`: rewrites search spaces of earlier versions into the current format
 // (expressions with commas quoted, references named), printing the new text or, with --write,
-// replacing each file (atomically, through a temporary file in the same directory).
+// replacing each file (write_output: atomically, its mode kept, a regular file only).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "common/output_file.hpp"
 #include "space/space_file.hpp"
 #include "tiletune/space.hpp"
 
@@ -18,20 +19,9 @@ namespace tiletune::cli {
 namespace {
 
 void replace_file(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".upgrade-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw Error(fmt::format("{}: cannot write {}", path, temporary));
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw Error(fmt::format("{}: cannot replace the file", path));
-  }
+  // The one output meant to be its own input: only a regular file (never a device or a FIFO a
+  // link leads to), replaced atomically with its mode kept.
+  write_output(path, text, OutputRules{.inputs = {}, .regular_only = true});
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // merge_cache: the caches of several machines into one, keeping the better trial per key.
 // Every source is read whole and checked before the target is opened for writing, and all that a
-// merge writes is one transaction (a CacheDb::Batch), so a merge that fails on a source leaves
-// the target as it was, byte for byte. Written against CacheDb's public API, so every write keeps
-// best up to date.
+// merge writes is one transaction (a CacheDb::Batch) in the rollback journal, switched to WAL
+// only after it commits, so a merge that fails leaves the target as it was, byte for byte.
+// Written against CacheDb's public API, so every write keeps best up to date.
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -102,6 +102,16 @@ MergeStats merge_snapshot(CacheDb& into, const Snapshot& from) {
                 "merge", {}, into);
 }
 
+/// After a merge that succeeded: the journal every writer of a cache uses (WAL where the disk
+/// allows it), as CacheDb::open sets it. The merge is committed already, so a target that cannot
+/// switch now (busy) keeps its rollback journal, which works as well; the next writer switches it.
+void use_wal(const fs::path& into) {
+  try {
+    (void)CacheDb::open(into);
+  } catch (const Error&) {
+  }
+}
+
 }  // namespace
 
 bool same_file(const fs::path& a, const fs::path& b) {
@@ -131,6 +141,7 @@ std::vector<MergeStats> merge_cache_files(const fs::path& into, const std::vecto
   try {
     CacheDb::Options options;
     options.create_directories = false;  // a failed merge leaves no directory behind either
+    options.wal = false;                 // a failed merge must not switch the target's journal either
     CacheDb target = CacheDb::open(into, options);
     CacheDb::Batch batch = target.batch();
     for (const Snapshot& s : snapshots) stats.push_back(merge_snapshot(target, s));
@@ -141,6 +152,7 @@ std::vector<MergeStats> merge_cache_files(const fs::path& into, const std::vecto
       for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(into.string() + suffix, ec);
     throw;
   }
+  use_wal(into);
   return stats;
 }
 

@@ -19,7 +19,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -27,6 +26,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/output_file.hpp"
 #include "interchange/kt_cache_file.hpp"
 #include "tiletune/python_expr.hpp"
 #include "interchange/yaml_text.hpp"
@@ -210,10 +210,7 @@ class ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
   [[nodiscard]] fs::path write(const std::string& name, const std::string& text) const {
     const fs::path p = path_ / name;
-    std::ofstream out(p, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) throw Error("cannot write " + p.string());
+    write_output(p, text);
     return p;
   }
 

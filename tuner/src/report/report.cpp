@@ -8,13 +8,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "common/input_file.hpp"
+#include "common/output_file.hpp"
 #include "report/model.hpp"
 #include "tiletune/error.hpp"
 
@@ -243,39 +246,61 @@ std::string render_plot(const CacheDb& db, const ReportOptions& options, std::st
   return p->svg();
 }
 
-void write_png(const std::string& svg, const std::filesystem::path& out, double zoom) {
-  namespace fs = std::filesystem;
-  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  const fs::path svg_file = dir / fmt::format(".{}.{}.svg", out.filename().string(), ::getpid());
-  const fs::path png_tmp = dir / fmt::format(".{}.{}.png", out.filename().string(), ::getpid());
-  {
-    std::ofstream f(svg_file, std::ios::binary);
-    f << svg;
-    if (!f) throw Error(fmt::format("cannot write {}", svg_file.string()));
+namespace {
+
+/// A fresh directory under the system's temp directory, removed with its files at scope exit.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::error_code ec;
+    const std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+    std::string pattern = ((ec ? std::filesystem::path("/tmp") : base) / "tiletune-png-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      throw Error(fmt::format("{}: cannot make a temporary directory for the PNG: {}", pattern, std::strerror(errno)));
+    path_ = pattern;
   }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// The most PNG bytes read back from rsvg-convert: far more than any plot (a few MB).
+constexpr std::size_t kMaxPngBytes = std::size_t{256} << 20;
+
+}  // namespace
+
+std::string render_png(const std::string& svg, double zoom) {
+  const ScratchDir scratch;
+  const std::filesystem::path svg_file = scratch.path() / "plot.svg", png_file = scratch.path() / "plot.png";
+  write_output(svg_file, svg);
   const std::string zoom_text = fmt::format("{}", zoom);
-  const std::string svg_text = svg_file.string(), png_text = png_tmp.string();
+  const std::string svg_text = svg_file.string(), png_text = png_file.string();
   const char* argv[] = {"rsvg-convert", "--format", "png", "--zoom", zoom_text.c_str(), "--background-color", "white",
                         "--output", png_text.c_str(), svg_text.c_str(), nullptr};
   pid_t pid = 0;
   const int spawned = ::posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char**>(argv), environ);
   int status = 0;
   if (spawned == 0) ::waitpid(pid, &status, 0);
-  std::error_code ec;
-  fs::remove(svg_file, ec);
   if (spawned != 0) {
     throw Error("--format png needs rsvg-convert (Debian/Ubuntu package librsvg2-bin), which was not found on PATH; "
                 "or write --format svg");
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fs::remove(png_tmp, ec);
-    throw Error(fmt::format("rsvg-convert failed to convert the plot to {} (exit status {})", out.string(),
+    throw Error(fmt::format("rsvg-convert failed to convert the plot to PNG (exit status {})",
                             WIFEXITED(status) ? WEXITSTATUS(status) : -1));
   }
-  fs::rename(png_tmp, out, ec);
-  if (ec) {
-    fs::remove(png_tmp, ec);
-    throw Error(fmt::format("cannot write {}: {}", out.string(), ec.message()));
+  try {
+    InputFile png(png_file, "a PNG");
+    return png.read_all(kMaxPngBytes);
+  } catch (const Error& e) {
+    throw Error(fmt::format("rsvg-convert's PNG {}: {}", png_text, e.what()));
   }
 }
 
