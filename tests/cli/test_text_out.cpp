@@ -198,11 +198,5 @@ TEST(TextOut, CutsNeverSplitACharacter) {
   EXPECT_EQ(utf8_boundary("aé", 3), 3u);
 }
 
-TEST(TextOut, FiniteOr) {
-  EXPECT_EQ(finite_or(std::nan(""), 1.0), 1.0);
-  EXPECT_EQ(finite_or(-std::numeric_limits<double>::infinity(), 2.0), 2.0);
-  EXPECT_EQ(finite_or(3.0, 1.0), 3.0);
-}
-
 }  // namespace
 }  // namespace tiletune::text_out

@@ -401,7 +401,4 @@ class CsvReader {
   return out;
 }
 
-/// v when it is finite, else `fallback`: what the report writes for a number it has to write.
-[[nodiscard]] inline double finite_or(double v, double fallback) noexcept { return std::isfinite(v) ? v : fallback; }
-
 }  // namespace tiletune::text_out
