@@ -79,7 +79,9 @@ struct KtCacheImport {
                                             const KtCacheImportOptions& options = {});
 
 /// The trials selected by filter as a T4 results document ("schema_version": "1.0.0", one
-/// result per trial, times in milliseconds), objectives [objective].
-[[nodiscard]] std::string export_t4(const CacheDb& db, const TrialFilter& filter, Objective objective);
+/// result per trial, times in milliseconds), objectives [objective]. Valid UTF-8 whatever the
+/// cache holds: the number of bytes written as U+FFFD is added to *replaced.
+[[nodiscard]] std::string export_t4(const CacheDb& db, const TrialFilter& filter, Objective objective,
+                                    std::size_t* replaced = nullptr);
 
 }  // namespace tiletune

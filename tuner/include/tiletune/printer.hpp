@@ -91,8 +91,13 @@ class Printer {
 
   void print(const PrintDocument& document) { do_print(document); }
 
+  /// Bytes that were not UTF-8 and were written as U+FFFD (JSON only, whose text must be UTF-8),
+  /// over every print so far: the command reports them once.
+  [[nodiscard]] std::size_t replaced_bytes() const noexcept { return replaced_; }
+
  protected:
   [[nodiscard]] std::ostream& out() const noexcept { return *out_; }
+  std::size_t replaced_ = 0;
 
  private:
   virtual void do_print(const PrintDocument& document) = 0;

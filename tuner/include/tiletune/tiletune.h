@@ -125,7 +125,10 @@ TILETUNE_API void tiletune_result_free(tiletune_result* result);
  *  cpu_time_s; an unmeasured one is absent), ordered by kernel, device, problem, then fastest first.
  *  kernel, device (a UUID or name) and status filter when not NULL; only trials of each kernel's
  *  current version unless all_versions is non-zero. On TILETUNE_OK *json is a NUL-terminated
- *  UTF-8 string to free with tiletune_string_free; otherwise it is NULL. */
+ *  UTF-8 string to free with tiletune_string_free; otherwise it is NULL. It is valid UTF-8 JSON
+ *  whatever the cache holds: a byte that is not UTF-8 is written as U+FFFD, and a trial with such
+ *  bytes says how many in "invalid_utf8_bytes" (absent when none); control characters are
+ *  escaped. */
 TILETUNE_API tiletune_status tiletune_trials_json(tiletune_cache* cache, const char* kernel, const char* device,
                                                   const char* status, int all_versions, char** json);
 /** Frees a string returned by the library (NULL is allowed). */

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <set>
@@ -13,15 +14,24 @@
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "common/text_out.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/landscape.hpp"
 #include "tiletune/printer.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/device.hpp"
+#include "tiletune/error.hpp"
 #include "tiletune/interchange.hpp"
 #include "tiletune/query.hpp"
 
 namespace tiletune::cli {
+
+namespace {
+/// The one warning of a JSON output that replaced bytes that were not UTF-8 (see text_out.hpp).
+void warn_replaced(std::string_view what, std::size_t replaced) {
+  if (replaced > 0) std::cerr << text_out::replaced_warning(what, replaced) << '\n';
+}
+}  // namespace
 
 void print_devices(std::ostream& out, const std::vector<DeviceInfo>& devices, Format format) {
   const std::string nvrtc = nvrtc_version();
@@ -46,11 +56,13 @@ void print_devices(std::ostream& out, const std::vector<DeviceInfo>& devices, Fo
                    {"driver", format_driver_version(d.driver_version)},
                    {"nvrtc", nvrtc}});
     }
-    out << j.dump(2) << '\n';
+    std::size_t replaced = 0;
+    out << text_out::dump_json(j, 2, &replaced) << '\n';
+    warn_replaced("devices", replaced);
     return;
   }
   for (const DeviceInfo& d : devices) {
-    out << fmt::format("{}: {} ({})\n", d.ordinal, d.name, d.uuid);
+    out << fmt::format("{}: {} ({})\n", d.ordinal, text_out::terminal_text(d.name), text_out::terminal_text(d.uuid));
     out << fmt::format("   compute capability {}.{}, {} SMs, {:.1f} GiB, L2 {} MiB, memory bus {} bits\n", d.cc_major,
                        d.cc_minor, d.sm_count, double(d.total_memory) / double(1ull << 30), d.l2_bytes >> 20,
                        d.memory_bus_width);
@@ -69,10 +81,12 @@ std::string params_text(std::string s) {
   return s;
 }
 
-/// The cache named by --db, else the default one, opened read-only (reading creates nothing).
-CacheDb open_for_reading(const std::string& db) {
-  return CacheDb::open(db.empty() ? default_cache_path() : std::filesystem::path(db), CacheDb::Mode::read_only);
+std::filesystem::path cache_path(const std::string& db) {
+  return db.empty() ? default_cache_path() : std::filesystem::path(db);
 }
+
+/// The cache named by --db, else the default one, opened read-only (reading creates nothing).
+CacheDb open_for_reading(const std::string& db) { return CacheDb::open(cache_path(db), CacheDb::Mode::read_only); }
 
 using Shown = PrintColumn::Shown;
 
@@ -197,7 +211,12 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
   return table;
 }
 
-void print(PrintFormat format, const PrintDocument& document) { make_printer(format, std::cout)->print(document); }
+/// Prints a document of the cache --db names; a JSON one that replaced bytes says so once.
+void print(PrintFormat format, const PrintDocument& document, const std::string& db) {
+  const auto printer = make_printer(format, std::cout);
+  printer->print(document);
+  warn_replaced(cache_path(db).string(), printer->replaced_bytes());
+}
 
 }  // namespace
 
@@ -239,12 +258,17 @@ Runner add_show_command(CLI::App& app) {
     if (!o->problem.empty()) filter.problem = o->problem;
     filter.current_only = !o->all_versions;
     if (o->limit > 0) filter.limit = o->limit;
-    print(*parse_print_format(o->format), PrintDocument{.tables = {trials_table(db.trials(filter), false)}});
+    print(*parse_print_format(o->format), PrintDocument{.tables = {trials_table(db.trials(filter), false)}}, o->db);
     return exit_ok;
   };
 }
 
 namespace {
+
+bool is_param_name(std::string_view s) {
+  return !s.empty() && s.size() <= 64 && !std::isdigit(static_cast<unsigned char>(s[0])) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
 
 /// `best --kernel K --size N=...`: one lookup through the query library, with its fallbacks.
 int print_lookup(const std::string& db_path, const std::string& kernel, const std::vector<std::string>& sizes,
@@ -274,7 +298,8 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
     std::cerr << fmt::format("{}: {}: use your defaults\n", kernel, r.message);
     if (format == "env") std::cout << "TILETUNE_MATCH=none\n";
     if (format == "cmake") std::cout << "set(TILETUNE_MATCH none)\n";
-    if (format == "json") std::cout << nlohmann::json{{"kernel", kernel}, {"match", "none"}}.dump(2) << '\n';
+    if (format == "json")
+      std::cout << text_out::dump_json(nlohmann::json{{"kernel", kernel}, {"match", "none"}}, 2, nullptr) << '\n';
     return exit_no_result;
   }
   if (!r.ok()) throw Error(r.message);
@@ -288,21 +313,29 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
     if (r.energy_mj >= 0) j["energy_mj"] = r.energy_mj;
     if (!r.device_name.empty()) j["device"] = r.device_name;
     if (!r.device_uuid.empty()) j["device_uuid"] = r.device_uuid;
-    std::cout << j.dump(2) << '\n';
-  } else if (format == "env") {
-    for (const QueryParam& p : r.params) std::cout << fmt::format("{}={}\n", p.name, p.value);
-    std::cout << fmt::format("TILETUNE_MATCH={}\n", level);
-  } else if (format == "cmake") {
-    for (const QueryParam& p : r.params) std::cout << fmt::format("set({} {})\n", p.name, p.value);
-    std::cout << fmt::format("set(TILETUNE_MATCH {})\n", level);
+    std::size_t replaced = 0;
+    std::cout << text_out::dump_json(j, 2, &replaced) << '\n';
+    warn_replaced(cache_path(db_path).string(), replaced);
+  } else if (format == "env" || format == "cmake") {
+    // Code that a shell or CMake runs: a name from the cache must be a name (values are integers).
+    for (const QueryParam& p : r.params)
+      if (!is_param_name(p.name))
+        throw Error(fmt::format("{}: param name '{}' of {} is not a name (letters, digits, _); not printed as {}",
+                                cache_path(db_path).string(), escaped_excerpt(p.name, 40), kernel, format));
+    for (const QueryParam& p : r.params)
+      std::cout << (format == "env" ? fmt::format("{}={}\n", p.name, p.value)
+                                    : fmt::format("set({} {})\n", p.name, p.value));
+    std::cout << (format == "env" ? fmt::format("TILETUNE_MATCH={}\n", level)
+                                  : fmt::format("set(TILETUNE_MATCH {})\n", level));
   } else {
+    using text_out::terminal_text;
     if (r.found()) {
-      std::cout << fmt::format("{}: {} ({}{}{})\n", kernel, r.params_text, level,
-                               r.problem.empty() ? "" : ", measured at " + r.problem,
-                               r.device_name.empty() ? "" : " on " + r.device_name);
+      std::cout << fmt::format("{}: {} ({}{}{})\n", kernel, terminal_text(r.params_text), level,
+                               r.problem.empty() ? "" : ", measured at " + terminal_text(r.problem),
+                               r.device_name.empty() ? "" : " on " + terminal_text(r.device_name));
     } else {
       std::cout << fmt::format("{}: nothing tuned that fits ({}): use your defaults\n", kernel,
-                               r.message.empty() ? "no match" : r.message);
+                               r.message.empty() ? "no match" : terminal_text(r.message));
     }
   }
   return r.found() ? exit_ok : exit_no_result;
@@ -363,7 +396,7 @@ that finds nothing).
     if (!o->device.empty()) filter.device = o->device;
     filter.objective = *parse_objective(o->objective);
     const std::vector<BestEntry> entries = db.best(filter);
-    print(*parse_print_format(o->format), PrintDocument{.tables = {best_table(entries)}});
+    print(*parse_print_format(o->format), PrintDocument{.tables = {best_table(entries)}}, o->db);
     return entries.empty() ? exit_no_result : exit_ok;
   };
 }
@@ -410,13 +443,15 @@ format that `tiletune tune SPACE --replay FILE` reads.
     if (!o->device.empty()) filter.device = o->device;
     filter.current_only = o->current_only;
     if (o->format == "t4") {
-      std::cout << export_t4(db, filter, Objective::time);
+      std::size_t replaced = 0;
+      std::cout << export_t4(db, filter, Objective::time, &replaced);
+      warn_replaced(cache_path(o->db).string(), replaced);
       return exit_ok;
     }
     // JSON: {schema_version, devices, trials}; CSV: the trials table alone (one table per file).
     PrintDocument document{.fields = {{"schema_version", std::int64_t{db.schema_version()}}},
                            .tables = {trials_table(db.trials(filter), true), devices_table(db.devices())}};
-    print(*parse_print_format(o->format), document);
+    print(*parse_print_format(o->format), document, o->db);
     return exit_ok;
   };
 }

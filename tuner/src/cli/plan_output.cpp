@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iostream>
 #include <ostream>
 
+#include "common/text_out.hpp"
 #include "tiletune/printer.hpp"
 
 namespace tiletune::cli {
@@ -139,7 +141,11 @@ void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format 
                                                       : PrintFormat::table;
   PrintTable rows{.name = "rows", .columns = plan_columns(space), .footer = summary_text(space, plan)};
   for (const PlanRow& row : plan.rows) rows.rows.push_back(plan_cells(space, row));
-  make_printer(printed, out)->print(PrintDocument{.fields = plan_fields(space, plan), .tables = {std::move(rows)}});
+  const auto printer = make_printer(printed, out);
+  printer->print(PrintDocument{.fields = plan_fields(space, plan), .tables = {std::move(rows)}});
+  // A compiler's message may quote a source line that is not UTF-8: said once, as every JSON output does.
+  if (printer->replaced_bytes() > 0)
+    std::cerr << text_out::replaced_warning(space.yaml_path.string(), printer->replaced_bytes()) << '\n';
 }
 
 void print_compile_logs(std::ostream& out, const Space& space, const Plan& plan) {
@@ -148,7 +154,7 @@ void print_compile_logs(std::ostream& out, const Space& space, const Plan& plan)
   for (const PlanRow& row : plan.rows) {
     if (row.status == TrialStatus::compile_failed) {
       out << fmt::format("--- {} ({}): NVRTC log\n{}\n", space.kernel, format_config(space, row.config),
-                         row.compile_log);
+                         text_out::terminal_text(row.compile_log, /*keep_lines=*/true));
       continue;
     }
     for (const std::string& w : row.warnings) {
@@ -159,7 +165,8 @@ void print_compile_logs(std::ostream& out, const Space& space, const Plan& plan)
   }
   for (const auto& [text, where] : warnings)
     out << fmt::format("--- {} ({}{}): warning: {}\n", space.kernel, format_config(space, where.first->config),
-                       where.second > 1 ? fmt::format(" and {} more configs", where.second - 1) : "", text);
+                       where.second > 1 ? fmt::format(" and {} more configs", where.second - 1) : "",
+                       text_out::terminal_text(text, /*keep_lines=*/true));
 }
 
 }  // namespace tiletune::cli

@@ -19,6 +19,7 @@
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "common/text_out.hpp"
 #include "cli/plan_output.hpp"
 #include "tiletune/cuda_kernel.hpp"
 #include "tiletune/device.hpp"
@@ -287,8 +288,9 @@ int run_replay(const Space& space, const TuneOptions& o) {
                              {"device", landscape.header_value("device").value_or("")},
                              {"problems", nlohmann::json::array()}};
   if (!json)
-    std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", o.replay, landscape.kernel,
-                           landscape.header_value("device").value_or("?"), landscape.header_value("recorded").value_or("?"),
+    std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", text_out::terminal_text(o.replay), landscape.kernel,
+                           text_out::terminal_text(landscape.header_value("device").value_or("?")),
+                           text_out::terminal_text(landscape.header_value("recorded").value_or("?")),
                            shard.whole() ? "" : ", shard " + format_shard(shard));
   bool found_any = false;
   for (std::size_t i = 0; i < problems.size(); ++i) {
@@ -340,7 +342,11 @@ int run_replay(const Space& space, const TuneOptions& o) {
     }
     std::cout << "  reached " << reach << " evaluations\n";
   }
-  if (json) std::cout << document.dump(2) << '\n';
+  if (json) {
+    std::size_t replaced = 0;
+    std::cout << text_out::dump_json(document, 2, &replaced) << '\n';
+    if (replaced > 0) std::cerr << text_out::replaced_warning(o.replay, replaced) << '\n';
+  }
   return found_any ? exit_ok : exit_no_result;
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "common/text_out.hpp"
 #include "tiletune/interchange.hpp"
 
 #ifndef TILETUNE_VERSION
@@ -117,7 +118,7 @@ Json result(const TrialRow& r, Objective objective) {
 
 }  // namespace
 
-std::string export_t4(const CacheDb& db, const TrialFilter& filter, Objective objective) {
+std::string export_t4(const CacheDb& db, const TrialFilter& filter, Objective objective, std::size_t* replaced) {
   Json results = Json::array();
   for (const TrialRow& r : db.trials(filter)) results.push_back(result(r, objective));
   Json devices = Json::array();
@@ -133,7 +134,7 @@ std::string export_t4(const CacheDb& db, const TrialFilter& filter, Objective ob
                       {"timeunit", "milliseconds"},
                       {"devices", std::move(devices)}}},
                     {"results", std::move(results)}};
-  return doc.dump(2) + "\n";
+  return text_out::dump_json(doc, 2, replaced) + "\n";
 }
 
 }  // namespace tiletune

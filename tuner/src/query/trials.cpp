@@ -1,48 +1,16 @@
 // The stored trials as JSON (see query/trials.hpp). The field names are those of `tiletune show
 // --format json`, the measurements those of the column table (tiletune/trial_record.hpp); a missing
-// measurement is left out of its object rather than written as null.
+// measurement is left out of its object rather than written as null. Text goes through the
+// escaping layer (common/text_out.hpp): valid UTF-8 whatever the cache holds, so json.loads never
+// fails; a library prints nothing, so a trial whose text had bytes that are not UTF-8 says how many
+// were written as U+FFFD in "invalid_utf8_bytes" (absent when none).
 #include "query/trials.hpp"
 
+#include "common/text_out.hpp"
 #include "tiletune/trial_record.hpp"
-
-#include <cmath>
-#include <cstdio>
 
 namespace tiletune::query_detail {
 namespace {
-
-void append_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
-
-void append_number(std::string& out, double v) {
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  out += buf;
-}
 
 // A kernel version is current when no version of the same name was tuned after it (the rule
 // of the engine and of lookups).
@@ -79,30 +47,35 @@ std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
     out += first ? "\n  {" : ",\n  {";
     first = false;
     out += "\"id\": " + std::to_string(q.int64(0));
+    std::size_t replaced = 0;
+    const auto append_string = [&out, &replaced](std::string_view text) {
+      text_out::append_json_string(out, text, &replaced);
+    };
     constexpr const char* texts[] = {"kernel", "device", "device_uuid", "problem", "params", "status", "detail",
                                      "created_at"};
     for (int i = 0; i < 8; ++i) {
       out += ", ";
-      append_string(out, texts[i]);
+      append_string(texts[i]);
       out += ": ";
-      append_string(out, q.text(1 + i));
+      append_string(q.text(1 + i));
     }
     out += q.int64(9) ? ", \"best\": true" : ", \"best\": false";
     out += q.int64(10) ? ", \"current\": true" : ", \"current\": false";
     out += ", \"source_hash\": ";
-    append_string(out, q.text(11));
+    append_string(q.text(11));
     TrialRecord t;
     read_trial_columns(q, 12, t);
     for (const TrialColumn& c : trial_columns) {
       const TrialValue v = c.get(t);
       if (std::holds_alternative<std::monostate>(v)) continue;
       out += ", ";
-      append_string(out, c.name);
+      append_string(c.name);
       out += ": ";
       if (const auto* i = std::get_if<std::int64_t>(&v)) out += std::to_string(*i);
-      else if (const auto* text = std::get_if<std::string>(&v)) append_string(out, *text);
-      else append_number(out, std::get<double>(v));
+      else if (const auto* text = std::get_if<std::string>(&v)) append_string(*text);
+      else text_out::append_json_number(out, std::get<double>(v));
     }
+    if (replaced > 0) out += ", \"invalid_utf8_bytes\": " + std::to_string(replaced);
     out += '}';
   }
   out += first ? "]" : "\n]";

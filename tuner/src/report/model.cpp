@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -95,6 +96,15 @@ void finish_group(Group& g, const std::optional<std::string>& default_params) {
     g.has_energy = g.has_energy || (t.record().energy_mj && *t.record().energy_mj > 0);
   }
   for (auto& [name, set] : values) g.values[name] = std::vector<std::int64_t>(set.begin(), set.end());
+  for (const Trial& t : g.trials)
+    if (t.score) g.drawn.push_back(&t);
+  g.scored = g.drawn.size();
+  if (g.drawn.size() > kMaxDrawnTrials) {
+    std::nth_element(g.drawn.begin(), g.drawn.begin() + kMaxDrawnTrials - 1, g.drawn.end(),
+                     [](const Trial* a, const Trial* b) { return *a->score < *b->score; });
+    g.drawn.resize(kMaxDrawnTrials);
+    std::sort(g.drawn.begin(), g.drawn.end(), [](const Trial* a, const Trial* b) { return a->row->id < b->row->id; });
+  }
 }
 
 }  // namespace
@@ -133,6 +143,11 @@ Model load_model(const CacheDb& db, const ReportOptions& options) {
     t.row = &r;
     t.params = parse_params(r.trial.key.params);
     if (r.trial.status == TrialStatus::ok) t.score = objective_score(m.objective, r.trial.time_ms, r.trial.energy_mj);
+    // Only a finite positive score can be placed on the plots' log axes and ranked.
+    if (t.score && !(std::isfinite(*t.score) && *t.score > 0)) {
+      t.score.reset();
+      ++m.groups.back().unplottable;
+    }
     m.groups.back().trials.push_back(std::move(t));
   }
   for (Group& g : m.groups) {

@@ -23,6 +23,11 @@ struct Trial {
   [[nodiscard]] const TrialRecord& record() const { return row->trial; }
 };
 
+/// The bound on a report's size (issue 22): per group, at most this many trials are drawn in the
+/// plots (the best by the objective), the others are counted in a note; so a 300,000-trial
+/// cache makes a page of bounded size.
+inline constexpr std::size_t kMaxDrawnTrials = 2000;
+
 struct Group {
   std::string kernel, device, device_uuid, problem;
   std::vector<Trial> trials;                        ///< in the order they were stored (measured)
@@ -31,6 +36,12 @@ struct Group {
   const Trial* best = nullptr;                      ///< lowest score
   const Trial* default_trial = nullptr;             ///< the baseline config, when measured
   bool has_energy = false;
+  /// The scored trials the plots draw: the best kMaxDrawnTrials, in the order measured.
+  std::vector<const Trial*> drawn;
+  std::size_t scored = 0;                           ///< trials with a score (drawn or not)
+  /// ok trials whose score is not a finite positive number (an infinite or NaN time in a
+  /// hand-edited cache): never drawn nor ranked, counted in a note.
+  std::size_t unplottable = 0;
 
   [[nodiscard]] std::string label() const;          ///< "NVIDIA H200 · N=8192"
   [[nodiscard]] std::string id() const;             ///< an HTML id

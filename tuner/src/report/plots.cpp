@@ -23,12 +23,21 @@ std::pair<double, double> score_range(const std::vector<const Trial*>& trials) {
   return {lo / 1.15, hi * 1.15};
 }
 
-std::vector<const Trial*> scored(const Group& g) {
-  std::vector<const Trial*> out;
-  for (const Trial& t : g.trials)
-    if (t.score) out.push_back(&t);
+// The trials a plot draws: the best kMaxDrawnTrials scored ones (report/model.hpp).
+const std::vector<const Trial*>& scored(const Group& g) { return g.drawn; }
+
+// The values of a param among the drawn trials, sorted: a plot's categories, bounded as they are.
+std::vector<std::int64_t> drawn_values(const Group& g, const std::string& param) {
+  std::vector<std::int64_t> out;
+  for (const Trial* t : g.drawn)
+    if (const auto v = t->param(param)) out.push_back(*v);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
+
+// A heatmap of more cells than this is left out of the page (a param of thousands of values).
+constexpr std::size_t kMaxHeatmapCells = 4096;
 
 // A stable offset in [-0.3, 0.3] of a category's width, so that equal values do not hide
 // each other and a report looks the same every time.
@@ -49,10 +58,14 @@ std::vector<std::string> labels(const std::vector<const Group*>& groups) {
   return out;
 }
 
+// drawn: of g.drawn, the trials this plot could draw (some lack its measurement).
 void note_unscored(Plot& p, const Group& g, std::size_t drawn) {
-  if (g.trials.size() > drawn)
-    p.note(fmt::format("{} of {} trials not drawn (failed, or no {})", g.trials.size() - drawn, g.trials.size(),
-                       g.trials.empty() ? "value" : "measurement"));
+  if (g.scored > g.drawn.size())
+    p.note(fmt::format("only the best {} of {} trials drawn (see `tiletune show`)", g.drawn.size(), g.scored));
+  if (g.unplottable > 0)
+    p.note(fmt::format("{} ok trials whose value is not a finite positive number not drawn", g.unplottable));
+  const std::size_t rest = g.trials.size() - g.scored - g.unplottable + (g.drawn.size() - drawn);
+  if (rest > 0) p.note(fmt::format("{} of {} trials not drawn (failed, or no measurement)", rest, g.trials.size()));
 }
 
 }  // namespace
@@ -79,10 +92,10 @@ Plot status_plot(const Group& g) {
 
 Plot param_plot(const Model& m, const Group& g, const std::string& param) {
   Plot p("param:" + param, fmt::format("{} against {}", objective_name(m.objective), param));
-  const std::vector<std::int64_t>& values = g.values.at(param);
+  const std::vector<std::int64_t> values = drawn_values(g, param);
   std::vector<std::string> names;
   for (const std::int64_t v : values) names.push_back(std::to_string(v));
-  const std::vector<const Trial*> trials = scored(g);
+  const std::vector<const Trial*>& trials = scored(g);
   p.set_x(Scale::categories(names), param);
   if (trials.empty()) return p;
   const auto [lo, hi] = score_range(trials);
@@ -108,8 +121,12 @@ Plot param_plot(const Model& m, const Group& g, const std::string& param) {
 
 Plot heatmap_plot(const Model& m, const Group& g, const std::string& a, const std::string& b) {
   Plot p(fmt::format("heatmap:{},{}", a, b), fmt::format("best {} per {} × {}", objective_name(m.objective), a, b));
-  const auto& xs = g.values.at(a);
-  const auto& ys = g.values.at(b);
+  const auto xs = drawn_values(g, a);
+  const auto ys = drawn_values(g, b);
+  if (xs.size() * ys.size() > kMaxHeatmapCells) {
+    p.note(fmt::format("{} × {} cells: too many to draw", xs.size(), ys.size()));
+    return p;
+  }
   std::vector<std::string> xn, yn;
   for (const auto v : xs) xn.push_back(std::to_string(v));
   for (const auto v : ys) yn.push_back(std::to_string(v));
@@ -152,7 +169,7 @@ Plot resource_plot(const Model& m, const Group& g, bool registers) {
     std::optional<double> x;
     if (registers && r.registers) x = double(*r.registers);
     if (!registers) x = r.occupancy_driver ? r.occupancy_driver : r.occupancy_offline;
-    if (x) points.emplace_back(t, *x);
+    if (x && std::isfinite(*x)) points.emplace_back(t, *x);
   }
   if (points.empty()) return p;
   double xlo = INFINITY, xhi = -INFINITY;
@@ -175,16 +192,19 @@ Plot resource_plot(const Model& m, const Group& g, bool registers) {
 
 Plot progress_plot(const Model& m, const Group& g) {
   Plot p("progress", "Search progress, in the order measured");
-  const std::vector<const Trial*> trials = scored(g);
+  const std::vector<const Trial*>& trials = scored(g);
   if (trials.empty()) return p;
   const auto [lo, hi] = score_range(trials);
   p.set_x(Scale::linear(0, double(g.trials.size()) + 1), "evaluation");
+  const std::vector<const Trial*>& drawn = scored(g);
+  std::size_t next = 0;  // drawn is in the order measured, a subsequence of g.trials
   p.set_y(Scale::log(lo, hi), score_axis(m.objective));
   std::vector<std::pair<double, double>> best_so_far;
   double best = INFINITY;
   for (std::size_t i = 0; i < g.trials.size(); ++i) {
     const Trial& t = g.trials[i];
-    if (!t.score) continue;
+    if (next == drawn.size() || drawn[next] != &t) continue;
+    ++next;
     p.point(double(i + 1), *t.score, fmt::format("#{} {}", i + 1, tip(m, t)), kPointColor, 2.0);
     if (*t.score < best) {
       if (!best_so_far.empty()) best_so_far.emplace_back(double(i + 1), best);
@@ -194,16 +214,18 @@ Plot progress_plot(const Model& m, const Group& g) {
   }
   best_so_far.emplace_back(double(g.trials.size()), best);
   p.line(best_so_far);
-  p.note("red: the best so far; failed ones count, not drawn");
+  p.note(g.scored > drawn.size() ? "red: the best so far of the drawn; failed ones count, not drawn"
+                                 : "red: the best so far; failed ones count, not drawn");
+  if (g.scored > drawn.size() || g.unplottable > 0) note_unscored(p, g, drawn.size());
   return p;
 }
 
 Plot energy_plot(const Group& g) {
   Plot p("energy", "Energy per run against time");
   std::vector<const Trial*> trials;
-  for (const Trial& t : g.trials)
-    if (t.record().status == TrialStatus::ok && t.record().time_ms && t.record().energy_mj && *t.record().energy_mj > 0)
-      trials.push_back(&t);
+  const auto positive = [](const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; };
+  for (const Trial* t : g.drawn)
+    if (positive(t->record().time_ms) && positive(t->record().energy_mj)) trials.push_back(t);
   if (trials.empty()) return p;
   double tlo = INFINITY, thi = 0, elo = INFINITY, ehi = 0;
   const Trial* fastest = nullptr;

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "common/text_out.hpp"
+
 namespace tiletune {
 
 namespace {
@@ -36,20 +38,20 @@ bool is_list(const PrintCell& cell) {
 }
 
 // A cell as people read it: "-" for nothing, reals rounded to the column's digits, a yes as "*",
-// lists joined ("256x1x1", "a; b"), text cut to its first line and the column's width.
+// lists joined ("256x1x1", "a; b"), text cut to its first line and the column's width (in
+// characters, never inside one). Text is made safe for a terminal (text_out::terminal_text):
+// a cache's ESC sequences and stray bytes are shown, not obeyed.
 std::string human_text(const PrintCell& cell, const PrintColumn& column) {
   if (std::holds_alternative<std::monostate>(cell)) return "-";
   if (std::holds_alternative<std::vector<std::int64_t>>(cell)) return joined(cell, "x");
-  if (std::holds_alternative<std::vector<std::string>>(cell)) return joined(cell, "; ");
+  if (std::holds_alternative<std::vector<std::string>>(cell)) return text_out::terminal_text(joined(cell, "; "));
   if (const auto* b = std::get_if<bool>(&cell)) return *b ? "*" : "";
   if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
   if (const auto* d = std::get_if<double>(&cell))
     return column.digits >= 0 ? fmt::format("{:.{}f}", *d, column.digits) : fmt::format("{}", *d);
-  std::string s = std::get<std::string>(cell);
-  if (column.max_width == 0) return s;
-  if (auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
-  if (s.size() > column.max_width) s = s.substr(0, column.max_width - std::min<std::size_t>(3, column.max_width)) + "...";
-  return s;
+  std::string_view s = std::get<std::string>(cell);
+  if (column.max_width == 0) return text_out::terminal_text(s);
+  return text_out::cut_chars(text_out::terminal_text(s.substr(0, s.find('\n'))), column.max_width);
 }
 
 // The columns of a table that the human formats print, by index: the machine-only ones and the
@@ -68,7 +70,7 @@ std::vector<std::size_t> human_columns(const PrintTable& table) {
   return out;
 }
 
-std::string heading(const PrintColumn& c) { return c.heading.empty() ? c.key : c.heading; }
+std::string heading(const PrintColumn& c) { return text_out::terminal_text(c.heading.empty() ? c.key : c.heading); }
 
 // Numbers are right-aligned, so is the heading over them.
 bool numeric_column(const PrintTable& table, std::size_t c) {
@@ -98,19 +100,19 @@ class TablePrinter final : public Printer {
     std::vector<std::size_t> width;
     std::vector<bool> right;
     for (std::size_t c : columns) {
-      width.push_back(heading(table.columns[c]).size());
+      width.push_back(text_out::display_width(heading(table.columns[c])));
       right.push_back(numeric_column(table, c));
     }
     for (std::size_t r = 0; r < table.rows.size(); ++r)
       for (std::size_t i = 0; i < columns.size(); ++i) {
         cells[r].push_back(human_text(table.rows[r][columns[i]], table.columns[columns[i]]));
-        width[i] = std::max(width[i], cells[r].back().size());
+        width[i] = std::max(width[i], text_out::display_width(cells[r].back()));
       }
     auto line = [&](auto&& text_of) {
       std::string s;
       for (std::size_t i = 0; i < columns.size(); ++i) {
         if (i > 0) s += "  ";
-        s += right[i] ? fmt::format("{:>{}}", text_of(i), width[i]) : fmt::format("{:<{}}", text_of(i), width[i]);
+        s += text_out::padded(text_of(i), width[i], right[i]);
       }
       s.erase(s.find_last_not_of(' ') + 1);
       out() << s << '\n';
@@ -126,11 +128,14 @@ class MarkdownPrinter final : public Printer {
   using Printer::Printer;
 
  private:
+  // Cells come terminal-safe from human_text; a '|' would end the cell and a '<' open HTML
+  // that a Markdown renderer obeys.
   static std::string escaped(std::string s) {
     std::string out;
     for (char c : s) {
       if (c == '|') out += '\\';
-      out += c == '\n' ? ' ' : c;
+      if (c == '<') out += "&lt;";
+      else out += c == '\n' ? ' ' : c;
     }
     return out;
   }
@@ -163,13 +168,8 @@ class CsvPrinter final : public Printer {
   using Printer::Printer;
 
  private:
-  // RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled.
-  static std::string field(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + '"';
-  }
+  // RFC 4180 (text_out::csv_field): a field with a comma, a quote or a line break is quoted.
+  static std::string field(std::string_view s) { return text_out::csv_field(s); }
 
   static std::string text(const PrintCell& cell) {
     if (const auto* s = std::get_if<std::string>(&cell)) return field(*s);
@@ -238,7 +238,8 @@ class JsonPrinter final : public Printer {
       for (const PrintField& f : document.fields) (f.group.empty() ? doc : doc[f.group])[f.key] = value(f.value);
       for (const PrintTable& table : document.tables) doc[table.name] = rows(table);
     }
-    out() << doc.dump(2) << '\n';
+    // Through the escaping layer: valid UTF-8 whatever the cache holds; the caller reports the count.
+    out() << text_out::dump_json(doc, 2, &replaced_) << '\n';
   }
 };
 

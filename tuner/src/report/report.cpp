@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -18,6 +19,7 @@
 
 #include "common/input_file.hpp"
 #include "common/output_file.hpp"
+#include "common/text_out.hpp"
 #include "report/model.hpp"
 #include "tiletune/error.hpp"
 
@@ -40,10 +42,18 @@ td.l, th.l { text-align: left; } tr.best td { background: #fdecea; }
 nav ul { columns: 2; font-size: 13px; }
 )";
 
+// Every byte of the cache goes into the page through here: valid UTF-8 (the page declares it),
+// escaped (report/svg.hpp, common/text_out.hpp).
 std::string esc(std::string_view s) { return xml_escape(s); }
 
+// The bound on the page (issue 22; the plots' is kMaxDrawnTrials): sections of at most this many
+// groups (kernel, device, problem), failure tables of at most this many causes; the rest counted.
+constexpr std::size_t kMaxGroups = 100;
+constexpr std::size_t kMaxFailureRows = 40;
+
+// A number of the cache as the tables show it; one that is not finite is shown as missing.
 std::string opt(const std::optional<double>& v, const char* f = "{:.4g}") {
-  return v ? fmt::format(fmt::runtime(f), *v) : std::string("–");
+  return v && std::isfinite(*v) ? fmt::format(fmt::runtime(f), *v) : std::string("–");
 }
 
 std::string top_table(const Model& m, const Group& g, std::size_t top) {
@@ -57,20 +67,25 @@ std::string top_table(const Model& m, const Group& g, std::size_t top) {
                     "<th>GB/s</th><th>GFLOP/s</th><th>occupancy</th><th>regs</th>";
   if (g.has_energy) out += "<th>energy mJ</th><th>power W</th>";
   out += fmt::format("<th>speedup vs default</th></tr>\n");
-  for (std::size_t i = 0; i < ranked.size() && i < top; ++i) {
+  const std::size_t shown = std::min({ranked.size(), top, kMaxDrawnTrials});
+  for (std::size_t i = 0; i < shown; ++i) {
     const TrialRecord& r = ranked[i]->record();
     const auto occupancy = r.occupancy_driver ? r.occupancy_driver : r.occupancy_offline;
     out += fmt::format("<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                        "<td>{}</td>",
                        i == 0 ? " class=\"best\"" : "", i + 1, esc(spaced(r.key.params)), opt(r.time_ms),
-                       r.stddev_ms && r.time_ms ? fmt::format("{:.1f}", 100 * *r.stddev_ms / *r.time_ms) : "–",
+                       opt(r.stddev_ms && r.time_ms ? std::optional<double>(100 * *r.stddev_ms / *r.time_ms) : std::nullopt,
+                           "{:.1f}"),
                        opt(r.gbps, "{:.1f}"), opt(r.gflops, "{:.1f}"),
-                       occupancy ? fmt::format("{:.0f} %", 100 * *occupancy) : "–",
+                       opt(occupancy ? std::optional<double>(100 * *occupancy) : std::nullopt, "{:.0f} %"),
                        r.registers ? std::to_string(*r.registers) : "–");
     if (g.has_energy) out += fmt::format("<td>{}</td><td>{}</td>", opt(r.energy_mj), opt(r.power_w, "{:.0f}"));
     out += fmt::format("<td>{}</td></tr>\n", baseline ? fmt::format("{:.2f}x", *baseline / *ranked[i]->score) : "–");
   }
   out += "</table>\n";
+  if (ranked.size() > shown && shown == kMaxDrawnTrials)
+    out += fmt::format("<p class=\"meta\">and {} more trials (see <code>tiletune show</code>)</p>\n",
+                       ranked.size() - shown);
   if (g.default_trial)
     out += fmt::format("<p class=\"meta\">default config {}: {}</p>\n", esc(spaced(g.default_trial->record().key.params)),
                        g.default_trial->score ? esc(format_score(m.objective, *g.default_trial->score))
@@ -89,7 +104,7 @@ std::string failure_table(const Group& g) {
   for (const Trial& t : g.trials) {
     const TrialRecord& r = t.record();
     if (r.status == TrialStatus::ok) continue;
-    const std::string first = r.detail.substr(0, r.detail.find('\n')).substr(0, 160);
+    const std::string first = text_out::cut_chars(std::string_view(r.detail).substr(0, r.detail.find('\n')), 160, "");
     std::string key;
     for (const char c : first)
       if (!std::isdigit(static_cast<unsigned char>(c))) key += c;
@@ -103,10 +118,20 @@ std::string failure_table(const Group& g) {
   if (rows.empty()) return "<p class=\"meta\">every trial is ok</p>\n";
   std::string out = "<table class=\"failures\"><tr><th class=\"l\">status</th><th>trials</th><th class=\"l\">reason "
                     "(first of them)</th><th class=\"l\">for example</th></tr>\n";
-  for (const auto& [key, row] : rows)
+  std::size_t shown = 0, rest_trials = 0;
+  for (const auto& [key, row] : rows) {
+    if (++shown > kMaxFailureRows) {
+      rest_trials += row.count;
+      continue;
+    }
     out += fmt::format("<tr><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
                        esc(key.first), row.count, esc(row.example_reason), esc(row.example_config));
-  return out + "</table>\n";
+  }
+  out += "</table>\n";
+  if (rows.size() > kMaxFailureRows)
+    out += fmt::format("<p class=\"meta\">and {} more causes of {} trials (see <code>tiletune show</code>)</p>\n",
+                       rows.size() - kMaxFailureRows, rest_trials);
+  return out;
 }
 
 std::string plots_div(const std::vector<Plot>& plots) {
@@ -163,7 +188,9 @@ std::string filters_text(const ReportOptions& o) {
 }  // namespace
 
 std::string render_report(const CacheDb& db, const ReportOptions& options) {
-  const Model m = load_model(db, options);
+  Model m = load_model(db, options);
+  const std::size_t all_groups = m.groups.size();
+  if (all_groups > kMaxGroups) m.groups.resize(kMaxGroups);  // the first ones, by kernel, device, problem
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
                     "'unsafe-inline'\">\n<title>tiletune report</title>\n<style>";
@@ -182,6 +209,10 @@ std::string render_report(const CacheDb& db, const ReportOptions& options) {
     for (const Group* g : m.of_kernel(kernel)) out += group_section(m, *g, options);
     out += "</section>\n";
   }
+  if (all_groups > m.groups.size())
+    out += fmt::format("<p class=\"meta\">and {} more kernel, device and problem groups not shown (narrow the report "
+                       "with --kernel, --device or --problem, or see <code>tiletune show</code>)</p>\n",
+                       all_groups - m.groups.size());
   return out + "</body></html>\n";
 }
 

@@ -6,26 +6,11 @@
 
 #include <fmt/format.h>
 
+#include "common/text_out.hpp"
+
 namespace tiletune::report_detail {
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default:
-        // Control characters are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
-        else out += c;
-    }
-  }
-  return out;
-}
+std::string xml_escape(std::string_view text) { return text_out::xml_text(text); }
 
 namespace {
 
@@ -152,7 +137,7 @@ Plot::Plot(std::string name, std::string title, int width, int height)
 void Plot::set_x(Scale scale, std::string label) {
   // Long category labels are drawn slanted and need more room below the axis.
   bool slanted = false;
-  for (const auto& [v, text] : scale.ticks()) slanted = slanted || (scale.categorical() && text.size() > 4);
+  for (const auto& [v, text] : scale.ticks()) slanted = slanted || (scale.categorical() && text_out::char_count(text) > 4);
   bottom_ = slanted ? 86 : 44;
   x_ = std::move(scale);
   x_label_ = std::move(label);
@@ -163,10 +148,26 @@ void Plot::set_y(Scale scale, std::string label) {
   y_label_ = std::move(label);
 }
 
-double Plot::px(double x) const { return left_ + x_->fraction(x) * double(width_ - left_ - right_); }
-double Plot::py(double y) const { return height_ - bottom_ - y_->fraction(y) * double(height_ - top_ - bottom_); }
+namespace {
+// A coordinate as written: far outside the plot is clamped (a value of 1e300 on a linear axis);
+// NaN stays NaN, for finite() to refuse.
+double clamped(double v) { return std::isnan(v) ? v : std::clamp(v, -1e5, 1e5); }
+}  // namespace
+
+double Plot::px(double x) const { return clamped(left_ + x_->fraction(x) * double(width_ - left_ - right_)); }
+double Plot::py(double y) const { return clamped(height_ - bottom_ - y_->fraction(y) * double(height_ - top_ - bottom_)); }
+
+bool Plot::finite(std::initializer_list<double> coordinates) {
+  for (const double c : coordinates)
+    if (!std::isfinite(c)) {
+      ++dropped_;
+      return false;
+    }
+  return true;
+}
 
 void Plot::point(double x, double y, std::string_view tip, const char* color, double radius) {
+  if (!finite({px(x), py(y)})) return;
   marks_ += fmt::format("<circle class=\"pt\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.75\">"
                         "<title>{}</title></circle>\n",
                         px(x), py(y), radius, color, xml_escape(tip));
@@ -178,6 +179,7 @@ void Plot::cell(double xi, double yi, const std::string& color, std::string_view
   const double w = x_->band() * double(width_ - left_ - right_);
   const double h = y_->band() * double(height_ - top_ - bottom_);
   const double x = px(xi) - w / 2, y = py(yi) - h / 2;
+  if (!finite({x, y, w, h})) return;
   marks_ += fmt::format("<rect class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" "
                         "stroke=\"#fff\"><title>{}</title></rect>\n",
                         data ? "pt" : "empty", x, y, w, h, color, xml_escape(tip));
@@ -191,6 +193,7 @@ void Plot::bar(double xi, double value, std::string_view tip, const char* color)
   const double w = 0.7 * x_->band() * double(width_ - left_ - right_);
   const double base = height_ - bottom_;
   const double top = std::min(base - 1.0, py(value));
+  if (!finite({px(xi), top})) return;
   marks_ += fmt::format("<rect class=\"pt\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
                         "<title>{}</title></rect>\n",
                         px(xi) - w / 2, top, w, base - top, color, xml_escape(tip));
@@ -200,6 +203,8 @@ void Plot::bar(double xi, double value, std::string_view tip, const char* color)
 void Plot::line(const std::vector<std::pair<double, double>>& points, const char* color) {
   if (points.size() < 2) return;
   std::string d;
+  for (const auto& [x, y] : points)
+    if (!finite({px(x), py(y)})) return;
   for (const auto& [x, y] : points) d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "" : " ", px(x), py(y));
   marks_ += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n", d, color);
 }
@@ -212,10 +217,10 @@ std::string Plot::axes() const {
   for (const auto& [v, label] : x_->ticks()) {
     const double x = px(v);
     out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#999\"/>\n", x, y0, y0 + 4);
-    const bool slant = x_->categorical() && label.size() > 4;
+    const bool slant = x_->categorical() && text_out::char_count(label) > 4;
     out += slant ? fmt::format("<text x=\"{0:.1f}\" y=\"{1}\" font-size=\"9\" text-anchor=\"end\" "
                                "transform=\"rotate(-30 {0:.1f} {1})\">{2}</text>\n",
-                               x, y0 + 13, xml_escape(label.substr(0, 28)))
+                               x, y0 + 13, xml_escape(text_out::cut_chars(label, 28, "")))
                  : fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\">{}</text>\n", x,
                                y0 + 15, xml_escape(label));
   }
@@ -223,7 +228,7 @@ std::string Plot::axes() const {
     const double y = py(v);
     out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e4e4e4\"/>\n", x0, x1, y);
     out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"end\">{}</text>\n", x0 - 4, y + 3,
-                       xml_escape(label.substr(0, 12)));
+                       xml_escape(text_out::cut_chars(label, 12, "")));
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", (x0 + x1) / 2,
                      height_ - 10, xml_escape(x_label_));
@@ -237,14 +242,17 @@ std::string Plot::svg() const {
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" data-plot=\"{}\" data-points=\"{}\" width=\"{}\" "
       "height=\"{}\" viewBox=\"0 0 {} {}\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n",
-      xml_escape(name_), points_, width_, height_ + 14 * int(notes_.size()), width_, height_ + 14 * int(notes_.size()));
+      xml_escape(name_), points_, width_, height_ + 14 * int(notes_.size() + (dropped_ > 0)), width_,
+      height_ + 14 * int(notes_.size() + (dropped_ > 0)));
   out += fmt::format("<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
   out += fmt::format("<text x=\"{}\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{}</text>\n", left_,
                      xml_escape(title_));
   if (x_ && y_) out += axes();
   out += marks_;
   int y = height_ + 6;
-  for (const std::string& n : notes_) {
+  std::vector<std::string> notes = notes_;
+  if (dropped_ > 0) notes.push_back(fmt::format("{} marks at a value that is not a finite number not drawn", dropped_));
+  for (const std::string& n : notes) {
     out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#555\">{}</text>\n", left_, y, xml_escape(n));
     y += 14;
   }

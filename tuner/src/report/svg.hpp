@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,7 +15,7 @@
 
 namespace tiletune::report_detail {
 
-/// Text for XML content and attributes.
+/// Text for XML content and attributes: text_out::xml_text (valid UTF-8, escaped).
 [[nodiscard]] std::string xml_escape(std::string_view text);
 
 /// One axis: a value range (linear or log) or a list of categories.
@@ -74,6 +75,9 @@ class Plot {
   [[nodiscard]] double px(double x) const;
   [[nodiscard]] double py(double y) const;
   [[nodiscard]] std::string axes() const;
+  /// Whether every coordinate of a mark is finite; a mark that is not is dropped and counted
+  /// (SVG has no NaN), and the plot says how many under it.
+  bool finite(std::initializer_list<double> coordinates);
 
   std::string name_, title_;
   int width_, height_;
@@ -83,6 +87,7 @@ class Plot {
   std::string marks_;
   std::vector<std::string> notes_;
   std::size_t points_ = 0;
+  std::size_t dropped_ = 0;
 };
 
 }  // namespace tiletune::report_detail

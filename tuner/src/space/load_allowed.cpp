@@ -3,12 +3,13 @@
 // function) or that derives a value per config (a grid divisor computed by a callable, a
 // generated source's variant) writes them here. The file is CSV: a header naming every param
 // once, in any order, then one config per line with each param's value as written in params:
-// (an integer, a number, a word; a field may be quoted "..." with "" inside).
+// (an integer, a number, a word; a field may be quoted "..." with "" inside, RFC 4180).
 #include <algorithm>
 #include <numeric>
 #include <unordered_map>
 
 #include "common/input_file.hpp"
+#include "common/text_out.hpp"
 #include "space/loader.hpp"
 
 namespace tiletune {
@@ -32,35 +33,6 @@ constexpr std::size_t kMaxAllowedBytes = std::size_t{256} << 20;
 constexpr std::size_t kMaxAllowedConfigs = 10'000'000;
 constexpr std::string_view kAllowedKeys[] = {"file"};
 
-// The fields of one CSV line; nullopt with `error` set for a malformed quote.
-std::optional<std::vector<std::string>> csv_fields(std::string_view line, std::string& error) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c != '"') {
-        fields.back() += c;
-      } else if (i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else {
-        quoted = false;
-      }
-    } else if (c == '"' && fields.back().empty()) {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else {
-      fields.back() += c;
-    }
-  }
-  if (quoted) {
-    error = "a quoted field is not closed";
-    return std::nullopt;
-  }
-  return fields;
-}
 
 // Each axis' values by their text, to index (enumeration position) and Config value.
 struct AxisLookup {
@@ -101,21 +73,22 @@ void SpaceLoader::read_allowed(const YamlValue& v) {
   std::vector<std::size_t> column_param;  // the param of each column
   const std::size_t width = space_.params.size();
   std::vector<std::uint32_t> rows;  // value indexes, `width` per config, in params order
-  std::size_t line_number = 0;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + at, end - at);
-    at = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
-    std::string error;
-    const auto fields = csv_fields(line, error);
-    if (!fields) fail_line(line_number, error);
+  // RFC 4180 through the one CSV reader (common/text_out.hpp): a quoted value may hold commas,
+  // doubled quotes and line breaks.
+  text_out::CsvReader csv(text);
+  std::vector<text_out::CsvField> record;
+  std::vector<std::string> values;
+  while (!csv.at_end()) {
+    const std::size_t line_number = static_cast<std::size_t>(csv.line());
+    if (csv.peek_line().empty()) {
+      csv.skip_line();
+      continue;
+    }
+    if (const auto error = csv.record(record)) fail_line(line_number, *error);
+    values.clear();
+    for (text_out::CsvField& f : record) values.push_back(std::move(f.text));
     if (column_param.empty()) {  // the header
-      for (const std::string& name : *fields) {
+      for (const std::string& name : values) {
         const int p = space_.param_index(name);
         if (p < 0) fail_line(line_number, "'" + excerpt(name) + "' is not a param of this space");
         if (std::find(column_param.begin(), column_param.end(), static_cast<std::size_t>(p)) != column_param.end())
@@ -129,17 +102,17 @@ void SpaceLoader::read_allowed(const YamlValue& v) {
       }
       continue;
     }
-    if (fields->size() != column_param.size())
-      fail_line(line_number, std::to_string(fields->size()) + " fields, the header names " +
+    if (values.size() != column_param.size())
+      fail_line(line_number, std::to_string(values.size()) + " fields, the header names " +
                                  std::to_string(column_param.size()));
     if (rows.size() / width >= kMaxAllowedConfigs)
       fail_line(line_number, "more than " + std::to_string(kMaxAllowedConfigs) + " configs");
     const std::size_t row = rows.size();
     rows.resize(row + width);
-    for (std::size_t c = 0; c < fields->size(); ++c) {
+    for (std::size_t c = 0; c < values.size(); ++c) {
       const std::size_t p = column_param[c];
       const Axis& a = space_.params[p];
-      const std::string& field = (*fields)[c];
+      const std::string& field = values[c];
       auto found = lookups[p].by_text.find(field);
       std::optional<std::size_t> index;
       if (found != lookups[p].by_text.end()) index = found->second;

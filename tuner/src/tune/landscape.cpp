@@ -1,6 +1,10 @@
-// Landscape files: write from a result cache, read back for replays. The CSV needs no quoting:
-// problems and params hold no commas, and detail is the last column (it may hold commas and
-// is cut to one line).
+// Landscape files: write from a result cache, read back for replays. The rows are CSV as RFC 4180
+// says, written and read through the one CSV layer (common/text_out.hpp), so that a hostile cache
+// cannot forge rows that a replay believes: a field with a comma, a quote or a line break is
+// quoted. Params and problems hold none of those but quotes (recordable_value, which Kernel
+// Tuner's comma-joined keys need too: a cache whose params do is refused, nothing written); the
+// detail may. A recording written before quoting has the detail, the last column, unquoted with
+// its commas: a row of more than 10 fields whose extra ones are unquoted is read that way.
 #include "tiletune/landscape.hpp"
 
 #include <fmt/format.h>
@@ -14,6 +18,7 @@
 #include <unordered_map>
 
 #include "common/input_file.hpp"
+#include "common/text_out.hpp"
 #include "tiletune/error.hpp"
 
 namespace tiletune {
@@ -25,6 +30,7 @@ constexpr std::string_view kColumns =
     "problem,params,status,time_ms,compile_ms,measure_ms,registers,shared_bytes,occupancy,detail";
 constexpr std::size_t kDetailChars = 160;
 
+/// The first line of s that is not empty, cut to kDetailChars characters (never inside one).
 std::string one_line(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -34,8 +40,7 @@ std::string one_line(std::string_view s) {
     }
     out += c;
   }
-  if (out.size() > kDetailChars) out = out.substr(0, kDetailChars - 3) + "...";
-  return out;
+  return text_out::cut_chars(out, kDetailChars);
 }
 
 std::string number(double v) { return fmt::format("{:.6g}", v); }
@@ -109,13 +114,23 @@ class Reader {
   explicit Reader(const std::filesystem::path& path) : path_(path) {}
 
   Landscape read(std::string_view text) {
-    while (!text.empty()) {
-      const auto nl = text.find('\n');
-      std::string_view line = text.substr(0, nl);
-      text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-      ++line_;
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      take(line);
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+      line_ = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+      fail("a NUL byte in the line");
+    }
+    text_out::CsvReader csv(text);
+    std::vector<text_out::CsvField> fields;
+    while (!csv.at_end()) {
+      line_ = csv.line();
+      const std::string_view line = csv.peek_line();
+      // Lines before the rows (and empty ones) are not CSV; a row is one record, maybe of several lines.
+      if (line_ == 1 || line.empty() || line[0] == '#' || !columns_seen_) {
+        take(line);
+        csv.skip_line();
+        continue;
+      }
+      if (const auto error = csv.record(fields)) fail(*error);
+      row(fields);
     }
     if (line_ == 0) fail("the file is empty");
     if (l_.kernel.empty()) fail("no '# kernel: NAME' line in the header");
@@ -130,18 +145,15 @@ class Reader {
   }
 
   void take(std::string_view line) {
-    if (line.find('\0') != std::string_view::npos) fail("a NUL byte in the line");
     if (line_ == 1) {
       if (line != kMagic) fail(fmt::format("expected '{}' as the first line", kMagic));
     } else if (line.empty()) {
       return;
     } else if (line[0] == '#') {
       header(line);
-    } else if (!columns_seen_) {
+    } else {
       if (line != kColumns) fail(fmt::format("expected the columns '{}'", kColumns));
       columns_seen_ = true;
-    } else {
-      row(line);
     }
   }
 
@@ -161,16 +173,17 @@ class Reader {
     l_.kernel = std::string(value);
   }
 
-  void row(std::string_view line) {
-    // Nine separated columns, then the detail (the rest of the line).
-    std::vector<std::string_view> f;
-    std::string_view rest = line;
-    for (int i = 0; i < 9; ++i) {
-      const auto comma = rest.find(',');
-      if (comma == std::string_view::npos) fail(fmt::format("expected 10 columns, found {}", i + 1));
-      f.push_back(rest.substr(0, comma));
-      rest.remove_prefix(comma + 1);
+  void row(std::vector<text_out::CsvField>& fields) {
+    // Ten fields; more only from a recording written before quoting, whose unquoted detail kept
+    // its commas: those are joined back.
+    if (fields.size() > 10 && std::none_of(fields.begin() + 9, fields.end(), [](const auto& f) { return f.quoted; })) {
+      for (std::size_t i = 10; i < fields.size(); ++i) fields[9].text += "," + fields[i].text;
+      fields.resize(10);
     }
+    if (fields.size() != 10) fail(fmt::format("expected 10 columns, found {}", fields.size()));
+    std::vector<std::string_view> f;
+    for (const auto& field : fields) f.push_back(field.text);
+    const std::string_view rest = f[9];
     if (const auto wrong = assignments_error(f[0], false)) fail(*wrong);
     if (const auto wrong = assignments_error(f[1], true)) fail(*wrong);
     LandscapeTrial t;
@@ -226,6 +239,15 @@ class Reader {
   std::unordered_map<std::string, std::size_t> problem_index_;
 };
 
+/// The first number of a trial that is not finite (a hand-edited cache's inf), named, or nullopt.
+std::optional<std::pair<const char*, double>> first_not_finite(const LandscapeTrial& t) {
+  const std::pair<const char*, std::optional<double>> numbers[] = {
+      {"time_ms", t.time_ms}, {"compile_ms", t.compile_ms}, {"measure_ms", t.measure_ms}, {"occupancy", t.occupancy}};
+  for (const auto& [name, v] : numbers)
+    if (v && !std::isfinite(*v)) return std::pair{name, *v};
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool recordable_value(std::string_view value) {
@@ -255,17 +277,20 @@ void write_landscape(std::ostream& out, const Landscape& landscape) {
     for (const LandscapeTrial& t : p.trials)
       if (const auto wrong = assignments_error(t.params, true))
         throw Error(fmt::format("landscape of {}: {} (a recording cannot hold it)", landscape.kernel, *wrong));
+      else if (const auto number = first_not_finite(t))
+        throw Error(fmt::format("landscape of {}: params {} at {}: {} is {} (a recording holds finite numbers)",
+                                landscape.kernel, shown(t.params), shown(p.problem), number->first, number->second));
   }
   out << kMagic << '\n' << "# kernel: " << landscape.kernel << '\n';
   for (const auto& [key, value] : landscape.header) out << "# " << key << ": " << one_line(value) << '\n';
   out << kColumns << '\n';
   for (const LandscapeProblem& p : landscape.problems) {
     for (const LandscapeTrial& t : p.trials) {
-      out << p.problem << ',' << t.params << ',' << status_name(t.status) << ','
-          << (t.time_ms ? number(*t.time_ms) : "") << ',' << number(t.compile_ms) << ',' << number(t.measure_ms)
-          << ',' << (t.registers ? std::to_string(*t.registers) : "") << ','
+      out << text_out::csv_field(p.problem) << ',' << text_out::csv_field(t.params) << ',' << status_name(t.status)
+          << ',' << (t.time_ms ? number(*t.time_ms) : "") << ',' << number(t.compile_ms) << ','
+          << number(t.measure_ms) << ',' << (t.registers ? std::to_string(*t.registers) : "") << ','
           << (t.shared_bytes ? std::to_string(*t.shared_bytes) : "") << ','
-          << (t.occupancy ? number(*t.occupancy) : "") << ',' << one_line(t.detail) << '\n';
+          << (t.occupancy ? number(*t.occupancy) : "") << ',' << text_out::csv_field(one_line(t.detail)) << '\n';
     }
   }
 }
