@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "tiletune/error.hpp"
+#include "tiletune/message.hpp"
 
 int main(int argc, char** argv) {
   // With a driver present, NVRTC may serve a repeated compile from the driver's compute cache,
@@ -74,8 +75,12 @@ Run `tiletune COMMAND --help` for the options of a command.
   } catch (const tiletune::Error& e) {
     std::fprintf(stderr, "tiletune: %s\n", e.what());
     return tiletune::cli::exit_error;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tiletune: internal error: %s\n", e.what());
+  } catch (...) {
+    // A library's exception, from where no stage caught it: one line naming the command.
+    std::string command = "tiletune";
+    for (auto& [sub, run] : commands)
+      if (sub->parsed()) command = sub->get_name();
+    std::fprintf(stderr, "tiletune: %s: %s\n", command.c_str(), tiletune::exception_reason(std::current_exception()).c_str());
     return tiletune::cli::exit_error;
   }
   return tiletune::cli::exit_ok;

@@ -1,6 +1,7 @@
 // The HTML report and the single-plot outputs (see tiletune/report.hpp). The page is one file:
 // inline CSS, inline SVG, no script, and a Content-Security-Policy that forbids loading anything.
 #include "tiletune/report.hpp"
+#include "tiletune/message.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -195,11 +196,11 @@ std::vector<std::string> group_plot_names(const Group& g, const ReportOptions& o
 
 const Group& one_group(const Model& m) {
   if (m.groups.size() == 1) return m.groups.front();
-  std::string choices;
-  for (const Group& g : m.groups)
-    choices += fmt::format("\n  --kernel {} --device '{}' --problem '{}'", g.kernel, g.device_uuid, g.problem);
-  throw Error(fmt::format("this plot is of one kernel on one device and problem, and {} match; name one:{}",
-                          m.groups.size(), choices));
+  // One line: the first group as the example (the cache's text quoted, escaped).
+  const Group& g = m.groups.front();
+  throw Error(fmt::format("this plot is of one kernel on one device and problem, and {} match; name one, e.g. "
+                          "--kernel {} --device {} --problem {} (--list-plots with them shows the plots)",
+                          m.groups.size(), quote(g.kernel), quote(g.device_uuid), quote(g.problem)));
 }
 
 }  // namespace
@@ -218,7 +219,7 @@ std::string render_plot(const CacheDb& db, const ReportOptions& options, std::st
   if (name == "devices" || name == "speedup") {
     const std::vector<std::string> kernels = m.kernels();
     if (kernels.size() != 1)
-      throw Error(fmt::format("plot '{}' is of one kernel and {} match: name one with --kernel", name, kernels.size()));
+      throw Error(fmt::format("plot {} is of one kernel and {} match: name one with --kernel", quote(name), kernels.size()));
     return (name == "devices" ? devices_plot(m, kernels.front()) : speedup_plot(m, kernels.front())).svg();
   }
   const Group& g = one_group(m);
@@ -237,9 +238,9 @@ std::string render_plot(const CacheDb& db, const ReportOptions& options, std::st
   if (!p) {
     std::string known;
     for (const std::string& n : group_plot_names(g, options)) known += " " + n;
-    throw Error(fmt::format("unknown plot '{}'; this group has: devices speedup{}", name, known));
+    throw Error(fmt::format("unknown plot {}; this group has: devices speedup{}", quote(name), one_line(known, 160)));
   }
-  if (p->points() == 0) throw Error(fmt::format("plot '{}' has nothing to draw for {}", name, g.label()));
+  if (p->points() == 0) throw Error(fmt::format("plot {} has nothing to draw for {}", quote(name), one_line(g.label(), 120)));
   return p->svg();
 }
 
@@ -251,7 +252,7 @@ void write_png(const std::string& svg, const std::filesystem::path& out, double 
   {
     std::ofstream f(svg_file, std::ios::binary);
     f << svg;
-    if (!f) throw Error(fmt::format("cannot write {}", svg_file.string()));
+    if (!f) throw Error(fmt::format("cannot write {}: its temporary SVG {} cannot be written", out.string(), svg_file.string()));
   }
   const std::string zoom_text = fmt::format("{}", zoom);
   const std::string svg_text = svg_file.string(), png_text = png_tmp.string();
