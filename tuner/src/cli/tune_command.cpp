@@ -269,8 +269,8 @@ int run_replay(const Space& space, const TuneOptions& o) {
     throw UsageError(fmt::format("--objective {} with --replay: a recorded landscape holds times only", o.objective));
   const Landscape landscape = load_landscape(o.replay);
   if (landscape.kernel != space.kernel)
-    throw Error(fmt::format("{}: the recording is of kernel {}, the space {} of {}", o.replay, quote(landscape.kernel),
-                            space.yaml_path.string(), quote(space.kernel)));
+    throw Error(fmt::format("{}: the recording is of kernel {}, the space of {} ({})", o.replay, quote(landscape.kernel),
+                            quote(space.kernel), space.yaml_path.string()));
   std::vector<Problem> problems = select_problems(space, o.plan.sizes);
   // Without --size, the problems the recording has (a space lists more sizes than were recorded).
   if (o.plan.sizes.empty()) {

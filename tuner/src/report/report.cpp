@@ -196,11 +196,17 @@ std::vector<std::string> group_plot_names(const Group& g, const ReportOptions& o
 
 const Group& one_group(const Model& m) {
   if (m.groups.size() == 1) return m.groups.front();
-  // One line: the first group as the example (the cache's text quoted, escaped).
-  const Group& g = m.groups.front();
-  throw Error(fmt::format("this plot is of one kernel on one device and problem, and {} match; name one, e.g. "
-                          "--kernel {} --device {} --problem {} (--list-plots with them shows the plots)",
-                          m.groups.size(), quote(g.kernel), quote(g.device_uuid), quote(g.problem)));
+  // One line: the first three groups (the cache's text quoted, escaped), then how many more.
+  constexpr std::size_t kListed = 3;
+  std::string choices;
+  for (std::size_t i = 0; i < m.groups.size() && i < kListed; ++i) {
+    const Group& g = m.groups[i];
+    choices += fmt::format("{}--kernel {} --device {} --problem {}", i ? "; " : "", quote(g.kernel, 24),
+                           quote(g.device_uuid, 40), quote(g.problem, 24));
+  }
+  if (m.groups.size() > kListed) choices += fmt::format("; and {} more", m.groups.size() - kListed);
+  throw Error(fmt::format("this plot is of one kernel on one device and problem, and {} match; name one: {}",
+                          m.groups.size(), choices));
 }
 
 }  // namespace
