@@ -257,6 +257,58 @@ TEST(HostileMessagesT1, OutputNameTooLongIsOneLine) {
   EXPECT_EQ(tree_digest(dir.path()), before);
 }
 
+// --- import-kt-cache: the same rule for a Kernel Tuner cache ------------------------------------
+
+struct KtCase {
+  std::string name;
+  std::function<void(Json&)> mutate;
+  std::vector<std::string> words;  ///< besides "c.json"
+};
+
+std::ostream& operator<<(std::ostream& out, const KtCase& c) { return out << c.name; }
+
+Json base_kt() {
+  return Json::parse(R"({"device_name": "GPU", "kernel_name": "k", "tune_params_keys": ["a"],
+    "tune_params": {"a": [1, 2]}, "objective": "time", "problem_size": [1024],
+    "cache": {"1": {"a": 1, "time": 1.0}, "2": {"a": 2, "time": 2.0}}})");
+}
+
+std::vector<KtCase> kt_cases() {
+  return {
+      {"BigKernelName", [](Json& j) { j["kernel_name"] = kBig; }, {"kernel_name", "bytes)"}},
+      {"DeviceNumber", [](Json& j) { j["device_name"] = 5; }, {"device_name", "expected a string"}},
+      {"KeysString", [](Json& j) { j["tune_params_keys"] = "a"; }, {"tune_params_keys"}},
+      {"ParamsList", [](Json& j) { j["tune_params"] = Json::array({1}); }, {"tune_params"}},
+      {"HugeValue",
+       [](Json& j) {
+         j["tune_params"]["a"] = Json::parse("[" + kHuge + ", 2]");
+         j["cache"] = Json::parse("{\"" + kHuge + "\": {\"a\": " + kHuge + ", \"time\": 1.0}}");
+       },
+       {"does not fit in a 64-bit integer"}},
+      {"BigTime", [](Json& j) { j["cache"]["1"]["time"] = kBig; }, {"cache['1'].time", "bytes)"}},
+  };
+}
+
+class HostileMessagesKt : public ::testing::TestWithParam<KtCase> {};
+
+TEST_P(HostileMessagesKt, OneBoundedLocatedLine) {
+  const KtCase& c = GetParam();
+  TempDir dir;
+  Json j = base_kt();
+  c.mutate(j);
+  (void)dir.write("c.json", j.dump());
+  const std::string before = tree_digest(dir.path());
+  const CommandResult r = tiletune_in(dir, "import-kt-cache c.json");
+  EXPECT_EQ(r.exit_code, 1) << r.output.substr(0, 600);
+  std::vector<std::string> words = c.words;
+  words.push_back("tiletune: c.json: ");
+  expect_one_located_line(r, words);
+  EXPECT_EQ(tree_digest(dir.path()), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, HostileMessagesKt, ::testing::ValuesIn(kt_cases()),
+                         [](const auto& info) { return info.param.name; });
+
 // --- arguments: exit 2, one line naming the option, nothing done -----------------------------
 
 struct ArgCase {
