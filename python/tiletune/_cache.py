@@ -4,6 +4,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Dict, Optional
 
+from . import _errors as check
+from ._errors import TiletuneError
 from ._lib import library
 
 #: How well a lookup matched, best first (tiletune/query.hpp).
@@ -14,17 +16,13 @@ OBJECTIVES = ("time", "energy", "edp")
 _OK, _NOT_FOUND = 0, 1
 
 
-class TiletuneError(Exception):
-    """A failed call of the query library or the CLI; `status` names the C status when there is one."""
-
-    def __init__(self, message, status=None):
-        super().__init__(message)
-        self.status = status
+class ObjectiveError(TiletuneError, ValueError):
+    """An objective that is not one of OBJECTIVES (a ValueError too, as it always was)."""
 
 
 def _error(lib, status, what):
-    message = lib.tiletune_last_error().decode(errors="replace")
-    name = lib.tiletune_status_string(status).decode()
+    message = check.one_line(check.decoded(lib.tiletune_last_error()), 200)
+    name = check.decoded(lib.tiletune_status_string(status), f"status {status}")
     return TiletuneError(f"{what}: {message or name}", name)
 
 
@@ -60,16 +58,24 @@ class Cache:
     """A tiletune result cache, opened read-only. Usable as a context manager."""
 
     def __init__(self, path=None):
+        self._handle = None
+        self.path = path
+        if path is not None:
+            check.path_text(path, "cache path")  # checked before the library is even loaded
         self._lib = library()
         handle = ctypes.c_void_p()
         if path is None:
             status = self._lib.tiletune_open_default(ctypes.byref(handle))
         else:
-            status = self._lib.tiletune_open(str(path).encode(), ctypes.byref(handle))
+            path = check.path_text(path, "cache path")
+            status = self._lib.tiletune_open(check.path_bytes(path), ctypes.byref(handle))
         if status != _OK:
-            raise _error(self._lib, status, f"opening {path or 'the default cache'}")
+            raise _error(self._lib, status, f"opening {check.shown(path) if path else 'the default cache'}")
         self._handle = handle
-        self.path = path
+
+    def _check_open(self):
+        if not self._handle:
+            raise TiletuneError(f"the cache {check.shown(self.path) if self.path else ''} is closed")
 
     def close(self):
         if getattr(self, "_handle", None):
@@ -90,12 +96,16 @@ class Cache:
         a name or "sm_90"; None: the live GPU), ranked by `objective`. Falls back through the match
         levels; Match.match says which answered ("none": use your defaults)."""
         if objective not in OBJECTIVES:
-            raise ValueError(f"objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
-        sizes_text = ";".join(f"{k}={int(v)}" for k, v in (sizes or {}).items())
+            raise ObjectiveError(f"objective {check.shown(objective)} is not one of {', '.join(OBJECTIVES)}")
+        check.identifier(kernel, "kernel")
+        sizes_text = ";".join(f"{k}={v}" for k, values in check.sizes(sizes, 1) for v in values[:1])
+        if any(isinstance(v, (list, tuple)) and len(v) != 1 for v in (sizes or {}).values()):
+            raise TiletuneError("a lookup is for one problem: give each size one value")
+        device_arg = None if device is None else check.text(device, "device", 256).encode()
         result = ctypes.c_void_p()
         lib = self._lib
-        status = lib.tiletune_lookup_objective(self._handle, kernel.encode(),
-                                               None if device is None else str(device).encode(),
+        self._check_open()
+        status = lib.tiletune_lookup_objective(self._handle, kernel.encode(), device_arg,
                                                sizes_text.encode(), objective.encode(), ctypes.byref(result))
         if status == _NOT_FOUND:
             return Match(kernel=kernel, match="none")
@@ -103,12 +113,12 @@ class Cache:
             raise _error(lib, status, f"looking up {kernel}")
         try:
             r = result
-            params = {lib.tiletune_result_param_name(r, i).decode(): lib.tiletune_result_param_value(r, i)
+            params = {check.decoded(lib.tiletune_result_param_name(r, i)): lib.tiletune_result_param_value(r, i)
                       for i in range(lib.tiletune_result_param_count(r))}
             time_ms = lib.tiletune_result_time_ms(r)
             energy = lib.tiletune_result_energy_mj(r)
-            problem = lib.tiletune_result_problem(r).decode()
-            device_name = lib.tiletune_result_device_name(r).decode()
+            problem = check.decoded(lib.tiletune_result_problem(r))
+            device_name = check.decoded(lib.tiletune_result_device_name(r))
             return Match(kernel=kernel, match=MATCH_LEVELS[lib.tiletune_result_match_level(r)], params=params,
                          problem=_parse_assignments(problem) if problem else None,
                          time_ms=time_ms if time_ms >= 0 else None, energy_mj=energy if energy >= 0 else None,
@@ -121,13 +131,18 @@ class Cache:
         "params" and "problem" as dicts), or with frame=True a pandas DataFrame with one column
         per param and per problem size (pandas must be installed)."""
         text = ctypes.c_void_p()
-        enc = lambda s: None if s is None else str(s).encode()
-        code = self._lib.tiletune_trials_json(self._handle, enc(kernel), enc(device), enc(status),
+        kernel_arg = None if kernel is None else check.identifier(kernel, "kernel").encode()
+        device_arg = None if device is None else check.text(device, "device", 256).encode()
+        status_arg = None if status is None else check.identifier(status, "status").encode()
+        self._check_open()
+        code = self._lib.tiletune_trials_json(self._handle, kernel_arg, device_arg, status_arg,
                                               1 if all_versions else 0, ctypes.byref(text))
         if code != _OK:
             raise _error(self._lib, code, "reading the trials")
         try:
-            records = json.loads(ctypes.string_at(text).decode())
+            records = json.loads(check.decoded(ctypes.string_at(text)))
+        except ValueError as e:
+            raise TiletuneError(f"reading the trials: the library's answer is not JSON ({e})") from None
         finally:
             self._lib.tiletune_string_free(text)
         for r in records:

@@ -4,6 +4,8 @@ import ctypes.util
 import os
 import shutil
 
+from ._errors import TiletuneError
+
 _LIBRARY = None
 
 
@@ -53,6 +55,10 @@ def _declare(lib):
     return lib
 
 
+class LibraryError(TiletuneError, OSError):
+    """The query library cannot be loaded (an OSError too, as it always was)."""
+
+
 def library():
     """The loaded query library (once per process)."""
     global _LIBRARY
@@ -62,9 +68,9 @@ def library():
             try:
                 _LIBRARY = _declare(ctypes.CDLL(path))
                 break
-            except (OSError, AttributeError) as e:
-                errors.append(f"{path}: {e}")
+            except (OSError, AttributeError, ValueError, TypeError) as e:  # ValueError: a NUL in the path
+                errors.append(f"{path!r}: {e}")
         if _LIBRARY is None:
-            raise OSError("cannot load libtiletune-query (set TILETUNE_QUERY_LIBRARY to its path, or put the "
+            raise LibraryError("cannot load libtiletune-query (set TILETUNE_QUERY_LIBRARY to its path, or put the "
                           "installed tiletune on PATH): " + "; ".join(errors))
     return _LIBRARY

@@ -117,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"best --kernel transpose --size N=1 --size N=2", "--size N=2: N is given twice"},
         UsageCase{"best --format yaml", "--format"},
         UsageCase{"best --kernel 'two words'", "--kernel: 'two words' is not a name"},
-        UsageCase{"show --kernel " + std::string(100000, 'k'), "--kernel: 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...' is not a name"},
+        UsageCase{"show --kernel " + std::string(100000, 'k'), "--kernel: 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk... (100000 bytes)' is not a name"},
         UsageCase{"export --device " + std::string(1000, 'd'), "is not 256 characters or fewer"},
         UsageCase{"show --limit 0", "--limit: 0 is out of range"},
         UsageCase{"show --limit -3", "--limit: '-3' is not a whole number"},

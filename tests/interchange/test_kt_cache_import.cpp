@@ -279,7 +279,7 @@ TEST(KtCacheImport, HostileCachesAreRefusedNamingTheEntry) {
       {head + R"("1,x": {"time": 1, "benchmark_time": NaN}}})", "c.json: cache['1,x'].benchmark_time: nan is not a time"},
       {head + R"("1,x": 7}})", "c.json: cache['1,x']: expected an object (the config's result), found 7"},
       {head + "\"" + long_key + "\": {\"time\": 1}}}",
-       "c.json: cache['kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...']: the key has 1 values"},
+       "c.json: cache['kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk... (306 bytes)']: the key has 1 values"},
       {R"({"device_name": "GPU", "kernel_name": "k", "tune_params_keys": ["a b"], "tune_params": {"a b": [1]},
           "objective": "time", "cache": {}})",
        "c.json: tune_params_keys[0]: 'a b' is not a C identifier"},

@@ -207,7 +207,7 @@ TEST(Report, NoMatchingTrialIsAClearError) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no trials in"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("kernel nope"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("kernel 'nope'"), std::string::npos);
   }
 }
 
@@ -227,7 +227,7 @@ TEST(ReportCli, WritesHtmlSvgAndPng) {
   EXPECT_EQ(testing::read_file(svg).rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
 
   r = testing::run_command(cli + " report --db " + db + " --format svg -o x.svg 2>&1");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);  // an argument error (issue 22)
   EXPECT_NE(r.output.find("--plot"), std::string::npos);
 
   const auto png = f.dir.path() / "status.png";

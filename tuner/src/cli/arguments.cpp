@@ -1,5 +1,5 @@
-// The checks of command-line values (see arguments.hpp). Messages quote at most a short prefix of
-// the value, so a hostile argument cannot flood the terminal.
+// The checks of command-line values (see arguments.hpp). Messages quote a value as a short escaped
+// excerpt (tiletune::quoted), so a hostile argument cannot flood or steer the terminal.
 #include "cli/arguments.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "tiletune/compile.hpp"
+#include "tiletune/message.hpp"
 #include "tiletune/occupancy.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/sweep.hpp"
@@ -20,13 +21,8 @@ namespace tiletune::cli {
 
 namespace {
 
-std::string shown_value(const std::string& value) {
-  constexpr std::size_t max = 40;
-  std::string shown = value.size() > max ? value.substr(0, max) + "..." : value;
-  for (char& c : shown)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return "'" + shown + "'";
-}
+// A command-line value in a message: a short escaped excerpt (tiletune::quoted).
+std::string shown_value(const std::string& value) { return quote(value); }
 
 std::optional<std::uint64_t> parse_whole(const std::string& s) {
   if (s.empty() || s.size() > 20 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
@@ -47,6 +43,7 @@ CLI::Validator whole_number_in(std::uint64_t lo, std::uint64_t hi) {
             return fmt::format("{} is out of range (at most {})", shown_value(s), hi);
           return fmt::format("{} is not a whole number (expected {} to {})", shown_value(s), lo, hi);
         }
+        // s is digits only here: shown as it is.
         if (*v < lo || *v > hi) return fmt::format("{} is out of range (expected {} to {})", s, lo, hi);
         return {};
       },
@@ -140,7 +137,7 @@ CLI::Validator parsed_by(const std::string& option, const std::string& what, Par
         try {
           parse(s);
         } catch (const Error& e) {
-          std::string why = e.what();
+          std::string why = one_line(e.what());
           if (why.starts_with(option + " ")) why.erase(0, option.size() + 1);
           return why;
         }

@@ -26,7 +26,8 @@ Runner add_import_t1_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "The YAML to write (default: stdout; the kernel source path is made "
                                             "relative to it)");
   cmd->add_option("--name", o->name, "The space's kernel family (default: KernelName; a shipped family's name is "
-                                     "taken by its kernel, so rename on import)");
+                                     "taken by its kernel, so rename on import)")
+      ->check(identifier());
   cmd->add_flag("--force", o->force, "Overwrite an existing output file");
   cmd->footer(R"HELP(Examples:
   tiletune import-t1 gemm.json -o configs/gemm.yaml && tiletune plan configs/gemm.yaml
@@ -112,7 +113,8 @@ Runner add_import_kt_cache_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "The recording to write (default: the cache's name with .csv, here)");
   cmd->add_option("--space", o->space, "The space to write (default: FAMILY.yaml beside the recording); its stub "
                                        "kernel FAMILY.cu goes beside it");
-  cmd->add_option("--name", o->name, "The space's kernel family (default: kt_ and the cache's kernel_name)");
+  cmd->add_option("--name", o->name, "The space's kernel family (default: kt_ and the cache's kernel_name)")
+      ->check(identifier());
   cmd->add_flag("--force", o->force, "Overwrite output files that exist with other content");
   cmd->footer(R"HELP(Examples:
   tiletune import-kt-cache A100.json.gz        A100.csv, kt_convolution_kernel.yaml and .cu here

@@ -10,6 +10,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/stdout_errors.hpp"
 #include "tiletune/error.hpp"
+#include "tiletune/message.hpp"
 
 int main(int argc, char** argv) {
   // With a driver present, NVRTC may serve a repeated compile from the driver's compute cache,
@@ -76,8 +77,12 @@ Run `tiletune COMMAND --help` for the options of a command.
   } catch (const tiletune::Error& e) {
     std::fprintf(stderr, "tiletune: %s\n", e.what());
     return tiletune::cli::exit_error;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tiletune: internal error: %s\n", e.what());
+  } catch (...) {
+    // A library's exception, from where no stage caught it: one line naming the command.
+    std::string command = "tiletune";
+    for (auto& [sub, run] : commands)
+      if (sub->parsed()) command = sub->get_name();
+    std::fprintf(stderr, "tiletune: %s: %s\n", command.c_str(), tiletune::exception_reason(std::current_exception()).c_str());
     return tiletune::cli::exit_error;
   }
   return tiletune::cli::exit_ok;

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "tiletune/device.hpp"
@@ -16,8 +17,8 @@ Runner add_nvml_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("nvml", "Measure NVML's energy counter resolution and update interval on a GPU");
   auto device = std::make_shared<int>(0);
   auto seconds = std::make_shared<double>(3.0);
-  cmd->add_option("--device", *device, "CUDA device ordinal (default 0)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seconds", *seconds, "How long to poll the counters (default 3)")->check(CLI::Range(0.1, 600.0));
+  cmd->add_option("--device", *device, "CUDA device ordinal (default 0)")->check(whole_number_in(0, 1023));
+  cmd->add_option("--seconds", *seconds, "How long to poll the counters (default 3)")->check(finite_in(0.1, 600.0));
   cmd->footer(R"(Example:
   tiletune nvml --seconds 5
 

@@ -23,6 +23,7 @@
 #include "cli/plan_output.hpp"
 #include "tiletune/cuda_kernel.hpp"
 #include "tiletune/device.hpp"
+#include "tiletune/message.hpp"
 #include "tiletune/landscape.hpp"
 #include "tiletune/replay.hpp"
 #include "tiletune/strategy.hpp"
@@ -85,10 +86,10 @@ std::optional<std::vector<int>> parse_device_list(const std::string& text) {
     int value = -1;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 0 || value > 1023)
-      throw UsageError(fmt::format("'{}': '{}' is not a device ordinal (expected all, or ordinals as 0,1,3)",
-                                   text, item));
+      throw UsageError(fmt::format("{}: {} is not a device ordinal (expected all, or ordinals as 0,1,3)",
+                                   quote(text), quote(item)));
     if (std::find(ordinals.begin(), ordinals.end(), value) != ordinals.end())
-      throw UsageError(fmt::format("'{}': device {} is listed twice", text, value));
+      throw UsageError(fmt::format("{}: device {} is listed twice", quote(text), value));
     ordinals.push_back(value);
     if (comma == std::string::npos) return ordinals;
     begin = comma + 1;
@@ -104,7 +105,7 @@ std::vector<DeviceInfo> pick_devices(const std::vector<DeviceInfo>& devices, con
   for (const int k : *ordinals) {
     if (k >= static_cast<int>(devices.size()))
       throw UsageError(fmt::format("--devices {}: device {} does not exist: this machine has {} CUDA device{} (0 to {})",
-                                   text, k, devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
+                                   quote(text), k, devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
     picked.push_back(devices[static_cast<std::size_t>(k)]);
   }
   return picked;
@@ -266,11 +267,11 @@ nlohmann::json replay_json(const Space& space, const ReplayProblem& rp, const st
 // `tune --replay`: the strategy against a recording, one problem after another.
 int run_replay(const Space& space, const TuneOptions& o) {
   if (o.objective != "time")
-    throw Error(fmt::format("--objective {} with --replay: a recorded landscape holds times only", o.objective));
+    throw UsageError(fmt::format("--objective {} with --replay: a recorded landscape holds times only", o.objective));
   const Landscape landscape = load_landscape(o.replay);
   if (landscape.kernel != space.kernel)
-    throw Error(fmt::format("replay: the recording is of kernel '{}', the space of '{}'", landscape.kernel,
-                            space.kernel));
+    throw Error(fmt::format("{}: the recording is of kernel {}, the space of {} ({})", o.replay, quote(landscape.kernel),
+                            quote(space.kernel), space.yaml_path.string()));
   std::vector<Problem> problems = select_problems(space, o.plan.sizes);
   // Without --size, the problems the recording has (a space lists more sizes than were recorded).
   if (o.plan.sizes.empty()) {
@@ -574,7 +575,7 @@ Runner add_worker_command(CLI::App& app) {
   auto device = std::make_shared<int>(0);
   auto compile_only = std::make_shared<bool>(false);
   auto cubin_cache = std::make_shared<std::string>();
-  cmd->add_option("--device", *device, "CUDA device ordinal");
+  cmd->add_option("--device", *device, "CUDA device ordinal")->check(whole_number_in(0, 1023));
   cmd->add_flag("--compile-only", *compile_only, "Compile requests only: no CUDA context");
   cmd->add_option("--cubin-cache", *cubin_cache, "Where the worker's own kernels are cached (default: none)");
   return [device, compile_only, cubin_cache]() {

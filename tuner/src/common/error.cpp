@@ -1,7 +1,10 @@
 // Formatting of the shared error types.
 #include "tiletune/error.hpp"
+#include "tiletune/message.hpp"
 
 #include <cstdint>
+#include <filesystem>
+#include <new>
 
 namespace tiletune {
 
@@ -37,6 +40,12 @@ std::size_t utf8_sequence(std::string_view text, std::size_t i) {
   return n;
 }
 
+// U+0080 to U+009F (C2 80 to C2 9F): C1 controls, which some terminals obey (CSI is U+009B).
+bool c1_control(std::string_view text, std::size_t i) {
+  return static_cast<unsigned char>(text[i]) == 0xC2 && i + 1 < text.size() &&
+         static_cast<unsigned char>(text[i + 1]) < 0xA0;
+}
+
 }  // namespace
 
 std::string escaped_excerpt(std::string_view text, std::size_t max_chars) {
@@ -55,7 +64,7 @@ std::string escaped_excerpt(std::string_view text, std::size_t max_chars) {
     } else if (c >= 0x20 && c < 0x7F) {
       out += static_cast<char>(c);
       ++i;
-    } else if (const std::size_t n = c >= 0x80 ? utf8_sequence(text, i) : 0; n > 0) {
+    } else if (const std::size_t n = c >= 0x80 ? utf8_sequence(text, i) : 0; n > 0 && !c1_control(text, i)) {
       out += text.substr(i, n);
       i += n;
     } else {
@@ -64,6 +73,40 @@ std::string escaped_excerpt(std::string_view text, std::size_t max_chars) {
     }
   }
   return out;
+}
+
+std::string quote(std::string_view text, std::size_t max_chars) {
+  std::string out = escaped_excerpt(text, max_chars);
+  // A quote inside would end the quoted text early to a reader.
+  for (std::size_t at = out.find('\''); at != std::string::npos; at = out.find('\'', at + 2)) out.insert(at, 1, '\\');
+  return "'" + out + "'";
+}
+
+std::string one_line(std::string_view message, std::size_t max_chars) { return escaped_excerpt(message, max_chars); }
+
+std::string exception_reason(const std::exception_ptr& e) noexcept try {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::filesystem::filesystem_error& x) {
+    return (x.path1().empty() ? std::string() : quote(x.path1().native(), 120) + ": ") + x.code().message();
+  } catch (const std::bad_alloc&) {
+    return "out of memory (an input too large to hold?)";
+  } catch (const std::length_error& x) {
+    return "too large to hold in memory (" + one_line(x.what(), 80) + ")";
+  } catch (const Error& x) {
+    return one_line(x.what());
+  } catch (const std::exception& x) {
+    // nlohmann::json's exceptions: "[json.exception.type_error.302] type must be string, ...".
+    const std::string_view what = x.what();
+    constexpr std::string_view json = "[json.exception.";
+    if (what.starts_with(json) && what.find("] ") != std::string_view::npos)
+      return "not the JSON expected: " + one_line(what.substr(what.find("] ") + 2));
+    return "internal error: " + one_line(what);
+  } catch (...) {
+    return "internal error: an exception of unknown type";
+  }
+} catch (...) {
+  return "out of memory";
 }
 
 namespace {

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -31,6 +32,7 @@
 #include "tiletune/python_expr.hpp"
 #include "interchange/yaml_text.hpp"
 #include "tiletune/interchange.hpp"
+#include "tiletune/message.hpp"
 #include "tiletune/replay.hpp"
 #include "tiletune/space.hpp"
 #include "tiletune/trial.hpp"
@@ -58,22 +60,8 @@ constexpr std::pair<const char*, TrialStatus> kFailures[] = {
 constexpr int kMaxDepth = 32;
 constexpr std::size_t kShownChars = 40;
 
-/// A string from the file as a message quotes it: at most 40 characters, Python's escapes for
-/// quotes, backslashes, control and non-ASCII bytes.
-std::string cite(std::string_view s) {
-  std::string out = "'";
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i == kShownChars) {
-      out += "...";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c == '\'' || c == '\\') out += {'\\', static_cast<char>(c)};
-    else if (c < 0x20 || c >= 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
-  }
-  return out + "'";
-}
+/// A string from the file as a message quotes it (tiletune::quoted: at most 40 characters, escaped).
+std::string cite(std::string_view s) { return quote(s, kShownChars); }
 
 /// Text from the file for a recording's header: one line, control characters as '?'.
 std::string header_text(std::string_view s) {
@@ -638,10 +626,16 @@ class CacheImporter {
   /// What is written reads back: the space loads beside its stub, the recording reads, and every
   /// trial is a config of the space.
   void check(const KtCacheImport& r) const {
-    const ScratchDir dir;
-    dir.write(r.stub_file, r.stub_source);
-    const fs::path yaml = dir.write("space.yaml", r.space_yaml);
-    const fs::path csv = dir.write("recording.csv", r.recording_csv);
+    std::optional<ScratchDir> dir;
+    fs::path yaml, csv;
+    try {  // a failure here names the scratch file: say whose check it was
+      dir.emplace();
+      (void)dir->write(r.stub_file, r.stub_source);
+      yaml = dir->write("space.yaml", r.space_yaml);
+      csv = dir->write("recording.csv", r.recording_csv);
+    } catch (const Error& e) {
+      fail_at("", fmt::format("cannot check what it maps to: {}", e.what()));
+    }
     Space space;
     try {
       space = load_space(yaml);
@@ -687,7 +681,13 @@ class CacheImporter {
 }  // namespace
 
 KtCacheImport import_kt_cache(const fs::path& cache_path, const KtCacheImportOptions& options) {
-  return CacheImporter(cache_path, options).run();
+  try {
+    return CacheImporter(cache_path, options).run();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {  // a JSON type error, bad_alloc, ...: located at the file
+    throw InterchangeError(fmt::format("{}: {}", cache_path.string(), exception_reason(std::current_exception())));
+  }
 }
 
 }  // namespace tiletune

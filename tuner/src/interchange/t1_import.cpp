@@ -23,6 +23,7 @@
 #include "common/input_file.hpp"
 #include "interchange/yaml_text.hpp"
 #include "tiletune/interchange.hpp"
+#include "tiletune/message.hpp"
 #include "tiletune/python_expr.hpp"
 #include "tiletune/space.hpp"
 
@@ -35,20 +36,11 @@ using interchange_detail::is_identifier;
 using interchange_detail::yaml_quoted;
 
 constexpr std::size_t kMaxValues = std::size_t{1} << 20;
+// Kernel Tuner's spaces have tens of params; the bound keeps every per-param step cheap.
+constexpr std::size_t kMaxParams = 1024;
 constexpr const char* kDims[] = {"X", "Y", "Z"};
 constexpr const char* kProblemNames[] = {"problem_size_x", "problem_size_y", "problem_size_z"};
 constexpr const char* kBlockNames[] = {"block_size_x", "block_size_y", "block_size_z"};
-
-// Text from the file in a message: at most 80 characters, control characters escaped.
-std::string shown(std::string_view s) {
-  std::string out;
-  for (const char c : s.substr(0, 80)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-    else out += c;
-  }
-  return "'" + out + (s.size() > 80 ? "...'" : "'");
-}
 
 class Reader {
  public:
@@ -63,8 +55,21 @@ class Reader {
   }
   std::string string(const Json& v, const std::string& field) const {
     if (v.is_string()) return v.get<std::string>();
-    if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+    if (v.is_number_integer()) return std::to_string(int64(v, field));
     fail(field, fmt::format("expected a string, found {}", v.type_name()));
+  }
+  // An integer of the file; one past the 64-bit integers is refused, never wrapped.
+  std::int64_t int64(const Json& v, const std::string& field) const {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+      fail(field, fmt::format("{} is beyond the 64-bit integers", v.get<std::uint64_t>()));
+    if (v.is_number_integer()) return v.get<std::int64_t>();
+    if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+    fail(field, fmt::format("expected an integer, found {}", v.type_name()));
+  }
+  // A number (or a bool) of the file as a py::Value, its integers checked as int64 checks them.
+  py::Value number(const Json& v, const std::string& field) const {
+    if (v.is_number_float()) return py::Value::real(v.get<double>());
+    return py::Value::integer(int64(v, field));
   }
   static std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "." + b; }
   [[nodiscard]] const fs::path& file() const { return file_; }
@@ -89,6 +94,14 @@ Expression expression_of(const std::string& python_text) {
            c == '(' || c == ')';
   });
   return {python_text, !native};
+}
+
+// A JSON value as text for a message; invalid UTF-8 in it replaced, never thrown over.
+std::string dumped(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+std::string search_name(const Json& search) {
+  if (!search.contains("Name")) return "?";
+  return search["Name"].is_string() ? search["Name"].get<std::string>() : dumped(search["Name"]);
 }
 
 // --- params -------------------------------------------------------------------------------------
@@ -117,6 +130,30 @@ struct Param {
   }
 };
 
+// Whether a whole number x is a 64-bit integer (2^63 is not: it is one past).
+bool fits_int64(double x) { return x >= -0x1p63 && x < 0x1p63; }
+
+// Whether a float of the file is an integer exactly: from 2^53 on a JSON float is rounded, and an
+// integer literal past 64 bits is read as one (-2^63 - 1 becomes -2^63).
+bool exact_integer(double x) { return std::fabs(x) < 0x1p53; }
+constexpr const char* kNotExact = "{} is not an exact integer (a float from 2^53 on, or a number past 64 bits)";
+
+// A file the T1 file names; a name the system cannot look up (too long, ...) is not one.
+bool is_file(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+
+// A value as a sort key where equal values (1 and 1.0, as Python compares) are equal keys:
+// integers exactly, not through a double that would merge 2^53 + 1 with 2^53.
+std::string value_key(const py::Value& x) {
+  if (x.kind() == py::Value::Kind::text) return "s" + x.as_text();
+  if (x.is_integral()) return fmt::format("n{}", x.as_int());
+  const double d = x.as_real();
+  if (d == std::floor(d) && fits_int64(d)) return fmt::format("n{}", static_cast<std::int64_t>(d));
+  return fmt::format("r{}", d);
+}
+
 // A param's values, from KTT's array or Kernel Tuner's Python text.
 std::vector<py::Value> param_values(const Reader& r, const Json& p, const std::string& field, const std::string& type) {
   const Json& v = r.need(p, field, "Values");
@@ -124,11 +161,7 @@ std::vector<py::Value> param_values(const Reader& r, const Json& p, const std::s
   if (v.is_array()) {
     if (v.size() > kMaxValues) r.fail(field + ".Values", fmt::format("more than {} values", kMaxValues));
     for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i].is_boolean()) out.push_back(py::Value::integer(v[i].get<bool>() ? 1 : 0));
-      else if (v[i].is_number_integer() && !v[i].is_number_unsigned()) out.push_back(py::Value::integer(v[i].get<std::int64_t>()));
-      else if (v[i].is_number_unsigned() && v[i].get<std::uint64_t>() <= std::uint64_t(INT64_MAX))
-        out.push_back(py::Value::integer(static_cast<std::int64_t>(v[i].get<std::uint64_t>())));
-      else if (v[i].is_number_float()) out.push_back(py::Value::real(v[i].get<double>()));
+      if (v[i].is_boolean() || v[i].is_number()) out.push_back(r.number(v[i], fmt::format("{}.Values[{}]", field, i)));
       else if (v[i].is_string()) out.push_back(py::Value::text(v[i].get<std::string>()));
       else r.fail(fmt::format("{}.Values[{}]", field, i), fmt::format("{} is not a number or a string", v[i].type_name()));
     }
@@ -138,12 +171,12 @@ std::vector<py::Value> param_values(const Reader& r, const Json& p, const std::s
     try {
       list = py::eval_constant(text);
     } catch (const ExprSyntaxError& e) {
-      r.fail(field + ".Values", fmt::format("{}: {} (at offset {})", shown(text), e.what(), e.offset()));
+      r.fail(field + ".Values", fmt::format("{}: {} (at offset {})", quote(text), one_line(e.what()), e.offset()));
     } catch (const EvalError& e) {
-      r.fail(field + ".Values", fmt::format("{}: {}", shown(text), e.what()));
+      r.fail(field + ".Values", fmt::format("{}: {}", quote(text), one_line(e.what())));
     }
     if (list.kind() != py::Value::Kind::list)
-      r.fail(field + ".Values", fmt::format("{} is {}, not a list of values", shown(text), shown(list.repr())));
+      r.fail(field + ".Values", fmt::format("{} is {}, not a list of values", quote(text), quote(list.repr())));
     for (const py::Value& x : list.as_list())
       out.push_back(x.kind() == py::Value::Kind::boolean ? py::Value::integer(x.as_int()) : x);
   } else {
@@ -153,12 +186,14 @@ std::vector<py::Value> param_values(const Reader& r, const Json& p, const std::s
   for (std::size_t i = 0; i < out.size(); ++i) {
     const py::Value& x = out[i];
     if (x.kind() == py::Value::Kind::list || x.kind() == py::Value::Kind::none)
-      r.fail(field + ".Values", fmt::format("{} is not a number or a string", shown(x.repr())));
+      r.fail(field + ".Values", fmt::format("{} is not a number or a string", quote(x.repr())));
     if (x.kind() == py::Value::Kind::real && !std::isfinite(x.as_real()))
       r.fail(field + ".Values", fmt::format("{} is not a finite number", x.repr()));
+    if (x.kind() == py::Value::Kind::real && type == "int" && !exact_integer(x.as_real()))
+      r.fail(field + ".Values", fmt::format(fmt::runtime(kNotExact), x.repr()));
     if (x.kind() == py::Value::Kind::text && (x.as_text().empty() || x.as_text().size() > 128 ||
                                               x.as_text().find_first_of("\n\r") != std::string::npos))
-      r.fail(field + ".Values", fmt::format("{} is not one line of 1 to 128 characters", shown(x.as_text())));
+      r.fail(field + ".Values", fmt::format("{} is not one line of 1 to 128 characters", quote(x.as_text())));
   }
   const bool words = std::all_of(out.begin(), out.end(), [](const py::Value& x) { return x.kind() == py::Value::Kind::text; });
   const bool numbers = std::all_of(out.begin(), out.end(), [](const py::Value& x) { return x.is_number(); });
@@ -167,23 +202,26 @@ std::vector<py::Value> param_values(const Reader& r, const Json& p, const std::s
   if (words && type != "string") r.fail(field + ".Values", fmt::format("Type {}, but the values are strings", type));
   // Sorted copies find repeats in n log n, whatever n.
   std::vector<std::string> keys;
-  for (const py::Value& x : out) keys.push_back(x.kind() == py::Value::Kind::text ? "s" + x.as_text() : fmt::format("n{}", x.as_real()));
+  for (const py::Value& x : out) keys.push_back(value_key(x));
   std::sort(keys.begin(), keys.end());
   if (const auto twice = std::adjacent_find(keys.begin(), keys.end()); twice != keys.end())
-    r.fail(field + ".Values", fmt::format("{} is listed twice", shown(twice->substr(1))));
+    r.fail(field + ".Values", fmt::format("{} is listed twice", quote(twice->substr(1))));
   return out;
 }
 
 std::vector<Param> read_params(const Reader& r, const Json& space) {
   const Json& list = r.need(space, "ConfigurationSpace", "TuningParameters");
   if (!list.is_array() || list.empty()) r.fail("ConfigurationSpace.TuningParameters", "expected a non-empty array");
+  if (list.size() > kMaxParams)
+    r.fail("ConfigurationSpace.TuningParameters", fmt::format("{} params, more than the {} a space may have", list.size(), kMaxParams));
   std::vector<Param> out;
+  std::set<std::string> declared;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string field = fmt::format("ConfigurationSpace.TuningParameters[{}]", i);
     Param p;
     p.name = r.string(r.need(list[i], field, "Name"), field + ".Name");
     if (!is_identifier(p.name))
-      r.fail(field + ".Name", fmt::format("{} is not a C identifier (it becomes -D{}=...)", shown(p.name), p.name));
+      r.fail(field + ".Name", fmt::format("{} is not a C identifier (it becomes -DNAME=...)", quote(p.name)));
     for (const char* reserved : kProblemNames)
       if (p.name == reserved) r.fail(field + ".Name", fmt::format("'{}' is the name tiletune gives ProblemSize", p.name));
     std::string type = r.string(r.need(list[i], field, "Type"), field + ".Type");
@@ -193,18 +231,15 @@ std::vector<Param> read_params(const Reader& r, const Json& space) {
         {"String", "string"}};
     const auto t = std::find_if(std::begin(types), std::end(types), [&](const auto& x) { return type == x.first; });
     if (t == std::end(types))
-      r.fail(field + ".Type", fmt::format("{} is not a T1 type (int, uint, float, bool, string)", shown(type)));
+      r.fail(field + ".Type", fmt::format("{} is not a T1 type (int, uint, float, bool, string)", quote(type)));
     p.values = param_values(r, list[i], field, t->second);
     if (list[i].contains("Default")) {
       const Json& d = list[i]["Default"];
-      if (d.is_boolean()) p.default_value = py::Value::integer(d.get<bool>() ? 1 : 0);
-      else if (d.is_number_integer()) p.default_value = py::Value::integer(d.get<std::int64_t>());
-      else if (d.is_number_float()) p.default_value = py::Value::real(d.get<double>());
+      if (d.is_boolean() || d.is_number()) p.default_value = r.number(d, field + ".Default");
       else if (d.is_string()) p.default_value = py::Value::text(d.get<std::string>());
       else r.fail(field + ".Default", fmt::format("expected a value, found {}", d.type_name()));
     }
-    for (const Param& q : out)
-      if (q.name == p.name) r.fail(field + ".Name", fmt::format("'{}' is declared twice", p.name));
+    if (!declared.insert(p.name).second) r.fail(field + ".Name", fmt::format("'{}' is declared twice", p.name));
     out.push_back(std::move(p));
   }
   return out;
@@ -229,7 +264,7 @@ struct Names {
     try {
       return py::rename(text, [&](std::string_view name, std::optional<std::int64_t> index) -> std::optional<std::string> {
         if (name == "ProblemSize") {
-          if (problem.empty()) r.fail(field, fmt::format("{} uses ProblemSize, which the file does not give", shown(text)));
+          if (problem.empty()) r.fail(field, fmt::format("{} uses ProblemSize, which the file does not give", quote(text)));
           if (index) {
             if (*index < 0 || *index >= static_cast<std::int64_t>(problem.size()))
               r.fail(field, fmt::format("ProblemSize[{}]: ProblemSize has {} entries", *index, problem.size()));
@@ -248,7 +283,7 @@ struct Names {
         return std::nullopt;
       });
     } catch (const ExprSyntaxError& e) {
-      r.fail(field, fmt::format("{}: {}", shown(text), e.what()));
+      r.fail(field, fmt::format("{}: {}", quote(text), one_line(e.what())));
     }
   }
 
@@ -259,11 +294,11 @@ struct Names {
     try {
       program = py::Program::parse(text);
     } catch (const ExprSyntaxError& e) {
-      r.fail(field, fmt::format("{}: {}", shown(text), e.what()));
+      r.fail(field, fmt::format("{}: {}", quote(text), one_line(e.what())));
     }
     for (const std::string& n : program.free_names())
       if (std::find(allowed.begin(), allowed.end(), n) == allowed.end())
-        r.fail(field, fmt::format("{}: unknown name '{}' (not a tuning parameter of this file)", shown(text), n));
+        r.fail(field, fmt::format("{}: unknown name '{}' (not a tuning parameter of this file)", quote(text), n));
     return program;
   }
 };
@@ -271,7 +306,7 @@ struct Names {
 // The value of one Python field or value of the file: a string of Python or a number.
 std::string python_text(const Reader& r, const Json& v, const std::string& field) {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number_integer()) return std::to_string(r.int64(v, field));
   if (v.is_number_float()) return py::Value::real(v.get<double>()).repr();
   r.fail(field, fmt::format("expected a string or a number, found {}", v.type_name()));
 }
@@ -317,10 +352,10 @@ class Importer {
     const Json& spec = *spec_;
     const std::string language = r_.string(r_.need(spec, "KernelSpecification", "Language"), "KernelSpecification.Language");
     if (language != "CUDA")
-      r_.fail("KernelSpecification.Language", fmt::format("{}: tiletune tunes CUDA kernels", shown(language)));
+      r_.fail("KernelSpecification.Language", fmt::format("{}: tiletune tunes CUDA kernels", quote(language)));
     kernel_name_ = r_.string(r_.need(spec, "KernelSpecification", "KernelName"), "KernelSpecification.KernelName");
     if (!is_identifier(kernel_name_))
-      r_.fail("KernelSpecification.KernelName", fmt::format("{} is not a C identifier", shown(kernel_name_)));
+      r_.fail("KernelSpecification.KernelName", fmt::format("{} is not a C identifier", quote(kernel_name_)));
     if (family_.empty()) family_ = kernel_name_;
     if (spec.contains("KernelTypeNames") && !spec["KernelTypeNames"].empty())
       r_.fail("KernelSpecification.KernelTypeNames", "template kernels do not map yet: name the instantiation as entry");
@@ -328,11 +363,11 @@ class Importer {
     // As Kernel Tuner looks for it: next to the T1 file, then one folder up.
     const fs::path here = fs::absolute(r_.file()).parent_path();
     source_ = here / kernel_file;
-    if (!fs::is_regular_file(source_) && fs::is_regular_file(here.parent_path() / kernel_file))
+    if (!is_file(source_) && is_file(here.parent_path() / kernel_file))
       source_ = here.parent_path() / kernel_file;
-    if (!fs::is_regular_file(source_))
+    if (!is_file(source_))
       r_.fail("KernelSpecification.KernelFile", fmt::format("{} is not a file (KernelFile is relative to the T1 file)",
-                                                            shown((here / kernel_file).lexically_normal().string())));
+                                                            quote((here / kernel_file).lexically_normal().string())));
     if (spec.contains("CompilerOptions")) {
       const Json& o = spec["CompilerOptions"];
       if (!o.is_array()) r_.fail("KernelSpecification.CompilerOptions", "expected an array of strings");
@@ -348,9 +383,9 @@ class Importer {
     if (list.empty() || list.size() > 3) r_.fail("KernelSpecification.ProblemSize", "expected 1 to 3 sizes");
     for (std::size_t d = 0; d < list.size(); ++d) {
       const std::string field = fmt::format("KernelSpecification.ProblemSize[{}]", d);
-      if (!list[d].is_number_integer() || list[d].get<std::int64_t>() < 1)
-        r_.fail(field, fmt::format("{} is not a positive integer (a problem size)", list[d].dump().substr(0, 40)));
-      names_.problem.push_back(list[d].get<std::int64_t>());
+      if (!list[d].is_number_integer() || r_.int64(list[d], field) < 1)
+        r_.fail(field, fmt::format("{} is not a positive integer (a problem size)", quote(dumped(list[d]))));
+      names_.problem.push_back(r_.int64(list[d], field));
     }
   }
 
@@ -365,7 +400,7 @@ class Importer {
       for (std::size_t j = 0; j < params.size(); ++j) {
         const std::string n = r_.string(params[j], fmt::format("{}.Parameters[{}]", field, j));
         if (!names_.param(n))
-          r_.fail(fmt::format("{}.Parameters[{}]", field, j), fmt::format("{} is not a tuning parameter", shown(n)));
+          r_.fail(fmt::format("{}.Parameters[{}]", field, j), fmt::format("{} is not a tuning parameter", quote(n)));
       }
       const std::string text = names_.rewrite(r_, field + ".Expression",
                                               r_.string(r_.need(list[i], field, "Expression"), field + ".Expression"), false);
@@ -439,7 +474,7 @@ class Importer {
                                       ? r_.string((*spec_)["GlobalSizeType"], "KernelSpecification.GlobalSizeType")
                                       : "OpenCL";
     if (size_type != "CUDA" && size_type != "OpenCL" && size_type != "Vulkan")
-      r_.fail("KernelSpecification.GlobalSizeType", fmt::format("{} is not CUDA, OpenCL or Vulkan", shown(size_type)));
+      r_.fail("KernelSpecification.GlobalSizeType", fmt::format("{} is not CUDA, OpenCL or Vulkan", quote(size_type)));
     std::vector<std::string> from_global;
     for (std::size_t d = 0; d < global.size(); ++d)
       from_global.push_back(size_type == "CUDA" ? global[d]
@@ -511,7 +546,7 @@ class Importer {
         if (t == fmt::format("{}{}", base, n)) return {base, n};
     r_.fail(field, fmt::format("type {} has no tiletune buffer type (the T1 schema's numeric types and their vectors "
                                "map; custom does not)",
-                               shown(t)));
+                               quote(t)));
   }
 
   std::string fill(const Json& a, const std::string& field, const std::string& type) {
@@ -526,25 +561,26 @@ class Importer {
       if (x == 0) return "zero";
       if (!floating && x != std::floor(x))
         r_.fail(field + ".FillValue", fmt::format("{} is not a whole number, and the buffer holds {}", x, type));
+      if (!floating && !exact_integer(x)) r_.fail(field + ".FillValue", fmt::format(fmt::runtime(kNotExact), dumped(v)));
       if (!floating) return fmt::format("{{constant: {}}}", static_cast<std::int64_t>(x));
       return fmt::format("{{constant: {}}}", py::Value::real(x).repr());
     }
     if (kind == "Generator") {
       const std::string source = a.contains("DataSource") ? r_.string(a["DataSource"], field + ".DataSource") : "";
       if (source == "i") return "iota";
-      r_.fail(field + ".DataSource", fmt::format("the generator {} does not map (only \"i\", which is iota)", shown(source)));
+      r_.fail(field + ".DataSource", fmt::format("the generator {} does not map (only \"i\", which is iota)", quote(source)));
     }
     if (kind == "BinaryRaw") return fmt::format("{{file: {}}}", yaml_quoted(data_file(a, field)));
     r_.fail(field + ".FillType", fmt::format("{} does not map (Constant, Random, the generator \"i\" and BinaryRaw do)",
-                                             shown(kind)));
+                                             quote(kind)));
   }
 
   // A DataSource file, relative to the T1 file, written relative to the YAML.
   std::string data_file(const Json& a, const std::string& field) const {
     const std::string source = r_.string(r_.need(a, field, "DataSource"), field + ".DataSource");
     const fs::path path = fs::absolute(r_.file()).parent_path() / source;
-    if (!fs::is_regular_file(path))
-      r_.fail(field + ".DataSource", fmt::format("{} is not a file (DataSource is relative to the T1 file)", shown(source)));
+    if (!is_file(path))
+      r_.fail(field + ".DataSource", fmt::format("{} is not a file (DataSource is relative to the T1 file)", quote(source)));
     return relative_to_yaml(path);
   }
 
@@ -560,8 +596,11 @@ class Importer {
     if (!v.is_number()) r_.fail(field + ".FillValue", "a scalar argument needs a number");
     const bool floating = element == "float" || element == "double" || element == "half";
     if (!floating && v.is_number_float() && v.get<double>() != std::floor(v.get<double>()))
-      r_.fail(field + ".FillValue", fmt::format("{} is not a whole number, and the argument is {}", v.dump(), type));
-    const std::string value = v.is_number_float() ? py::Value::real(v.get<double>()).repr() : v.dump();
+      r_.fail(field + ".FillValue", fmt::format("{} is not a whole number, and the argument is {}", dumped(v), type));
+    if (!floating && v.is_number_float() && !exact_integer(v.get<double>()))
+      r_.fail(field + ".FillValue", fmt::format(fmt::runtime(kNotExact), dumped(v)));
+    const std::string value =
+        v.is_number_float() ? py::Value::real(v.get<double>()).repr() : std::to_string(r_.int64(v, field + ".FillValue"));
     return fmt::format("{{value: {}, type: {}}}", value, element);
   }
 
@@ -575,7 +614,7 @@ class Importer {
       const std::string field = fmt::format("KernelSpecification.Arguments[{}]", i);
       const Json& a = list[i];
       const std::string name = a.contains("Name") ? r_.string(a["Name"], field + ".Name") : fmt::format("arg{}", i);
-      if (!is_identifier(name)) r_.fail(field + ".Name", fmt::format("{} is not an identifier", shown(name)));
+      if (!is_identifier(name)) r_.fail(field + ".Name", fmt::format("{} is not an identifier", quote(name)));
       if (!used.insert(name).second) r_.fail(field + ".Name", fmt::format("'{}' is used twice", name));
       const std::string memory = r_.string(r_.need(a, field, "MemoryType"), field + ".MemoryType");
       const std::string type = r_.string(r_.need(a, field, "Type"), field + ".Type");
@@ -586,7 +625,7 @@ class Importer {
       if (memory == "Local")
         r_.fail(field + ".MemoryType", "Local memory is not a kernel argument in tiletune: give its bytes as SharedMemory");
       if (memory != "Vector" && memory != "Symbol")
-        r_.fail(field + ".MemoryType", fmt::format("{} does not map (Vector, Scalar and Symbol do)", shown(memory)));
+        r_.fail(field + ".MemoryType", fmt::format("{} does not map (Vector, Scalar and Symbol do)", quote(memory)));
       const auto [element, lanes] = element_type(type, field + ".Type");
       const std::string size_field = field + ".Size";
       // Kernel Tuner evaluates Size with each param as the list of its values (max(filter_width)).
@@ -594,7 +633,7 @@ class Importer {
       (void)names_.check(r_, size_field, count, slot_names_);
       if (lanes > 1) count = fmt::format("({}) * {}", count, lanes);
       if (const auto n = evaluate(count, default_values()); !n || *n < 1)
-        r_.fail(size_field, fmt::format("{} is not a positive whole number of elements", shown(count)));
+        r_.fail(size_field, fmt::format("{} is not a positive whole number of elements", quote(count)));
       const std::string init = fill(a, field, element);
       const bool constant = memory == "Symbol" || (a.contains("MemType") && a["MemType"] == "Constant");
       if (constant) {  // a __constant__ symbol of the module, as Kernel Tuner's cmem_args
@@ -621,7 +660,7 @@ class Importer {
       const std::string target = r_.string(r_.need(ref, field, "TargetName"), field + ".TargetName");
       const auto b = std::find_if(buffers_.begin(), buffers_.end(), [&](const Buffer& x) { return x.name == target; });
       if (b == buffers_.end() || !b->output)
-        r_.fail(field + ".TargetName", fmt::format("{} is not an output argument", shown(target)));
+        r_.fail(field + ".TargetName", fmt::format("{} is not an output argument", quote(target)));
       const std::string kind = r_.string(r_.need(ref, field, "FillType"), field + ".FillType");
       if (kind != "BinaryRaw") {
         out_.notes.push_back(fmt::format("{}: reference data filled by {} is not imported: add a verify: reference",
@@ -629,14 +668,16 @@ class Importer {
         continue;
       }
       const std::string source = r_.string(r_.need(ref, field, "DataSource"), field + ".DataSource");
-      if (!fs::is_regular_file(fs::absolute(r_.file()).parent_path() / source)) {
+      if (!is_file(fs::absolute(r_.file()).parent_path() / source)) {
         out_.warnings.push_back(fmt::format("{}: the reference data {} is not a file: candidates are not verified",
-                                            field, shown(source)));
+                                            field, quote(source)));
         continue;
       }
       references_.emplace_back(target, data_file(ref, field));
       if (ref.contains("ValidationThreshold") && ref["ValidationThreshold"].is_number()) {
-        const std::string method = ref.value("ValidationMethod", "AbsoluteDifference");
+        const std::string method = ref.contains("ValidationMethod")
+                                       ? r_.string(ref["ValidationMethod"], field + ".ValidationMethod")
+                                       : "AbsoluteDifference";
         (method == "SideBySideRelativeComparison" ? rtol_ : atol_) = ref["ValidationThreshold"].get<double>();
       }
     }
@@ -657,7 +698,7 @@ class Importer {
     for (std::size_t i = 0; i < constraints_.size(); ++i)
       if (const auto v = evaluate(constraints_[i], at); !v || *v == 0) {
         out_.warnings.push_back(fmt::format("the defaults fail ConfigurationSpace.Conditions[{}] ({}): no default config",
-                                            i, shown(constraints_[i])));
+                                            i, quote(constraints_[i])));
         has_default_ = false;
         return;
       }
@@ -669,7 +710,7 @@ class Importer {
       const Json& b = root_["Budget"];
       for (const Json& item : b.is_array() ? b : Json::array({b})) {
         if (!item.is_object()) continue;
-        const std::string type = item.value("Type", "");
+        const std::string type = item.contains("Type") && item["Type"].is_string() ? item["Type"].get<std::string>() : "";
         const double v = item.contains("BudgetValue") && item["BudgetValue"].is_number() ? item["BudgetValue"].get<double>() : 0;
         if (type == "ConfigurationCount") notes.push_back(fmt::format("Budget ConfigurationCount {}: tune --budget {}", v, v));
         else if (type == "ConfigurationFraction") notes.push_back(fmt::format("Budget ConfigurationFraction {}: tune --budget {}%", v, v * 100));
@@ -679,7 +720,7 @@ class Importer {
     if (root_.contains("Search") && root_["Search"].is_object())
       notes.push_back(fmt::format("Search {}: choose a tiletune strategy with tune --strategy (exhaustive, random, "
                                   "local, genetic, forest)",
-                                  shown(root_["Search"].value("Name", "?"))));
+                                  quote(search_name(root_["Search"]))));
     if (references_.empty())
       notes.push_back("no reference data is imported: candidates are not verified; add a verify: reference");
     if (spec_->contains("Device")) notes.push_back("KernelSpecification.Device: choose the GPU with tune --device");
@@ -785,17 +826,27 @@ T1Import import_t1_text(const std::string& text, const fs::path& json_path, cons
   try {
     root = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw InterchangeError(fmt::format("{}: not JSON: {}", json_path.string(), e.what()));
+    throw InterchangeError(fmt::format("{}: not JSON: {}", json_path.string(), one_line(e.what())));
   }
   if (!root.is_object()) r.fail("(top level)", "a T1 file is a JSON object");
   if (!family.empty() && !is_identifier(family))
-    throw InterchangeError(fmt::format("--name {}: a family name is an identifier", shown(family)));
-  T1Import out = Importer(r, root, yaml_path, family).run();
-  // What we write must load: parse it as tiletune would.
+    throw InterchangeError(fmt::format("--name {}: a family name is an identifier", quote(family)));
+  T1Import out;
+  try {
+    out = Importer(r, root, yaml_path, family).run();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {  // a JSON type error, bad_alloc, ...: located at the file
+    throw InterchangeError(fmt::format("{}: {}", json_path.string(), exception_reason(std::current_exception())));
+  }
+  // What we write must load: parse it as tiletune would. Its reason only: the YAML is not written
+  // yet, and a space error's hint would be a second line.
   try {
     (void)parse_space(out.yaml, yaml_path);
+  } catch (const SpaceError& e) {
+    throw InterchangeError(fmt::format("{}: the space it maps to does not load: {}", json_path.string(), one_line(e.reason())));
   } catch (const Error& e) {
-    throw InterchangeError(fmt::format("{}: the space it maps to does not load: {}", json_path.string(), e.what()));
+    throw InterchangeError(fmt::format("{}: the space it maps to does not load: {}", json_path.string(), one_line(e.what())));
   }
   return out;
 }

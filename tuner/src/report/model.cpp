@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tiletune/error.hpp"
+#include "tiletune/message.hpp"
 
 namespace tiletune::report_detail {
 
@@ -120,9 +121,9 @@ Model load_model(const CacheDb& db, const ReportOptions& options) {
   m.rows = db.trials(filter);
   if (m.rows.empty())
     throw Error(fmt::format("report: no trials in {}{}{}{}", db.path().string(),
-                            options.kernel ? " for kernel " + *options.kernel : "",
-                            options.device ? " on device " + *options.device : "",
-                            options.problem ? " at problem " + *options.problem : ""));
+                            options.kernel ? " for kernel " + quote(*options.kernel) : "",
+                            options.device ? " on device " + quote(*options.device) : "",
+                            options.problem ? " at problem " + quote(*options.problem) : ""));
   for (const TrialRow& r : m.rows) {
     if (m.default_config.count(r.kernel.name)) continue;
     if (options.default_config) m.default_config[r.kernel.name] = *options.default_config;

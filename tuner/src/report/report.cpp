@@ -1,6 +1,7 @@
 // The HTML report and the single-plot outputs (see tiletune/report.hpp). The page is one file:
 // inline CSS, inline SVG, no script, and a Content-Security-Policy that forbids loading anything.
 #include "tiletune/report.hpp"
+#include "tiletune/message.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -229,10 +230,16 @@ std::vector<std::string> group_plot_names(const Group& g, const ReportOptions& o
 
 const Group& one_group(const Model& m) {
   if (m.groups.size() == 1) return m.groups.front();
+  // One line: the first three groups (the cache's text quoted, escaped), then how many more.
+  constexpr std::size_t kListed = 3;
   std::string choices;
-  for (const Group& g : m.groups)
-    choices += fmt::format("\n  --kernel {} --device '{}' --problem '{}'", g.kernel, g.device_uuid, g.problem);
-  throw Error(fmt::format("this plot is of one kernel on one device and problem, and {} match; name one:{}",
+  for (std::size_t i = 0; i < m.groups.size() && i < kListed; ++i) {
+    const Group& g = m.groups[i];
+    choices += fmt::format("{}--kernel {} --device {} --problem {}", i ? "; " : "", quote(g.kernel, 24),
+                           quote(g.device_uuid, 40), quote(g.problem, 24));
+  }
+  if (m.groups.size() > kListed) choices += fmt::format("; and {} more", m.groups.size() - kListed);
+  throw Error(fmt::format("this plot is of one kernel on one device and problem, and {} match; name one: {}",
                           m.groups.size(), choices));
 }
 
@@ -252,7 +259,7 @@ std::string render_plot(const CacheDb& db, const ReportOptions& options, std::st
   if (name == "devices" || name == "speedup") {
     const std::vector<std::string> kernels = m.kernels();
     if (kernels.size() != 1)
-      throw Error(fmt::format("plot '{}' is of one kernel and {} match: name one with --kernel", name, kernels.size()));
+      throw Error(fmt::format("plot {} is of one kernel and {} match: name one with --kernel", quote(name), kernels.size()));
     return (name == "devices" ? devices_plot(m, kernels.front()) : speedup_plot(m, kernels.front())).svg();
   }
   const Group& g = one_group(m);
@@ -271,9 +278,9 @@ std::string render_plot(const CacheDb& db, const ReportOptions& options, std::st
   if (!p) {
     std::string known;
     for (const std::string& n : group_plot_names(g, options)) known += " " + n;
-    throw Error(fmt::format("unknown plot '{}'; this group has: devices speedup{}", name, known));
+    throw Error(fmt::format("unknown plot {}; this group has: devices speedup{}", quote(name), one_line(known, 160)));
   }
-  if (p->points() == 0) throw Error(fmt::format("plot '{}' has nothing to draw for {}", name, g.label()));
+  if (p->points() == 0) throw Error(fmt::format("plot {} has nothing to draw for {}", quote(name), one_line(g.label(), 120)));
   return p->svg();
 }
 
