@@ -29,7 +29,7 @@ for spec in "$@"; do
   [[ -d fuzz/seeds/$harness ]] && extra+=("fuzz/seeds/$harness")
   read -r -a seeds <<<"${seeds_of[$harness]:-}"
   dict=()
-  [[ -f fuzz/$harness.dict ]] && dict=(-dict="fuzz/$harness.dict")
+  [[ -f fuzz/$harness.dict ]] && dict=(-dict="$PWD/fuzz/$harness.dict")
   max_len=65536
   [[ $harness == space || $harness == expr || $harness == python ]] && max_len=1048576
   (cd "$logs" && exec "$OLDPWD/.fuzz/fuzz_$harness" -fork="$workers" -ignore_crashes=0 -ignore_timeouts=0 \

@@ -252,7 +252,31 @@ TEST(HostileMessagesT1, OutputNameTooLongIsOneLine) {
   const std::string before = tree_digest(dir.path());
   const CommandResult r = tiletune_in(dir, "import-t1 space.json --force -o " + std::string(5000, 'o') + "/x.yaml");
   EXPECT_EQ(r.exit_code, 1);
-  expect_one_located_line(r, {"tiletune: ", "'ooooo", "File name too long"});
+  expect_one_located_line(r, {"tiletune: ooooo", "File name too long"});
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  EXPECT_EQ(tree_digest(dir.path()), before);
+}
+
+// A number past a double's range is JSON that nlohmann refuses with out_of_range, not parse_error:
+// found by fuzz_t1 and fuzz_kt_cache (fuzz/seeds/t1 and kt_cache keep the inputs).
+TEST(HostileMessagesT1, NumberPastADoubleIsNotJson) {
+  TempDir dir;
+  write_t1(dir, "{\"General\": 2222e2222}");
+  const std::string before = tree_digest(dir.path());
+  const CommandResult r = tiletune_in(dir, "import-t1 space.json");
+  EXPECT_EQ(r.exit_code, 1);
+  expect_one_located_line(r, {"tiletune: space.json: not JSON", "number overflow"});
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  EXPECT_EQ(tree_digest(dir.path()), before);
+}
+
+TEST(HostileMessagesKt, NumberPastADoubleIsNotJson) {
+  TempDir dir;
+  (void)dir.write("c.json", "{\"cache\": {\"1\": {\"time\": 9999E99999}}}");
+  const std::string before = tree_digest(dir.path());
+  const CommandResult r = tiletune_in(dir, "import-kt-cache c.json");
+  EXPECT_EQ(r.exit_code, 1);
+  expect_one_located_line(r, {"tiletune: c.json: ", "not JSON", "number overflow"});
   EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
   EXPECT_EQ(tree_digest(dir.path()), before);
 }

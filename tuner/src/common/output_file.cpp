@@ -1,6 +1,8 @@
 // write_output: the one way a command writes a file for the user (see output_file.hpp).
 #include "common/output_file.hpp"
 
+#include "common/input_file.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 /// A path as a message shows it: the user's own text, with control characters made visible.
-std::string shown(const fs::path& path) { return escaped_excerpt(path.string(), 512); }
+std::string shown(const fs::path& path) { return shown_path(path); }
 
 [[noreturn]] void refuse(const fs::path& path, const std::string& reason) {
   throw Error(shown(path) + ": " + reason);

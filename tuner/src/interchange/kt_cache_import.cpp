@@ -219,7 +219,7 @@ class CacheImporter {
       (void)Json::parse(text.json, [this](int depth, Json::parse_event_t event, Json& parsed) {
         return on_event(depth, event, parsed);
       });
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {  // a syntax error, or a number past a double (out_of_range 406)
       fail_at("", fmt::format("not JSON{}: {}", text.was_open ? " (closed as Kernel Tuner closes an open cache)" : "",
                               parse_message(e)));
     }
@@ -243,7 +243,7 @@ class CacheImporter {
   static std::string entry_field(const std::string& key) { return "cache[" + cite(key) + "]"; }
 
   /// nlohmann's message without its prefix, its quote of the input cut short.
-  static std::string parse_message(const Json::parse_error& e) {
+  static std::string parse_message(const Json::exception& e) {
     std::string m = e.what();
     if (const auto at = m.find("parse error"); at != std::string::npos) m = m.substr(at);
     if (const auto last = m.find("; last read: '"); last != std::string::npos) {

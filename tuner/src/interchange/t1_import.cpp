@@ -825,7 +825,7 @@ T1Import import_t1_text(const std::string& text, const fs::path& json_path, cons
   Json root;
   try {
     root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // a syntax error, or a number past a double (out_of_range 406)
     throw InterchangeError(fmt::format("{}: not JSON: {}", json_path.string(), one_line(e.what())));
   }
   if (!root.is_object()) r.fail("(top level)", "a T1 file is a JSON object");
