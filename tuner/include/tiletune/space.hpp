@@ -349,4 +349,9 @@ struct SpaceUpgrade {
 /// as {config: ...}. Throws SpaceError when the text is not YAML.
 [[nodiscard]] SpaceUpgrade upgrade_space_text(const std::string& yaml_text, const std::filesystem::path& yaml_path);
 
+/// The text of a search space file, for load_space and for `upgrade-space` (which reads a space
+/// it does not load): a regular file of at most 4 MiB, checked before it is read (a FIFO or a
+/// device is refused at once). Throws Error "<path>: <reason>", one line.
+[[nodiscard]] std::string read_space_file(const std::filesystem::path& yaml_path);
+
 }  // namespace tiletune

@@ -11,7 +11,6 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "common/output_file.hpp"
-#include "space/space_file.hpp"
 #include "tiletune/space.hpp"
 
 namespace tiletune::cli {

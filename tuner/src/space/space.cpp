@@ -22,7 +22,6 @@
 
 #include "common/input_file.hpp"
 #include "space/loader.hpp"
-#include "space/space_file.hpp"
 
 namespace tiletune {
 
