@@ -60,7 +60,7 @@ void read_with_engine(const std::filesystem::path& path) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const tiletune::fuzz::ScratchDir dir;
+  static const tiletune::fuzz::ScratchFiles dir;
   dir.clear("cache.db");
   const auto path = dir.write("cache.db", data, size);
   read_with_query_library(path);

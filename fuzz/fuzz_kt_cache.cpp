@@ -11,7 +11,7 @@
 #include "tiletune/interchange.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const tiletune::fuzz::ScratchDir dir;
+  static const tiletune::fuzz::ScratchFiles dir;
   const auto path = dir.write("cache.json", data, size);
   tiletune::KtCacheImportOptions options;
   options.limits.max_gzip_bytes = 1 << 20;

@@ -16,7 +16,7 @@
 #include "tiletune/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const tiletune::fuzz::ScratchDir dir;
+  static const tiletune::fuzz::ScratchFiles dir;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   try {
     const tiletune::NpyHeader h = tiletune::parse_npy_header(bytes);

@@ -15,7 +15,7 @@
 #include "tiletune/landscape.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const tiletune::fuzz::ScratchDir dir;
+  static const tiletune::fuzz::ScratchFiles dir;
   const auto path = dir.write("recording.csv", data, size);
   tiletune::Landscape first;
   try {

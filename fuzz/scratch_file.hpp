@@ -1,9 +1,7 @@
-// A file for harnesses whose parser reads a path, not bytes (SQLite, the recording reader): one
-// fixed path per process in a private directory under $TMPDIR, rewritten with each input. The
-// directory is removed at exit.
+// A file for harnesses whose parser reads a path, not bytes (SQLite, the recording reader, .npy
+// files): one fixed name per process in a private directory (common/scratch_dir.hpp), rewritten
+// with each input.
 #pragma once
-
-#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -12,29 +10,18 @@
 #include <filesystem>
 #include <string>
 
+#include "common/scratch_dir.hpp"
+
 namespace tiletune::fuzz {
 
-class ScratchDir {
+class ScratchFiles {
  public:
-  ScratchDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/tiletune-fuzz-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  ScratchFiles() : dir_("tiletune-fuzz") {}
 
   /// Writes data to name in the directory (replacing it) and returns its path; a write that fails
   /// aborts, since every later input would test nothing.
   std::filesystem::path write(const std::string& name, const std::uint8_t* data, std::size_t size) const {
-    const std::filesystem::path p = path_ / name;
+    const std::filesystem::path p = dir_.path() / name;
     std::FILE* f = std::fopen(p.c_str(), "wb");
     if (f == nullptr) std::abort();
     if (size > 0 && std::fwrite(data, 1, size, f) != size) std::abort();
@@ -46,11 +33,11 @@ class ScratchDir {
   void clear(const std::string& name) const {
     std::error_code ec;
     for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-      std::filesystem::remove(path_ / (name + suffix), ec);
+      std::filesystem::remove(dir_.path() / (name + suffix), ec);
   }
 
  private:
-  std::filesystem::path path_;
+  ScratchDir dir_;
 };
 
 }  // namespace tiletune::fuzz

@@ -2,6 +2,8 @@
 #include "tiletune/error.hpp"
 #include "tiletune/message.hpp"
 
+#include "common/text_out.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <new>
@@ -18,27 +20,6 @@ std::string SourceLocation::str() const {
 }
 
 namespace {
-
-// Bytes of the UTF-8 sequence that starts at text[i], or 0 when none does (a stray continuation
-// byte, a truncated or overlong sequence, a surrogate, past U+10FFFF).
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-  const auto c = static_cast<unsigned char>(text[i]);
-  std::size_t n = 0;
-  std::uint32_t code = 0;
-  if (c >= 0xC2 && c <= 0xDF) n = 2, code = c & 0x1Fu;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, code = c & 0x0Fu;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, code = c & 0x07u;
-  else return 0;
-  if (i + n > text.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(text[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (b & 0x3Fu);
-  }
-  if ((n == 3 && code < 0x800) || (n == 4 && code < 0x10000) || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
-    return 0;
-  return n;
-}
 
 // U+0080 to U+009F (C2 80 to C2 9F): C1 controls, which some terminals obey (CSI is U+009B).
 bool c1_control(std::string_view text, std::size_t i) {
@@ -64,7 +45,7 @@ std::string escaped_excerpt(std::string_view text, std::size_t max_chars) {
     } else if (c >= 0x20 && c < 0x7F) {
       out += static_cast<char>(c);
       ++i;
-    } else if (const std::size_t n = c >= 0x80 ? utf8_sequence(text, i) : 0; n > 0 && !c1_control(text, i)) {
+    } else if (const std::size_t n = c >= 0x80 ? text_out::utf8_length(text, i) : 0; n > 0 && !c1_control(text, i)) {
       out += text.substr(i, n);
       i += n;
     } else {

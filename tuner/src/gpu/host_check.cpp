@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/scratch_dir.hpp"
 #include "gpu/process_io.hpp"
 #include "tiletune/data_file.hpp"
 
@@ -170,7 +171,7 @@ HostCheckVerdict parse_host_check_reply(std::string_view line) {
 
 struct HostCheck::Impl {
   HostCommand command;
-  std::filesystem::path directory;  // empty until made
+  std::optional<ScratchDir> directory;  // made on first use
   std::unique_ptr<ChildProcess> child;
   UniqueFd to_program;               // its stdin
   UniqueFd from_program;             // its stdout
@@ -326,10 +327,7 @@ HostCheck::~HostCheck() {
     (void)s.child->reap_within(kExitGrace);
     (void)::kill(-group, SIGKILL);  // what it left running in its group
   }
-  if (!s.directory.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(s.directory, ignored);
-  }
+  s.directory.reset();  // after the program exited: it may still have been writing there
 }
 
 const HostCommand& HostCheck::command() const noexcept { return impl_->command; }
@@ -338,15 +336,8 @@ pid_t HostCheck::pid() const noexcept { return impl_->child ? impl_->child->pid(
 
 const std::filesystem::path& HostCheck::directory() {
   Impl& s = *impl_;
-  if (s.directory.empty()) {
-    std::error_code ec;
-    const std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-    std::string path = ((ec ? std::filesystem::path("/tmp") : base) / "tiletune-check-XXXXXX").string();
-    if (::mkdtemp(path.data()) == nullptr)
-      throw Error(fmt::format("host check: mkdtemp({}): {}", path, errno_text(errno)));
-    s.directory = path;
-  }
-  return s.directory;
+  if (!s.directory) s.directory.emplace("tiletune-check");
+  return s.directory->path();
 }
 
 HostCheckVerdict HostCheck::check(const std::string& request_line, double timeout_seconds) {

@@ -28,6 +28,7 @@
 #include <unordered_set>
 
 #include "common/output_file.hpp"
+#include "common/scratch_dir.hpp"
 #include "interchange/kt_cache_file.hpp"
 #include "tiletune/python_expr.hpp"
 #include "interchange/yaml_text.hpp"
@@ -180,30 +181,6 @@ struct Param {
     const auto x = parse_python_float(part);
     return x && same_number(value.get<double>(), *x);
   }
-};
-
-/// A fresh directory under the system's temp directory, removed with its files at scope exit.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "tiletune-kt-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw Error("cannot make a temporary directory in " + fs::temp_directory_path().string());
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  [[nodiscard]] fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    write_output(p, text);
-    return p;
-  }
-
- private:
-  fs::path path_;
 };
 
 class CacheImporter {
@@ -629,10 +606,12 @@ class CacheImporter {
     std::optional<ScratchDir> dir;
     fs::path yaml, csv;
     try {  // a failure here names the scratch file: say whose check it was
-      dir.emplace();
-      (void)dir->write(r.stub_file, r.stub_source);
-      yaml = dir->write("space.yaml", r.space_yaml);
-      csv = dir->write("recording.csv", r.recording_csv);
+      dir.emplace("tiletune-kt");
+      write_output(dir->path() / r.stub_file, r.stub_source);
+      yaml = dir->path() / "space.yaml";
+      write_output(yaml, r.space_yaml);
+      csv = dir->path() / "recording.csv";
+      write_output(csv, r.recording_csv);
     } catch (const Error& e) {
       fail_at("", fmt::format("cannot check what it maps to: {}", e.what()));
     }

@@ -20,6 +20,7 @@
 
 #include "common/input_file.hpp"
 #include "common/output_file.hpp"
+#include "common/scratch_dir.hpp"
 #include "common/text_out.hpp"
 #include "report/model.hpp"
 #include "tiletune/error.hpp"
@@ -286,36 +287,13 @@ std::string render_plot(const CacheDb& db, const ReportOptions& options, std::st
 
 namespace {
 
-/// A fresh directory under the system's temp directory, removed with its files at scope exit.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::error_code ec;
-    const std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-    std::string pattern = ((ec ? std::filesystem::path("/tmp") : base) / "tiletune-png-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      throw Error(fmt::format("{}: cannot make a temporary directory for the PNG: {}", pattern, std::strerror(errno)));
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 /// The most PNG bytes read back from rsvg-convert: far more than any plot (a few MB).
 constexpr std::size_t kMaxPngBytes = std::size_t{256} << 20;
 
 }  // namespace
 
 std::string render_png(const std::string& svg, double zoom) {
-  const ScratchDir scratch;
+  const ScratchDir scratch("tiletune-png");
   const std::filesystem::path svg_file = scratch.path() / "plot.svg", png_file = scratch.path() / "plot.png";
   write_output(svg_file, svg);
   const std::string zoom_text = fmt::format("{}", zoom);
