@@ -3,15 +3,17 @@
 # number of libFuzzer -fork workers for SECONDS, from binaries built here by scripts/fuzz.sh and
 # packed by scripts/fuzz_pack.sh (.fuzz.tar.xz, carried). Corpora grow in build-fuzz/corpus/ (pass
 # a previous run's back with the pack to continue). Writes each harness's log and a summary
-# table (executions, final coverage, findings) under $OUT, packed into $OUT/fuzz-logs.tar.gz.
+# table (executions, final coverage, findings): the logs are packed into $OUT/fuzz-logs.tar.gz and
+# the grown corpora into $OUT/fuzz-corpus.tar.gz (the device tool brings back at most 8 files).
 #   scripts/h200_fuzz.sh SECONDS HARNESS=WORKERS...   e.g. 500 t1=3 cache=3 space=1
 set -u
 cd "$(dirname "$0")/.."
 seconds=$1
 shift
 OUT=${OUT:-/tmp/tiletune-out}
-logs=$OUT/fuzz
-mkdir -p "$logs" /work
+logs=/tmp/tiletune-fuzz/fuzz
+rm -rf "$logs"
+mkdir -p "$logs" "$OUT" /work
 [[ -e /work/main ]] || ln -s "$PWD" /work/main  # the harnesses read seeds and kernels from the source path
 tar xJf .fuzz.tar.xz
 export LD_LIBRARY_PATH=$PWD/.fuzz/lib
@@ -52,7 +54,7 @@ for i in "${!pids[@]}"; do
   ((rc != 0)) && { result="FINDING (rc $rc)"; status=1; }
   printf '%-10s %7s %12s %8s %s\n' "$h" "$(grep -o "^$h=[0-9]*" <<<"$*" | cut -d= -f2)" "${execs:-?}" "${cov:-?}" "$result" >> "$summary"
 done
-tar czf "$OUT/fuzz-logs.tar.gz" -C "$OUT" fuzz
+tar czf "$OUT/fuzz-logs.tar.gz" -C "$(dirname "$logs")" fuzz
 tar czf "$OUT/fuzz-corpus.tar.gz" build-fuzz/corpus
 cat "$summary"
 exit $status
