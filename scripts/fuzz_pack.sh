@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs the fuzz harnesses built by scripts/fuzz.sh (build-fuzz/fuzz/fuzz_*), with the shared
-# libraries they need beyond glibc, into .fuzz.tar.xz (ignored by git) for scripts/h200_fuzz.sh
+# libraries they need beyond glibc and the corpora of build-fuzz/corpus, into .fuzz.tar.xz (ignored by git) for scripts/h200_fuzz.sh
 # on another machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,9 @@ for f in build-fuzz/fuzz/fuzz_*; do
     cp -Ln "$lib" "$stage/.fuzz/lib/" 2>/dev/null || true
   done
 done
+# The corpora grown so far (here, or brought back from an earlier run and unpacked here), so a
+# run there starts where the last one stopped.
+[[ -d build-fuzz/corpus ]] && cp -r build-fuzz/corpus "$stage/.fuzz/corpus"
 git rev-parse --short HEAD > "$stage/.fuzz/commit.txt"
 tar -cJf .fuzz.tar.xz -C "$stage" .fuzz
 ls -la .fuzz.tar.xz

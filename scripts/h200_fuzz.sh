@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the fuzz harnesses on a machine with many cores (the GPU machine: 16), each in its own
 # number of libFuzzer -fork workers for SECONDS, from binaries built here by scripts/fuzz.sh and
-# packed by scripts/fuzz_pack.sh (.fuzz.tar.xz, carried). Corpora grow in build-fuzz/corpus/ (pass
-# a previous run's back with the pack to continue). Writes each harness's log and a summary
+# packed by scripts/fuzz_pack.sh (.fuzz.tar.xz, carried, with the corpora of build-fuzz/corpus),
+# which grow in .fuzz/corpus/. Writes each harness's log and a summary
 # table (executions, final coverage, findings): the logs are packed into $OUT/fuzz-logs.tar.gz and
 # the grown corpora into $OUT/fuzz-corpus.tar.gz (the device tool brings back at most 8 files).
 #   scripts/h200_fuzz.sh SECONDS HARNESS=WORKERS...   e.g. 500 t1=3 cache=3 space=1
@@ -25,7 +25,7 @@ pids=()
 names=()
 for spec in "$@"; do
   harness=${spec%%=*} workers=${spec#*=}
-  corpus=build-fuzz/corpus/$harness
+  corpus=.fuzz/corpus/$harness
   mkdir -p "$corpus" "$logs/artifacts"
   extra=()
   [[ -d fuzz/seeds/$harness ]] && extra+=("fuzz/seeds/$harness")
@@ -55,6 +55,6 @@ for i in "${!pids[@]}"; do
   printf '%-10s %7s %12s %8s %s\n' "$h" "$(grep -o "^$h=[0-9]*" <<<"$*" | cut -d= -f2)" "${execs:-?}" "${cov:-?}" "$result" >> "$summary"
 done
 tar czf "$OUT/fuzz-logs.tar.gz" -C "$(dirname "$logs")" fuzz
-tar czf "$OUT/fuzz-corpus.tar.gz" build-fuzz/corpus
+tar czf "$OUT/fuzz-corpus.tar.gz" -C .fuzz corpus  # unpack into build-fuzz/ to continue
 cat "$summary"
 exit $status
