@@ -23,6 +23,7 @@ declare -A seeds_of=([space]="configs tests/spaces/good tests/spaces/bad" [expr]
   [python]="configs tests/spaces/good tests/spaces/bad" [t1]="tests/interchange/t1" [kt_cache]="tests/interchange/kt")
 pids=()
 names=()
+counts=()
 for spec in "$@"; do
   harness=${spec%%=*} workers=${spec#*=}
   corpus=.fuzz/corpus/$harness
@@ -40,6 +41,7 @@ for spec in "$@"; do
      > "$logs/$harness.log" 2>&1) &
   pids+=($!)
   names+=("$harness")
+  counts+=("$workers")
 done
 status=0
 printf '%-10s %7s %12s %8s %s\n' harness workers executions cov result >> "$summary"
@@ -52,7 +54,7 @@ for i in "${!pids[@]}"; do
   cov=$(sed -E 's/.*cov: ([0-9]+).*/\1/' <<<"$last")
   result="clean"
   ((rc != 0)) && { result="FINDING (rc $rc)"; status=1; }
-  printf '%-10s %7s %12s %8s %s\n' "$h" "$(grep -o "^$h=[0-9]*" <<<"$*" | cut -d= -f2)" "${execs:-?}" "${cov:-?}" "$result" >> "$summary"
+  printf '%-10s %7s %12s %8s %s\n' "$h" "${counts[$i]}" "${execs:-?}" "${cov:-?}" "$result" >> "$summary"
 done
 tar czf "$OUT/fuzz-logs.tar.gz" -C "$(dirname "$logs")" fuzz
 tar czf "$OUT/fuzz-corpus.tar.gz" -C .fuzz corpus  # unpack into build-fuzz/ to continue
