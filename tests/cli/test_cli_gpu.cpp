@@ -57,7 +57,7 @@ TEST(CliGpu, UsageErrorsAreTheSameWithAGpu) {
   EXPECT_NE(r.output.find("--device 1023: this machine has"), std::string::npos) << r.output;
   r = tiletune(dir, "tune --devices 0,1023 " + space);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--devices 0,1023: device 1023 does not exist"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--devices '0,1023': device 1023 does not exist"), std::string::npos) << r.output;
   r = tiletune(dir, "tune --devices 0,0 " + space);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = tiletune(dir, "tune --budget abc " + space);
