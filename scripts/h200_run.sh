@@ -17,7 +17,10 @@
 #           one's wall through the module against the same space through the CLI (run_gpu.sh)
 set -u
 cd "$(dirname "$0")/.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64
+# The pack of an ordinary build (scripts/h200_pack.sh) holds libfmt in .h200/lib and the query
+# library beside the tests; its binaries find the latter through build/ (their RPATH).
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/.h200/lib:$PWD/.h200/tuner/src/query
+[[ -e build ]] || ln -s .h200 build
 OUT=${OUT:-/tmp/tiletune-out}
 mkdir -p "$OUT/logs" /work
 # The test binaries carry the source path of the machine that built them.
