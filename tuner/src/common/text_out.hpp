@@ -67,19 +67,28 @@ inline constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
 /// s with every byte that is not part of a UTF-8 character replaced by U+FFFD; adds the number
 /// replaced to *replaced.
+/// Calls emit(code, bytes) for each character of s in turn; a byte that is not part of a UTF-8
+/// character comes as U+FFFD (bytes kReplacement) and adds one to *replaced. What JSON, XML and
+/// valid_utf8 share: they differ only in what a character becomes.
+template <class Emit>
+void for_each_char_replacing(std::string_view s, std::size_t* replaced, Emit&& emit) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    if (n == 0) {
+      if (replaced) ++*replaced;
+      emit(std::uint32_t{0xFFFD}, kReplacement);
+      ++i;
+      continue;
+    }
+    emit(code_point(s, i, n), s.substr(i, n));
+    i += n;
+  }
+}
+
 [[nodiscard]] inline std::string valid_utf8(std::string_view s, std::size_t* replaced = nullptr) {
   std::string out;
   out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    if (const std::size_t n = utf8_length(s, i); n > 0) {
-      out.append(s.substr(i, n));
-      i += n;
-    } else {
-      out += kReplacement;
-      ++i;
-      if (replaced) ++*replaced;
-    }
-  }
+  for_each_char_replacing(s, replaced, [&out](std::uint32_t, std::string_view bytes) { out.append(bytes); });
   return out;
 }
 
@@ -129,24 +138,15 @@ inline void append_hex_byte(std::string& out, unsigned char c, std::string_view 
 /// escaped, C0 controls, DEL and C1 controls as \u00XX.
 inline void append_json_string(std::string& out, std::string_view s, std::size_t* replaced = nullptr) {
   out += '"';
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_length(s, i);
-    if (n == 0) {
-      out += kReplacement;
-      if (replaced) ++*replaced;
-      ++i;
-      continue;
-    }
-    const std::uint32_t code = code_point(s, i, n);
+  for_each_char_replacing(s, replaced, [&out](std::uint32_t code, std::string_view bytes) {
     if (code == '"') out += "\\\"";
     else if (code == '\\') out += "\\\\";
     else if (code == '\n') out += "\\n";
     else if (code == '\t') out += "\\t";
     else if (code == '\r') out += "\\r";
     else if (code < 0x20 || (code >= 0x7F && code <= 0x9F)) detail::append_hex_byte(out, static_cast<unsigned char>(code), "\\u00");
-    else out.append(s.substr(i, n));
-    i += n;
-  }
+    else out.append(bytes);
+  });
   out += '"';
 }
 
@@ -379,15 +379,7 @@ class CsvReader {
 [[nodiscard]] inline std::string xml_text(std::string_view s, std::size_t* replaced = nullptr) {
   std::string out;
   out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_length(s, i);
-    if (n == 0) {
-      out += kReplacement;
-      if (replaced) ++*replaced;
-      ++i;
-      continue;
-    }
-    const std::uint32_t c = code_point(s, i, n);
+  for_each_char_replacing(s, replaced, [&out](std::uint32_t c, std::string_view bytes) {
     if (c == '&') out += "&amp;";
     else if (c == '<') out += "&lt;";
     else if (c == '>') out += "&gt;";
@@ -395,9 +387,8 @@ class CsvReader {
     else if (c == '\'') out += "&#39;";
     else if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || (c >= 0x7F && c <= 0x9F) || c == 0xFFFE || c == 0xFFFF)
       out += kReplacement;
-    else out.append(s.substr(i, n));
-    i += n;
-  }
+    else out.append(bytes);
+  });
   return out;
 }
 
