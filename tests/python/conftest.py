@@ -10,6 +10,24 @@ SOURCE = os.environ.get("TILETUNE_SOURCE_DIR", os.path.join(os.path.dirname(__fi
 sys.path.insert(0, os.path.join(SOURCE, "python"))
 
 
+def one_config_space(folder, name="space.yaml"):
+    """A space of the transpose kernel with one config (quick to plan), written to folder/name."""
+    path = os.path.join(str(folder), name)
+    with open(path, "w") as f:
+        f.write(f"""kernel: transpose
+source: {os.path.join(SOURCE, "kernels", "transpose.cu")}
+entry: transpose
+params:
+  TILE: [32]
+launch:
+  grid: 1
+  block: TILE
+args: [TILE]
+verify: {{reference: none}}
+""")
+    return path
+
+
 @pytest.fixture(scope="session")
 def fixture_db(tmp_path_factory):
     tool = os.environ.get("REPORT_FIXTURE")

@@ -4,6 +4,7 @@ import os
 import pytest
 
 import tiletune
+from conftest import one_config_space
 
 SOURCE = os.environ.get("TILETUNE_SOURCE_DIR", "")
 
@@ -26,18 +27,7 @@ def test_plan_error_is_raised(tmp_path):
 def test_tune_reads_back_the_best_of_its_cache(fixture_db, tmp_path):
     # Without a GPU tune plans instead (here a one-config space of the same kernel name, so that
     # it is quick); the best configs come from the cache it names.
-    space = tmp_path / "transpose.yaml"
-    space.write_text(f"""kernel: transpose
-source: {os.path.join(SOURCE, "kernels", "transpose.cu")}
-entry: transpose
-params:
-  TILE: [32]
-launch:
-  grid: 1
-  block: TILE
-args: [TILE]
-verify: {{reference: none}}
-""")
+    space = one_config_space(tmp_path, "transpose.yaml")
     result = tiletune.tune(space, db=fixture_db, extra=["--arch", "sm_90"])
     assert result.returncode == 0
     assert {b["problem"] for b in result.best} == {"N=1024", "N=4096", "N=8192"}

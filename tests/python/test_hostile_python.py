@@ -10,6 +10,7 @@ import pytest
 
 import tiletune
 from tiletune import _errors, _lib
+from conftest import one_config_space
 
 SOURCE = os.environ.get("TILETUNE_SOURCE_DIR", "")
 H200 = "GPU-dc2af457-36c6-6b6a-4522-234063d451fe"
@@ -156,21 +157,6 @@ def test_closed_cache_refused(db_copy):
 
 # --- the CLI: plan and tune -----------------------------------------------------------------------
 
-def one_config_space(folder, name="space.yaml"):
-    path = os.path.join(folder, name)
-    with open(path, "w") as f:
-        f.write(f"""kernel: transpose
-source: {os.path.join(SOURCE, "kernels", "transpose.cu")}
-entry: transpose
-params:
-  TILE: [32]
-launch:
-  grid: 1
-  block: TILE
-args: [TILE]
-verify: {{reference: none}}
-""")
-    return path
 
 
 @pytest.mark.parametrize("how", ["argument", "environment"])
