@@ -66,11 +66,14 @@ Workload from_recording(const Space& space, const fs::path& csv) {
   const Problem problem = all_problems(space).front();
   const ReplayProblem rp = replay_problem(space, landscape, problem);
   Workload w;
-  w.title = fmt::format("{} ({}, {} configs)", space.kernel, rp.canonical, rp.space.configs.size());
+  w.title = fmt::format("{} ({}, {} configs)", space.kernel, rp.canonical, rp.space.domain.size());
   w.source = fmt::format("compile and measure times recorded in {} ({})", csv.filename().string(),
                          landscape.header_value("device").value_or("?"));
-  w.configs = rp.space.configs;
-  for (const LandscapeTrial& t : rp.outcomes) w.trials.push_back({t.compile_ms / 1000, t.measure_ms / 1000});
+  for (auto point = rp.space.domain.next(); point; point = rp.space.domain.next(point)) {
+    const LandscapeTrial& t = rp.outcomes.at(*point);
+    w.configs.push_back(rp.space.config(*point));
+    w.trials.push_back({t.compile_ms / 1000, t.measure_ms / 1000});
+  }
   return w;
 }
 
@@ -130,14 +133,15 @@ Workload from_plan(const Space& space, const fs::path& json_path, double measure
   const Problem problem = all_problems(space).front();
   const SpaceDomain domain = space_domain(space, problem);
   Workload w;
-  w.title = fmt::format("{} ({}, {} configs)", space.kernel, format_problem(space, problem), domain.configs.size());
+  w.title = fmt::format("{} ({}, {} configs)", space.kernel, format_problem(space, problem), domain.domain.size());
   w.source = fmt::format("compile times from `tiletune plan --sample {}` ({} configs planned, {}), measure times "
                          "MODELLED at {} ms per config",
                          plan.at("summary").value("sample_every", 1), planned.size(), json_path.filename().string(),
                          measure_ms);
   std::size_t next = 0;
   double compile = planned.empty() ? 0 : planned.front().second;
-  for (const Config& c : domain.configs) {
+  for (auto point = domain.domain.next(); point; point = domain.domain.next(point)) {
+    const Config c = domain.config(*point);
     if (next < planned.size() && planned[next].first == c) compile = planned[next++].second;
     w.configs.push_back(c);
     w.trials.push_back({compile, measure_ms / 1000});

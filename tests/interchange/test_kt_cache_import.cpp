@@ -79,7 +79,7 @@ std::pair<std::string, double> exhaustive_best(const Imported& t, const Problem&
   const SearchTrace trace = replay(rp, *s, SearchRun{});
   EXPECT_EQ(trace.evaluations.size(), rp.outcomes.size());
   if (!trace.best) return {"", 0};
-  return {canonical_config(t.space, rp.space.configs[*trace.best]), trace.best_time};
+  return {canonical_config(t.space, rp.space.config(*trace.best)), trace.best_time};
 }
 
 std::string error_of(const fs::path& cache, const KtCacheImportOptions& options = {}) {

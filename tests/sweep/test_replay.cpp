@@ -232,18 +232,18 @@ TEST(Replay, ExhaustiveReplayAnswersFailuresAsFailuresAndCostsTheRecordedTime) {
   EXPECT_EQ(rp.space.domain.size(), 91u);  // 92 valid configs, one not recorded
   EXPECT_EQ(rp.unrecorded, 1u);
   ASSERT_TRUE(rp.optimum.has_value());
-  EXPECT_EQ(canonical_config(s, rp.space.configs[*rp.optimum]), "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4");
+  EXPECT_EQ(canonical_config(s, rp.space.config(*rp.optimum)), "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4");
   EXPECT_DOUBLE_EQ(rp.optimum_ms, 1.0);
   EXPECT_NEAR(rp.exhaustive_cost_seconds, 91 * 0.105, 1e-9);
   ASSERT_TRUE(rp.space.domain.start().has_value());  // the default config was recorded
-  EXPECT_EQ(canonical_config(s, rp.space.configs[*rp.space.domain.start()]), "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
+  EXPECT_EQ(canonical_config(s, rp.space.config(*rp.space.domain.start())), "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
 
   const auto exhaustive = make_strategy("exhaustive", rp.space.domain, 1);
   const SearchTrace trace = replay(rp, *exhaustive, SearchRun{});
   ASSERT_EQ(trace.evaluations.size(), 91u);
   std::set<std::string> failed;
   for (const Evaluation& e : trace.evaluations)
-    if (!e.time) failed.insert(canonical_config(s, rp.space.configs[e.point]));
+    if (!e.time) failed.insert(canonical_config(s, rp.space.config(e.point)));
   EXPECT_EQ(failed, failing);
   EXPECT_EQ(trace.best, rp.optimum);
   EXPECT_NEAR(trace.cost_seconds, rp.exhaustive_cost_seconds, 1e-9);

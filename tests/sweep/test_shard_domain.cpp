@@ -28,18 +28,20 @@ TEST(ShardDomain, ShardsHoldEveryConfigOnceAndTheDefaultStartsOnlyItsOwn) {
   std::uint32_t starts = 0;
   for (std::uint32_t i = 0; i < kShards; ++i) {
     const SpaceDomain part = space_domain(space, problem, Shard{i, kShards});
-    EXPECT_GT(part.configs.size(), 0u);
-    EXPECT_EQ(part.domain.size(), part.configs.size());
-    for (const Config& c : part.configs) {
+    EXPECT_GT(part.domain.size(), 0u);
+    std::uint64_t walked = 0;
+    for (auto point = part.domain.next(); point; point = part.domain.next(point), ++walked) {
+      const Config c = part.config(*point);
       EXPECT_TRUE(in_shard(space, c, Shard{i, kShards}));
       EXPECT_TRUE(owner.emplace(canonical_config(space, c), i).second) << canonical_config(space, c) << " twice";
     }
+    EXPECT_EQ(part.domain.size(), walked);
     if (const auto start = part.domain.start()) {
       ++starts;
-      EXPECT_EQ(part.configs.at(*start).values, *space.default_config);
+      EXPECT_EQ(part.config(*start).values, *space.default_config);
     }
   }
-  EXPECT_EQ(owner.size(), whole.configs.size());
+  EXPECT_EQ(owner.size(), whole.domain.size());
   EXPECT_EQ(starts, 1u) << "the default config is in one shard";
 }
 
@@ -49,21 +51,20 @@ TEST(ShardDomain, ReplayShardsHoldEveryRecordedConfigOnceWithItsOutcome) {
   const Problem problem = select_problem(space, {"N=8192"});
   const ReplayProblem whole = replay_problem(space, landscape, problem);
   std::map<std::string, double> recorded;
-  for (std::size_t i = 0; i < whole.space.configs.size(); ++i)
-    recorded[canonical_config(space, whole.space.configs[i])] = whole.outcomes[i].compile_ms;
+  for (auto point = whole.space.domain.next(); point; point = whole.space.domain.next(point))
+    recorded[canonical_config(space, whole.space.config(*point))] = whole.outcomes.at(*point).compile_ms;
   std::size_t total = 0;
   for (std::uint32_t i = 0; i < kShards; ++i) {
     const ReplayProblem part = replay_problem(space, landscape, problem, Shard{i, kShards});
-    ASSERT_EQ(part.outcomes.size(), part.space.configs.size());
-    for (std::size_t k = 0; k < part.space.configs.size(); ++k) {
-      const std::string key = canonical_config(space, part.space.configs[k]);
+    for (auto point = part.space.domain.next(); point; point = part.space.domain.next(point)) {
+      const std::string key = canonical_config(space, part.space.config(*point));
       ASSERT_TRUE(recorded.contains(key)) << key;
-      EXPECT_EQ(part.outcomes[k].compile_ms, recorded.at(key)) << key;
+      EXPECT_EQ(part.outcomes.at(*point).compile_ms, recorded.at(key)) << key;
       EXPECT_EQ(recorded.erase(key), 1u);
     }
-    total += part.space.configs.size();
+    total += part.space.domain.size();
   }
-  EXPECT_EQ(total, whole.space.configs.size());
+  EXPECT_EQ(total, whole.space.domain.size());
   EXPECT_TRUE(recorded.empty()) << recorded.size() << " recorded configs in no shard";
 }
 

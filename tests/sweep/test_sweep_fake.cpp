@@ -459,7 +459,7 @@ TEST(FakeSweep, ReplayAndSweepProposeTheSameConfigsForTheSameSeedRecordingAndWid
       const SearchTrace trace = replay(rp, *strategy, run);
 
       std::vector<std::string> replayed;
-      for (const Evaluation& e : trace.evaluations) replayed.push_back(canonical_config(toy.space, rp.space.configs[e.point]));
+      for (const Evaluation& e : trace.evaluations) replayed.push_back(canonical_config(toy.space, rp.space.config(e.point)));
       EXPECT_EQ(configs_of(toy.space, sweep), replayed) << name << " seed " << seed << ", " << run.in_flight << " in flight";
       ASSERT_EQ(sweep.trials.size(), trace.evaluations.size()) << name;
       for (std::size_t i = 0; i < sweep.trials.size(); ++i) {

@@ -17,10 +17,16 @@
 
 namespace tiletune {
 
-/// A space's valid configs for one problem as a search domain; configs[i] is point i.
+/// A space's valid configs for one problem as a search domain: a point's config is the values
+/// at its coordinates.
 struct SpaceDomain {
   SearchDomain domain;
-  std::vector<Config> configs;
+  [[nodiscard]] Config config(std::size_t point) const;
+  /// The point of a config, if it is one of the domain's (nullopt for a value no param has,
+  /// or a config the constraints or the shard leave out).
+  [[nodiscard]] std::optional<std::size_t> point_of(const Config& config) const;
+  /// point_of a canonical params text ("TILE=32;PAD=1").
+  [[nodiscard]] std::optional<std::size_t> point_of(const Space& space, const std::string& canonical_params) const;
 };
 /// The most configs (after constraints) of one problem that a search takes: each is held in memory.
 inline constexpr std::size_t max_search_configs = 1'000'000;

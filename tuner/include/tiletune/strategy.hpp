@@ -17,40 +17,85 @@
 
 namespace tiletune {
 
-/// The configs a strategy searches. points[i][p] is the index of config i's value in
-/// param_values[p]; the points are distinct and are exactly the configs that pass the space's
-/// constraints (a strategy never proposes anything else).
+/// How many points a domain has: exact where that was cheap to count, else an estimate with
+/// its relative error (a 95 % interval: count * (1 +- relative_error)).
+struct DomainSize {
+  std::uint64_t count = 0;
+  bool exact = true;
+  double relative_error = 0;
+};
+
+/// What a SearchDomain knows of its points: which coordinate tuples are points, their ids, how
+/// many there are, a uniform sample and an order to walk them in. A source never needs to hold
+/// every point: a space's source (tiletune/replay.hpp, space_domain) checks the constraints of
+/// the coordinates it is asked about and samples them group by group; the list source holds
+/// an explicit list (tests, synthetic landscapes). Thread-safe for const use.
+class DomainSource {
+ public:
+  virtual ~DomainSource() = default;
+  [[nodiscard]] virtual DomainSize size() const = 0;
+  /// The coordinates of a point (an id this source gave out). Throws Error for any other id.
+  [[nodiscard]] virtual std::vector<std::uint16_t> coords(std::size_t point) const = 0;
+  /// The point at these coordinates (one per param, each in range), if they are a point.
+  [[nodiscard]] virtual std::optional<std::size_t> find(std::span<const std::uint16_t> coords) const = 0;
+  /// A uniformly random point, drawn from the 64-bit random word (the source derives what it
+  /// needs from it, so that a seed replays the same points everywhere); nullopt when the
+  /// domain is empty or the source found no point in a bounded number of draws.
+  [[nodiscard]] virtual std::optional<std::size_t> sample(std::uint64_t random) const = 0;
+  /// The first point in the source's fixed order (after = nullopt) or the one after `after`;
+  /// nullopt at the end. Walking the whole order costs what enumerating the space costs.
+  [[nodiscard]] virtual std::optional<std::size_t> next(std::optional<std::size_t> after) const = 0;
+};
+
+/// The configs a strategy searches: the params' value lists and the valid configs as points
+/// (a point is an id its source gives; coords(point)[p] is the index of its value in
+/// param_values[p]). A strategy proposes only points (never an invalid config), and must not
+/// assume the ids are dense or that it can walk the whole domain: a space's domain may hold
+/// 10^7 configs or more. Copies share the source.
 class SearchDomain {
  public:
   SearchDomain() = default;
-  /// Throws Error when a coordinate is out of range, a point has the wrong arity, a point
-  /// repeats, or start is not a point.
+  /// A domain of an explicit list: point i is points[i], ids 0..points.size()-1, in list
+  /// order. Throws Error when a coordinate is out of range, a point has the wrong arity, a
+  /// point repeats, or start is not a point.
   SearchDomain(std::vector<std::string> param_names, std::vector<std::vector<std::int64_t>> param_values,
                std::vector<std::vector<std::uint16_t>> points, std::optional<std::size_t> start = {});
+  /// A domain over a source. Throws Error when names and values differ in length, a param has
+  /// more than 65535 values, or the params have more than 2^64 combinations.
+  SearchDomain(std::vector<std::string> param_names, std::vector<std::vector<std::int64_t>> param_values,
+               std::shared_ptr<const DomainSource> source, std::optional<std::size_t> start = {});
 
-  [[nodiscard]] std::size_t size() const noexcept { return points_.size(); }
-  [[nodiscard]] bool empty() const noexcept { return points_.empty(); }
+  /// The number of points, exact or estimated (size_info() says which). An explicit list's
+  /// ids are 0..size()-1; other sources' are not dense.
+  [[nodiscard]] std::uint64_t size() const { return source_ ? source_->size().count : 0; }
+  [[nodiscard]] DomainSize size_info() const { return source_ ? source_->size() : DomainSize{}; }
+  [[nodiscard]] bool empty() const { return size() == 0; }
   [[nodiscard]] std::size_t dimensions() const noexcept { return names_.size(); }
   [[nodiscard]] const std::vector<std::string>& param_names() const noexcept { return names_; }
   [[nodiscard]] const std::vector<std::vector<std::int64_t>>& param_values() const noexcept { return values_; }
-  [[nodiscard]] std::span<const std::uint16_t> coords(std::size_t point) const { return points_.at(point); }
+  /// The product of the value lists' sizes (the grid the points lie on).
+  [[nodiscard]] std::uint64_t grid_size() const noexcept { return grid_size_; }
+  [[nodiscard]] std::vector<std::uint16_t> coords(std::size_t point) const;
   /// The value of param p at a point (param_values[p][coords(point)[p]]).
   [[nodiscard]] std::int64_t value(std::size_t point, std::size_t param) const;
-  /// The point at these coordinates, if it is a valid config.
+  /// The point at these coordinates, if it is a valid config (nullopt too for a wrong arity
+  /// or a coordinate out of range).
   [[nodiscard]] std::optional<std::size_t> find(std::span<const std::uint16_t> coords) const;
   /// Valid points that differ from this one in exactly one param, by one step along its value
-  /// list (grid neighbours), in a fixed order.
+  /// list (grid neighbours), in a fixed order; generated on demand.
   [[nodiscard]] std::vector<std::size_t> neighbours(std::size_t point) const;
+  /// A uniformly random point (DomainSource::sample).
+  [[nodiscard]] std::optional<std::size_t> sample(std::uint64_t random) const;
+  /// The domain's fixed order (DomainSource::next).
+  [[nodiscard]] std::optional<std::size_t> next(std::optional<std::size_t> after = {}) const;
   /// The space's default config when it is valid: strategies that start somewhere start here.
   [[nodiscard]] std::optional<std::size_t> start() const noexcept { return start_; }
 
  private:
-  [[nodiscard]] std::uint64_t key(std::span<const std::uint16_t> coords) const;
-
   std::vector<std::string> names_;
   std::vector<std::vector<std::int64_t>> values_;
-  std::vector<std::vector<std::uint16_t>> points_;
-  std::unordered_map<std::uint64_t, std::size_t> index_;
+  std::shared_ptr<const DomainSource> source_;
+  std::uint64_t grid_size_ = 0;
   std::optional<std::size_t> start_;
 };
 
@@ -70,6 +115,12 @@ class SearchStrategy {
   /// time: the measured time of a proposed point (lower is better, > 0); nullopt: it failed
   /// (did not compile, faulted, gave a wrong result...). Failed points are never the optimum.
   virtual void observe(std::size_t point, std::optional<double> time) = 0;
+  /// A warm start (`tune --warm-start`): points to propose before any other, best first (what
+  /// another device's ranking maps to in this domain); a strategy that learns takes their
+  /// outcomes as its first observations. Called before the first propose; a point that repeats
+  /// is taken once. The strategies of make_strategy all take it; this default, for a strategy
+  /// written elsewhere, proposes nothing differently.
+  virtual void prefer(std::vector<std::size_t> points) { (void)points; }
 };
 
 /// Names of the strategies make_strategy knows, in the order the docs list them:

@@ -244,7 +244,7 @@ nlohmann::json replay_json(const Space& space, const ReplayProblem& rp, const st
   nlohmann::json evaluations = nlohmann::json::array();
   for (const Evaluation& e : trace.evaluations) {
     const LandscapeTrial& t = rp.outcomes[e.point];
-    evaluations.push_back({{"params", canonical_config(space, rp.space.configs[e.point])},
+    evaluations.push_back({{"params", canonical_config(space, rp.space.config(e.point))},
                            {"status", status_name(t.status)},
                            {"time_ms", e.time ? nlohmann::json(*e.time) : nlohmann::json(nullptr)},
                            {"cost_s", e.cost_seconds}});
@@ -254,8 +254,8 @@ nlohmann::json replay_json(const Space& space, const ReplayProblem& rp, const st
                       {"configs", rp.space.domain.size()}, {"unrecorded", rp.unrecorded},
                       {"evaluations", std::move(evaluations)}, {"budget_reached", trace.budget_exhausted},
                       {"cost_s", trace.cost_seconds}};
-  if (trace.best) j["best"] = {{"params", canonical_config(space, rp.space.configs[*trace.best])}, {"time_ms", trace.best_time}};
-  if (rp.optimum) j["optimum"] = {{"params", canonical_config(space, rp.space.configs[*rp.optimum])}, {"time_ms", rp.optimum_ms}};
+  if (trace.best) j["best"] = {{"params", canonical_config(space, rp.space.config(*trace.best))}, {"time_ms", trace.best_time}};
+  if (rp.optimum) j["optimum"] = {{"params", canonical_config(space, rp.space.config(*rp.optimum))}, {"time_ms", rp.optimum_ms}};
   nlohmann::json reached = nlohmann::json::object();
   for (const double f : {0.90, 0.95, 0.99})
     if (rp.optimum)
@@ -329,12 +329,12 @@ int run_replay(const Space& space, const TuneOptions& o) {
     }
     if (trace.best) {
       std::cout << fmt::format("  best found  {:<44} {:.4f} ms = {:.1f} % of the optimum's speed\n",
-                               format_config(space, rp.space.configs[*trace.best]), trace.best_time,
+                               format_config(space, rp.space.config(*trace.best)), trace.best_time,
                                100.0 * rp.optimum_ms / trace.best_time);
     } else {
       std::cout << "  best found  nothing (every evaluation failed)\n";
     }
-    std::cout << fmt::format("  optimum     {:<44} {:.4f} ms\n", format_config(space, rp.space.configs[*rp.optimum]),
+    std::cout << fmt::format("  optimum     {:<44} {:.4f} ms\n", format_config(space, rp.space.config(*rp.optimum)),
                              rp.optimum_ms);
     std::string reach;
     for (const double f : {0.90, 0.95, 0.99}) {

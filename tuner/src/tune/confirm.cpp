@@ -12,14 +12,11 @@ namespace tiletune::sweep_detail {
 std::vector<std::size_t> finalist_points(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
                                          const ProblemWork& work, std::size_t count) {
   if (count == 0) return {};
-  std::unordered_map<std::string, std::size_t> point_of;
-  for (std::size_t i = 0; i < work.space.configs.size(); ++i)
-    point_of.emplace(canonical_config(stages.space, work.space.configs[i]), i);
   std::vector<std::pair<double, std::size_t>> scored;
   for (const TrialRow& row : db.trials(current_trials(stages.space, device_uuid, work.canonical))) {
     const std::optional<double> score = trial_score(stages.objective, row.trial);
-    const auto it = point_of.find(row.trial.key.params);
-    if (score && it != point_of.end()) scored.emplace_back(*score, it->second);
+    if (!score) continue;
+    if (const auto point = work.space.point_of(stages.space, row.trial.key.params)) scored.emplace_back(*score, *point);
   }
   // Ties by domain point: the same cache gives the same finalists.
   std::sort(scored.begin(), scored.end());

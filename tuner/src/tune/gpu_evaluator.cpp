@@ -32,7 +32,7 @@ PendingTrial plan_trial(const Space& space, const DeviceLimits& limits, CompileA
                         std::size_t point) {
   PendingTrial w;
   w.point = point;
-  w.config = work.space.configs.at(point);
+  w.config = work.space.config(point);
   try {
     w.launch = evaluate_launch(space, work.problem, w.config);
     if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
@@ -134,7 +134,7 @@ void ensure_reference(const DeviceStages& stages, const ProblemWork& work, const
 }  // namespace
 
 std::optional<Evaluation> recall_known(const Space& space, const ProblemWork& work, std::size_t point) {
-  const auto it = work.known.find(canonical_config(space, work.space.configs.at(point)));
+  const auto it = work.known.find(canonical_config(space, work.space.config(point)));
   if (it == work.known.end()) return std::nullopt;
   return Evaluation{point, it->second, 0, true};
 }

@@ -80,8 +80,7 @@ ProblemWork model_work(PoolSweep& s, const Problem& problem, const std::vector<s
     if (d == group.front()) merged = std::move(w);
     else merged.known.merge(w.known);
   }
-  merged.unknown = 0;
-  for (const Config& c : merged.space.configs) merged.unknown += merged.known.contains(canonical_config(s.space, c)) ? 0 : 1;
+  merged.unknown = unknown_points(s.space, merged);
   return merged;
 }
 
@@ -103,18 +102,16 @@ std::vector<std::pair<std::size_t, std::vector<std::size_t>>> finalists(PoolSwee
   std::vector<std::pair<double, std::string>> ranked;
   for (const auto& [params, score] : best) ranked.emplace_back(score, params);
   std::sort(ranked.begin(), ranked.end());
-  std::map<std::string, std::size_t> point_of;
-  for (std::size_t p = 0; p < work.space.configs.size(); ++p) point_of.emplace(canonical_config(s.space, work.space.configs[p]), p);
   std::vector<std::pair<std::size_t, std::vector<std::size_t>>> out;
   const std::vector<std::size_t> active = pool.active();
   for (const auto& [score, params] : ranked) {
     if (out.size() == s.options.pool_finalists) break;
-    const auto point = point_of.find(params);
-    if (point == point_of.end()) continue;  // measured earlier, outside this run's shard
+    const auto point = work.space.point_of(s.space, params);
+    if (!point) continue;  // measured earlier, outside this run's shard
     std::vector<std::size_t> lacking;
     for (const std::size_t i : active)
       if (!measured[i].contains(params)) lacking.push_back(i);
-    out.emplace_back(point->second, std::move(lacking));
+    out.emplace_back(*point, std::move(lacking));
   }
   return out;
 }

@@ -12,6 +12,31 @@
 
 namespace tiletune {
 
+Config SpaceDomain::config(std::size_t point) const {
+  const std::vector<std::uint16_t> coords = domain.coords(point);
+  Config c;
+  c.values.reserve(coords.size());
+  for (std::size_t p = 0; p < coords.size(); ++p) c.values.push_back(domain.param_values()[p][coords[p]]);
+  return c;
+}
+
+std::optional<std::size_t> SpaceDomain::point_of(const Config& config) const {
+  const auto& values = domain.param_values();
+  if (config.values.size() != values.size()) return std::nullopt;
+  std::vector<std::uint16_t> coords(values.size());
+  for (std::size_t p = 0; p < values.size(); ++p) {
+    const auto at = std::find(values[p].begin(), values[p].end(), config.values[p]);
+    if (at == values[p].end()) return std::nullopt;
+    coords[p] = static_cast<std::uint16_t>(at - values[p].begin());
+  }
+  return domain.find(coords);
+}
+
+std::optional<std::size_t> SpaceDomain::point_of(const Space& space, const std::string& canonical_params) const {
+  const std::optional<Config> config = parse_canonical_config(space, canonical_params);
+  return config ? point_of(*config) : std::nullopt;
+}
+
 SpaceDomain space_domain(const Space& space, const Problem& problem, const Shard& shard) {
   std::vector<std::string> names;
   std::vector<std::vector<std::int64_t>> values;
@@ -32,7 +57,7 @@ SpaceDomain space_domain(const Space& space, const Problem& problem, const Shard
   Enumerator e(space, problem);
   while (auto config = e.next()) {
     if (!in_shard(space, *config, shard)) continue;
-    if (out.configs.size() == max_search_configs)
+    if (points.size() == max_search_configs)
       throw Error(fmt::format("{}: more than {} configs pass the constraints for {}: a search holds at most that many; "
                               "narrow the params or add constraints",
                               space.yaml_path.string(), max_search_configs, format_problem(space, problem)));
@@ -40,7 +65,6 @@ SpaceDomain space_domain(const Space& space, const Problem& problem, const Shard
     for (std::size_t p = 0; p < coords.size(); ++p) coords[p] = index_of[p].at(config->values[p]);
     if (space.default_config && config->values == *space.default_config) start = points.size();
     points.push_back(std::move(coords));
-    out.configs.push_back(std::move(*config));
   }
   out.domain = SearchDomain(std::move(names), std::move(values), std::move(points), start);
   return out;
@@ -68,8 +92,8 @@ ReplayProblem replay_problem(const Space& space, const Landscape& landscape, con
   const SpaceDomain all = space_domain(space, problem, shard);
   std::vector<std::vector<std::uint16_t>> points;
   std::optional<std::size_t> start;
-  for (std::size_t i = 0; i < all.configs.size(); ++i) {
-    const auto it = by_params.find(canonical_config(space, all.configs[i]));
+  for (std::size_t i = 0; i < all.domain.size(); ++i) {
+    const auto it = by_params.find(canonical_config(space, all.config(i)));
     if (it == by_params.end()) {
       ++r.unrecorded;
       continue;
@@ -77,7 +101,6 @@ ReplayProblem replay_problem(const Space& space, const Landscape& landscape, con
     if (all.domain.start() == i) start = points.size();
     const auto c = all.domain.coords(i);
     points.emplace_back(c.begin(), c.end());
-    r.space.configs.push_back(all.configs[i]);
     r.outcomes.push_back(*it->second);
   }
   if (points.empty())

@@ -159,7 +159,7 @@ StrategyChoice resolve_strategy(const SweepOptions& options, const std::vector<P
 SearchBudget problem_budget(const StrategyChoice& choice, const ProblemWork& work, std::size_t problems_left,
                             double elapsed) {
   SearchBudget b;
-  b.evaluations = choice_evaluations(choice, work.space.configs.size());
+  b.evaluations = choice_evaluations(choice, work.space.domain.size());
   if (choice.budget.seconds) b.seconds = std::max(0.0, (*choice.budget.seconds - elapsed) / double(problems_left));
   return b;
 }

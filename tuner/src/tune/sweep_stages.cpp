@@ -30,6 +30,13 @@ std::optional<double> trial_score(Objective objective, const TrialRecord& trial)
   return objective_score(objective, trial.time_ms, trial.energy_mj);
 }
 
+std::uint64_t unknown_points(const Space& space, const ProblemWork& work) {
+  std::uint64_t known = 0;
+  for (const auto& [params, score] : work.known) known += work.space.point_of(space, params) ? 1 : 0;
+  const std::uint64_t size = work.space.domain.size();
+  return size - std::min(size, known);
+}
+
 ProblemWork plan_problem(const Space& space, const Problem& problem, const Shard& shard, const CacheDb& db,
                          const std::string& device_uuid, Objective objective, bool force) {
   ProblemWork w;
@@ -39,7 +46,7 @@ ProblemWork plan_problem(const Space& space, const Problem& problem, const Shard
   if (!force)
     for (const TrialRow& row : db.trials(current_trials(space, device_uuid, w.canonical)))
       w.known.emplace(row.trial.key.params, trial_score(objective, row.trial));
-  for (const Config& c : w.space.configs) w.unknown += w.known.contains(canonical_config(space, c)) ? 0 : 1;
+  w.unknown = unknown_points(space, w);
   return w;
 }
 

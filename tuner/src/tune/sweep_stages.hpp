@@ -41,6 +41,8 @@ struct ProblemWork {
   std::unordered_map<std::string, std::optional<double>> known;  ///< canonical params -> score
   std::uint64_t unknown = 0;                                      ///< valid configs not in `known`
 };
+/// The points of a work's domain that `known` lacks.
+[[nodiscard]] std::uint64_t unknown_points(const Space& space, const ProblemWork& work);
 /// Only the configs of shard; force: know nothing (measure everything again).
 [[nodiscard]] ProblemWork plan_problem(const Space& space, const Problem& problem, const Shard& shard,
                                        const CacheDb& db, const std::string& device_uuid, Objective objective,
