@@ -61,9 +61,11 @@ class SearchDomain {
   SearchDomain(std::vector<std::string> param_names, std::vector<std::vector<std::int64_t>> param_values,
                std::vector<std::vector<std::uint16_t>> points, std::optional<std::size_t> start = {});
   /// A domain over a source. Throws Error when names and values differ in length, a param has
-  /// more than 65535 values, or the params have more than 2^64 combinations.
-  SearchDomain(std::vector<std::string> param_names, std::vector<std::vector<std::int64_t>> param_values,
-               std::shared_ptr<const DomainSource> source, std::optional<std::size_t> start = {});
+  /// more than 65535 values, the params have more than 2^64 combinations, or start is no point.
+  [[nodiscard]] static SearchDomain from_source(std::vector<std::string> param_names,
+                                                std::vector<std::vector<std::int64_t>> param_values,
+                                                std::shared_ptr<const DomainSource> source,
+                                                std::optional<std::size_t> start = {});
 
   /// The number of points, exact or estimated (size_info() says which). An explicit list's
   /// ids are 0..size()-1; other sources' are not dense.

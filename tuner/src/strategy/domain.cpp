@@ -102,15 +102,18 @@ class ListSource final : public DomainSource {
 
 }  // namespace
 
-SearchDomain::SearchDomain(std::vector<std::string> param_names, std::vector<std::vector<std::int64_t>> param_values,
-                           std::shared_ptr<const DomainSource> source, std::optional<std::size_t> start)
-    : names_(std::move(param_names)),
-      values_(std::move(param_values)),
-      source_(std::move(source)),
-      grid_size_(grid_size_of(names_, values_)),
-      start_(start) {
-  if (!source_) throw Error("search domain: no source of points");
-  if (start_) (void)coords(*start_);  // throws when start is not a point
+SearchDomain SearchDomain::from_source(std::vector<std::string> param_names,
+                                       std::vector<std::vector<std::int64_t>> param_values,
+                                       std::shared_ptr<const DomainSource> source, std::optional<std::size_t> start) {
+  if (!source) throw Error("search domain: no source of points");
+  SearchDomain d;
+  d.grid_size_ = grid_size_of(param_names, param_values);
+  d.names_ = std::move(param_names);
+  d.values_ = std::move(param_values);
+  d.source_ = std::move(source);
+  if (start) (void)d.coords(*start);  // throws when start is not a point
+  d.start_ = start;
+  return d;
 }
 
 SearchDomain::SearchDomain(std::vector<std::string> param_names, std::vector<std::vector<std::int64_t>> param_values,
