@@ -13,6 +13,8 @@
 #   nvrtc   NVRTC's scaling over compile threads and processes (transpose)
 #   mintime transpose N=8192 sweeps with --min-time in $MIN_TIMES
 #   compilebound  convolution_kt (1404 configs) planned and tuned from a cold compile cache
+#   scale   the large spaces of $SCALE_SPACES planned and tuned with auto (issue 23), and
+#           bench_strategies with $STRATEGY_ARGS (CPU per proposal on this host)
 #   kt      the Kernel Tuner scripts of tests/kernel_tuner through tiletune.kernel_tuner, then each
 #           one's wall through the module against the same space through the CLI (run_gpu.sh)
 set -u
@@ -231,6 +233,34 @@ phase_fuzz() {
     note "fuzz_$harness rc=$rc ${jobs} jobs, $((SECONDS - start)) s, executions $execs, artifacts $(ls $dir/artifacts | wc -l), crashes/timeouts/ooms: $(grep -hcE 'ERROR: libFuzzer|SUMMARY: |==ERROR' $dir/fuzz-*.log | awk '{s+=$1} END {print s+0}')"
     cp -r $dir/artifacts "$L/fuzz_${harness}_artifacts" 2>/dev/null
   done
+}
+
+# Issue 23: large spaces. Each space of $SCALE_SPACES planned (--sample 1000: the counts and a
+# sample of compiles) and tuned with `auto` and $SCALE_BUDGET (default: auto's own) from a cold
+# compile cache; the overhead line of each sweep, the domain's count and the setup time go into
+# the summary; each sweep's trials are exported as a recording for the replay equivalence.
+phase_scale() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  for space in ${SCALE_SPACES:-}; do
+    local name start
+    name=$(basename "$space" .yaml)
+    start=$EPOCHREALTIME
+    timeout 300 $T plan "$space" --sample 1000 > "$L/scale_plan_$name.log" 2>&1
+    note "plan $name rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
+    grep -iE "configs|valid|estimate" "$L/scale_plan_$name.log" | head -4 >> "$summary"
+    start=$EPOCHREALTIME
+    TILETUNE_CUBIN_CACHE=/tmp/tt/cubin-$name timeout 420 $T tune "$space" ${SCALE_BUDGET:+--budget $SCALE_BUDGET} \
+      --db /tmp/tt/$name.db > "$L/scale_tune_$name.log" 2>&1
+    note "tune $name rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
+    grep -E "trials this run|^strategy|s wall|^overhead|  setup|in the worker" "$L/scale_tune_$name.log" >> "$summary"
+    $T export --db /tmp/tt/$name.db --format landscape --kernel "$($T plan "$space" --format json 2>/dev/null |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["kernel"])' 2>/dev/null)" \
+      > "$L/scale_$name.csv" 2>> "$L/scale_tune_$name.log"
+  done
+  if [[ -x $B/bench/bench_strategies && -n ${STRATEGY_ARGS:-} ]]; then
+    step bench_strategies 400 $B/bench/bench_strategies $STRATEGY_ARGS --out "$L"
+    tail -40 "$L/bench_strategies.log" >> "$summary"
+  fi
 }
 
 phase_kt() {
