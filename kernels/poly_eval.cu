@@ -115,11 +115,16 @@ static __device__ __forceinline__ float pe_poly(float x) {
 #endif
 }
 
+// Only the width in use is defined: NVRTC warns of an unused static function.
+#if VEC == 1
 static __device__ __forceinline__ float pe_apply(float v) { return pe_poly(v); }
+#elif VEC == 2
 static __device__ __forceinline__ float2 pe_apply(float2 v) { return make_float2(pe_poly(v.x), pe_poly(v.y)); }
+#else
 static __device__ __forceinline__ float4 pe_apply(float4 v) {
   return make_float4(pe_poly(v.x), pe_poly(v.y), pe_poly(v.z), pe_poly(v.w));
 }
+#endif
 
 template <typename T>
 static __device__ __forceinline__ T pe_load(const T* p) {
