@@ -69,9 +69,9 @@ Workload from_recording(const Space& space, const fs::path& csv) {
   w.title = fmt::format("{} ({}, {} configs)", space.kernel, rp.canonical, rp.space.domain.size());
   w.source = fmt::format("compile and measure times recorded in {} ({})", csv.filename().string(),
                          landscape.header_value("device").value_or("?"));
-  for (auto point = rp.space.domain.next(); point; point = rp.space.domain.next(point)) {
-    const LandscapeTrial& t = rp.outcomes.at(*point);
-    w.configs.push_back(rp.space.config(*point));
+  for (const std::size_t point : recorded_points(rp)) {
+    const LandscapeTrial& t = rp.outcomes.at(point);
+    w.configs.push_back(rp.space.config(point));
     w.trials.push_back({t.compile_ms / 1000, t.measure_ms / 1000});
   }
   return w;
@@ -107,7 +107,10 @@ void check_against_recording(const Space& space, const fs::path& csv, unsigned c
     if (!landscape.find_problem(canonical_problem(space, problem))) continue;
     const ReplayProblem rp = replay_problem(space, landscape, problem);
     std::vector<SimulatedTrial> trials;
-    for (const LandscapeTrial& t : rp.outcomes) trials.push_back({t.compile_ms / 1000, t.measure_ms / 1000});
+    for (const std::size_t point : recorded_points(rp)) {
+      const LandscapeTrial& t = rp.outcomes.at(point);
+      trials.push_back({t.compile_ms / 1000, t.measure_ms / 1000});
+    }
     const std::vector<std::uint32_t> one_gpu(trials.size(), 0);
     modelled += simulate_sweep(trials, one_gpu, ClusterShape{1, 1, cores, exhaustive_window(cores)}).wall_seconds;
   }

@@ -229,8 +229,16 @@ TEST(Replay, ExhaustiveReplayAnswersFailuresAsFailuresAndCostsTheRecordedTime) {
   const Space s = transpose();
   const ReplayProblem rp = replay_problem(s, l, Problem{{1000}});
   EXPECT_EQ(rp.canonical, "N=1000");
-  EXPECT_EQ(rp.space.domain.size(), 91u);  // 92 valid configs, one not recorded
+  EXPECT_EQ(rp.space.domain.size(), 92u);  // the sweep's domain: every valid config
+  EXPECT_EQ(rp.outcomes.size(), 91u);      // one not recorded
   EXPECT_EQ(rp.unrecorded, 1u);
+  const auto missing = rp.space.point_of(s, "TILE=16;BLOCK_ROWS=1;PAD=0;VEC=1");
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_EQ(missing, space_domain(s, Problem{{1000}}).point_of(s, "TILE=16;BLOCK_ROWS=1;PAD=0;VEC=1"))
+      << "the same ids as a sweep's domain";
+  const Evaluation unrecorded = recorded_evaluation(rp, *missing);
+  EXPECT_FALSE(unrecorded.time.has_value()) << "an unrecorded point replays as a failure";
+  EXPECT_EQ(unrecorded.cost_seconds, 0.0) << "costing nothing";
   ASSERT_TRUE(rp.optimum.has_value());
   EXPECT_EQ(canonical_config(s, rp.space.config(*rp.optimum)), "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4");
   EXPECT_DOUBLE_EQ(rp.optimum_ms, 1.0);
@@ -240,11 +248,13 @@ TEST(Replay, ExhaustiveReplayAnswersFailuresAsFailuresAndCostsTheRecordedTime) {
 
   const auto exhaustive = make_strategy("exhaustive", rp.space.domain, 1);
   const SearchTrace trace = replay(rp, *exhaustive, SearchRun{});
-  ASSERT_EQ(trace.evaluations.size(), 91u);
+  ASSERT_EQ(trace.evaluations.size(), 92u);
   std::set<std::string> failed;
   for (const Evaluation& e : trace.evaluations)
     if (!e.time) failed.insert(canonical_config(s, rp.space.config(e.point)));
-  EXPECT_EQ(failed, failing);
+  std::set<std::string> failing_or_unrecorded = failing;
+  failing_or_unrecorded.insert("TILE=16;BLOCK_ROWS=1;PAD=0;VEC=1");
+  EXPECT_EQ(failed, failing_or_unrecorded);
   EXPECT_EQ(trace.best, rp.optimum);
   EXPECT_NEAR(trace.cost_seconds, rp.exhaustive_cost_seconds, 1e-9);
   EXPECT_FALSE(trace.budget_exhausted);

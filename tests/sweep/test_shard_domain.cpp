@@ -51,20 +51,21 @@ TEST(ShardDomain, ReplayShardsHoldEveryRecordedConfigOnceWithItsOutcome) {
   const Problem problem = select_problem(space, {"N=8192"});
   const ReplayProblem whole = replay_problem(space, landscape, problem);
   std::map<std::string, double> recorded;
-  for (auto point = whole.space.domain.next(); point; point = whole.space.domain.next(point))
-    recorded[canonical_config(space, whole.space.config(*point))] = whole.outcomes.at(*point).compile_ms;
+  for (const std::size_t point : recorded_points(whole))
+    recorded[canonical_config(space, whole.space.config(point))] = whole.outcomes.at(point).compile_ms;
   std::size_t total = 0;
   for (std::uint32_t i = 0; i < kShards; ++i) {
     const ReplayProblem part = replay_problem(space, landscape, problem, Shard{i, kShards});
-    for (auto point = part.space.domain.next(); point; point = part.space.domain.next(point)) {
-      const std::string key = canonical_config(space, part.space.config(*point));
+    for (const std::size_t point : recorded_points(part)) {
+      const std::string key = canonical_config(space, part.space.config(point));
       ASSERT_TRUE(recorded.contains(key)) << key;
-      EXPECT_EQ(part.outcomes.at(*point).compile_ms, recorded.at(key)) << key;
+      EXPECT_EQ(whole.space.point_of(space, key), point) << key << ": a shard's ids are the whole space's";
+      EXPECT_EQ(part.outcomes.at(point).compile_ms, recorded.at(key)) << key;
       EXPECT_EQ(recorded.erase(key), 1u);
     }
-    total += part.space.domain.size();
+    total += part.outcomes.size();
   }
-  EXPECT_EQ(total, whole.space.domain.size());
+  EXPECT_EQ(total, whole.outcomes.size());
   EXPECT_TRUE(recorded.empty()) << recorded.size() << " recorded configs in no shard";
 }
 

@@ -52,7 +52,7 @@ struct T1Import {
 struct KtCacheLimits {
   std::uint64_t max_gzip_bytes = std::uint64_t{256} << 20;   ///< a gzip'd file on disk
   std::uint64_t max_text_bytes = std::uint64_t{1} << 30;     ///< the JSON, as read or inflated
-  std::uint64_t max_entries = 1'000'000;                     ///< what a replay holds (max_search_configs)
+  std::uint64_t max_entries = 1'000'000;                     ///< recorded outcomes a replay holds in memory
 };
 
 struct KtCacheImportOptions {

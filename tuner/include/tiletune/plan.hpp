@@ -78,11 +78,21 @@ struct PlanRow {
 };
 
 struct PlanSummary {
-  std::uint64_t points = 0;          ///< product of the params
-  std::uint64_t valid = 0;           ///< after constraints
+  std::uint64_t points = 0;          ///< product of the params (with an `allowed:` list, its length)
+  /// After constraints: exact, or estimated with a 95 % relative error (space_domain,
+  /// tiletune/replay.hpp), counted without walking the product.
+  std::uint64_t valid = 0;
+  bool valid_exact = true;
+  double valid_relative_error = 0;
   std::uint64_t sample_every = 1;    ///< rows hold every k-th config after constraints
+  /// With sample_every > 1 on a space too large to walk (more than 2^20 configs, or a count
+  /// that is estimated): the rows are a uniform sample of ceil(in_shard / sample_every) configs
+  /// (deterministic, in enumeration order) instead of every k-th.
+  bool sampled_uniformly = false;
   Shard shard;                       ///< rows hold only this shard's configs
   std::uint64_t in_shard = 0;        ///< configs after constraints in the shard (valid when whole)
+  bool in_shard_exact = true;
+  double in_shard_relative_error = 0;
   std::uint64_t ok = 0;
   std::uint64_t pruned = 0;          ///< by a resource limit (constraints are not counted here)
   std::uint64_t compile_failed = 0;
@@ -111,7 +121,8 @@ struct PlanOptions {
   /// what `tiletune plan` uses); empty: NVRTC in the pool's threads.
   CompilerFactory compiler;
   /// Plan only every k-th config after constraints (1: all). For spaces too large to
-  /// compile whole, e.g. in CI; the counts of the summary still cover the whole space.
+  /// compile whole, e.g. in CI; the counts of the summary still cover the whole space. On a
+  /// space too large to walk, a uniform sample of as many (PlanSummary::sampled_uniformly).
   std::uint64_t sample_every = 1;
   /// Plan only this shard's configs (tiletune/shard.hpp), before sampling; default: all.
   Shard shard;

@@ -124,7 +124,7 @@ Runner add_plan_command(CLI::App& app) {
   cmd->add_option("--format", o->format, "Output: table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->add_option("--sample", o->sample_every, "Plan only every K-th config after constraints, K from 1 to 10^9 "
-                                               "(large spaces)")
+                                               "(large spaces); past 2^20 configs, a uniform sample of 1 in K")
       ->check(whole_number_in(1, 1'000'000'000));
   cmd->add_flag("--strict", o->strict, "Exit with status 3 when any config fails to compile");
   cmd->add_flag("--logs", o->show_logs,
@@ -144,6 +144,10 @@ cache, which keeps failed compiles too: a second plan of an unchanged space comp
 and checked against the device's limits: a config that cannot launch is `pruned` with its
 reason. A failed compile's reason is the compiler's first error, naming the kernel where ptxas
 does. With 4 (no config compiled) the most common reason is on stderr.
+
+The counts come from the space's search domain, not from walking every combination: exact where
+the params that constraints connect are few enough to enumerate (up to 2^22 cells a group),
+else estimated, shown as ~COUNT (estimated, +-E %), E a 95 % relative error.
 
 )" + std::string(exit_status_help));
   return [o]() {

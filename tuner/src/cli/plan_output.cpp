@@ -18,14 +18,27 @@ namespace {
 
 using Shown = PrintColumn::Shown;
 
+// "1234", or "~1234 (estimated, +-3.1 %)" for a count the domain estimated.
+std::string count_text(std::uint64_t count, bool exact, double relative_error) {
+  if (exact) return std::to_string(count);
+  return fmt::format("~{} (estimated, +-{:.1f} %)", count, 100 * relative_error);
+}
+
 std::string summary_text(const Space& space, const Plan& plan) {
   const PlanSummary& s = plan.summary;
+  const std::string planned =
+      s.sample_every == 1 ? ""
+      : s.sampled_uniformly
+          ? fmt::format(" (planned a uniform sample of 1 in {}: {})", s.sample_every, plan.rows.size())
+          : fmt::format(" (planned every {}th: {})", s.sample_every, plan.rows.size());
   std::string text = fmt::format("{} for {}{}{}\n", space.kernel, plan.device.name,
                                  plan.problem.sizes.empty() ? "" : ", ", format_problem(space, plan.problem));
-  text += fmt::format("points {}, after constraints {}{}{}, ok {}, pruned {}, compile failures {}\n", s.points, s.valid,
-                      s.shard.whole() ? "" : fmt::format(" (shard {}: {})", format_shard(s.shard), s.in_shard),
-                      s.sample_every > 1 ? fmt::format(" (planned every {}th: {})", s.sample_every, plan.rows.size()) : "",
-                      s.ok, s.pruned, s.compile_failed);
+  text += fmt::format("points {}, after constraints {}{}{}, ok {}, pruned {}, compile failures {}\n", s.points,
+                      count_text(s.valid, s.valid_exact, s.valid_relative_error),
+                      s.shard.whole() ? ""
+                                      : fmt::format(" (shard {}: {})", format_shard(s.shard),
+                                                    count_text(s.in_shard, s.in_shard_exact, s.in_shard_relative_error)),
+                      planned, s.ok, s.pruned, s.compile_failed);
   if (s.with_warnings > 0)
     text += fmt::format("{} configs compiled with warnings (--logs shows them)\n", s.with_warnings);
   if (s.compiled == 0) {
@@ -61,7 +74,10 @@ std::vector<PrintField> plan_fields(const Space& space, const Plan& plan) {
       {"cache_hits", count(s.cache_hits)},   {"compile_seconds", s.compile_seconds},
       {"wall_seconds", s.wall_seconds},      {"threads", count(s.threads)},
       {"sample_every", count(s.sample_every)}, {"planned", count(plan.rows.size())},
-      {"shard", format_shard(s.shard)},      {"in_shard", count(s.in_shard)}};
+      {"shard", format_shard(s.shard)},      {"in_shard", count(s.in_shard)},
+      {"after_constraints_exact", s.valid_exact}, {"after_constraints_relative_error", s.valid_relative_error},
+      {"in_shard_exact", s.in_shard_exact}, {"in_shard_relative_error", s.in_shard_relative_error},
+      {"sampled_uniformly", s.sampled_uniformly}};
   for (const auto& [key, value] : summary) f.push_back({key, value, "summary"});
   return f;
 }

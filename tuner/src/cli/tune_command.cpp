@@ -243,7 +243,7 @@ nlohmann::json replay_json(const Space& space, const ReplayProblem& rp, const st
                            std::size_t in_flight, const SearchTrace& trace) {
   nlohmann::json evaluations = nlohmann::json::array();
   for (const Evaluation& e : trace.evaluations) {
-    const LandscapeTrial& t = rp.outcomes[e.point];
+    const LandscapeTrial& t = recorded_trial(rp, e.point);
     evaluations.push_back({{"params", canonical_config(space, rp.space.config(e.point))},
                            {"status", status_name(t.status)},
                            {"time_ms", e.time ? nlohmann::json(*e.time) : nlohmann::json(nullptr)},

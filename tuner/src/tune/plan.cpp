@@ -1,4 +1,4 @@
-// plan_space: enumerate → launch geometry → NVRTC (in a pool, through the cubin cache) →
+// plan_space: the configs (from the space's lazy domain) → launch geometry → NVRTC (in a pool, through the cubin cache) →
 // occupancy. Geometry that can never launch is pruned before compiling, so a plan never
 // pays NVRTC for a config that the device would refuse anyway.
 #include "tiletune/plan.hpp"
@@ -9,6 +9,9 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <unordered_set>
+
+#include "tiletune/replay.hpp"
 
 namespace tiletune {
 
@@ -130,6 +133,55 @@ std::optional<FailureSummary> most_common_failure(const Plan& plan) {
   return best;
 }
 
+namespace {
+
+/// The most configs a sampled plan walks to take every k-th; past it (or with an estimated
+/// count) it draws a uniform sample instead: walking 10^7 configs would take seconds.
+constexpr std::uint64_t max_walked_configs = std::uint64_t{1} << 20;
+
+struct PlannedConfigs {
+  std::uint64_t points = 0;
+  DomainSize valid;
+  DomainSize in_shard;
+  bool uniform = false;
+  std::vector<Config> configs;  ///< in enumeration order
+};
+
+/// The configs a plan compiles, and the counts, from the space's lazy domain: every config (or
+/// every k-th) in enumeration order, or a uniform sample of ceil(count / k) of a space too large
+/// to walk (deterministic: drawn from a fixed seed).
+PlannedConfigs planned_configs(const Space& space, const PlanOptions& options) {
+  const SpaceDomain domain = space_domain(space, options.problem, options.shard);
+  PlannedConfigs out;
+  out.points = space.allowed ? space.allowed->size() : domain.domain.grid_size();
+  if (space.params.empty()) out.points = 1;
+  out.valid = domain.valid;
+  out.in_shard = domain.domain.size_info();
+  const std::uint64_t every = std::max<std::uint64_t>(1, options.sample_every);
+  out.uniform = every > 1 && (!out.in_shard.exact || out.in_shard.count > max_walked_configs);
+  if (!out.uniform) {
+    std::uint64_t index = 0;
+    for (auto point = domain.domain.next(); point; point = domain.domain.next(point))
+      if (index++ % every == 0) out.configs.push_back(domain.config(*point));
+    return out;
+  }
+  const std::uint64_t wanted = (out.in_shard.count + every - 1) / every;
+  std::vector<std::size_t> points;
+  std::unordered_set<std::size_t> taken;
+  std::uint64_t state = 0x91a7;
+  // Distinct points: a draw that repeats is drawn again, within a bound (wanted <= count / 2).
+  for (std::uint64_t draw = 0; points.size() < wanted && draw < 8 * wanted + 1000; ++draw) {
+    state += 0x9e3779b97f4a7c15u;
+    const auto point = domain.domain.sample(state);
+    if (point && taken.insert(*point).second) points.push_back(*point);
+  }
+  std::sort(points.begin(), points.end());  // ids are in enumeration order
+  for (const std::size_t point : points) out.configs.push_back(domain.config(point));
+  return out;
+}
+
+}  // namespace
+
 Plan plan_space(const Space& space, const PlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   Plan plan;
@@ -144,20 +196,24 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
   CompilePool pool(options.threads, cache, options.compiler);
   plan.summary.threads = pool.threads();
 
-  // First pass: enumerate, evaluate geometry, prune what cannot launch, submit the rest.
-  Enumerator enumerator(space, options.problem);
+  // First pass: choose the configs, evaluate geometry, prune what cannot launch, submit the rest.
+  const PlannedConfigs planned = planned_configs(space, options);
+  plan.summary.points = planned.points;
+  plan.summary.valid = planned.valid.count;
+  plan.summary.valid_exact = planned.valid.exact;
+  plan.summary.valid_relative_error = planned.valid.relative_error;
+  plan.summary.in_shard = planned.in_shard.count;
+  plan.summary.in_shard_exact = planned.in_shard.exact;
+  plan.summary.in_shard_relative_error = planned.in_shard.relative_error;
+  plan.summary.sample_every = std::max<std::uint64_t>(1, options.sample_every);
+  plan.summary.sampled_uniformly = planned.uniform;
+  plan.summary.shard = options.shard;
   std::vector<std::future<CompileResult>> pending;
   std::vector<std::size_t> pending_row;
-  const std::uint64_t sample_every = std::max<std::uint64_t>(1, options.sample_every);
-  plan.summary.sample_every = sample_every;
-  std::uint64_t index = 0;
-  plan.summary.shard = options.shard;
-  while (auto config = enumerator.next()) {
-    if (!in_shard(space, *config, options.shard)) continue;
-    if (index++ % sample_every != 0) continue;
-    if (options.select && !options.select(*config)) continue;
+  for (const Config& config : planned.configs) {
+    if (options.select && !options.select(config)) continue;
     PlanRow row;
-    row.config = std::move(*config);
+    row.config = config;
     try {
       row.launch = evaluate_launch(space, options.problem, row.config);
     } catch (const EvalError& e) {
@@ -192,9 +248,6 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
     pending_row.push_back(plan.rows.size());
     plan.rows.push_back(std::move(row));
   }
-  plan.summary.points = enumerator.product_size();
-  plan.summary.valid = enumerator.kept();
-  plan.summary.in_shard = index;
 
   // Second pass: collect compiles in submission order, then occupancy with real resources.
   std::size_t done = plan.rows.size() - pending.size();
