@@ -592,7 +592,8 @@ std::vector<std::int64_t> SpaceLoader::read_range(const YamlValue& v) const {
 }
 
 void SpaceLoader::check_counts(const YamlEntry& problem, const YamlEntry& params, bool listed) const {
-  // Counted, not walked: a space of 10^12 points is refused before anything enumerates it.
+  // Counted, not walked. A search never walks the product (its domain checks the constraints of
+  // what it samples), so the bound is what a point's 64-bit id can number, with room to spare.
   auto product = [](const std::vector<Axis>& axes) {
     std::uint64_t n = 1;
     for (const Axis& a : axes) n = a.values.size() != 0 && n > UINT64_MAX / a.values.size() ? UINT64_MAX : n * a.values.size();
@@ -601,7 +602,7 @@ void SpaceLoader::check_counts(const YamlEntry& problem, const YamlEntry& params
   // With an allowed list only its configs are enumerated: the product does not bound the work.
   if (const std::uint64_t points = product(space_.params); points > kMaxPoints && !listed)
     yaml_.fail(params.key_mark,
-               "the params span " + decimal(points) + " points, more than tiletune enumerates (" +
+               "the params span " + decimal(points) + " points, more than tiletune indexes (" +
                    decimal(kMaxPoints) + ")",
                "use fewer values per param (a search samples a space: it need not list every value)");
   if (const std::uint64_t problems = product(space_.problem); problems > kMaxProblems)
