@@ -91,12 +91,19 @@ struct ReplayProblem {
 /// The recorded points in id order (the Enumerator's order).
 [[nodiscard]] std::vector<std::size_t> recorded_points(const ReplayProblem& problem);
 
-/// Runs a strategy against the recording through run_search, on a SimulatedEvaluator of
-/// recorded_evaluation. With sweep_search_run(...) as run, it is the search a sweep makes.
+/// How many proposals of configs the recording lacks a replay answers for free: at least 1000,
+/// and 10 per recorded config.
+[[nodiscard]] std::uint64_t free_unrecorded_answers(const ReplayProblem& problem);
+
+/// Runs a strategy against the recording through run_search, on a simulated clock of
+/// recorded_evaluation. A config the recording lacks is recalled as a failure (free: not
+/// against the budget, SearchTrace::resumed counts it) up to free_unrecorded_answers, as a
+/// constraint would have left it out; past that it is evaluated as a failure costing nothing.
+/// With sweep_search_run(...) as run, it is the search a sweep makes.
 [[nodiscard]] SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy, const SearchRun& run);
 
-/// The number of evaluations after which the trace's best reached fraction (0.95: 95 %) of the
-/// optimum's speed (optimum_ms / best_ms >= fraction); nullopt when it never did.
+/// The number of evaluations (recalled ones, which cost nothing, not counted) after which the
+/// trace's best reached fraction (0.95: 95 %) of the optimum's speed (optimum_ms / best_ms >= fraction); nullopt when it never did.
 [[nodiscard]] std::optional<std::size_t> evaluations_to_reach(const SearchTrace& trace, double optimum_ms,
                                                               double fraction);
 

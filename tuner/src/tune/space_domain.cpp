@@ -531,7 +531,7 @@ SpaceDomain space_domain(const Space& space, const Problem& problem, const Shard
   SpaceDomain out;
   out.valid = source->whole_size();
   const std::optional<std::size_t> start = source->start();
-  out.domain = SearchDomain(std::move(names), std::move(values), std::move(source), start);
+  out.domain = SearchDomain::from_source(std::move(names), std::move(values), std::move(source), start);
   return out;
 }
 
