@@ -427,7 +427,7 @@ Runner add_tune_command(CLI::App& app) {
       ->check(finite_in(0, 86400, true));
   cmd->add_option("--confirm", o->confirm,
                   "Finalists of each problem measured again after its search, in 3 interleaved rounds, each kept as "
-                  "its median round (default 3; 0: none)")
+                  "its median round (default 3; 0: none; a replay simulates them)")
       ->check(whole_number_in(0, 1000));
   cmd->add_option("--top", o->top, "Configs listed per problem at the end (default 10)")
       ->check(whole_number_in(0, 1'000'000));
@@ -479,6 +479,7 @@ Runner add_tune_command(CLI::App& app) {
   tiletune tune configs/transpose.yaml --force    measure again what the cache already has
   tiletune tune configs/matmul.yaml --devices all every GPU of this host, one worker each
   tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
+  tiletune tune configs/matmul.yaml --warm-start a100.db   start from what an A100 found
   tiletune tune configs/transpose.yaml --objective energy    least energy per run (NVML)
   tiletune tune configs/matmul.yaml --shard 3/8 --db s3.db   one of 8 shards; `tiletune merge` the 8 caches
   mpirun -np 8 scripts/mpi/tune_shards.sh OUT tune configs/matmul.yaml   a shard per GPU/rank (README:
@@ -503,8 +504,13 @@ space.
 A strategy proposes the configs of each problem: exhaustive (all, in order), random, local
 (iterated local search over grid neighbours), genetic, forest (a random-forest surrogate). The
 default config is always measured first. --budget applies per problem (a time budget is shared
-equally by the problems). --replay answers the strategy from a recording instead of the GPU: it
-prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.
+equally by the problems). auto is decided once per sweep, by the size of what is left to measure.
+--replay answers the strategy from a recording instead of the GPU, on the sweep's schedule (the
+same auto, seeds, share of a time budget on the recorded costs, and --confirm finalists, each
+round at its recorded time): it prints the evaluations, the finalists, the recorded sweep time
+they cost and how close to the optimum they got. --warm-start DB|RECORDING proposes another
+device's fastest 8 configs of each problem first (a cache: the other device with the most ok
+trials of the kernel); they are measured here like any other.
 --shard I/N tunes (or replays) only shard I of N: a config's shard is a hash of its params, so
 a rerun of the same shard takes the same configs; the default config is measured by its shard.
 --devices all (or 0,2) runs one worker per GPU in one sweep: the GPUs of one model share its
