@@ -228,7 +228,8 @@ class GpuEvaluator final : public Evaluator {
 
 /// The finalists of a problem on one device: the domain points of its top `count` configs by
 /// the objective (ok trials of the current kernel version in the cache, this run's and earlier
-/// ones), best first. Configs outside the work's domain (another shard's) are not among them.
+/// ones), best first, ties by params (top_points: replay_sweep's rule too). Configs outside the
+/// work's domain (another shard's) are not among them.
 [[nodiscard]] std::vector<std::size_t> finalist_points(const SweepStages& stages, const CacheDb& db,
                                                        const std::string& device_uuid, const ProblemWork& work,
                                                        std::size_t count);
