@@ -17,6 +17,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <set>
 #include <thread>
 
@@ -471,6 +472,69 @@ TEST(FakeSweep, ReplayAndSweepProposeTheSameConfigsForTheSameSeedRecordingAndWid
       EXPECT_EQ(sweep.problems[0].budget_reached, trace.budget_exhausted) << name;
     }
   }
+}
+
+// Issue 23: a replay simulates a sweep with the defaults on. A sweep of both problems with
+// `auto`, a time budget that does not bind (wall time decides nothing), the finalists confirmed
+// (3 finalists, 3 rounds) and a warm start; then the sweep's own recording (export --format
+// landscape: landscape_from_cache) replayed with the same options (replay_sweep): the same
+// strategy, the same configs in the same order per problem, the same finalists confirmed, the
+// same confirmation trials.
+TEST(FakeSweep, AReplayOfTheSweepsRecordingDoesWhatTheSweepDidWithTheDefaultsOn) {
+  ToySweep toy;
+  SweepOptions o = toy.options();
+  o.problems = {select_problem(toy.space, {"N=1024"}), select_problem(toy.space, {"N=4096"})};
+  o.strategy = "auto";
+  o.budget.seconds = 3600;
+  o.confirm_finalists = 3;
+  o.confirm_rounds = 3;
+  o.warm_start = load_warm_start(toy.recording, toy.space);
+  const SweepReport sweep = run_sweep(toy.space, o);
+  EXPECT_EQ(sweep.strategy, auto_large_space_strategy);
+
+  std::ostringstream exported;
+  {
+    CacheDb::Options read_only;
+    read_only.mode = CacheDb::Mode::read_only;
+    write_landscape(exported, landscape_from_cache(CacheDb::open(toy.db, read_only), "toy", o.device.uuid));
+  }
+  const testing::TempDir dir;
+  const Landscape recording = load_landscape(dir.write("sweep.csv", exported.str()));
+  ReplaySweepOptions r;
+  r.strategy = o.strategy;
+  r.budget = o.budget;
+  r.seed = o.seed;
+  r.confirm = ConfirmPlan{o.confirm_finalists, o.confirm_rounds};
+  r.compile_threads = o.compile_threads;
+  r.warm_start = &o.warm_start;
+  const ReplayedSweep replayed = replay_sweep(toy.space, recording, o.problems, r);
+  EXPECT_EQ(replayed.schedule.choice.strategy, sweep.strategy);
+  ASSERT_EQ(replayed.problems.size(), 2u);
+
+  std::uint64_t confirmation_trials = 0;
+  for (std::size_t p = 0; p < 2; ++p) {
+    const ReplayedProblem& rp = replayed.problems[p];
+    SCOPED_TRACE(rp.recording.canonical);
+    EXPECT_EQ(rp.recording.unrecorded, 0u) << "the sweep measured every config: the replay's domain is the sweep's";
+    EXPECT_EQ(rp.schedule.warm_start.size(), sweep.problems[p].warm_started);
+    std::vector<std::string> searched, confirmed;
+    for (const SweepTrial& t : sweep.trials)
+      if (t.problem == p) (t.finalist ? confirmed : searched).push_back(canonical_config(toy.space, t.config));
+    std::vector<std::string> replay_searched, replay_confirmed;
+    for (const Evaluation& e : rp.trace.evaluations)
+      replay_searched.push_back(canonical_config(toy.space, rp.recording.space.config(e.point)));
+    for (const std::size_t point : rp.confirmation.confirmed)
+      replay_confirmed.push_back(canonical_config(toy.space, rp.recording.space.config(point)));
+    EXPECT_EQ(searched, replay_searched);
+    EXPECT_EQ(confirmed, replay_confirmed);
+    EXPECT_EQ(confirmed.size(), 3u);
+    EXPECT_EQ(sweep.problems[p].confirmed, rp.confirmation.finalists);
+    EXPECT_EQ(sweep.problems[p].evaluations, rp.trace.evaluated);
+    EXPECT_EQ(sweep.problems[p].budget_reached, rp.trace.budget_exhausted);
+    confirmation_trials += rp.confirmation.trials;
+  }
+  EXPECT_EQ(sweep.confirmation_trials, confirmation_trials);
+  EXPECT_EQ(confirmation_trials, 18u);
 }
 
 }  // namespace

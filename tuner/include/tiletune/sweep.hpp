@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,9 +18,11 @@
 #include "tiletune/cache_db.hpp"
 #include "tiletune/device.hpp"
 #include "tiletune/energy.hpp"
+#include "tiletune/landscape.hpp"
 #include "tiletune/measure.hpp"
 #include "tiletune/objective.hpp"
 #include "tiletune/plan.hpp"
+#include "tiletune/replay.hpp"
 #include "tiletune/shard.hpp"
 #include "tiletune/strategy.hpp"
 #include "tiletune/trial.hpp"
@@ -31,20 +35,146 @@ namespace tiletune {
 using SweepBudget = SearchBudget;
 [[nodiscard]] SweepBudget parse_budget(const std::string& text);
 
-/// A strategy name with `auto` resolved: exhaustive when no budget is given and the sweep is
-/// estimated at a minute or less, else the best strategy of the replay benchmark, with a default
-/// budget of 10 % of each problem's configs (at least 30) when none is given.
+/// A strategy name with `auto` resolved by the size of what is to be measured and the budget:
+/// exhaustive when no budget is given and measuring everything is estimated at a minute or less
+/// (auto_exhaustive_seconds), else auto_large_space_strategy, with a default budget of 10 % of
+/// each problem's configs (at least 30) when none is given.
 struct StrategyChoice {
   std::string strategy;
   SearchBudget budget;          ///< the budget given, or auto's default
   bool default_budget = false;  ///< auto chose the budget
 };
-[[nodiscard]] StrategyChoice choose_strategy(const std::string& requested, const SearchBudget& budget,
-                                             double estimated_seconds);
-/// The evaluations a choice allows on a problem of `configs` configs (nullopt: no count limit).
-[[nodiscard]] std::optional<std::uint64_t> choice_evaluations(const StrategyChoice& choice, std::size_t configs);
-/// The estimate `auto` uses for a sweep: seconds per trial still to measure.
+/// The estimate `auto` uses for a sweep: seconds per trial still to measure. The H200 sweeps of
+/// the shipped spaces ran 12 to 50 trials/s with a cold compile cache
+/// (bench/results/2026-11-29-h200-landscapes.md).
 inline constexpr double auto_seconds_per_trial = 0.1;
+/// `auto` is exhaustive up to this estimate (seconds), when no budget is given.
+inline constexpr double auto_exhaustive_seconds = 60;
+/// What `auto` searches a larger space with: the best strategy of the replay benchmark
+/// (bench/results/2026-11-29-strategies.md). One name for every larger size for now.
+inline constexpr const char* auto_large_space_strategy = "forest";
+/// The estimated seconds of measuring `configs` on `devices` GPUs at auto_seconds_per_trial: for
+/// an estimated count, the upper end of its 95 % interval (an exhaustive search of it must not
+/// run past the minute because the estimate was low).
+[[nodiscard]] double estimated_sweep_seconds(const DomainSize& configs, std::size_t devices = 1);
+/// `auto` resolved for `configs` still to measure (over every problem) on `devices` GPUs.
+[[nodiscard]] StrategyChoice choose_strategy(const std::string& requested, const SearchBudget& budget,
+                                             const DomainSize& configs, std::size_t devices = 1);
+/// The evaluations a choice allows on a problem of `configs` configs (nullopt: no count limit).
+[[nodiscard]] std::optional<std::uint64_t> choice_evaluations(const StrategyChoice& choice, std::uint64_t configs);
+/// Two sizes added (what a sweep of several problems measures): exact when both are; the
+/// estimates' errors add up.
+[[nodiscard]] DomainSize add_sizes(const DomainSize& a, const DomainSize& b);
+
+// --- the schedule: what each problem of a sweep gets, the same for a GPU sweep and a replay ------
+
+/// The confirmation of a problem's finalists: the top `finalists` configs by score of what was
+/// evaluated, each measured `rounds` more times (SweepOptions::confirm_finalists, confirm_rounds).
+struct ConfirmPlan {
+  std::size_t finalists = 3;
+  int rounds = 3;
+  [[nodiscard]] bool any() const noexcept { return finalists > 0 && rounds > 0; }
+};
+
+/// A sweep's schedule, decided once before the first problem: the strategy (`auto` resolved on
+/// the estimate of everything left to measure), the budget the problems share, the seed, the
+/// confirmation. run_sweep, the pool sweep and replay_sweep each follow it, so that a replay
+/// simulates a sweep with the same options.
+struct SweepSchedule {
+  StrategyChoice choice;
+  double estimated_seconds = 0;  ///< the estimate `auto` decided by
+  std::uint64_t seed = 1;        ///< problem p searches with seed + p
+  std::size_t problems = 0;
+  ConfirmPlan confirm;
+};
+/// The schedule of a sweep of `problems` problems with `configs` still to measure over them,
+/// on `devices` GPUs.
+[[nodiscard]] SweepSchedule sweep_schedule(const std::string& strategy, const SearchBudget& budget, std::uint64_t seed,
+                                           const ConfirmPlan& confirm, std::size_t problems, const DomainSize& configs,
+                                           std::size_t devices = 1);
+
+/// What problem p gets of a schedule.
+struct ProblemSchedule {
+  std::string strategy;
+  /// evaluations: the choice's count or share of this problem's configs; seconds: an equal share
+  /// of the time the sweep has left (its clock: wall time on a GPU, simulated in a replay).
+  SearchBudget budget;
+  std::uint64_t seed = 0;
+  /// A warm start (`tune --warm-start`): points of this problem's domain to propose first, best
+  /// first (SearchStrategy::prefer).
+  std::vector<std::size_t> warm_start;
+};
+/// Problem p's schedule, when the sweep's clock reads elapsed_seconds and its domain has
+/// domain_size configs.
+[[nodiscard]] ProblemSchedule problem_schedule(const SweepSchedule& schedule, std::size_t p, std::uint64_t domain_size,
+                                               double elapsed_seconds);
+/// The strategy of a problem's schedule over its domain (which must outlive it), told its warm
+/// start before anything else (SearchStrategy::prefer).
+[[nodiscard]] std::unique_ptr<SearchStrategy> scheduled_strategy(const ProblemSchedule& schedule,
+                                                                 const SearchDomain& domain);
+/// Whether a problem's finalists are confirmed after its search: it evaluated something, the
+/// plan confirms any, and a time budget is not spent (the sweep's clock at elapsed_seconds).
+[[nodiscard]] bool confirms_after_search(const SweepSchedule& schedule, std::uint64_t evaluated,
+                                         double elapsed_seconds);
+/// The most confirmation trials of a problem whose search evaluated `evaluated`: as many as the
+/// search (at least one pass), so that a drift that made many configs look fast costs at most a
+/// second search.
+[[nodiscard]] std::uint64_t confirmation_limit(const ConfirmPlan& plan, std::uint64_t evaluated);
+
+/// A config of what a problem's search evaluated, with its score (lower is better).
+struct ScoredPoint {
+  double score = 0;
+  std::string params;  ///< canonical: "A=6;B=2;C=1"
+  std::size_t point = 0;
+};
+/// The finalist rule: the points of the top `count` by score, best first; ties by canonical
+/// params (the same in a sweep's domain and in a replay's, whatever their ids).
+[[nodiscard]] std::vector<std::size_t> top_points(std::vector<ScoredPoint> scored, std::size_t count);
+
+/// What a problem's confirmation measured.
+struct Confirmation {
+  std::uint64_t trials = 0;             ///< confirmation trials (finalists x rounds, over the passes)
+  std::size_t finalists = 0;            ///< distinct configs confirmed
+  std::vector<std::size_t> confirmed;   ///< their points, in the order they were confirmed
+};
+/// Passes of a confirmation at most. Among configs that lie within the noise of each other
+/// (on the H200, the 9 us reduction of N=10^6 differs by 3.5 % between two sweeps, and its top
+/// 20 lie within 3 %) every pass brings up another lucky one: the H200 took 23 passes before
+/// the cap was the search's trial count, for no steadier winner.
+inline constexpr int kMaxConfirmPasses = 3;
+/// The confirmation's passes: each asks `finalists` for the top now (after what the passes
+/// before measured) and hands those to `measure` (which measures each plan.rounds times and
+/// returns the trials it measured), until every one of the top was confirmed, for at most
+/// kMaxConfirmPasses passes and none that would take it past max_trials.
+[[nodiscard]] Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials,
+                                            const std::function<std::vector<std::size_t>()>& finalists,
+                                            const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure);
+
+// --- warm starts -----------------------------------------------------------------------------------
+
+/// Another device's rankings of a kernel, per problem: what `--warm-start DB|RECORDING` reads.
+struct WarmStart {
+  std::string source;  ///< "other.db: NVIDIA A100 (GPU-...)", for reports
+  std::map<std::string, std::vector<std::string>> rankings;  ///< canonical problem -> ok configs' params, fastest first
+};
+/// The points a warm start passes to the strategy: enough for the first window of a strategy
+/// that learns (in_flight_width: 4 to 8), so that the model starts from the other device's best
+/// region and then learns from this device's times instead of copying the other's ranking.
+inline constexpr std::size_t warm_start_points = 8;
+/// Reads a warm start for `space`'s kernel from a cache DB (SQLite) or a landscape recording
+/// (CSV). A DB: the ok trials of the current kernel version on one other device, the one with
+/// the most ok trials of the kernel (times of two devices are not on one scale, so they are not
+/// merged); the devices tuned now (exclude_uuids) and, when not empty, those named exclude_name
+/// are not taken. Throws Error when the file is neither, is of another kernel, or has no ok
+/// trial of it on another device.
+[[nodiscard]] WarmStart load_warm_start(const std::filesystem::path& path, const Space& space,
+                                        const std::vector<std::string>& exclude_uuids = {},
+                                        const std::string& exclude_name = {});
+/// The top `count` configs of a problem's ranking that are points of its domain (configs the
+/// domain lacks are skipped), best first; empty when the warm start has no ranking of it.
+[[nodiscard]] std::vector<std::size_t> warm_start_of(const WarmStart& warm, const Space& space,
+                                                     const std::string& canonical_problem, const SpaceDomain& domain,
+                                                     std::size_t count = warm_start_points);
 
 /// Counts per TrialStatus, indexed by the enum's value.
 using StatusCounts = std::array<std::uint64_t, 7>;
@@ -79,6 +209,9 @@ struct SweepOptions {
   /// each problem's configs (at least 30) unless budget is set.
   std::string strategy = "auto";
   std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
+  /// Another device's rankings (load_warm_start): each problem's search proposes the top
+  /// warm_start_points of its ranking first, and measures them like any other proposal.
+  WarmStart warm_start;
   std::vector<std::string> worker_argv;  ///< the worker to start; empty: default_worker_argv(device.ordinal)
   /// Several GPUs of one host (`tune --devices`): when not empty, `device` is ignored and one
   /// worker per device measures (distinct uuids). Devices of one model (name and compute
@@ -138,6 +271,7 @@ struct ProblemOutcome {
   std::uint64_t resumed = 0;             ///< proposals answered from the cache (not measured again)
   std::uint64_t evaluations = 0;         ///< trials measured for this problem in this run
   std::size_t confirmed = 0;             ///< one device: finalists measured again (SweepOptions::confirm_finalists)
+  std::size_t warm_started = 0;          ///< configs of the warm start proposed first (SweepOptions::warm_start)
   bool budget_reached = false;           ///< the search stopped at the budget
 };
 
@@ -206,6 +340,42 @@ struct SweepReport {
 /// Runs the sweep. Throws Error when the device, the database or the worker cannot be used;
 /// a config's failure is recorded as its trial's status and the sweep goes on.
 [[nodiscard]] SweepReport run_sweep(const Space& space, const SweepOptions& options);
+
+// --- a replay of a sweep ---------------------------------------------------------------------------
+
+/// `tune --replay`: what a sweep with these options would do, answered from a recording.
+struct ReplaySweepOptions {
+  std::string strategy = "auto";
+  SearchBudget budget;
+  std::uint64_t seed = 1;
+  ConfirmPlan confirm;                  ///< as SweepOptions::confirm_finalists, confirm_rounds
+  unsigned compile_threads = 0;         ///< for the in-flight width, as the sweep's
+  std::size_t in_flight = 0;            ///< 0: the sweep's (sweep_search_run)
+  Shard shard;
+  const WarmStart* warm_start = nullptr;
+};
+/// One problem of a replayed sweep.
+struct ReplayedProblem {
+  ReplayProblem recording;
+  ProblemSchedule schedule;
+  std::size_t in_flight = 0;
+  SearchTrace trace;
+  /// The finalists confirmed: each re-evaluated rounds times at its recorded measure cost (its
+  /// compile is cached by then, as on a GPU); a recording has one time per config, so each keeps
+  /// its recorded outcome.
+  Confirmation confirmation;
+  double confirmation_cost_seconds = 0;
+};
+struct ReplayedSweep {
+  SweepSchedule schedule;
+  std::vector<ReplayedProblem> problems;
+  double clock_seconds = 0;  ///< the simulated clock at the end: every search and confirmation
+};
+/// Replays a sweep of `problems` against a recording with the schedule a sweep makes
+/// (sweep_schedule on the recorded configs of every problem, problem_schedule on the simulated
+/// clock, the confirmation by the sweep's rule). Throws Error as replay_problem does.
+[[nodiscard]] ReplayedSweep replay_sweep(const Space& space, const Landscape& landscape,
+                                         const std::vector<Problem>& problems, const ReplaySweepOptions& options);
 
 /// The kernel version a space compiles to on a device: the key of its results.
 [[nodiscard]] KernelRecord kernel_record(const Space& space, const KernelSource& source, int arch);

@@ -54,6 +54,7 @@ struct TuneOptions {
   std::string strategy = "auto";
   std::uint64_t seed = 1;
   std::string replay;
+  std::string warm_start;  // --warm-start: a cache DB or a landscape recording of another device
   std::size_t in_flight = 0;  // --replay: 0 is the sweep's width for the strategy and --threads
   std::string objective = "time";
   bool energy = false;
@@ -212,6 +213,11 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
                        "and kept as its median round, until the top were all confirmed ({} config{}, {} trials)\n",
                        lines, r.confirm_rounds, configs, configs == 1 ? "" : "s", r.confirmation_trials);
   }
+  std::size_t warm_started = 0;
+  for (const ProblemOutcome& p : r.problems) warm_started += p.warm_started;
+  if (warm_started > 0)
+    out << fmt::format("warm start: {} configs of another device's ranking proposed first (and measured here)\n",
+                       warm_started);
   out << fmt::format("strategy {}{}\n", r.strategy,
                      r.default_budget ? fmt::format(" (auto: the sweep was estimated at {:.0f} s; measured 10 % of each "
                                                     "problem's configs, at least 30)",
@@ -239,29 +245,82 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
 // One replayed problem as `tune --replay --format json` writes it: the evaluations in the order
 // the strategy got them (the configs' canonical params, as the recording keys them), the best
 // found and the optimum, and the evaluations to 90/95/99 % of the optimum's speed.
-nlohmann::json replay_json(const Space& space, const ReplayProblem& rp, const std::string& strategy, std::uint64_t seed,
-                           std::size_t in_flight, const SearchTrace& trace) {
+nlohmann::json replay_json(const Space& space, const ReplayedProblem& r, const ConfirmPlan& confirm) {
+  const ReplayProblem& rp = r.recording;
+  const SearchTrace& trace = r.trace;
+  const auto params_of = [&](std::size_t point) { return canonical_config(space, rp.space.config(point)); };
   nlohmann::json evaluations = nlohmann::json::array();
   for (const Evaluation& e : trace.evaluations) {
     const LandscapeTrial& t = recorded_trial(rp, e.point);
-    evaluations.push_back({{"params", canonical_config(space, rp.space.config(e.point))},
+    evaluations.push_back({{"params", params_of(e.point)},
                            {"status", status_name(t.status)},
                            {"time_ms", e.time ? nlohmann::json(*e.time) : nlohmann::json(nullptr)},
                            {"cost_s", e.cost_seconds}});
   }
-  nlohmann::json j = {{"problem", rp.canonical},   {"strategy", strategy},
-                      {"seed", seed},             {"in_flight", in_flight},
+  nlohmann::json warm = nlohmann::json::array();
+  for (const std::size_t point : r.schedule.warm_start) warm.push_back(params_of(point));
+  nlohmann::json finalists = nlohmann::json::array();
+  for (const std::size_t point : r.confirmation.confirmed) finalists.push_back(params_of(point));
+  nlohmann::json j = {{"problem", rp.canonical},   {"strategy", r.schedule.strategy},
+                      {"seed", r.schedule.seed},  {"in_flight", r.in_flight},
                       {"configs", rp.space.domain.size()}, {"unrecorded", rp.unrecorded},
+                      {"warm_start", std::move(warm)},
                       {"evaluations", std::move(evaluations)}, {"budget_reached", trace.budget_exhausted},
-                      {"cost_s", trace.cost_seconds}};
-  if (trace.best) j["best"] = {{"params", canonical_config(space, rp.space.config(*trace.best))}, {"time_ms", trace.best_time}};
-  if (rp.optimum) j["optimum"] = {{"params", canonical_config(space, rp.space.config(*rp.optimum))}, {"time_ms", rp.optimum_ms}};
+                      {"cost_s", trace.cost_seconds},
+                      {"confirmation", {{"finalists", std::move(finalists)},
+                                        {"rounds", r.confirmation.trials > 0 ? confirm.rounds : 0},
+                                        {"trials", r.confirmation.trials},
+                                        {"cost_s", r.confirmation_cost_seconds}}}};
+  if (trace.best) j["best"] = {{"params", params_of(*trace.best)}, {"time_ms", trace.best_time}};
+  if (rp.optimum) j["optimum"] = {{"params", params_of(*rp.optimum)}, {"time_ms", rp.optimum_ms}};
   nlohmann::json reached = nlohmann::json::object();
   for (const double f : {0.90, 0.95, 0.99})
     if (rp.optimum)
       if (const auto n = evaluations_to_reach(trace, rp.optimum_ms, f)) reached[fmt::format("{:.2f}", f)] = *n;
   j["reached"] = std::move(reached);
   return j;
+}
+
+/// One replayed problem as the table prints it.
+void print_replayed(const Space& space, const ReplayedProblem& r, const ConfirmPlan& confirm) {
+  const ReplayProblem& rp = r.recording;
+  const SearchTrace& trace = r.trace;
+  std::cout << fmt::format("\n{} — {} configs recorded{}; strategy {}, seed {}, {} in flight\n", rp.canonical,
+                           rp.space.domain.size(),
+                           rp.unrecorded ? fmt::format(" ({} configs of the space are not: left out)", rp.unrecorded) : "",
+                           r.schedule.strategy, r.schedule.seed, r.in_flight);
+  if (!r.schedule.warm_start.empty())
+    std::cout << fmt::format("  warm start: the other device's top {} configs proposed first\n", r.schedule.warm_start.size());
+  std::uint64_t failed = 0;
+  for (const Evaluation& e : trace.evaluations) failed += e.time ? 0 : 1;
+  std::cout << fmt::format("  evaluations {} of {} ({:.1f} %), {} failed{}\n", trace.evaluations.size(),
+                           rp.space.domain.size(), 100.0 * double(trace.evaluations.size()) / double(rp.space.domain.size()),
+                           failed, trace.budget_exhausted ? " (budget reached)" : "");
+  std::cout << fmt::format("  recorded sweep time {:.1f} s of {:.1f} s for every config (compile + measure)\n",
+                           trace.cost_seconds, rp.exhaustive_cost_seconds);
+  if (r.confirmation.trials > 0)
+    std::cout << fmt::format("  finalists: {} config{} confirmed in {} rounds, {} trials, {:.1f} s recorded\n",
+                             r.confirmation.finalists, r.confirmation.finalists == 1 ? "" : "s", confirm.rounds,
+                             r.confirmation.trials, r.confirmation_cost_seconds);
+  if (!rp.optimum) {
+    std::cout << "  no config of this problem ran in the recording\n";
+    return;
+  }
+  if (trace.best) {
+    std::cout << fmt::format("  best found  {:<44} {:.4f} ms = {:.1f} % of the optimum's speed\n",
+                             format_config(space, rp.space.config(*trace.best)), trace.best_time,
+                             100.0 * rp.optimum_ms / trace.best_time);
+  } else {
+    std::cout << "  best found  nothing (every evaluation failed)\n";
+  }
+  std::cout << fmt::format("  optimum     {:<44} {:.4f} ms\n", format_config(space, rp.space.config(*rp.optimum)),
+                           rp.optimum_ms);
+  std::string reach;
+  for (const double f : {0.90, 0.95, 0.99}) {
+    const auto n = evaluations_to_reach(trace, rp.optimum_ms, f);
+    reach += fmt::format("{}{:.0f} % after {}", reach.empty() ? "" : ", ", 100 * f, n ? std::to_string(*n) : "-");
+  }
+  std::cout << "  reached " << reach << " evaluations\n";
 }
 
 // `tune --replay`: the strategy against a recording, one problem after another.
@@ -282,66 +341,41 @@ int run_replay(const Space& space, const TuneOptions& o) {
       throw Error(fmt::format("replay: {} has none of the problems of {}", o.replay, space.yaml_path.string()));
     problems = std::move(recorded);
   }
-  const SearchBudget budget = parse_budget(o.budget);
-  const Shard shard = resolve_shard(o.plan.shard);
+  ReplaySweepOptions options;
+  options.strategy = o.strategy;
+  options.budget = parse_budget(o.budget);
+  options.seed = o.seed;
+  options.confirm.finalists = o.confirm;
+  options.compile_threads = o.plan.threads;
+  options.in_flight = o.in_flight;
+  options.shard = resolve_shard(o.plan.shard);
+  std::optional<WarmStart> warm;
+  if (!o.warm_start.empty()) {
+    // Not the recorded device's own trials: by its uuid when the recording names it, else by name.
+    const auto uuid = landscape.header_value("device_uuid");
+    warm = load_warm_start(o.warm_start, space, uuid ? std::vector<std::string>{*uuid} : std::vector<std::string>{},
+                           uuid ? std::string() : landscape.header_value("device").value_or(""));
+    options.warm_start = &*warm;
+  }
   const bool json = o.format == "json";
   nlohmann::json document = {{"recording", o.replay}, {"kernel", landscape.kernel},
                              {"device", landscape.header_value("device").value_or("")},
                              {"problems", nlohmann::json::array()}};
+  if (warm) document["warm_start"] = warm->source;
   if (!json)
     std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", text_out::terminal_text(o.replay), landscape.kernel,
                            text_out::terminal_text(landscape.header_value("device").value_or("?")),
                            text_out::terminal_text(landscape.header_value("recorded").value_or("?")),
-                           shard.whole() ? "" : ", shard " + format_shard(shard));
+                           options.shard.whole() ? "" : ", shard " + format_shard(options.shard));
+  if (!json && warm) std::cout << fmt::format("warm start from {}\n", text_out::terminal_text(warm->source));
+  // The schedule of a sweep with these options: `auto` decided once, the time budget shared on
+  // the simulated clock, each problem's finalists confirmed.
+  const ReplayedSweep sweep = replay_sweep(space, landscape, problems, options);
   bool found_any = false;
-  for (std::size_t i = 0; i < problems.size(); ++i) {
-    const ReplayProblem rp = replay_problem(space, landscape, problems[i], shard);
-    // The rule of a real sweep, on this problem's recorded cost instead of the estimate.
-    const StrategyChoice choice = choose_strategy(o.strategy, budget, rp.exhaustive_cost_seconds);
-    const std::string& chosen = choice.strategy;
-    SearchBudget problem_budget = choice.budget;
-    problem_budget.evaluations = choice_evaluations(choice, rp.space.domain.size());
-    problem_budget.fraction.reset();  // counted in evaluations
-    const auto s = make_strategy(chosen, rp.space.domain, o.seed + i);
-    // The run a sweep would make (in-flight width, default config first) unless --in-flight says.
-    SearchRun run = sweep_search_run(rp.space.domain, *s, problem_budget, o.plan.threads);
-    if (o.in_flight) run.in_flight = o.in_flight;
-    const SearchTrace trace = replay(rp, *s, run);
-    found_any = found_any || trace.best.has_value();
-    if (json) {
-      document["problems"].push_back(replay_json(space, rp, chosen, o.seed + i, run.in_flight, trace));
-      continue;
-    }
-    std::cout << fmt::format("\n{} — {} configs recorded{}; strategy {}, seed {}, {} in flight\n", rp.canonical,
-                             rp.space.domain.size(),
-                             rp.unrecorded ? fmt::format(" ({} configs of the space are not: left out)", rp.unrecorded) : "",
-                             chosen, o.seed + i, run.in_flight);
-    std::uint64_t failed = 0;
-    for (const Evaluation& e : trace.evaluations) failed += e.time ? 0 : 1;
-    std::cout << fmt::format("  evaluations {} of {} ({:.1f} %), {} failed{}\n", trace.evaluations.size(),
-                             rp.space.domain.size(), 100.0 * double(trace.evaluations.size()) / double(rp.space.domain.size()),
-                             failed, trace.budget_exhausted ? " (budget reached)" : "");
-    std::cout << fmt::format("  recorded sweep time {:.1f} s of {:.1f} s for every config (compile + measure)\n",
-                             trace.cost_seconds, rp.exhaustive_cost_seconds);
-    if (!rp.optimum) {
-      std::cout << "  no config of this problem ran in the recording\n";
-      continue;
-    }
-    if (trace.best) {
-      std::cout << fmt::format("  best found  {:<44} {:.4f} ms = {:.1f} % of the optimum's speed\n",
-                               format_config(space, rp.space.config(*trace.best)), trace.best_time,
-                               100.0 * rp.optimum_ms / trace.best_time);
-    } else {
-      std::cout << "  best found  nothing (every evaluation failed)\n";
-    }
-    std::cout << fmt::format("  optimum     {:<44} {:.4f} ms\n", format_config(space, rp.space.config(*rp.optimum)),
-                             rp.optimum_ms);
-    std::string reach;
-    for (const double f : {0.90, 0.95, 0.99}) {
-      const auto n = evaluations_to_reach(trace, rp.optimum_ms, f);
-      reach += fmt::format("{}{:.0f} % after {}", reach.empty() ? "" : ", ", 100 * f, n ? std::to_string(*n) : "-");
-    }
-    std::cout << "  reached " << reach << " evaluations\n";
+  for (const ReplayedProblem& r : sweep.problems) {
+    found_any = found_any || r.trace.best.has_value();
+    if (json) document["problems"].push_back(replay_json(space, r, options.confirm));
+    else print_replayed(space, r, options.confirm);
   }
   if (json) {
     std::size_t replaced = 0;
@@ -393,7 +427,7 @@ Runner add_tune_command(CLI::App& app) {
       ->check(finite_in(0, 86400, true));
   cmd->add_option("--confirm", o->confirm,
                   "Finalists of each problem measured again after its search, in 3 interleaved rounds, each kept as "
-                  "its median round (default 3; 0: none)")
+                  "its median round (default 3; 0: none; a replay simulates them)")
       ->check(whole_number_in(0, 1000));
   cmd->add_option("--top", o->top, "Configs listed per problem at the end (default 10)")
       ->check(whole_number_in(0, 1'000'000));
@@ -417,6 +451,11 @@ Runner add_tune_command(CLI::App& app) {
                                  "Run the strategy against a recorded landscape (tests/data/landscapes/) instead of "
                                  "the GPU")
                      ->check(CLI::ExistingFile);
+  cmd->add_option("--warm-start", o->warm_start,
+                  "Start each problem's search from another device's ranking of the same kernel: a result cache "
+                  "(the device with the most ok trials of it, this one excluded) or a landscape recording; its top " +
+                      std::to_string(warm_start_points) + " configs in this problem's space are proposed first and measured")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--format", o->format,
                   "With --replay: table (default), or json: each problem's evaluations in the order the strategy "
                   "got them, its best and the optimum")
@@ -440,6 +479,7 @@ Runner add_tune_command(CLI::App& app) {
   tiletune tune configs/transpose.yaml --force    measure again what the cache already has
   tiletune tune configs/matmul.yaml --devices all every GPU of this host, one worker each
   tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
+  tiletune tune configs/matmul.yaml --warm-start a100.db   start from what an A100 found
   tiletune tune configs/transpose.yaml --objective energy    least energy per run (NVML)
   tiletune tune configs/matmul.yaml --shard 3/8 --db s3.db   one of 8 shards; `tiletune merge` the 8 caches
   mpirun -np 8 scripts/mpi/tune_shards.sh OUT tune configs/matmul.yaml   a shard per GPU/rank (README:
@@ -464,8 +504,13 @@ space.
 A strategy proposes the configs of each problem: exhaustive (all, in order), random, local
 (iterated local search over grid neighbours), genetic, forest (a random-forest surrogate). The
 default config is always measured first. --budget applies per problem (a time budget is shared
-equally by the problems). --replay answers the strategy from a recording instead of the GPU: it
-prints the evaluations, the recorded sweep time they cost and how close to the optimum they got.
+equally by the problems). auto is decided once per sweep, by the size of what is left to measure.
+--replay answers the strategy from a recording instead of the GPU, on the sweep's schedule (the
+same auto, seeds, share of a time budget on the recorded costs, and --confirm finalists, each
+round at its recorded time): it prints the evaluations, the finalists, the recorded sweep time
+they cost and how close to the optimum they got. --warm-start DB|RECORDING proposes another
+device's fastest 8 configs of each problem first (a cache: the other device with the most ok
+trials of the kernel); they are measured here like any other.
 --shard I/N tunes (or replays) only shard I of N: a config's shard is a hash of its params, so
 a rerun of the same shard takes the same configs; the default config is measured by its shard.
 --devices all (or 0,2) runs one worker per GPU in one sweep: the GPUs of one model share its
@@ -520,6 +565,12 @@ exits 1 (the others' results stand).
     options.timing.max_noise = o->max_noise / 100.0;
     options.deadline_seconds = o->deadline;
     options.confirm_finalists = o->confirm;
+    if (!o->warm_start.empty()) {
+      std::vector<std::string> tuned;  // the devices of this sweep: their own trials are no warm start
+      for (const DeviceInfo& d : options.devices.empty() ? std::vector<DeviceInfo>{options.device} : options.devices)
+        tuned.push_back(d.uuid);
+      options.warm_start = load_warm_start(o->warm_start, space, tuned);
+    }
     options.objective = *parse_objective(o->objective);
     options.energy.enabled = o->energy;
     const bool tty = stderr_is_tty();

@@ -1,7 +1,6 @@
 // The confirmation of a problem's finalists on one device (sweep_stages.hpp): the top configs
 // after the search, measured again in interleaved rounds and recorded as their median round.
 #include <algorithm>
-#include <set>
 #include <unordered_map>
 
 #include "tune/sweep_stages.hpp"
@@ -12,17 +11,14 @@ namespace tiletune::sweep_detail {
 std::vector<std::size_t> finalist_points(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
                                          const ProblemWork& work, std::size_t count) {
   if (count == 0) return {};
-  std::vector<std::pair<double, std::size_t>> scored;
+  std::vector<ScoredPoint> scored;
   for (const TrialRow& row : db.trials(current_trials(stages.space, device_uuid, work.canonical))) {
     const std::optional<double> score = trial_score(stages.objective, row.trial);
     if (!score) continue;
-    if (const auto point = work.space.point_of(stages.space, row.trial.key.params)) scored.emplace_back(*score, *point);
+    if (const auto point = work.space.point_of(stages.space, row.trial.key.params))
+      scored.push_back({*score, row.trial.key.params, *point});
   }
-  // Ties by domain point: the same cache gives the same finalists.
-  std::sort(scored.begin(), scored.end());
-  std::vector<std::size_t> points;
-  for (std::size_t i = 0; i < std::min(count, scored.size()); ++i) points.push_back(scored[i].second);
-  return points;
+  return top_points(std::move(scored), count);  // the rule replay_sweep follows too
 }
 
 namespace {
@@ -79,20 +75,10 @@ std::uint64_t confirm_finalists(const SweepStages& stages, const ProblemWork& wo
 Confirmation confirm_problem(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
                              const ProblemWork& work, std::size_t problem_index, std::size_t finalists, int rounds,
                              std::uint64_t max_trials) {
-  Confirmation c;
-  if (rounds <= 0) return c;
-  std::set<std::size_t> confirmed;
-  for (int pass = 0; pass < kMaxConfirmPasses; ++pass) {
-    const std::vector<std::size_t> points = finalist_points(stages, db, device_uuid, work, finalists);
-    const bool all_confirmed =
-        std::all_of(points.begin(), points.end(), [&](std::size_t p) { return confirmed.contains(p); });
-    if (points.empty() || all_confirmed) break;
-    if (c.trials + points.size() * static_cast<std::uint64_t>(rounds) > max_trials) break;
-    c.trials += confirm_finalists(stages, work, problem_index, points, rounds);
-    confirmed.insert(points.begin(), points.end());
-  }
-  c.finalists = confirmed.size();
-  return c;
+  return run_confirmation(
+      ConfirmPlan{finalists, rounds}, max_trials,
+      [&] { return finalist_points(stages, db, device_uuid, work, finalists); },
+      [&](const std::vector<std::size_t>& points) { return confirm_finalists(stages, work, problem_index, points, rounds); });
 }
 
 }  // namespace tiletune::sweep_detail

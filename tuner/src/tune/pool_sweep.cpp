@@ -121,18 +121,19 @@ std::string model_name(const DeviceInfo& d) { return fmt::format("{} (sm_{})", d
 /// One problem's search over a model's pool, then its finalists. Throws PoolLost when the
 /// model has lost every device.
 void search_problem(PoolSweep& s, DevicePool& pool, const PoolStages& stages, const std::vector<std::size_t>& group,
-                    const ProblemWork& work, std::size_t p, const SearchBudget& budget, const std::string& strategy_name) {
-  const std::uint64_t allowed = problem_limit(budget, work);
+                    const ProblemWork& work, std::size_t p, const ProblemSchedule& schedule) {
+  const std::uint64_t allowed = problem_limit(schedule.budget, work);
   s.progress.total += allowed;
-  const auto strategy = make_strategy(strategy_name, work.space.domain, s.options.seed + p);
+  const auto strategy = scheduled_strategy(schedule, work.space.domain);
   PoolEvaluator evaluator(pool, stages, work, p);
-  SearchRun run = sweep_search_run(work.space.domain, *strategy, budget, stages.compile.threads());
+  SearchRun run = sweep_search_run(work.space.domain, *strategy, schedule.budget, stages.compile.threads());
   // A worker that finishes while the oldest trial still runs takes the next one.
   run.in_flight = std::max(run.in_flight, 2 * group.size());
   const SearchTrace trace = run_search(work.space.domain, *strategy, evaluator, run);
   ProblemOutcome& outcome = s.report.problems[p];
   outcome.evaluations += trace.evaluated;
   outcome.resumed += trace.resumed;
+  outcome.warm_started = std::max(outcome.warm_started, schedule.warm_start.size());
   outcome.budget_reached = outcome.budget_reached || trace.budget_exhausted;
   s.report.budget_exhausted = s.report.budget_exhausted || trace.budget_exhausted;
   s.progress.total -= allowed - std::min(allowed, trace.evaluated);
@@ -171,7 +172,7 @@ void run_model(PoolSweep& s, const std::vector<std::size_t>& group, const std::f
   CompileAhead& compile = *s.compiles.at(first.arch());
   std::vector<ProblemWork> work;
   for (const Problem& p : s.problems) work.push_back(model_work(s, p, group));
-  const StrategyChoice choice = resolve_strategy(o, work, group.size(), s.report);
+  const SweepSchedule schedule = schedule_sweep(o, work, group.size(), s.report);
   std::vector<PoolDevice> devices;
   std::vector<TrialRecorder> recorders;
   recorders.reserve(group.size());  // the stages point at them
@@ -185,9 +186,9 @@ void run_model(PoolSweep& s, const std::vector<std::size_t>& group, const std::f
                   limits, compile);
   const auto model_start = Clock::now();
   for (std::size_t p = 0; p < work.size(); ++p) {
-    const SearchBudget budget = problem_budget(choice, work[p], work.size() - p, seconds_since(model_start));
+    const ProblemSchedule plan = schedule_problem(s.space, o, schedule, work[p], p, seconds_since(model_start));
     try {
-      search_problem(s, pool, stages, group, work[p], p, budget, choice.strategy);
+      search_problem(s, pool, stages, group, work[p], p, plan);
     } catch (const PoolLost& e) {
       s.progress.total = s.progress.done;  // nothing more comes from this model
       s.report.pool_errors.push_back(fmt::format("{}: {} not tuned: {}", model_name(first), work[p].canonical, e.what()));

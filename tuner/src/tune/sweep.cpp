@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <memory>
 
 #include "tune/sweep_stages.hpp"
 #include "tiletune/replay.hpp"
@@ -25,16 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// `--strategy auto`: the sweep is exhaustive when its estimate is at most a minute. The
-// estimate is auto_seconds_per_trial (0.1 s): the H200 sweeps of the shipped spaces ran 12 to 50
-// trials/s with a cold compile cache (bench/results/2026-11-29-h200-landscapes.md).
-constexpr double kAutoExhaustiveSeconds = 60;
-// Otherwise the best strategy of the replay benchmark, measuring this share of each problem's
-// configs (at least kAutoMinTrials) unless --budget says otherwise.
-constexpr const char* kBestStrategy = "forest";
-constexpr double kAutoFraction = 0.10;
-constexpr std::uint64_t kAutoMinTrials = 30;
 
 }  // namespace
 
@@ -65,29 +56,6 @@ SweepBudget parse_budget(const std::string& text) {
     throw Error(fmt::format("--budget '{}': unknown unit '{}' (use %, s, m or h)", text, unit));
   }
   return b;
-}
-
-StrategyChoice choose_strategy(const std::string& requested, const SearchBudget& budget, double estimated_seconds) {
-  StrategyChoice c{requested.empty() ? std::string("auto") : requested, budget, false};
-  if (c.strategy != "auto") return c;
-  const bool budgeted = budget.evaluations || budget.fraction || budget.seconds;
-  if (!budgeted && estimated_seconds <= kAutoExhaustiveSeconds) {
-    c.strategy = "exhaustive";
-  } else {
-    c.strategy = kBestStrategy;
-    if (!budgeted) {
-      c.budget.fraction = kAutoFraction;
-      c.default_budget = true;
-    }
-  }
-  return c;
-}
-
-std::optional<std::uint64_t> choice_evaluations(const StrategyChoice& choice, std::size_t configs) {
-  std::optional<std::uint64_t> limit = budget_evaluations(choice.budget, configs);
-  if (limit && choice.default_budget)
-    limit = std::max<std::uint64_t>(*limit, std::min<std::uint64_t>(configs, kAutoMinTrials));
-  return limit;
 }
 
 KernelRecord kernel_record(const Space& space, const KernelSource& source, int arch) {
@@ -142,26 +110,27 @@ EnergySettings check_before_work(const Space& space, const SweepOptions& options
   return energy;
 }
 
-/// The strategy for the sweep (`auto` resolved on the estimate of what is left to measure, by
-/// `devices` GPUs).
-StrategyChoice resolve_strategy(const SweepOptions& options, const std::vector<ProblemWork>& work, std::size_t devices,
-                                SweepReport& report) {
-  std::uint64_t unknown = 0;
-  for (const ProblemWork& w : work) unknown += w.unknown;
-  report.estimated_seconds = double(unknown) * auto_seconds_per_trial / double(std::max<std::size_t>(devices, 1));
-  StrategyChoice choice = choose_strategy(options.strategy, options.budget, report.estimated_seconds);
-  report.strategy = choice.strategy;
-  report.default_budget = choice.default_budget;
-  return choice;
+SweepSchedule schedule_sweep(const SweepOptions& options, const std::vector<ProblemWork>& work, std::size_t devices,
+                             SweepReport& report) {
+  DomainSize unknown{0, true, 0};
+  for (const ProblemWork& w : work) {
+    const DomainSize size = w.space.domain.size_info();
+    unknown = add_sizes(unknown, DomainSize{w.unknown, size.exact, size.relative_error});
+  }
+  const SweepSchedule schedule =
+      sweep_schedule(options.strategy, options.budget, options.seed,
+                     ConfirmPlan{options.confirm_finalists, options.confirm_rounds}, work.size(), unknown, devices);
+  report.estimated_seconds = schedule.estimated_seconds;
+  report.strategy = schedule.choice.strategy;
+  report.default_budget = schedule.choice.default_budget;
+  return schedule;
 }
 
-/// The search budget of problem p: its count from the choice, an equal share of the time left.
-SearchBudget problem_budget(const StrategyChoice& choice, const ProblemWork& work, std::size_t problems_left,
-                            double elapsed) {
-  SearchBudget b;
-  b.evaluations = choice_evaluations(choice, work.space.domain.size());
-  if (choice.budget.seconds) b.seconds = std::max(0.0, (*choice.budget.seconds - elapsed) / double(problems_left));
-  return b;
+ProblemSchedule schedule_problem(const Space& space, const SweepOptions& options, const SweepSchedule& schedule,
+                                 const ProblemWork& work, std::size_t p, double elapsed_seconds) {
+  ProblemSchedule ps = problem_schedule(schedule, p, work.space.domain.size(), elapsed_seconds);
+  ps.warm_start = warm_start_of(options.warm_start, space, work.canonical, work.space);
+  return ps;
 }
 
 /// Trials this run may measure on a problem: what the budget allows of what is not known.
@@ -172,16 +141,14 @@ std::uint64_t problem_limit(const SearchBudget& budget, const ProblemWork& work)
 namespace {
 
 /// Stage 3 of problem p, whose search measured `evaluated` trials: its finalists confirmed
-/// (confirm_problem), in at most as many trials as the search measured (at least one pass), so
-/// that a drift that made many configs look fast costs at most a second search.
-void confirm_stage(const SweepStages& stages, const CacheDb& db, const SweepOptions& options, const ProblemWork& work,
+/// (confirm_problem), in at most confirmation_limit trials.
+void confirm_stage(const SweepStages& stages, const CacheDb& db, const SweepSchedule& schedule, const ProblemWork& work,
                    std::size_t p, std::uint64_t evaluated, SweepReport& report) {
-  if (options.confirm_finalists == 0 || options.confirm_rounds <= 0) return;
-  const std::uint64_t pass = options.confirm_finalists * static_cast<std::uint64_t>(options.confirm_rounds);
-  const Confirmation c = confirm_problem(stages, db, report.device.uuid, work, p, options.confirm_finalists,
-                                         options.confirm_rounds, std::max(pass, evaluated));
+  const ConfirmPlan& plan = schedule.confirm;
+  const Confirmation c = confirm_problem(stages, db, report.device.uuid, work, p, plan.finalists, plan.rounds,
+                                         confirmation_limit(plan, evaluated));
   report.confirmation_trials += c.trials;
-  if (c.trials > 0) report.confirm_rounds = options.confirm_rounds;
+  if (c.trials > 0) report.confirm_rounds = plan.rounds;
   report.problems[p].confirmed = c.finalists;
 }
 
@@ -236,13 +203,14 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     outcome.problem = w.problem;
     outcome.canonical = w.canonical;
   }
-  const StrategyChoice choice = resolve_strategy(options, work, 1, report);
+  const SweepSchedule schedule = schedule_sweep(options, work, 1, report);
 
   // Stage 2: search each problem, measuring and recording each trial as it completes.
   TrialRecorder recorder(db, device_id, kernel_id, space, limits);
   SweepProgress progress;
   std::vector<std::uint64_t> allowed;  // per problem, for the progress total
-  for (const ProblemWork& w : work) progress.total += allowed.emplace_back(problem_limit(problem_budget(choice, w, 1, 0), w));
+  for (std::size_t p = 0; p < work.size(); ++p)
+    progress.total += allowed.emplace_back(problem_limit(problem_schedule(schedule, p, work[p].space.domain.size(), 0).budget, work[p]));
   const auto note_trial = [&](SweepTrial& t) {
     if (report.trials.empty()) record_copy();
     if (t.result && !t.result->energy_note.empty() && report.energy_note.empty())
@@ -259,15 +227,16 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   const SweepStages stages{space, limits, options.objective, compile, worker, recorder, note_trial};
   report.setup_seconds = seconds_since(start);
   for (std::size_t p = 0; p < work.size(); ++p) {
-    const SearchBudget budget = problem_budget(choice, work[p], work.size() - p, seconds_since(start));
-    const std::unique_ptr<SearchStrategy> strategy = make_strategy(report.strategy, work[p].space.domain, options.seed + p);
+    const ProblemSchedule plan = schedule_problem(space, options, schedule, work[p], p, seconds_since(start));
+    const std::unique_ptr<SearchStrategy> strategy = scheduled_strategy(plan, work[p].space.domain);
     GpuEvaluator evaluator(stages, work[p], p);
     const SearchTrace trace = run_search(work[p].space.domain, *strategy, evaluator,
-                                         sweep_search_run(work[p].space.domain, *strategy, budget, compile.threads()));
+                                         sweep_search_run(work[p].space.domain, *strategy, plan.budget, compile.threads()));
     ProblemOutcome& outcome = report.problems[p];
+    outcome.warm_started = plan.warm_start.size();
     // Stage 3: the finalists measured again, when this run measured anything and time is left.
-    const bool out_of_time = choice.budget.seconds && seconds_since(start) >= *choice.budget.seconds;
-    if (trace.evaluated > 0 && !out_of_time) confirm_stage(stages, db, options, work[p], p, trace.evaluated, report);
+    if (confirms_after_search(schedule, trace.evaluated, seconds_since(start)))
+      confirm_stage(stages, db, schedule, work[p], p, trace.evaluated, report);
     outcome.evaluations = trace.evaluated;
     outcome.resumed = trace.resumed;
     outcome.budget_reached = trace.budget_exhausted;

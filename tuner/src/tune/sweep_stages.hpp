@@ -228,7 +228,8 @@ class GpuEvaluator final : public Evaluator {
 
 /// The finalists of a problem on one device: the domain points of its top `count` configs by
 /// the objective (ok trials of the current kernel version in the cache, this run's and earlier
-/// ones), best first. Configs outside the work's domain (another shard's) are not among them.
+/// ones), best first, ties by params (top_points: replay_sweep's rule too). Configs outside the
+/// work's domain (another shard's) are not among them.
 [[nodiscard]] std::vector<std::size_t> finalist_points(const SweepStages& stages, const CacheDb& db,
                                                        const std::string& device_uuid, const ProblemWork& work,
                                                        std::size_t count);
@@ -245,22 +246,11 @@ class GpuEvaluator final : public Evaluator {
 std::uint64_t confirm_finalists(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index,
                                 const std::vector<std::size_t>& points, int rounds);
 
-/// What confirm_problem measured.
-struct Confirmation {
-  std::uint64_t trials = 0;     ///< confirmation trials (finalists x rounds, over the passes)
-  std::size_t finalists = 0;    ///< distinct configs confirmed
-};
-/// Passes of confirm_problem at most. Among configs that lie within the noise of each other
-/// (on the H200, the 9 us reduction of N=10^6 differs by 3.5 % between two sweeps, and its top
-/// 20 lie within 3 %) every pass brings up another lucky one: the H200 took 23 passes before
-/// the cap was the search's trial count, for no steadier winner.
-inline constexpr int kMaxConfirmPasses = 3;
-
 /// Confirms the problem's top `finalists` (finalist_points) until every one of the top was
 /// confirmed: a config that a drift made look fast in the search falls back when it is
 /// confirmed, and what comes up in its place is confirmed next, the top each time in one set of
-/// rounds. At most kMaxConfirmPasses passes, and none that would take the confirmation past
-/// max_trials.
+/// rounds (run_confirmation: at most kMaxConfirmPasses passes, and none that would take the
+/// confirmation past max_trials).
 [[nodiscard]] Confirmation confirm_problem(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
                                            const ProblemWork& work, std::size_t problem_index, std::size_t finalists,
                                            int rounds, std::uint64_t max_trials);
@@ -283,12 +273,15 @@ inline constexpr int kMaxConfirmPasses = 3;
 /// inputs and checks. Returns the energy settings the trials get.
 [[nodiscard]] EnergySettings check_before_work(const Space& space, const SweepOptions& options,
                                                const DeviceInfo& device);
-/// The strategy (`auto` resolved on the estimate of what is left, measured by `devices` GPUs).
-[[nodiscard]] StrategyChoice resolve_strategy(const SweepOptions& options, const std::vector<ProblemWork>& work,
-                                              std::size_t devices, SweepReport& report);
-/// The search budget of a problem: its count from the choice, an equal share of the time left.
-[[nodiscard]] SearchBudget problem_budget(const StrategyChoice& choice, const ProblemWork& work,
-                                          std::size_t problems_left, double elapsed);
+/// The schedule of a sweep whose problems' work is `work`, on `devices` GPUs: `auto` resolved
+/// on what is left to measure (ProblemWork::unknown over the problems); its strategy and
+/// estimate into the report.
+[[nodiscard]] SweepSchedule schedule_sweep(const SweepOptions& options, const std::vector<ProblemWork>& work,
+                                           std::size_t devices, SweepReport& report);
+/// Problem p's schedule (problem_schedule) with its warm start (SweepOptions::warm_start).
+[[nodiscard]] ProblemSchedule schedule_problem(const Space& space, const SweepOptions& options,
+                                               const SweepSchedule& schedule, const ProblemWork& work, std::size_t p,
+                                               double elapsed_seconds);
 /// Trials this run may measure on a problem: what the budget allows of what is not known.
 [[nodiscard]] std::uint64_t problem_limit(const SearchBudget& budget, const ProblemWork& work);
 /// run_sweep over SweepOptions::devices (pool_sweep.cpp).

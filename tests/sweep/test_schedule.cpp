@@ -1,0 +1,379 @@
+// The schedule of a sweep (tiletune/sweep.hpp), on the CPU: `auto` by the size of the space and
+// the budget (10^3, 10^5 and 10^7 configs), each problem's share of a time budget and its seed,
+// the finalist rule and the confirmation's passes, replay_sweep's confirmation on the simulated
+// clock, and warm starts from a recording or a cache (and the files refused), through the
+// library and through `tune --replay --warm-start`.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "test_support.hpp"
+#include "tiletune/cache_db.hpp"
+#include "tiletune/enumerate.hpp"
+#include "tiletune/error.hpp"
+#include "tiletune/landscape.hpp"
+#include "tiletune/sweep.hpp"
+#include "tiletune/trial.hpp"
+
+namespace tiletune::testing {
+namespace {
+
+std::string quote(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+Space transpose() { return load_space(source_dir() / "configs" / "transpose.yaml"); }
+std::filesystem::path shipped(const std::string& kernel) {
+  return test_data_dir() / "data" / "landscapes" / (kernel + ".csv");
+}
+DomainSize exact(std::uint64_t n) { return DomainSize{n, true, 0}; }
+
+TEST(Schedule, AutoIsExhaustiveUpToAMinuteAndTheLargeSpaceStrategyBeyond) {
+  // 10^2 configs: 10 s estimated, measured whole.
+  EXPECT_EQ(choose_strategy("auto", {}, exact(100)).strategy, "exhaustive");
+  // 10^3: 100 s estimated; 10^5: 10^4 s; 10^7 (an estimate, as a large space's count is):
+  // the large-space strategy, measuring 10 % of each problem's configs.
+  for (const DomainSize size : {exact(1'000), exact(100'000), DomainSize{10'000'000, false, 0.05}}) {
+    const StrategyChoice c = choose_strategy("auto", {}, size);
+    EXPECT_EQ(c.strategy, auto_large_space_strategy) << size.count;
+    EXPECT_TRUE(c.default_budget) << size.count;
+    EXPECT_EQ(choice_evaluations(c, size.count), size.count / 10) << size.count;
+  }
+  // The minute holds for the estimate's upper end, and is shared by the devices.
+  EXPECT_EQ(choose_strategy("auto", {}, exact(590)).strategy, "exhaustive");
+  EXPECT_EQ(choose_strategy("auto", {}, DomainSize{590, false, 0.05}).strategy, auto_large_space_strategy);
+  EXPECT_EQ(choose_strategy("auto", {}, exact(1'200), 2).strategy, "exhaustive");
+  EXPECT_EQ(choose_strategy("auto", {}, exact(1'200), 1).strategy, auto_large_space_strategy);
+  // A budget asks for a search that stops early: never exhaustive, and the budget is kept.
+  SearchBudget budget;
+  budget.seconds = 90;
+  const StrategyChoice budgeted = choose_strategy("auto", budget, exact(100));
+  EXPECT_EQ(budgeted.strategy, auto_large_space_strategy);
+  EXPECT_FALSE(budgeted.default_budget);
+  EXPECT_FALSE(choice_evaluations(budgeted, 100));
+  // A small space's default budget is at least 30 configs; a named strategy stays.
+  EXPECT_EQ(choice_evaluations(choose_strategy("auto", {}, exact(1'000)), 200), 30u);
+  EXPECT_EQ(choose_strategy("local", {}, exact(10)).strategy, "local");
+}
+
+TEST(Schedule, EachProblemGetsAnEqualShareOfTheTimeLeftAndItsOwnSeed) {
+  SearchBudget budget;
+  budget.seconds = 100;
+  const SweepSchedule s = sweep_schedule("auto", budget, 7, ConfirmPlan{3, 3}, 4, exact(400));
+  EXPECT_DOUBLE_EQ(s.estimated_seconds, 40);
+  EXPECT_EQ(s.choice.strategy, auto_large_space_strategy);
+  EXPECT_DOUBLE_EQ(*problem_schedule(s, 0, 100, 0).budget.seconds, 25);
+  EXPECT_DOUBLE_EQ(*problem_schedule(s, 1, 100, 40).budget.seconds, 20);  // 60 s left for 3
+  EXPECT_DOUBLE_EQ(*problem_schedule(s, 3, 100, 120).budget.seconds, 0);  // spent: nothing
+  EXPECT_EQ(problem_schedule(s, 2, 100, 0).seed, 9u);
+  EXPECT_FALSE(problem_schedule(s, 0, 100, 0).budget.evaluations);
+  // A share of the space is counted in evaluations of each problem's own size.
+  SearchBudget share;
+  share.fraction = 0.25;
+  const SweepSchedule f = sweep_schedule("random", share, 1, {}, 2, exact(300));
+  EXPECT_EQ(problem_schedule(f, 0, 200, 0).budget.evaluations, 50u);
+  EXPECT_EQ(problem_schedule(f, 1, 100, 0).budget.evaluations, 25u);
+  EXPECT_FALSE(problem_schedule(f, 1, 100, 0).budget.fraction);
+  // The finalists are confirmed when the search measured something and the time is not spent.
+  EXPECT_TRUE(confirms_after_search(s, 10, 99));
+  EXPECT_FALSE(confirms_after_search(s, 10, 100));
+  EXPECT_FALSE(confirms_after_search(s, 0, 0));
+  EXPECT_FALSE(confirms_after_search(sweep_schedule("auto", budget, 7, ConfirmPlan{0, 3}, 4, exact(4)), 10, 0));
+  EXPECT_EQ(confirmation_limit(ConfirmPlan{3, 3}, 4), 9u);
+  EXPECT_EQ(confirmation_limit(ConfirmPlan{3, 3}, 40), 40u);
+}
+
+TEST(Schedule, FinalistsAreTheTopByScoreTiesByParamsAndConfirmedInPasses) {
+  const std::vector<ScoredPoint> scored = {{2.0, "A=1", 5}, {1.0, "A=3", 9}, {1.0, "A=2", 4}, {3.0, "A=0", 1}};
+  EXPECT_EQ(top_points(scored, 3), (std::vector<std::size_t>{4, 9, 5}));
+  EXPECT_EQ(top_points(scored, 10).size(), 4u);
+  // The top changes after the first pass (a finalist fell back): the second pass confirms the new
+  // top, the third finds it all confirmed.
+  int passes = 0;
+  std::vector<std::vector<std::size_t>> measured;
+  const Confirmation c = run_confirmation(
+      ConfirmPlan{2, 3}, 100, [&] { return passes++ == 0 ? std::vector<std::size_t>{1, 2} : std::vector<std::size_t>{2, 3}; },
+      [&](const std::vector<std::size_t>& points) {
+        measured.push_back(points);
+        return points.size() * 3;
+      });
+  EXPECT_EQ(measured.size(), 2u);
+  EXPECT_EQ(c.trials, 12u);
+  EXPECT_EQ(c.finalists, 3u);
+  EXPECT_EQ(c.confirmed, (std::vector<std::size_t>{1, 2, 3}));
+  // No pass that would go past the limit; none without rounds.
+  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 3}, 5, [] { return std::vector<std::size_t>{1, 2}; },
+                             [](const std::vector<std::size_t>&) -> std::uint64_t { return 6; })
+                .trials,
+            0u);
+  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 0}, 100, [] { return std::vector<std::size_t>{1}; },
+                             [](const std::vector<std::size_t>&) -> std::uint64_t { return 1; })
+                .trials,
+            0u);
+}
+
+std::vector<Problem> transpose_problems(const Space& s) {
+  return {select_problem(s, {"N=1024"}), select_problem(s, {"N=4096"}), select_problem(s, {"N=8192"})};
+}
+
+TEST(Schedule, AReplayedSweepConfirmsItsFinalistsOnTheSimulatedClockAndSharesTheTime) {
+  const Space s = transpose();
+  const Landscape l = load_landscape(shipped("transpose"));
+  ReplaySweepOptions o;
+  o.strategy = "random";
+  o.budget.seconds = 60;
+  o.seed = 3;
+  o.confirm = ConfirmPlan{3, 3};
+  const ReplayedSweep r = replay_sweep(s, l, transpose_problems(s), o);
+  ASSERT_EQ(r.problems.size(), 3u);
+  double clock = 0;
+  int spent = 0;
+  for (std::size_t p = 0; p < r.problems.size(); ++p) {
+    const ReplayedProblem& rp = r.problems[p];
+    SCOPED_TRACE(rp.recording.canonical);
+    EXPECT_EQ(rp.schedule.seed, 3 + p);
+    // The share of the time the simulated sweep had left when this problem began.
+    ASSERT_TRUE(rp.schedule.budget.seconds);
+    EXPECT_NEAR(*rp.schedule.budget.seconds, std::max(0.0, (60 - clock) / double(3 - p)), 1e-9);
+    EXPECT_LE(rp.trace.cost_seconds, *rp.schedule.budget.seconds + 1.0);  // one evaluation may end past it
+    // The finalists: the top 3 by recorded time of what the search evaluated, 3 rounds each.
+    std::vector<std::pair<double, std::string>> ok;
+    for (const Evaluation& e : rp.trace.evaluations)
+      if (e.time) ok.emplace_back(*e.time, canonical_config(s, rp.recording.space.config(e.point)));
+    std::sort(ok.begin(), ok.end());
+    ASSERT_GE(ok.size(), 3u);
+    clock += rp.trace.cost_seconds;
+    if (clock >= 60) {  // the time budget is spent: no confirmation, as in a sweep
+      ++spent;
+      EXPECT_EQ(rp.confirmation.trials, 0u);
+      continue;
+    }
+    ASSERT_EQ(rp.confirmation.confirmed.size(), 3u);
+    double cost = 0;
+    for (std::size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(canonical_config(s, rp.recording.space.config(rp.confirmation.confirmed[i])), ok[i].second);
+      cost += 3 * recorded_trial(rp.recording, rp.confirmation.confirmed[i]).measure_ms / 1000;
+    }
+    EXPECT_EQ(rp.confirmation.trials, 9u) << "one pass: a recording's times do not change";
+    EXPECT_NEAR(rp.confirmation_cost_seconds, cost, 1e-12);
+    clock += rp.confirmation_cost_seconds;
+  }
+  EXPECT_NEAR(r.clock_seconds, clock, 1e-9);
+  EXPECT_EQ(spent, 1) << "the last problem's search spends what is left of the budget";
+  // Without --confirm, nothing is confirmed and the clock is the searches'.
+  o.confirm.finalists = 0;
+  const ReplayedSweep bare = replay_sweep(s, l, transpose_problems(s), o);
+  for (const ReplayedProblem& rp : bare.problems) EXPECT_EQ(rp.confirmation.trials, 0u);
+}
+
+// A recording of transpose on another GPU whose ranking is the shipped one reversed: its top
+// configs are the shipped recording's slowest.
+std::string reversed_recording(const std::string& kernel = "transpose") {
+  const Landscape shipped_one = load_landscape(shipped("transpose"));
+  Landscape other;
+  other.kernel = kernel;
+  other.header = {{"device", "Other GPU"}};
+  for (LandscapeProblem p : shipped_one.problems) {
+    for (LandscapeTrial& t : p.trials)
+      if (t.time_ms) t.time_ms = 100.0 / *t.time_ms;
+    other.problems.push_back(std::move(p));
+  }
+  std::ostringstream out;
+  write_landscape(out, other);
+  return out.str();
+}
+
+/// The params of a problem's ok trials in a landscape, fastest first.
+std::vector<std::string> ranking(const Landscape& l, const std::string& problem) {
+  std::vector<std::pair<double, std::string>> ok;
+  for (const LandscapeTrial& t : l.find_problem(problem)->trials)
+    if (t.time_ms) ok.emplace_back(*t.time_ms, t.params);
+  std::sort(ok.begin(), ok.end());
+  std::vector<std::string> out;
+  for (auto& [t, p] : ok) out.push_back(p);
+  return out;
+}
+
+TEST(WarmStart, FromARecordingItsTopConfigsInThisDomainBestFirst) {
+  TempDir dir;
+  const Space s = transpose();
+  const auto path = dir.write("other.csv", reversed_recording());
+  const WarmStart warm = load_warm_start(path, s);
+  EXPECT_NE(warm.source.find("Other GPU"), std::string::npos) << warm.source;
+  const std::vector<std::string> want = ranking(load_landscape(path), "N=8192");
+  ASSERT_EQ(warm.rankings.at("N=8192"), want);
+  const SpaceDomain domain = space_domain(s, select_problem(s, {"N=8192"}));
+  const std::vector<std::size_t> points = warm_start_of(warm, s, "N=8192", domain);
+  ASSERT_EQ(points.size(), warm_start_points);
+  for (std::size_t i = 0; i < points.size(); ++i) EXPECT_EQ(canonical_config(s, domain.config(points[i])), want[i]);
+  // A problem the warm start lacks has none; configs the domain lacks are skipped.
+  EXPECT_TRUE(warm_start_of(warm, s, "N=2048", domain).empty());
+  WarmStart partial;
+  partial.rankings["N=8192"] = {"TILE=3;BLOCK_ROWS=8;PAD=0;VEC=1", want[0], "bogus", want[1]};
+  const auto two = warm_start_of(partial, s, "N=8192", domain);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(canonical_config(s, domain.config(two[1])), want[1]);
+}
+
+TEST(WarmStart, FromACacheTheOtherDeviceWithTheMostOkTrials) {
+  TempDir dir;
+  const Space s = transpose();
+  const auto db_path = dir.path() / "other.db";
+  {
+    CacheDb db = CacheDb::open(db_path);
+    const auto here = db.upsert_device(DeviceRecord{"GPU-HERE", "This GPU", 9, 0, 132, {}, {}, {}, {}});
+    const auto few = db.upsert_device(DeviceRecord{"GPU-FEW", "Few GPU", 8, 0, 108, {}, {}, {}, {}});
+    const auto many = db.upsert_device(DeviceRecord{"GPU-MANY", "Many GPU", 8, 0, 108, {}, {}, {}, {}});
+    const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "h", "--gpu-architecture=sm_90", "13.0"});
+    Enumerator e(s, Problem{{4096}});
+    int i = 0;
+    while (auto c = e.next()) {
+      const std::string params = canonical_config(s, *c);
+      for (const auto device : {here, few, many}) {
+        if (device == few && i % 2 == 0) continue;  // half as many
+        TrialRecord t;
+        t.key = TrialKey{device, kernel, "N=4096", params};
+        // "Many GPU" ranks by i, the others against it.
+        t.time_ms = device == many ? 1.0 + i : 1000.0 - i;
+        (void)db.record_trial(t);
+      }
+      ++i;
+    }
+  }
+  const WarmStart warm = load_warm_start(db_path, s, {"GPU-HERE"});
+  EXPECT_NE(warm.source.find("GPU-MANY"), std::string::npos) << warm.source;
+  const std::vector<std::string>& r = warm.rankings.at("N=4096");
+  ASSERT_EQ(r.size(), 92u);
+  Enumerator e(s, Problem{{4096}});
+  EXPECT_EQ(r.front(), canonical_config(s, *e.next())) << "the fastest on GPU-MANY";
+  // Only this device's own trials: no warm start.
+  TempDir other;
+  const auto lone = other.path() / "lone.db";
+  {
+    CacheDb db = CacheDb::open(lone);
+    const auto here = db.upsert_device(DeviceRecord{"GPU-HERE", "This GPU", 9, 0, 132, {}, {}, {}, {}});
+    const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "h", "--gpu-architecture=sm_90", "13.0"});
+    TrialRecord t;
+    t.key = TrialKey{here, kernel, "N=4096", "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1"};
+    t.time_ms = 1;
+    (void)db.record_trial(t);
+  }
+  try {
+    (void)load_warm_start(lone, s, {"GPU-HERE"});
+    ADD_FAILURE() << "a cache with this device's trials only";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no ok trial of kernel 'transpose' on a device other than this one"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(WarmStart, AFileThatIsNeitherOrOfAnotherKernelIsRefused) {
+  TempDir dir;
+  const Space s = transpose();
+  const auto expect_error = [&](const std::filesystem::path& path, const std::string& what) {
+    try {
+      (void)load_warm_start(path, s);
+      ADD_FAILURE() << path << " was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    }
+  };
+  expect_error(dir.write("notes.txt", "hello\n"), "neither a tiletune cache (SQLite) nor a landscape recording");
+  expect_error(dir.write("empty.csv", ""), "neither a tiletune cache");
+  expect_error(dir.write("matmul.csv", reversed_recording("matmul")),
+               "the recording is of kernel 'matmul', the space of 'transpose'");
+  expect_error(shipped("matmul"), "the recording is of kernel 'matmul'");
+  const auto db_path = dir.path() / "matmul.db";
+  {
+    CacheDb db = CacheDb::open(db_path);
+    const auto d = db.upsert_device(DeviceRecord{"GPU-1", "Other GPU", 9, 0, 132, {}, {}, {}, {}});
+    const auto k = db.upsert_kernel(KernelRecord{"matmul", "h", "--gpu-architecture=sm_90", "13.0"});
+    TrialRecord t;
+    t.key = TrialKey{d, k, "M=64", "TILE=16"};
+    t.time_ms = 1;
+    (void)db.record_trial(t);
+  }
+  expect_error(db_path, "no ok trial of kernel 'transpose'");
+}
+
+/// Whether the strategies propose what they are told to prefer first (SearchStrategy::prefer,
+/// implemented in the strategies on branch h23-strat).
+bool strategies_take_prefer() {
+  const SearchDomain domain({"X"}, {{1, 2, 3, 4}}, {{0}, {1}, {2}, {3}});
+  const auto s = make_strategy("exhaustive", domain, 1);
+  s->prefer({3});
+  return s->propose(1) == std::vector<std::size_t>{3};
+}
+
+TEST(WarmStartCli, AReplayFromARecordingProposesItsTopConfigsFirst) {
+  TempDir dir;
+  const auto other = dir.write("other.csv", reversed_recording());
+  const auto space = source_dir() / "configs" / "transpose.yaml";
+  const std::string base = quote(cli_path()) + " tune " + quote(space) + " --replay " + quote(shipped("transpose")) +
+                           " --size N=8192 --strategy random --seed 3 --budget 20 --warm-start " + quote(other);
+  const CommandResult json = run_command(base + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  EXPECT_NE(j["warm_start"].get<std::string>().find("Other GPU"), std::string::npos);
+  const nlohmann::json& p = j["problems"][0];
+  const std::vector<std::string> want = ranking(load_landscape(other), "N=8192");
+  ASSERT_EQ(p["warm_start"].size(), warm_start_points);
+  for (std::size_t i = 0; i < warm_start_points; ++i) EXPECT_EQ(p["warm_start"][i], want[i]) << i;
+  const CommandResult table = run_command(base);
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("warm start: the other device's top 8 configs proposed first"), std::string::npos)
+      << table.output;
+  if (!strategies_take_prefer()) GTEST_SKIP() << "the strategies ignore SearchStrategy::prefer (h23-strat implements it)";
+  // The default config first (as in every sweep), then the other device's top 8, each measured.
+  ASSERT_GE(p["evaluations"].size(), 1 + warm_start_points);
+  EXPECT_EQ(p["evaluations"][0]["params"], "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
+  std::size_t at = 1;
+  for (std::size_t i = 0; i < warm_start_points; ++i) {
+    if (want[i] == "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1") continue;  // measured first already
+    EXPECT_EQ(p["evaluations"][at++]["params"], want[i]) << i;
+  }
+}
+
+TEST(WarmStartCli, FromACacheAndTheFilesRefused) {
+  TempDir dir;
+  const auto space = source_dir() / "configs" / "transpose.yaml";
+  const auto db_path = dir.path() / "other.db";
+  {
+    CacheDb db = CacheDb::open(db_path);
+    const auto d = db.upsert_device(DeviceRecord{"GPU-OTHER", "Other GPU", 8, 0, 108, {}, {}, {}, {}});
+    const auto k = db.upsert_kernel(KernelRecord{"transpose", "h", "--gpu-architecture=sm_80", "13.0"});
+    TrialRecord t;
+    t.key = TrialKey{d, k, "N=8192", "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4"};
+    t.time_ms = 1;
+    (void)db.record_trial(t);
+    t.key.params = "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=2";
+    t.time_ms = 2;
+    (void)db.record_trial(t);
+  }
+  const std::string base = quote(cli_path()) + " tune " + quote(space) + " --replay " + quote(shipped("transpose")) +
+                           " --size N=8192 --strategy random --budget 20 --format json --warm-start ";
+  const CommandResult from_db = run_command(base + quote(db_path));
+  ASSERT_EQ(from_db.exit_code, 0) << from_db.output;
+  const nlohmann::json j = nlohmann::json::parse(from_db.output);
+  EXPECT_NE(j["warm_start"].get<std::string>().find("GPU-OTHER"), std::string::npos);
+  EXPECT_EQ(j["problems"][0]["warm_start"],
+            nlohmann::json::array({"TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4", "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=2"}));
+  // A file that is neither: an error naming it (exit 1, README: Exit statuses).
+  const CommandResult neither = run_command(base + quote(dir.write("notes.txt", "hello\n")));
+  EXPECT_EQ(neither.exit_code, 1) << neither.output;
+  EXPECT_NE(neither.output.find("notes.txt: neither a tiletune cache (SQLite) nor a landscape recording"),
+            std::string::npos)
+      << neither.output;
+  // Another kernel's ranking is refused.
+  const CommandResult other_kernel = run_command(base + quote(shipped("matmul")));
+  EXPECT_EQ(other_kernel.exit_code, 1) << other_kernel.output;
+  EXPECT_NE(other_kernel.output.find("the recording is of kernel 'matmul', the space of 'transpose'"), std::string::npos)
+      << other_kernel.output;
+  const CommandResult missing = run_command(base + quote(dir.path() / "nope.db"));
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;  // checked before any work
+}
+
+}  // namespace
+}  // namespace tiletune::testing

@@ -1,0 +1,130 @@
+// The schedule of a sweep (tiletune/sweep.hpp): `auto` resolved once, each problem's budget,
+// seed and warm start, and the confirmation's rule and passes. run_sweep, the pool sweep and
+// replay_sweep all take them from here, so that a replay simulates the sweep it replays.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "tiletune/sweep.hpp"
+
+namespace tiletune {
+
+namespace {
+
+// Otherwise auto measures this share of each problem's configs (at least kAutoMinTrials)
+// unless --budget says otherwise.
+constexpr double kAutoFraction = 0.10;
+constexpr std::uint64_t kAutoMinTrials = 30;
+
+bool budgeted(const SearchBudget& b) { return b.evaluations || b.fraction || b.seconds; }
+
+}  // namespace
+
+double estimated_sweep_seconds(const DomainSize& configs, std::size_t devices) {
+  const double count = double(configs.count) * (configs.exact ? 1.0 : 1.0 + configs.relative_error);
+  return count * auto_seconds_per_trial / double(std::max<std::size_t>(devices, 1));
+}
+
+StrategyChoice choose_strategy(const std::string& requested, const SearchBudget& budget, const DomainSize& configs,
+                               std::size_t devices) {
+  StrategyChoice c{requested.empty() ? std::string("auto") : requested, budget, false};
+  if (c.strategy != "auto") return c;
+  // A budget asks for a search that stops early: exhaustive only when there is none and
+  // measuring everything is short.
+  if (!budgeted(budget) && estimated_sweep_seconds(configs, devices) <= auto_exhaustive_seconds) {
+    c.strategy = "exhaustive";
+    return c;
+  }
+  c.strategy = auto_large_space_strategy;
+  if (!budgeted(budget)) {
+    c.budget.fraction = kAutoFraction;
+    c.default_budget = true;
+  }
+  return c;
+}
+
+std::optional<std::uint64_t> choice_evaluations(const StrategyChoice& choice, std::uint64_t configs) {
+  std::optional<std::uint64_t> limit = budget_evaluations(choice.budget, configs);
+  if (limit && choice.default_budget) limit = std::max<std::uint64_t>(*limit, std::min<std::uint64_t>(configs, kAutoMinTrials));
+  return limit;
+}
+
+DomainSize add_sizes(const DomainSize& a, const DomainSize& b) {
+  DomainSize s;
+  s.count = a.count + b.count;
+  s.exact = a.exact && b.exact;
+  const double error = double(a.count) * a.relative_error + double(b.count) * b.relative_error;
+  s.relative_error = s.count > 0 ? error / double(s.count) : 0;
+  return s;
+}
+
+SweepSchedule sweep_schedule(const std::string& strategy, const SearchBudget& budget, std::uint64_t seed,
+                             const ConfirmPlan& confirm, std::size_t problems, const DomainSize& configs,
+                             std::size_t devices) {
+  SweepSchedule s;
+  s.estimated_seconds = estimated_sweep_seconds(configs, devices);
+  s.choice = choose_strategy(strategy, budget, configs, devices);
+  s.seed = seed;
+  s.problems = problems;
+  s.confirm = confirm;
+  return s;
+}
+
+ProblemSchedule problem_schedule(const SweepSchedule& schedule, std::size_t p, std::uint64_t domain_size,
+                                 double elapsed_seconds) {
+  ProblemSchedule ps;
+  ps.strategy = schedule.choice.strategy;
+  ps.seed = schedule.seed + p;
+  ps.budget.evaluations = choice_evaluations(schedule.choice, domain_size);  // the share counted in evaluations
+  if (const auto total = schedule.choice.budget.seconds) {
+    const std::size_t left = schedule.problems > p ? schedule.problems - p : 1;
+    ps.budget.seconds = std::max(0.0, (*total - elapsed_seconds) / double(left));
+  }
+  return ps;
+}
+
+std::unique_ptr<SearchStrategy> scheduled_strategy(const ProblemSchedule& schedule, const SearchDomain& domain) {
+  std::unique_ptr<SearchStrategy> strategy = make_strategy(schedule.strategy, domain, schedule.seed);
+  if (!schedule.warm_start.empty()) strategy->prefer(schedule.warm_start);
+  return strategy;
+}
+
+bool confirms_after_search(const SweepSchedule& schedule, std::uint64_t evaluated, double elapsed_seconds) {
+  const auto& total = schedule.choice.budget.seconds;
+  return evaluated > 0 && schedule.confirm.any() && !(total && elapsed_seconds >= *total);
+}
+
+std::uint64_t confirmation_limit(const ConfirmPlan& plan, std::uint64_t evaluated) {
+  const std::uint64_t pass = plan.finalists * static_cast<std::uint64_t>(std::max(plan.rounds, 0));
+  return std::max(pass, evaluated);
+}
+
+std::vector<std::size_t> top_points(std::vector<ScoredPoint> scored, std::size_t count) {
+  std::sort(scored.begin(), scored.end(), [](const ScoredPoint& a, const ScoredPoint& b) {
+    return a.score != b.score ? a.score < b.score : a.params < b.params;
+  });
+  std::vector<std::size_t> points;
+  for (std::size_t i = 0; i < std::min(count, scored.size()); ++i) points.push_back(scored[i].point);
+  return points;
+}
+
+Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials,
+                              const std::function<std::vector<std::size_t>()>& finalists,
+                              const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure) {
+  Confirmation c;
+  if (!plan.any()) return c;
+  std::set<std::size_t> confirmed;
+  for (int pass = 0; pass < kMaxConfirmPasses; ++pass) {
+    const std::vector<std::size_t> points = finalists();
+    const bool all_confirmed = std::all_of(points.begin(), points.end(), [&](std::size_t p) { return confirmed.contains(p); });
+    if (points.empty() || all_confirmed) break;
+    if (c.trials + points.size() * static_cast<std::uint64_t>(plan.rounds) > max_trials) break;
+    c.trials += measure(points);
+    for (const std::size_t p : points)
+      if (confirmed.insert(p).second) c.confirmed.push_back(p);
+  }
+  c.finalists = confirmed.size();
+  return c;
+}
+
+}  // namespace tiletune
