@@ -38,7 +38,7 @@ using SweepBudget = SearchBudget;
 /// A strategy name with `auto` resolved by the size of what is to be measured and the budget:
 /// exhaustive when no budget is given and measuring everything is estimated at a minute or less
 /// (auto_exhaustive_seconds), else auto_large_space_strategy, with a default budget of 10 % of
-/// each problem's configs (at least 30) when none is given.
+/// each problem's configs (at least 30, at most 500) when none is given.
 struct StrategyChoice {
   std::string strategy;
   SearchBudget budget;          ///< the budget given, or auto's default

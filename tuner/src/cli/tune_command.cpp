@@ -220,7 +220,7 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
                        warm_started);
   out << fmt::format("strategy {}{}\n", r.strategy,
                      r.default_budget ? fmt::format(" (auto: the sweep was estimated at {:.0f} s; measured 10 % of each "
-                                                    "problem's configs, at least 30)",
+                                                    "problem's configs, at least 30, at most 500)",
                                                     r.estimated_seconds)
                                       : "");
   out << fmt::format("{:.1f} s wall, {:.1f} trials/s; {} worker start{}\n", r.wall_seconds, double(r.trials.size()) / wall,
@@ -438,7 +438,7 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_option("--strategy", o->strategy,
                   "Search strategy: " + strategies +
                       " (default auto: exhaustive when the sweep is estimated at a minute or less, else forest "
-                      "with a budget of 10 % of each problem's configs, at least 30)")
+                      "with a budget of 10 % of each problem's configs, at least 30, at most 500)")
       ->check([](const std::string& v) {
         if (v == "auto") return std::string();
         for (const std::string& n : strategy_names())

@@ -11,10 +11,14 @@ namespace tiletune {
 
 namespace {
 
-// Otherwise auto measures this share of each problem's configs (at least kAutoMinTrials)
-// unless --budget says otherwise.
+// Otherwise auto measures this share of each problem's configs, at least kAutoMinTrials and at
+// most kAutoMaxTrials, unless --budget says otherwise. The cap: on the published landscapes and
+// the H200 recordings the forest reaches 99 % of the optimum within a few hundred evaluations
+// at any size (bench/results/2026-12-02-strategies-scale.md), and 10 % of 10^7 configs would be
+// a million trials.
 constexpr double kAutoFraction = 0.10;
 constexpr std::uint64_t kAutoMinTrials = 30;
+constexpr std::uint64_t kAutoMaxTrials = 500;
 
 bool budgeted(const SearchBudget& b) { return b.evaluations || b.fraction || b.seconds; }
 
@@ -45,7 +49,8 @@ StrategyChoice choose_strategy(const std::string& requested, const SearchBudget&
 
 std::optional<std::uint64_t> choice_evaluations(const StrategyChoice& choice, std::uint64_t configs) {
   std::optional<std::uint64_t> limit = budget_evaluations(choice.budget, configs);
-  if (limit && choice.default_budget) limit = std::max<std::uint64_t>(*limit, std::min<std::uint64_t>(configs, kAutoMinTrials));
+  if (limit && choice.default_budget)
+    limit = std::clamp<std::uint64_t>(*limit, std::min<std::uint64_t>(configs, kAutoMinTrials), kAutoMaxTrials);
   return limit;
 }
 
