@@ -310,8 +310,8 @@ TEST(SearchDomain, RejectsBadPoints) {
   expect_error([&] { (void)SearchDomain(names, values, {{0, 0, 0}}); }, "has 3 coordinates");
   expect_error([&] { (void)SearchDomain(names, values, {{0, 1}, {1, 1}, {0, 1}}); }, "point 2 (0, 1) repeats point 0");
   expect_error([&] { (void)SearchDomain(names, values, {{0, 1}, {1, 1}}, 2); }, "start 2 is not a point");
-  expect_error([&] { (void)SearchDomain(names, {{1, 2}}, {}); }, "2 param names but 1 value lists");
-  expect_error([&] { (void)SearchDomain(names, values, {}, 0); }, "start 0 is not a point");
+  expect_error([&] { (void)SearchDomain(names, {{1, 2}}, std::vector<Coords>{}); }, "2 param names but 1 value lists");
+  expect_error([&] { (void)SearchDomain(names, values, std::vector<Coords>{}, 0); }, "start 0 is not a point");
   EXPECT_NO_THROW((void)SearchDomain(names, values, {{1, 2}, {0, 0}}, 1));
 }
 
@@ -369,13 +369,13 @@ TEST(SearchDomain, NeighboursStepAlongValueListsAndSkipHoles) {
 TEST(SearchDomain, EmptyAndParamless) {
   const SearchDomain none;
   EXPECT_TRUE(none.empty());
-  const SearchDomain no_points({"A"}, {{1, 2}}, {});
+  const SearchDomain no_points({"A"}, {{1, 2}}, std::vector<Coords>{});
   EXPECT_EQ(no_points.size(), 0u);
-  const SearchDomain paramless({}, {}, {{}}, 0);
+  const SearchDomain paramless({}, {}, std::vector<Coords>{{}}, 0);
   EXPECT_EQ(paramless.size(), 1u);
   EXPECT_TRUE(paramless.neighbours(0).empty());
   EXPECT_EQ(paramless.find(Coords{}), 0u);
-  expect_error([] { (void)SearchDomain({}, {}, {{}, {}}); }, "repeats point 0");
+  expect_error([] { (void)SearchDomain({}, {}, std::vector<Coords>{{}, {}}); }, "repeats point 0");
 }
 
 // --- the test landscapes -----------------------------------------------------------------
@@ -443,10 +443,10 @@ TEST(Strategies, EveryStrategyProposesEveryPointOnce) {
 }
 
 TEST(Strategies, TinyDomains) {
-  const SearchDomain empty({"A"}, {{1, 2}}, {});
+  const SearchDomain empty({"A"}, {{1, 2}}, std::vector<Coords>{});
   const SearchDomain one({"A", "B"}, {{1, 2}, {3}}, {{1, 0}});
   const SearchDomain one_started({"A"}, {{1, 2}}, {{1}}, 0);
-  const SearchDomain paramless({}, {}, {{}}, 0);
+  const SearchDomain paramless({}, {}, std::vector<Coords>{{}}, 0);
   const SearchDomain two({"A"}, {{1, 2}}, {{0}, {1}}, 1);
   for (const std::string& name : strategy_names()) {
     EXPECT_TRUE(make_strategy(name, empty, 1)->propose(8).empty()) << name;
