@@ -228,16 +228,20 @@ SeedRuns run_seeds(const Target& target, const std::string& name, int seeds, std
   return runs;
 }
 
+/// Where a search stops: structured strategies at --cap of the domain (at least 100
+/// evaluations), random and exhaustive at cap_random; never past cap_random.
+std::size_t cap_for(const std::string& name, std::uint64_t n, std::size_t cap_random, const Args& args) {
+  if (name == "random" || name == "exhaustive") return cap_random;
+  return std::min<std::size_t>(cap_random,
+                               std::max<std::size_t>(100, static_cast<std::size_t>(std::ceil(args.cap * double(n)))));
+}
+
 /// Every strategy of args on a target: rows for the table, curves for the plot.
 void bench_target(const Target& target, std::size_t cap_random, const Args& args, std::ofstream& curves,
                   std::vector<Row>& rows) {
   const std::uint64_t n = target.domain->size();
   for (const std::string& name : args.strategies) {
-    const bool structured = name != "random" && name != "exhaustive";
-    const std::size_t cap =
-        structured ? std::min<std::size_t>(
-                         cap_random, std::max<std::size_t>(100, static_cast<std::size_t>(std::ceil(args.cap * double(n)))))
-                   : cap_random;
+    const std::size_t cap = cap_for(name, n, cap_random, args);
     const int seeds = name == "exhaustive" ? 1 : args.seeds;  // it has no randomness
     const auto t0 = std::chrono::steady_clock::now();
     const SeedRuns runs = run_seeds(target, name, seeds, cap, args);
@@ -259,8 +263,9 @@ void bench_target(const Target& target, std::size_t cap_random, const Args& args
                             quantile(runs.fraction_at[k], 0.5), quantile(runs.fraction_at[k], 0.25),
                             quantile(runs.fraction_at[k], 0.75));
     rows.push_back(row);
-    std::cerr << fmt::format("{} {} {}: {} seeds, {:.1f} s, {:.0f} us CPU per proposal\n", row.space, row.problem,
-                             name, seeds, row.seconds, row.cpu_us_per_proposal);
+    std::cerr << fmt::format("{} {} {}: {} seeds, {:.1f} s, to 90/95/99 %: {} / {} / {}, {:.0f} us CPU per proposal\n",
+                             row.space, row.problem, name, seeds, row.seconds, fmt_reach(row.r90, seeds),
+                             fmt_reach(row.r95, seeds), fmt_reach(row.r99, seeds), row.cpu_us_per_proposal);
   }
 }
 
@@ -500,9 +505,9 @@ int main(int argc, char** argv) try {
       const ReplayProblem& to = *recorded[b];
       const Target target{recorded_names[b], to.canonical, &to.space.domain,
                           [&to](std::size_t p) { return recorded_evaluation(to, p); }, to.optimum_ms};
-      const std::size_t cap = static_cast<std::size_t>(to.space.domain.size());
       for (const std::string& name : args.strategies) {
         if (name == "exhaustive") continue;
+        const std::size_t cap = cap_for(name, to.space.domain.size(), to.space.domain.size(), args);
         const Reach cold = reach(run_seeds(target, name, args.seeds, cap, args).n95);
         for (std::size_t a = 0; a < recorded.size(); ++a) {
           const ReplayProblem& from = *recorded[a];

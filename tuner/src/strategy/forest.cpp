@@ -1,15 +1,18 @@
-// forest: model-based search. After a spread-out initial design, it fits a random forest of
-// regression trees to log(time) of the measured points and scores every unproposed point.
-// Half of its proposals take the lowest confidence bound (mean - kappa * spread across trees):
-// low where the model expects a fast config, or where the trees disagree. The other half are
+// forest: model-based search. After a spread-out initial design (a warm start's preferred
+// points first), it fits a random forest of regression trees to log(time) of the measured
+// points and scores a bounded pool of candidates: random points of the domain, refreshed as it
+// goes, and the points one and two steps from the fastest measured ones. Half of its
+// proposals take the pool's lowest confidence bound (mean - kappa * spread across trees): low
+// where the model expects a fast config, or where the trees disagree. The other half are
 // local steps, the neighbour of one of the fastest measured points that the model likes best,
 // and a tenth of all proposals are random. Failed points get a penalty target worse than
 // anything measured, so the model learns to avoid regions that do not compile or launch.
 //
-// Features are the ranks of the param values (trees only compare, so ranks split exactly like
-// raw values); with a handful of values per param, a split is found from a per-rank histogram
-// in one pass over the node's samples. A refit and a score of 2500 candidates at 300
-// observations take about 3 ms.
+// A proposal costs the same whatever the domain's size: the pool is bounded, and once fits
+// grow dearer only the oldest trees are refitted per observation. Features are the ranks of
+// the param values (trees only compare, so ranks split exactly like raw values); with a
+// handful of values per param, a split is found from a per-rank histogram in one pass over
+// the node's samples.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -45,7 +48,19 @@ constexpr std::size_t kSpreadAfterPreferred = 2;
 /// on a space of 10^4 or 10^7 configs.
 constexpr std::size_t kPoolRandom = 1000;
 constexpr std::size_t kPoolFresh = 100;
-constexpr std::size_t kTwoStepBases = 1;
+constexpr std::size_t kTwoStepBases = 3;
+/// Fits: every kRefitEvery observations, plus one more per kRefitGrowth observed.
+constexpr std::size_t kRefitEvery = 1;
+constexpr std::size_t kRefitGrowth = 200;
+/// From kWholeFitsBelow observations on, a fit refits only the kTreesPerRefit oldest trees
+/// and rescores the pool with them (per-tree predictions are kept), and a new pool is drawn
+/// every kPoolRefreshFits fits or when the fastest point changes (its neighbourhood is where
+/// the next local steps go). Below it every fit is whole: fits are cheap then, and the first
+/// ones matter most (a partial fit from the start lost 10-30 evaluations to 95 % on the
+/// published convolution landscapes; bench/results/2026-12-02-devvm-strategies-any-size.md).
+constexpr std::size_t kTreesPerRefit = 12;
+constexpr std::size_t kPoolRefreshFits = 4;
+constexpr std::size_t kWholeFitsBelow = 64;
 
 /// The initial design's size: enough points for a first model, few enough to leave the budget
 /// to the model.
@@ -67,43 +82,75 @@ class Forest {
  public:
   Forest(std::size_t features, std::vector<std::size_t> bins) : features_(features), bins_(std::move(bins)) {}
 
-  /// x: row-major samples × features; y: targets.
+  /// Fits every tree. x: row-major samples × features; y: targets.
   void fit(const std::vector<std::uint16_t>& x, const std::vector<double>& y, Rng& rng) {
+    trees_.assign(kTrees, {});
+    offsets_.assign(kTrees, 0.0);
+    next_tree_ = 0;
+    refit_some(x, y, rng, kTrees);
+  }
+
+  /// Refits count trees, the ones fitted longest ago, to these samples: a forest whose trees
+  /// saw the data of the last few refits, at a fraction of the cost of refitting all of them.
+  /// Returns the trees refitted.
+  std::vector<std::size_t> refit_some(const std::vector<std::uint16_t>& x, const std::vector<double>& y, Rng& rng,
+                                      std::size_t count) {
     const std::size_t n = y.size();
     // Centred targets keep the sums of squares of a split free of cancellation.
-    offset_ = n ? std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(n) : 0.0;
+    const double offset = n ? std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(n) : 0.0;
     centred_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) centred_[i] = y[i] - offset_;
-    trees_.assign(kTrees, {});
+    for (std::size_t i = 0; i < n; ++i) centred_[i] = y[i] - offset;
     sample_.resize(n);
-    for (std::vector<Node>& tree : trees_) {
+    std::vector<std::size_t> refitted;
+    for (std::size_t k = 0; k < std::min(count, trees_.size()); ++k) {
+      const std::size_t t = next_tree_;
+      next_tree_ = (next_tree_ + 1) % trees_.size();
+      trees_[t].clear();
+      offsets_[t] = offset;
       for (std::size_t i = 0; i < n; ++i) sample_[i] = static_cast<std::uint32_t>(rng.below(n));
-      if (n) build(tree, x, 0, n, rng);
+      if (n) build(trees_[t], x, 0, n, rng);
+      refitted.push_back(t);
+    }
+    return refitted;
+  }
+
+  [[nodiscard]] std::size_t trees() const noexcept { return trees_.size(); }
+
+  /// Tree t's prediction at each of count feature rows, into out[0..count).
+  void predict_tree(std::size_t t, const std::uint16_t* rows, std::size_t count, float* out) const {
+    const Node* nodes = trees_[t].data();
+    const auto offset = static_cast<float>(offsets_[t]);
+    for (std::size_t r = 0; r < count; ++r) {
+      const std::uint16_t* row = rows + r * features_;
+      std::uint32_t i = 0;
+      while (nodes[i].feature >= 0) i = row[nodes[i].feature] <= nodes[i].threshold ? i + 1 : nodes[i].right;
+      out[r] = nodes[i].value + offset;
     }
   }
 
   /// Mean and standard deviation of the trees' predictions at each of count feature rows.
   void predict(const std::uint16_t* rows, std::size_t count, std::vector<double>& mean,
                std::vector<double>& spread) const {
+    per_tree_.resize(count);
     mean.assign(count, 0.0);
     spread.assign(count, 0.0);
     // Tree by tree, so that one tree's nodes stay in cache while every row goes down it.
-    for (const std::vector<Node>& tree : trees_) {
-      const Node* nodes = tree.data();
+    for (std::size_t t = 0; t < trees_.size(); ++t) {
+      predict_tree(t, rows, count, per_tree_.data());
       for (std::size_t r = 0; r < count; ++r) {
-        const std::uint16_t* row = rows + r * features_;
-        std::uint32_t i = 0;
-        while (nodes[i].feature >= 0) i = row[nodes[i].feature] <= nodes[i].threshold ? i + 1 : nodes[i].right;
-        const double v = nodes[i].value;
-        mean[r] += v;
-        spread[r] += v * v;
+        mean[r] += per_tree_[r];
+        spread[r] += static_cast<double>(per_tree_[r]) * per_tree_[r];
       }
     }
+    finish(count, mean, spread);
+  }
+
+  /// Turns per-row sums of the trees' predictions and of their squares into mean and spread.
+  void finish(std::size_t count, std::vector<double>& mean, std::vector<double>& spread) const {
     const double k = static_cast<double>(trees_.size());
     for (std::size_t r = 0; r < count; ++r) {
       mean[r] /= k;
       spread[r] = std::sqrt(std::max(spread[r] / k - mean[r] * mean[r], 0.0));
-      mean[r] += offset_;
     }
   }
 
@@ -196,7 +243,9 @@ class Forest {
   std::size_t features_;
   std::vector<std::size_t> bins_;
   std::vector<std::vector<Node>> trees_;
-  double offset_ = 0;  ///< the mean target, added back to predictions
+  std::vector<double> offsets_;  ///< per tree: the mean target of its fit, added back to predictions
+  std::size_t next_tree_ = 0;    ///< the tree refit_some refits next
+  mutable std::vector<float> per_tree_;
   // Scratch space reused by every fit.
   std::vector<double> centred_;
   std::vector<std::uint32_t> sample_;
@@ -289,8 +338,8 @@ class ForestSearch final : public StrategyBase {
     }
   }
 
-  /// Observations between refits: each one while the model is cheap, a few as it grows.
-  std::size_t refit_interval() const { return 1 + observed_count() / 200; }
+  /// Observations between fits: each one at first, a few as the model grows.
+  std::size_t refit_interval() const { return kRefitEvery + observed_count() / kRefitGrowth; }
 
   /// A warm start's preferred points are the design's first points; a few spread-out ones
   /// follow so that the first model does not see only one region.
@@ -353,14 +402,44 @@ class ForestSearch final : public StrategyBase {
     const double penalty = std::isfinite(worst) ? worst + std::log(2.0) : 0.0;
     y_.resize(n);
     for (std::size_t i = 0; i < n; ++i) y_[i] = score(measured_[i]) < kFailed ? std::log(score(measured_[i])) : penalty;
-    forest_.fit(measured_x_, y_, rng_);
+    // While fits are cheap (few observations), every fit is whole and draws a new pool.
+    const bool whole = fitted_at_ == 0 || observed_count() < kWholeFitsBelow;
+    const std::vector<std::size_t> refitted = whole ? (forest_.fit(measured_x_, y_, rng_), all_trees())
+                                                    : forest_.refit_some(measured_x_, y_, rng_, kTreesPerRefit);
     fitted_at_ = observed_count();
-    refresh_pool();
-    forest_.predict(pool_x_.data(), pool_.size(), predicted_mean_, predicted_spread_);
+    const std::size_t trees = forest_.trees();
+    if (whole || pool_.empty() || fits_since_pool_ + 1 >= kPoolRefreshFits ||
+        (!fastest_.empty() && fastest_.front() != pool_base_)) {
+      refresh_pool();
+      tree_predictions_.resize(trees * pool_.size());
+      for (std::size_t t = 0; t < trees; ++t)
+        forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
+      fits_since_pool_ = 0;
+    } else {
+      for (const std::size_t t : refitted)
+        forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
+      ++fits_since_pool_;
+    }
+    predicted_mean_.assign(pool_.size(), 0.0);
+    predicted_spread_.assign(pool_.size(), 0.0);
+    for (std::size_t t = 0; t < trees; ++t) {
+      const float* column = &tree_predictions_[t * pool_.size()];
+      for (std::size_t i = 0; i < pool_.size(); ++i) {
+        predicted_mean_[i] += column[i];
+        predicted_spread_[i] += static_cast<double>(column[i]) * column[i];
+      }
+    }
+    forest_.finish(pool_.size(), predicted_mean_, predicted_spread_);
     scored_.resize(pool_.size());
     const std::uint64_t salt = rng_.word();
     for (std::size_t i = 0; i < pool_.size(); ++i)
       scored_[i] = {predicted_mean_[i] - kKappa * predicted_spread_[i], mix(pool_[i] ^ salt), pool_[i]};
+  }
+
+  std::vector<std::size_t> all_trees() const {
+    std::vector<std::size_t> all(forest_.trees());
+    std::iota(all.begin(), all.end(), 0);
+    return all;
   }
 
   /// The candidates a fit scores: the random part of the last pool that is still unproposed
@@ -392,6 +471,7 @@ class ForestSearch final : public StrategyBase {
     }
     pool_x_.clear();
     for (const std::size_t p : pool_) features_.append(p, pool_x_);
+    pool_base_ = fastest_.empty() ? std::nullopt : std::optional<std::size_t>(fastest_.front());
   }
 
   /// The unproposed grid neighbour with the lowest predicted time of the fastest measured
@@ -442,6 +522,9 @@ class ForestSearch final : public StrategyBase {
   std::vector<std::size_t> pool_;           ///< the candidates of the last fit
   std::vector<std::uint16_t> pool_x_;       ///< their features
   std::vector<Scored> scored_;              ///< their bounds at the last fit
+  std::vector<float> tree_predictions_;     ///< [tree][candidate]: each tree's prediction of the pool
+  std::size_t fits_since_pool_ = 0;         ///< fits since the pool was drawn
+  std::optional<std::size_t> pool_base_;    ///< the fastest point when the pool was drawn
   // Scratch space reused by every fit.
   std::vector<double> y_;
   std::vector<std::uint16_t> row_;
