@@ -16,6 +16,8 @@ namespace {
 /// proposed share f this happens with probability f^32 per pick, so only once nearly all of
 /// the domain is proposed, when listing it costs about what the search has already done.
 constexpr int kRejections = 32;
+/// How many times longer pick_unproposed draws before it walks a domain that is mostly unproposed.
+constexpr int kPatience = 32;
 
 }  // namespace
 
@@ -99,7 +101,11 @@ bool StrategyBase::exhausted() const {
 std::optional<std::size_t> StrategyBase::pick_unproposed(Rng& rng) {
   if (exhausted()) return std::nullopt;
   if (!rest_) {
-    for (int attempt = 0; attempt < kRejections; ++attempt) {
+    // While less than half of the domain is proposed, misses mean a source that is hard to
+    // sample rather than a domain used up: draw longer before walking it.
+    const bool mostly_left = proposed_.size() < domain_.size() / 2;
+    const int attempts = mostly_left ? kRejections * kPatience : kRejections;
+    for (int attempt = 0; attempt < attempts; ++attempt) {
       const std::optional<std::size_t> p = domain_.sample(rng.word());
       if (p && !is_proposed(*p)) return p;
     }
