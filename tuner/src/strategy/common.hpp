@@ -1,7 +1,9 @@
 // What the strategies share: a seeded random source that gives the same numbers with every
-// standard library, the set of points not proposed yet, and a base class that does the
-// bookkeeping of the propose/observe protocol, so that no strategy can propose a point twice
-// or miss an observation.
+// standard library, and a base class that does the bookkeeping of the propose/observe
+// protocol (so that no strategy can propose a point twice or miss an observation), picks
+// unproposed points and holds a warm start's preferred points. Everything here costs what the
+// search has done, not the domain's size: a domain may hold 10^7 points or more, with ids that
+// are not dense.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tiletune/strategy.hpp"
@@ -35,6 +38,8 @@ class Rng {
   /// Uniform in [0, 1), from the top 53 bits.
   [[nodiscard]] double unit() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
   [[nodiscard]] bool chance(double p) { return unit() < p; }
+  /// A raw 64-bit word (what DomainSource::sample draws from).
+  [[nodiscard]] std::uint64_t word() { return engine_(); }
   /// A uniform integer in [lo, hi].
   [[nodiscard]] std::size_t between(std::size_t lo, std::size_t hi) { return lo + below(hi - lo + 1); }
 
@@ -50,43 +55,55 @@ class Rng {
 /// A set of points with O(1) membership, removal and uniform pick.
 class PointPool {
  public:
-  /// All points 0..size-1.
-  explicit PointPool(std::size_t size);
-  [[nodiscard]] bool contains(std::size_t point) const { return slots_[point] != kAbsent; }
+  void insert(std::size_t point);
+  [[nodiscard]] bool contains(std::size_t point) const { return slots_.contains(point); }
   [[nodiscard]] std::size_t size() const noexcept { return items_.size(); }
   [[nodiscard]] bool empty() const noexcept { return items_.empty(); }
-  /// In no particular order (removal swaps the last item into the hole).
-  [[nodiscard]] const std::vector<std::size_t>& items() const noexcept { return items_; }
   [[nodiscard]] std::size_t pick(Rng& rng) const { return items_[rng.below(items_.size())]; }
+  /// Removes point when it is in the pool.
   void erase(std::size_t point);
 
  private:
-  static constexpr std::size_t kAbsent = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> items_;
-  std::vector<std::size_t> slots_;  ///< position of each point in items_, or kAbsent
+  std::unordered_map<std::size_t, std::size_t> slots_;  ///< position of each point in items_
 };
 
 /// The score of a failed point: worse than anything measured.
 inline constexpr double kFailed = std::numeric_limits<double>::infinity();
 
 /// Protocol bookkeeping for every strategy. Subclasses implement propose() with claim() and
-/// learn outcomes through on_observed(), where a failed point scores kFailed.
+/// learn outcomes through on_observed(), where a failed point scores kFailed. A warm start's
+/// points (prefer) wait in preferred order for take_preferred().
 class StrategyBase : public SearchStrategy {
  public:
   [[nodiscard]] std::string_view name() const final { return name_; }
   void observe(std::size_t point, std::optional<double> time) final;
+  /// Keeps the points (each once, in order) for take_preferred. Throws Error for a point that
+  /// is not the domain's, or when the search has begun.
+  void prefer(std::vector<std::size_t> points) final;
 
  protected:
   StrategyBase(std::string_view name, const SearchDomain& domain);
 
   /// Marks point proposed and appends it to batch; throws Error if it was proposed before.
   void claim(std::size_t point, std::vector<std::size_t>& batch);
+  /// Claims the next preferred point not proposed yet; false when none is left.
+  bool take_preferred(std::vector<std::size_t>& batch);
+  /// The preferred points, best first (what prefer kept).
+  [[nodiscard]] const std::vector<std::size_t>& preferred() const noexcept { return preferred_; }
+  /// A uniformly random unproposed point: domain samples rejected while proposed; once
+  /// rejections pile up (most of the domain is proposed), the rest of the domain is listed by
+  /// walking its order once. nullopt when every point has been proposed.
+  [[nodiscard]] std::optional<std::size_t> pick_unproposed(Rng& rng);
+  /// Every point of the domain has been proposed (known for an exact domain, or once the rest
+  /// has been listed).
+  [[nodiscard]] bool exhausted() const;
   [[nodiscard]] const SearchDomain& domain() const noexcept { return domain_; }
-  [[nodiscard]] const PointPool& unproposed() const noexcept { return unproposed_; }
-  [[nodiscard]] bool is_proposed(std::size_t point) const { return !unproposed_.contains(point); }
-  [[nodiscard]] bool is_observed(std::size_t point) const { return observed_[point] != 0; }
+  [[nodiscard]] bool is_proposed(std::size_t point) const { return proposed_.contains(point); }
+  [[nodiscard]] bool is_observed(std::size_t point) const;
   /// The observed score of a point: its time, kFailed when it failed. Only for observed points.
-  [[nodiscard]] double score(std::size_t point) const { return scores_[point]; }
+  [[nodiscard]] double score(std::size_t point) const { return proposed_.at(point); }
+  [[nodiscard]] std::size_t proposed_count() const noexcept { return proposed_.size(); }
   [[nodiscard]] std::size_t outstanding() const noexcept { return outstanding_; }
   [[nodiscard]] std::size_t observed_count() const noexcept { return observed_count_; }
   /// The fastest point measured ok so far.
@@ -95,11 +112,16 @@ class StrategyBase : public SearchStrategy {
   virtual void on_observed(std::size_t point, double score) = 0;
 
  private:
+  void list_the_rest();
+
   std::string_view name_;
   const SearchDomain& domain_;
-  PointPool unproposed_;
-  std::vector<std::uint8_t> observed_;
-  std::vector<double> scores_;
+  /// Every proposed point: its score once observed, NaN while outstanding.
+  std::unordered_map<std::size_t, double> proposed_;
+  std::vector<std::size_t> preferred_;
+  std::size_t preferred_next_ = 0;
+  /// The unproposed points, once listed by list_the_rest (nullopt before).
+  std::optional<PointPool> rest_;
   std::size_t outstanding_ = 0;
   std::size_t observed_count_ = 0;
   std::optional<std::size_t> best_;

@@ -1,5 +1,6 @@
-// exhaustive: every point in domain order, the space's default config first, so that even a
-// search cut short by its budget has measured the baseline.
+// exhaustive: every point in domain order (a walk of SearchDomain::next), a warm start's
+// preferred points and the space's default config first, so that even a search cut short by
+// its budget has measured them.
 #include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
@@ -15,16 +16,23 @@ class Exhaustive final : public StrategyBase {
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
-    if (const auto start = domain().start(); start && !is_proposed(*start) && max_count > 0) claim(*start, batch);
-    for (; next_ < domain().size() && batch.size() < max_count; ++next_)
-      if (!is_proposed(next_)) claim(next_, batch);
+    while (batch.size() < max_count && take_preferred(batch)) {
+    }
+    if (const auto start = domain().start(); start && !is_proposed(*start) && batch.size() < max_count)
+      claim(*start, batch);
+    while (batch.size() < max_count && !walked_all_) {
+      walked_ = domain().next(walked_);
+      if (!walked_) walked_all_ = true;
+      else if (!is_proposed(*walked_)) claim(*walked_, batch);
+    }
     return batch;
   }
 
  private:
   void on_observed(std::size_t, double) override {}
 
-  std::size_t next_ = 0;  ///< the lowest point that may not have been proposed yet
+  std::optional<std::size_t> walked_;  ///< the last point of the domain's order looked at
+  bool walked_all_ = false;
 };
 
 }  // namespace

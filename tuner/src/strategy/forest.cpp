@@ -1,18 +1,22 @@
-// forest: model-based search. After a spread-out initial design, it fits a random forest of
-// regression trees to log(time) of the measured points and scores every unproposed point.
-// Half of its proposals take the lowest confidence bound (mean - kappa * spread across trees):
-// low where the model expects a fast config, or where the trees disagree. The other half are
+// forest: model-based search. After a spread-out initial design (a warm start's preferred
+// points first), it fits a random forest of regression trees to log(time) of the measured
+// points and scores a bounded pool of candidates: random points of the domain, refreshed as it
+// goes, and the points one and two steps from the fastest measured ones. Half of its
+// proposals take the pool's lowest confidence bound (mean - kappa * spread across trees): low
+// where the model expects a fast config, or where the trees disagree. The other half are
 // local steps, the neighbour of one of the fastest measured points that the model likes best,
 // and a tenth of all proposals are random. Failed points get a penalty target worse than
 // anything measured, so the model learns to avoid regions that do not compile or launch.
 //
-// Features are the ranks of the param values (trees only compare, so ranks split exactly like
-// raw values); with a handful of values per param, a split is found from a per-rank histogram
-// in one pass over the node's samples. A refit and a score of 2500 candidates at 300
-// observations take about 3 ms.
+// A proposal costs the same whatever the domain's size: the pool is bounded, and once fits
+// grow dearer only the oldest trees are refitted per observation. Features are the ranks of
+// the param values (trees only compare, so ranks split exactly like raw values); with a
+// handful of values per param, a split is found from a per-rank histogram in one pass over
+// the node's samples.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <unordered_set>
 
 #include "strategy/common.hpp"
 
@@ -36,11 +40,33 @@ constexpr double kLocalShare = 0.5;
 constexpr std::size_t kLocalBases = 3;
 /// Random candidates each point of the initial design is picked from (the farthest one wins).
 constexpr std::size_t kDesignCandidates = 16;
+/// Spread-out design points after a warm start's preferred ones.
+constexpr std::size_t kSpreadAfterPreferred = 2;
+/// The candidate pool a fit scores: random points (kPoolFresh new ones per fit, the oldest
+/// dropped beyond kPoolRandom), plus the points one step from the kLocalBases fastest measured
+/// points and two steps from the kTwoStepBases fastest. Bounded, so a proposal costs the same
+/// on a space of 10^4 or 10^7 configs.
+constexpr std::size_t kPoolRandom = 1000;
+constexpr std::size_t kPoolFresh = 100;
+constexpr std::size_t kTwoStepBases = 3;
+/// Fits: every kRefitEvery observations, plus one more per kRefitGrowth observed.
+constexpr std::size_t kRefitEvery = 1;
+constexpr std::size_t kRefitGrowth = 200;
+/// From kWholeFitsBelow observations on, a fit refits only the kTreesPerRefit oldest trees
+/// and rescores the pool with them (per-tree predictions are kept), and a new pool is drawn
+/// every kPoolRefreshFits fits or when the fastest point changes (its neighbourhood is where
+/// the next local steps go). Below it every fit is whole: fits are cheap then, and the first
+/// ones matter most (a partial fit from the start lost 10-30 evaluations to 95 % on the
+/// published convolution landscapes; bench/results/2026-12-02-devvm-strategies-any-size.md).
+constexpr std::size_t kTreesPerRefit = 12;
+constexpr std::size_t kPoolRefreshFits = 4;
+constexpr std::size_t kWholeFitsBelow = 64;
 
 /// The initial design's size: enough points for a first model, few enough to leave the budget
 /// to the model.
 std::size_t design_size(const SearchDomain& domain) {
-  return std::min(domain.size(), std::clamp<std::size_t>(domain.dimensions(), 6, 12));
+  return static_cast<std::size_t>(
+      std::min<std::uint64_t>(domain.size(), std::clamp<std::size_t>(domain.dimensions(), 6, 12)));
 }
 
 std::uint64_t mix(std::uint64_t x) {
@@ -56,43 +82,75 @@ class Forest {
  public:
   Forest(std::size_t features, std::vector<std::size_t> bins) : features_(features), bins_(std::move(bins)) {}
 
-  /// x: row-major samples × features; y: targets.
+  /// Fits every tree. x: row-major samples × features; y: targets.
   void fit(const std::vector<std::uint16_t>& x, const std::vector<double>& y, Rng& rng) {
+    trees_.assign(kTrees, {});
+    offsets_.assign(kTrees, 0.0);
+    next_tree_ = 0;
+    refit_some(x, y, rng, kTrees);
+  }
+
+  /// Refits count trees, the ones fitted longest ago, to these samples: a forest whose trees
+  /// saw the data of the last few refits, at a fraction of the cost of refitting all of them.
+  /// Returns the trees refitted.
+  std::vector<std::size_t> refit_some(const std::vector<std::uint16_t>& x, const std::vector<double>& y, Rng& rng,
+                                      std::size_t count) {
     const std::size_t n = y.size();
     // Centred targets keep the sums of squares of a split free of cancellation.
-    offset_ = n ? std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(n) : 0.0;
+    const double offset = n ? std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(n) : 0.0;
     centred_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) centred_[i] = y[i] - offset_;
-    trees_.assign(kTrees, {});
+    for (std::size_t i = 0; i < n; ++i) centred_[i] = y[i] - offset;
     sample_.resize(n);
-    for (std::vector<Node>& tree : trees_) {
+    std::vector<std::size_t> refitted;
+    for (std::size_t k = 0; k < std::min(count, trees_.size()); ++k) {
+      const std::size_t t = next_tree_;
+      next_tree_ = (next_tree_ + 1) % trees_.size();
+      trees_[t].clear();
+      offsets_[t] = offset;
       for (std::size_t i = 0; i < n; ++i) sample_[i] = static_cast<std::uint32_t>(rng.below(n));
-      if (n) build(tree, x, 0, n, rng);
+      if (n) build(trees_[t], x, 0, n, rng);
+      refitted.push_back(t);
+    }
+    return refitted;
+  }
+
+  [[nodiscard]] std::size_t trees() const noexcept { return trees_.size(); }
+
+  /// Tree t's prediction at each of count feature rows, into out[0..count).
+  void predict_tree(std::size_t t, const std::uint16_t* rows, std::size_t count, float* out) const {
+    const Node* nodes = trees_[t].data();
+    const auto offset = static_cast<float>(offsets_[t]);
+    for (std::size_t r = 0; r < count; ++r) {
+      const std::uint16_t* row = rows + r * features_;
+      std::uint32_t i = 0;
+      while (nodes[i].feature >= 0) i = row[nodes[i].feature] <= nodes[i].threshold ? i + 1 : nodes[i].right;
+      out[r] = nodes[i].value + offset;
     }
   }
 
   /// Mean and standard deviation of the trees' predictions at each of count feature rows.
   void predict(const std::uint16_t* rows, std::size_t count, std::vector<double>& mean,
                std::vector<double>& spread) const {
+    per_tree_.resize(count);
     mean.assign(count, 0.0);
     spread.assign(count, 0.0);
     // Tree by tree, so that one tree's nodes stay in cache while every row goes down it.
-    for (const std::vector<Node>& tree : trees_) {
-      const Node* nodes = tree.data();
+    for (std::size_t t = 0; t < trees_.size(); ++t) {
+      predict_tree(t, rows, count, per_tree_.data());
       for (std::size_t r = 0; r < count; ++r) {
-        const std::uint16_t* row = rows + r * features_;
-        std::uint32_t i = 0;
-        while (nodes[i].feature >= 0) i = row[nodes[i].feature] <= nodes[i].threshold ? i + 1 : nodes[i].right;
-        const double v = nodes[i].value;
-        mean[r] += v;
-        spread[r] += v * v;
+        mean[r] += per_tree_[r];
+        spread[r] += static_cast<double>(per_tree_[r]) * per_tree_[r];
       }
     }
+    finish(count, mean, spread);
+  }
+
+  /// Turns per-row sums of the trees' predictions and of their squares into mean and spread.
+  void finish(std::size_t count, std::vector<double>& mean, std::vector<double>& spread) const {
     const double k = static_cast<double>(trees_.size());
     for (std::size_t r = 0; r < count; ++r) {
       mean[r] /= k;
       spread[r] = std::sqrt(std::max(spread[r] / k - mean[r] * mean[r], 0.0));
-      mean[r] += offset_;
     }
   }
 
@@ -185,7 +243,9 @@ class Forest {
   std::size_t features_;
   std::vector<std::size_t> bins_;
   std::vector<std::vector<Node>> trees_;
-  double offset_ = 0;  ///< the mean target, added back to predictions
+  std::vector<double> offsets_;  ///< per tree: the mean target of its fit, added back to predictions
+  std::size_t next_tree_ = 0;    ///< the tree refit_some refits next
+  mutable std::vector<float> per_tree_;
   // Scratch space reused by every fit.
   std::vector<double> centred_;
   std::vector<std::uint32_t> sample_;
@@ -194,32 +254,37 @@ class Forest {
   std::vector<double> sums_;
 };
 
-/// Each point's features: the rank of each param's value among that param's distinct values.
-struct RankFeatures {
-  std::vector<std::uint16_t> ranks;  ///< point-major
-  std::vector<std::size_t> bins;     ///< distinct values of each param
-  std::vector<double> spans;         ///< the largest rank of each param (at least 1), to normalise distances
-};
-
-RankFeatures rank_features(const SearchDomain& domain) {
-  const std::size_t dims = domain.dimensions();
-  RankFeatures f;
-  std::vector<std::vector<std::uint16_t>> rank_of(dims);
-  for (std::size_t d = 0; d < dims; ++d) {
-    std::vector<std::int64_t> sorted = domain.param_values()[d];
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    f.bins.push_back(std::max<std::size_t>(sorted.size(), 1));
-    f.spans.push_back(std::max<double>(static_cast<double>(sorted.size()) - 1, 1));
-    for (const std::int64_t v : domain.param_values()[d])
-      rank_of[d].push_back(
-          static_cast<std::uint16_t>(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin()));
+/// The features of a point: the rank of each param's value among that param's distinct values.
+class RankFeatures {
+ public:
+  explicit RankFeatures(const SearchDomain& domain) : domain_(domain) {
+    for (const std::vector<std::int64_t>& values : domain.param_values()) {
+      std::vector<std::int64_t> sorted = values;
+      std::sort(sorted.begin(), sorted.end());
+      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+      bins_.push_back(std::max<std::size_t>(sorted.size(), 1));
+      spans_.push_back(std::max<double>(static_cast<double>(sorted.size()) - 1, 1));
+      std::vector<std::uint16_t>& ranks = rank_of_.emplace_back();
+      for (const std::int64_t v : values)
+        ranks.push_back(static_cast<std::uint16_t>(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin()));
+    }
   }
-  f.ranks.resize(domain.size() * dims);
-  for (std::size_t p = 0; p < domain.size(); ++p)
-    for (std::size_t d = 0; d < dims; ++d) f.ranks[p * dims + d] = rank_of[d][domain.coords(p)[d]];
-  return f;
-}
+
+  /// Appends the point's features to rows.
+  void append(std::size_t point, std::vector<std::uint16_t>& rows) const {
+    const std::vector<std::uint16_t> c = domain_.coords(point);
+    for (std::size_t d = 0; d < c.size(); ++d) rows.push_back(rank_of_[d][c[d]]);
+  }
+  [[nodiscard]] const std::vector<std::size_t>& bins() const noexcept { return bins_; }
+  /// The largest rank of param d (at least 1), to normalise distances.
+  [[nodiscard]] double span(std::size_t d) const { return spans_[d]; }
+
+ private:
+  const SearchDomain& domain_;
+  std::vector<std::vector<std::uint16_t>> rank_of_;  ///< [param][value index]
+  std::vector<std::size_t> bins_;                    ///< distinct values of each param
+  std::vector<double> spans_;
+};
 
 class ForestSearch final : public StrategyBase {
  public:
@@ -227,127 +292,213 @@ class ForestSearch final : public StrategyBase {
       : StrategyBase("forest", domain),
         rng_(seed),
         design_size_(design_size(domain)),
-        features_(rank_features(domain)),
-        forest_(domain.dimensions(), features_.bins),
-        mean_(domain.size(), 0.0) {}
+        features_(domain),
+        forest_(domain.dimensions(), features_.bins()) {}
 
   // Its proposals depend on what it has observed: it gets a narrow window in flight.
   [[nodiscard]] bool learns() const override { return true; }
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
+    if (!design_sized_) size_design();
     if (design_.size() >= design_size_ && observed_count() > fitted_at_ &&
         observed_count() - fitted_at_ >= refit_interval())
       refit();
-    while (batch.size() < max_count && !unproposed().empty()) {
+    while (batch.size() < max_count && !exhausted()) {
       if (design_.size() < design_size_) {
-        claim(design_point(), batch);
+        if (take_preferred(batch)) {
+          add_to_design(batch.back());
+          continue;
+        }
+        const std::optional<std::size_t> p = design_point();
+        if (!p) break;
+        claim(*p, batch);
         continue;
       }
       if (fitted_at_ == 0) break;  // no model until some of the design has been measured
-      if (rng_.chance(kExploreShare)) {
-        claim(unproposed().pick(rng_), batch);
-        continue;
-      }
-      const auto near = rng_.chance(kLocalShare) ? near_best() : std::nullopt;
-      claim(near ? *near : lowest_bound(), batch);
+      std::optional<std::size_t> p;
+      if (rng_.chance(kExploreShare)) p = pick_unproposed(rng_);
+      else if (rng_.chance(kLocalShare)) p = near_best();
+      if (!p) p = lowest_bound();
+      if (!p) break;
+      claim(*p, batch);
     }
     return batch;
   }
 
  private:
-  void on_observed(std::size_t point, double) override { measured_.push_back(point); }
+  void on_observed(std::size_t point, double s) override {
+    measured_.push_back(point);
+    features_.append(point, measured_x_);
+    if (s < kFailed) {
+      const auto at = std::upper_bound(fastest_.begin(), fastest_.end(), s,
+                                       [&](double v, std::size_t p) { return v < score(p); });
+      fastest_.insert(at, point);
+      if (fastest_.size() > kLocalBases) fastest_.pop_back();
+    }
+  }
 
-  /// Observations between refits: each one while the model is cheap, a few as it grows.
-  std::size_t refit_interval() const { return 1 + observed_count() / 200; }
+  /// Observations between fits: each one at first, a few as the model grows.
+  std::size_t refit_interval() const { return kRefitEvery + observed_count() / kRefitGrowth; }
 
-  /// The start config first, then the farthest (in normalised ranks) of a few random points.
-  std::size_t design_point() {
-    const std::size_t dims = domain().dimensions();
+  /// A warm start's preferred points are the design's first points; a few spread-out ones
+  /// follow so that the first model does not see only one region.
+  void size_design() {
+    design_sized_ = true;
+    if (!preferred().empty())
+      design_size_ = static_cast<std::size_t>(
+          std::min<std::uint64_t>(domain().size(), std::max(design_size_, preferred().size() + kSpreadAfterPreferred)));
+  }
+
+  /// After the preferred points: the start config, then the farthest (in normalised ranks
+  /// from the design so far) of a few random points.
+  std::optional<std::size_t> design_point() {
     const auto start = domain().start();
-    std::size_t chosen = design_.empty() && start ? *start : unproposed().pick(rng_);
-    if (!design_.empty()) {
-      double chosen_distance = -1;
-      for (std::size_t c = 0; c < kDesignCandidates; ++c) {
-        const std::size_t p = c == 0 ? chosen : unproposed().pick(rng_);
-        double nearest = std::numeric_limits<double>::infinity();
-        for (const std::size_t q : design_) {
-          double d2 = 0;
-          for (std::size_t d = 0; d < dims; ++d) {
-            const double diff = (static_cast<double>(features_.ranks[p * dims + d]) - features_.ranks[q * dims + d]) /
-                                features_.spans[d];
-            d2 += diff * diff;
-          }
-          nearest = std::min(nearest, d2);
-        }
-        if (nearest > chosen_distance) {
-          chosen_distance = nearest;
-          chosen = p;
-        }
+    if (start && !is_proposed(*start)) return add_to_design(*start);
+    std::optional<std::size_t> chosen;
+    double chosen_distance = -1;
+    for (std::size_t c = 0; c < kDesignCandidates; ++c) {
+      const std::optional<std::size_t> p = pick_unproposed(rng_);
+      if (!p) break;
+      const double distance = design_distance(*p);
+      if (distance > chosen_distance) {
+        chosen_distance = distance;
+        chosen = p;
       }
     }
-    design_.push_back(chosen);
-    return chosen;
+    if (!chosen) return std::nullopt;
+    return add_to_design(*chosen);
+  }
+
+  std::size_t add_to_design(std::size_t point) {
+    design_.push_back(point);
+    features_.append(point, design_x_);
+    return point;
+  }
+
+  /// Squared normalised distance from p to the nearest design point.
+  double design_distance(std::size_t p) {
+    const std::size_t dims = domain().dimensions();
+    row_.clear();
+    features_.append(p, row_);
+    double nearest = std::numeric_limits<double>::infinity();
+    for (std::size_t q = 0; q < design_.size(); ++q) {
+      double d2 = 0;
+      for (std::size_t d = 0; d < dims; ++d) {
+        const double diff = (static_cast<double>(row_[d]) - design_x_[q * dims + d]) / features_.span(d);
+        d2 += diff * diff;
+      }
+      nearest = std::min(nearest, d2);
+    }
+    return nearest;
   }
 
   void refit() {
-    const std::size_t dims = domain().dimensions();
     const std::size_t n = measured_.size();
     double worst = -std::numeric_limits<double>::infinity();
     for (const std::size_t p : measured_)
       if (score(p) < kFailed) worst = std::max(worst, std::log(score(p)));
     // Failed points: worse than the worst measured, so the model steers away from them.
     const double penalty = std::isfinite(worst) ? worst + std::log(2.0) : 0.0;
-    x_.resize(n * dims);
     y_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t p = measured_[i];
-      std::copy_n(&features_.ranks[p * dims], dims, &x_[i * dims]);
-      y_[i] = score(p) < kFailed ? std::log(score(p)) : penalty;
-    }
-    forest_.fit(x_, y_, rng_);
+    for (std::size_t i = 0; i < n; ++i) y_[i] = score(measured_[i]) < kFailed ? std::log(score(measured_[i])) : penalty;
+    // While fits are cheap (few observations), every fit is whole and draws a new pool.
+    const bool whole = fitted_at_ == 0 || observed_count() < kWholeFitsBelow;
+    const std::vector<std::size_t> refitted = whole ? (forest_.fit(measured_x_, y_, rng_), all_trees())
+                                                    : forest_.refit_some(measured_x_, y_, rng_, kTreesPerRefit);
     fitted_at_ = observed_count();
-
-    const std::vector<std::size_t>& candidates = unproposed().items();
-    const std::size_t count = candidates.size();
-    x_.resize(count * dims);
-    for (std::size_t i = 0; i < count; ++i) std::copy_n(&features_.ranks[candidates[i] * dims], dims, &x_[i * dims]);
-    forest_.predict(x_.data(), count, predicted_mean_, predicted_spread_);
-    scored_.resize(count);
-    const std::uint64_t salt = rng_.below(std::numeric_limits<std::uint64_t>::max());
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::size_t p = candidates[i];
-      mean_[p] = predicted_mean_[i];
-      scored_[i] = {predicted_mean_[i] - kKappa * predicted_spread_[i], mix(p ^ salt), p};
+    const std::size_t trees = forest_.trees();
+    if (whole || pool_.empty() || fits_since_pool_ + 1 >= kPoolRefreshFits ||
+        (!fastest_.empty() && fastest_.front() != pool_base_)) {
+      refresh_pool();
+      tree_predictions_.resize(trees * pool_.size());
+      for (std::size_t t = 0; t < trees; ++t)
+        forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
+      fits_since_pool_ = 0;
+    } else {
+      for (const std::size_t t : refitted)
+        forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
+      ++fits_since_pool_;
     }
+    predicted_mean_.assign(pool_.size(), 0.0);
+    predicted_spread_.assign(pool_.size(), 0.0);
+    for (std::size_t t = 0; t < trees; ++t) {
+      const float* column = &tree_predictions_[t * pool_.size()];
+      for (std::size_t i = 0; i < pool_.size(); ++i) {
+        predicted_mean_[i] += column[i];
+        predicted_spread_[i] += static_cast<double>(column[i]) * column[i];
+      }
+    }
+    forest_.finish(pool_.size(), predicted_mean_, predicted_spread_);
+    scored_.resize(pool_.size());
+    const std::uint64_t salt = rng_.word();
+    for (std::size_t i = 0; i < pool_.size(); ++i)
+      scored_[i] = {predicted_mean_[i] - kKappa * predicted_spread_[i], mix(pool_[i] ^ salt), pool_[i]};
+  }
+
+  std::vector<std::size_t> all_trees() const {
+    std::vector<std::size_t> all(forest_.trees());
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+
+  /// The candidates a fit scores: the random part of the last pool that is still unproposed
+  /// plus kPoolFresh new random points (the oldest go beyond kPoolRandom), and the points one
+  /// and two steps from the fastest measured ones. Its size is bounded whatever the domain's.
+  void refresh_pool() {
+    std::erase_if(random_part_, [&](std::size_t p) { return is_proposed(p); });
+    const std::size_t fresh = random_part_.empty() ? kPoolRandom : kPoolFresh;
+    std::unordered_set<std::size_t> in_pool(random_part_.begin(), random_part_.end());
+    for (std::size_t drawn = 0, added = 0; added < fresh && drawn < 4 * fresh; ++drawn) {
+      const std::optional<std::size_t> p = domain().sample(rng_.word());
+      if (!p || is_proposed(*p) || !in_pool.insert(*p).second) continue;
+      random_part_.push_back(*p);
+      ++added;
+    }
+    if (random_part_.size() > kPoolRandom)
+      random_part_.erase(random_part_.begin(), random_part_.end() - static_cast<std::ptrdiff_t>(kPoolRandom));
+    pool_ = random_part_;
+    in_pool = {pool_.begin(), pool_.end()};
+    const auto add = [&](std::size_t p) {
+      if (!is_proposed(p) && in_pool.insert(p).second) pool_.push_back(p);
+    };
+    for (std::size_t i = 0; i < fastest_.size(); ++i) {
+      for (const std::size_t one : domain().neighbours(fastest_[i])) {
+        add(one);
+        if (i < kTwoStepBases)
+          for (const std::size_t two : domain().neighbours(one)) add(two);
+      }
+    }
+    pool_x_.clear();
+    for (const std::size_t p : pool_) features_.append(p, pool_x_);
+    pool_base_ = fastest_.empty() ? std::nullopt : std::optional<std::size_t>(fastest_.front());
   }
 
   /// The unproposed grid neighbour with the lowest predicted time of the fastest measured
   /// point, else of the next fastest (up to a few): the model's pick for a local step.
   std::optional<std::size_t> near_best() {
-    std::vector<std::size_t> fastest;
-    for (const std::size_t p : measured_)
-      if (score(p) < kFailed) fastest.push_back(p);
-    const std::size_t count = std::min<std::size_t>(fastest.size(), kLocalBases);
-    std::partial_sort(fastest.begin(), fastest.begin() + static_cast<std::ptrdiff_t>(count), fastest.end(),
-                      [&](std::size_t a, std::size_t b) { return score(a) < score(b); });
-    for (std::size_t i = 0; i < count; ++i) {
-      std::optional<std::size_t> pick;
-      for (const std::size_t n : domain().neighbours(fastest[i]))
-        if (!is_proposed(n) && (!pick || mean_[n] < mean_[*pick])) pick = n;
-      if (pick) return pick;
+    for (const std::size_t base : fastest_) {
+      std::vector<std::size_t> options = domain().neighbours(base);
+      std::erase_if(options, [&](std::size_t p) { return is_proposed(p); });
+      if (options.empty()) continue;
+      row_.clear();
+      for (const std::size_t p : options) features_.append(p, row_);
+      forest_.predict(row_.data(), options.size(), predicted_mean_, predicted_spread_);
+      const auto lowest = std::min_element(predicted_mean_.begin(), predicted_mean_.end());
+      return options[static_cast<std::size_t>(lowest - predicted_mean_.begin())];
     }
     return std::nullopt;
   }
 
-  /// The unproposed point with the lowest bound in the last fit (ties broken at random).
-  std::size_t lowest_bound() {
+  /// The unproposed candidate with the lowest bound in the last fit (ties broken at random),
+  /// else a random unproposed point.
+  std::optional<std::size_t> lowest_bound() {
     const Scored* best = nullptr;
     for (const Scored& s : scored_) {
       if (is_proposed(s.point)) continue;
       if (!best || s.bound < best->bound || (s.bound == best->bound && s.tie < best->tie)) best = &s;
     }
-    return best ? best->point : unproposed().pick(rng_);
+    return best ? std::optional<std::size_t>(best->point) : pick_unproposed(rng_);
   }
 
   struct Scored {
@@ -358,16 +509,25 @@ class ForestSearch final : public StrategyBase {
 
   Rng rng_;
   std::size_t design_size_;
-  std::vector<std::size_t> design_;  ///< the initial design so far
+  bool design_sized_ = false;
+  std::vector<std::size_t> design_;         ///< the initial design so far
+  std::vector<std::uint16_t> design_x_;     ///< its features, point-major
   RankFeatures features_;
   Forest forest_;
-  std::vector<std::size_t> measured_;  ///< observed points, in order
-  std::size_t fitted_at_ = 0;          ///< observations in the last fit
-  std::vector<Scored> scored_;         ///< the unproposed points at the last fit
-  std::vector<double> mean_;           ///< by point: the predicted log time at the last fit
+  std::vector<std::size_t> measured_;       ///< observed points, in order
+  std::vector<std::uint16_t> measured_x_;   ///< their features, point-major
+  std::vector<std::size_t> fastest_;        ///< the fastest measured ok points, best first
+  std::size_t fitted_at_ = 0;               ///< observations in the last fit
+  std::vector<std::size_t> random_part_;    ///< the pool's random candidates, oldest first
+  std::vector<std::size_t> pool_;           ///< the candidates of the last fit
+  std::vector<std::uint16_t> pool_x_;       ///< their features
+  std::vector<Scored> scored_;              ///< their bounds at the last fit
+  std::vector<float> tree_predictions_;     ///< [tree][candidate]: each tree's prediction of the pool
+  std::size_t fits_since_pool_ = 0;         ///< fits since the pool was drawn
+  std::optional<std::size_t> pool_base_;    ///< the fastest point when the pool was drawn
   // Scratch space reused by every fit.
-  std::vector<std::uint16_t> x_;
   std::vector<double> y_;
+  std::vector<std::uint16_t> row_;
   std::vector<double> predicted_mean_;
   std::vector<double> predicted_spread_;
 };

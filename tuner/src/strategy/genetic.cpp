@@ -4,6 +4,7 @@
 // faster, so the best members are never lost (elitism). Children that are not valid configs or
 // were proposed before are repaired to the nearest unproposed config on the grid. Breeding
 // from the current population lets any batch size work, one child or thirty-two at a time.
+// A warm start's preferred points are proposed first and seed the population.
 #include <algorithm>
 #include <deque>
 #include <unordered_set>
@@ -24,24 +25,37 @@ constexpr std::size_t kRepairReach = 512;
 class Genetic final : public StrategyBase {
  public:
   Genetic(const SearchDomain& domain, std::uint64_t seed)
-      : StrategyBase("genetic", domain), rng_(seed), capacity_(std::min(kPopulation, domain.size())) {}
+      : StrategyBase("genetic", domain),
+        rng_(seed),
+        capacity_(static_cast<std::size_t>(std::min<std::uint64_t>(kPopulation, domain.size()))) {}
 
   // Its proposals depend on what it has observed: it gets a narrow window in flight.
   [[nodiscard]] bool learns() const override { return true; }
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
-    while (batch.size() < max_count && !unproposed().empty()) {
+    while (batch.size() < max_count) {
+      // Preferred points first: the first ones are members, the rest compete as children.
+      if (take_preferred(batch)) {
+        if (seeded_ < capacity_) {
+          population_.push_back(batch.back());
+          ++seeded_;
+        }
+        continue;
+      }
       if (seeded_ < capacity_) {
         const auto start = domain().start();
-        const std::size_t p = (seeded_ == 0 && start) ? *start : unproposed().pick(rng_);
-        claim(p, batch);
-        population_.push_back(p);
+        const std::optional<std::size_t> p = start && !is_proposed(*start) ? start : pick_unproposed(rng_);
+        if (!p) break;
+        claim(*p, batch);
+        population_.push_back(*p);
         ++seeded_;
         continue;
       }
       if (observed_members() < 2) break;  // nothing to breed from until the first outcomes
-      claim(child(), batch);
+      const std::optional<std::size_t> p = child();
+      if (!p) break;
+      claim(*p, batch);
     }
     return batch;
   }
@@ -75,13 +89,16 @@ class Genetic final : public StrategyBase {
     return *winner;
   }
 
-  std::size_t child() {
-    if (rng_.chance(kImmigrantShare)) return unproposed().pick(rng_);
+  /// nullopt when every point has been proposed.
+  std::optional<std::size_t> child() {
+    if (rng_.chance(kImmigrantShare)) return pick_unproposed(rng_);
     const std::size_t a = tournament();
     const std::size_t b = tournament();
     const std::size_t dims = domain().dimensions();
+    const std::vector<std::uint16_t> ca = domain().coords(a);
+    const std::vector<std::uint16_t> cb = domain().coords(b);
     std::vector<std::uint16_t> c(dims);
-    for (std::size_t d = 0; d < dims; ++d) c[d] = domain().coords(rng_.chance(0.5) ? a : b)[d];
+    for (std::size_t d = 0; d < dims; ++d) c[d] = rng_.chance(0.5) ? ca[d] : cb[d];
     for (std::size_t d = 0; d < dims; ++d) {
       if (!rng_.chance(1.0 / static_cast<double>(dims))) continue;
       const std::size_t values = domain().param_values()[d].size();
@@ -96,8 +113,9 @@ class Genetic final : public StrategyBase {
   }
 
   /// The nearest unproposed config to c on the grid (breadth-first over ±1 steps, through
-  /// invalid cells too, in random order), else a random unproposed point.
-  std::size_t repair(std::vector<std::uint16_t> c) {
+  /// invalid cells too, in random order, at most kRepairReach cells), else a random
+  /// unproposed point.
+  std::optional<std::size_t> repair(std::vector<std::uint16_t> c) {
     const std::size_t dims = domain().dimensions();
     std::deque<std::vector<std::uint16_t>> queue{c};
     std::unordered_set<std::uint64_t> seen{cell_key(c)};
@@ -122,7 +140,7 @@ class Genetic final : public StrategyBase {
         queue.push_back(std::move(next));
       }
     }
-    return unproposed().pick(rng_);
+    return pick_unproposed(rng_);
   }
 
   std::uint64_t cell_key(const std::vector<std::uint16_t>& c) const {

@@ -3,6 +3,7 @@
 // improvement); at a local optimum it jumps a few random steps away from the best optimum
 // found so far (or, now and then, to a random point) and climbs again. Tuning landscapes are
 // mostly smooth along each param's value list but have several basins, which is what this is for.
+// A warm start's preferred points are measured first and the climb starts at the best of them.
 #include <algorithm>
 
 #include "strategy/common.hpp"
@@ -26,19 +27,18 @@ class LocalSearch final : public StrategyBase {
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
     while (batch.size() < max_count) {
+      if (take_preferred(batch)) continue;
       if (take(frontier_, frontier_next_, batch)) continue;
       if (outstanding() > 0) {
         // The step's neighbours are all out. A batch that has room is filled with points two
         // steps away (where the climb would go next); a lone call waits for the outcomes.
-        if (batch.empty()) break;
+        if (batch.empty() || !incumbent_) break;
         if (!extras_built_) build_extras();
         if (take(extras_, extras_next_, batch)) continue;
         break;
       }
-      if (unproposed().empty() && !incumbent_) break;
       if (!incumbent_) {
-        const auto start = domain().start();
-        jump(start ? *start : unproposed().pick(rng_), batch);
+        if (!begin_climb(batch)) break;
       } else if (!advance(batch)) {
         break;
       }
@@ -48,6 +48,21 @@ class LocalSearch final : public StrategyBase {
 
  private:
   void on_observed(std::size_t, double) override {}
+
+  /// The first climb: from the best preferred point once they are all measured (or from the
+  /// first of them when none ran ok), else from the start config or a random point. False
+  /// when there is nowhere to start.
+  bool begin_climb(std::vector<std::size_t>& batch) {
+    if (!preferred().empty()) {
+      begin_step(best() ? *best() : preferred().front());
+      return true;
+    }
+    const auto start = domain().start();
+    const std::optional<std::size_t> from = start && !is_proposed(*start) ? start : pick_unproposed(rng_);
+    if (!from) return false;
+    jump(*from, batch);
+    return true;
+  }
 
   /// Claims the next unproposed point of list, if any.
   bool take(const std::vector<std::size_t>& list, std::size_t& next, std::vector<std::size_t>& batch) {
@@ -94,17 +109,16 @@ class LocalSearch final : public StrategyBase {
     }
     // A local optimum: perturbations start from the best one (ILS's "better" acceptance).
     if (score(incumbent) < kFailed && (!base_ || score(incumbent) < score(*base_))) base_ = incumbent;
-    if (unproposed().empty()) {
-      incumbent_.reset();
-      return false;
-    }
-    jump(perturbation(), batch);
+    const std::optional<std::size_t> to = perturbation();
+    if (!to) return false;
+    jump(*to, batch);
     return true;
   }
 
-  /// An unproposed point a few random steps from the best optimum, else a random one.
-  std::size_t perturbation() {
-    if (!base_ || rng_.chance(kRestartShare)) return unproposed().pick(rng_);
+  /// An unproposed point a few random steps from the best optimum, else a random one; nullopt
+  /// when every point has been proposed.
+  std::optional<std::size_t> perturbation() {
+    if (!base_ || rng_.chance(kRestartShare)) return pick_unproposed(rng_);
     std::vector<std::size_t> walk;
     for (int attempt = 0; attempt < kWalkAttempts; ++attempt) {
       // Longer walks once the region near the optimum has been used up.
@@ -119,7 +133,7 @@ class LocalSearch final : public StrategyBase {
       }
       if (!is_proposed(walk.back())) return walk.back();
     }
-    return unproposed().pick(rng_);
+    return pick_unproposed(rng_);
   }
 
   /// Unproposed points two steps from the incumbent, through its best-known neighbours first.

@@ -1,5 +1,6 @@
-// random: a seeded random permutation of the domain, drawn lazily. The baseline every other
-// strategy has to beat; it does not start at the default config on purpose.
+// random: a seeded random permutation of the domain, drawn lazily (uniform samples of the
+// domain, rejected while proposed). The baseline every other strategy has to beat; it does not
+// start at the default config on purpose, but a warm start's preferred points go first.
 #include "strategy/common.hpp"
 
 namespace tiletune::strategy_detail {
@@ -15,7 +16,13 @@ class RandomOrder final : public StrategyBase {
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
-    while (batch.size() < max_count && !unproposed().empty()) claim(unproposed().pick(rng_), batch);
+    while (batch.size() < max_count && take_preferred(batch)) {
+    }
+    while (batch.size() < max_count) {
+      const std::optional<std::size_t> p = pick_unproposed(rng_);
+      if (!p) break;
+      claim(*p, batch);
+    }
     return batch;
   }
 

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <thread>
+#include <unordered_set>
 
 #include "strategy/common.hpp"
 #include "tiletune/error.hpp"
@@ -61,8 +63,7 @@ class SearchLoop {
         strategy_(strategy),
         evaluator_(evaluator),
         run_(run),
-        limit_(budget_evaluations(run.budget, domain.size())),
-        proposed_(domain.size(), 0) {}
+        limit_(budget_evaluations(run.budget, domain.size())) {}
 
   SearchTrace run() {
     if (run_.first) evaluate_first(*run_.first);
@@ -91,13 +92,13 @@ class SearchLoop {
   }
   /// Points the count budget still lets this search submit.
   [[nodiscard]] std::size_t count_left() const {
-    if (!limit_) return domain_.size();
+    if (!limit_) return std::numeric_limits<std::size_t>::max();
     const std::uint64_t used = trace_.evaluated + outstanding_.size();
     return used >= *limit_ ? 0 : static_cast<std::size_t>(*limit_ - used);
   }
 
   void evaluate_first(std::size_t point) {
-    if (point >= domain_.size())
+    if (!in_domain(point))
       throw Error(fmt::format("run_search: the first point {} is outside the domain of {} points", point,
                               domain_.size()));
     if (std::optional<Evaluation> known = evaluator_.recall(point)) {
@@ -138,14 +139,23 @@ class SearchLoop {
   }
 
   void check_proposal(std::size_t point) {
-    if (point >= domain_.size())
+    if (!in_domain(point))
       throw Error(fmt::format("run_search: strategy '{}' proposed point {} outside the domain of {} points",
                               strategy_.name(), point, domain_.size()));
-    if (proposed_[point])
+    if (!proposed_.insert(point).second)
       throw Error(fmt::format("run_search: strategy '{}' proposed point {} ({}) twice", strategy_.name(), point,
                               strategy_detail::describe_point(domain_, point)));
-    proposed_[point] = 1;
     ++proposed_count_;
+  }
+
+  /// Whether point is an id the domain's source gave out (its coords are known).
+  [[nodiscard]] bool in_domain(std::size_t point) const {
+    try {
+      (void)domain_.coords(point);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
   }
 
   /// The oldest outstanding evaluation, checked and traced.
@@ -194,7 +204,7 @@ class SearchLoop {
   Evaluator& evaluator_;
   const SearchRun& run_;
   const std::optional<std::uint64_t> limit_;
-  std::vector<std::uint8_t> proposed_;
+  std::unordered_set<std::size_t> proposed_;  ///< every point proposed: the search's work, not the domain
   std::size_t proposed_count_ = 0;
   std::deque<std::size_t> outstanding_;  ///< submitted, not yet returned, oldest first
   std::optional<Evaluation> first_;      ///< run.first's outcome, until the strategy proposes it
