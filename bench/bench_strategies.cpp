@@ -376,7 +376,7 @@ struct Synthetic {
     auto source = std::make_shared<SyntheticSource>(free_sizes);
     std::vector<std::uint16_t> start = {4, 4};
     for (const std::uint16_t n : free_sizes) start.push_back(static_cast<std::uint16_t>(n / 2));
-    return SearchDomain(std::move(names), std::move(values), source, source->find(start));
+    return SearchDomain::from_source(std::move(names), std::move(values), source, source->find(start));
   }
 
   [[nodiscard]] static double bowl(const std::vector<std::uint16_t>& c, const std::vector<std::uint16_t>& at) {

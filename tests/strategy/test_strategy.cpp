@@ -627,7 +627,7 @@ SearchDomain sparse_domain(const std::shared_ptr<SparseGridSource>& source, std:
   }
   Coords start(dims, 1);
   if (dims % 5 == 0) start[0] = 2;  // a coordinate sum that is not a multiple of 5
-  return SearchDomain(names, lists, source, source->find(start));
+  return SearchDomain::from_source(names, lists, source, source->find(start));
 }
 
 /// A smooth time over a sparse grid, its minimum at (values-2, 1, values-2, 1, ...).
