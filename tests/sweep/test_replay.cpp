@@ -258,9 +258,15 @@ TEST(Replay, ExhaustiveReplayAnswersFailuresAsFailuresAndCostsTheRecordedTime) {
   EXPECT_EQ(trace.best, rp.optimum);
   EXPECT_NEAR(trace.cost_seconds, rp.exhaustive_cost_seconds, 1e-9);
   EXPECT_FALSE(trace.budget_exhausted);
+  // The unrecorded config was answered for free: it is in the trace, recalled, not evaluated.
+  EXPECT_EQ(trace.evaluated, 91u);
+  EXPECT_EQ(trace.resumed, 1u);
   const auto at = evaluations_to_reach(trace, rp.optimum_ms, 0.99);
   ASSERT_TRUE(at.has_value());
-  EXPECT_EQ(trace.evaluations[*at - 1].point, *rp.optimum);
+  std::vector<std::size_t> evaluated;
+  for (const Evaluation& e : trace.evaluations)
+    if (!e.recalled) evaluated.push_back(e.point);
+  EXPECT_EQ(evaluated.at(*at - 1), *rp.optimum);
 }
 
 TEST(Replay, BudgetsAndSeedsOfAReplay) {
