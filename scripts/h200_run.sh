@@ -235,7 +235,7 @@ phase_fuzz() {
   done
 }
 
-# Issue 23: large spaces. Each space of $SCALE_SPACES planned (--sample 1000: the counts and a
+# Issue 23: large spaces. Each space of $SCALE_SPACES planned (--sample $SCALE_SAMPLE, 10000: the counts and a
 # sample of compiles) and tuned with `auto` and $SCALE_BUDGET (default: auto's own) from a cold
 # compile cache; the overhead line of each sweep, the domain's count and the setup time go into
 # the summary; each sweep's trials are exported as a recording for the replay equivalence.
@@ -245,7 +245,7 @@ phase_scale() {
     local name start
     name=$(basename "$space" .yaml)
     start=$EPOCHREALTIME
-    timeout 300 $T plan "$space" --sample 1000 > "$L/scale_plan_$name.log" 2>&1
+    timeout 300 $T plan "$space" --sample "${SCALE_SAMPLE:-10000}" > "$L/scale_plan_$name.log" 2>&1
     note "plan $name rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
     grep -iE "configs|valid|estimate" "$L/scale_plan_$name.log" | head -4 >> "$summary"
     start=$EPOCHREALTIME
