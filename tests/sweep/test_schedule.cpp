@@ -224,7 +224,7 @@ TEST(WarmStart, FromACacheTheOtherDeviceWithTheMostOkTrials) {
   {
     CacheDb db = CacheDb::open(db_path);
     const auto here = db.upsert_device(DeviceRecord{"GPU-HERE", "This GPU", 9, 0, 132, {}, {}, {}, {}});
-    const auto few = db.upsert_device(DeviceRecord{"GPU-FEW", "Few GPU", 8, 0, 108, {}, {}, {}, {}});
+    const auto few = db.upsert_device(DeviceRecord{"GPU-FEW", "Few GPU", 9, 0, 132, {}, {}, {}, {}});
     const auto many = db.upsert_device(DeviceRecord{"GPU-MANY", "Many GPU", 8, 0, 108, {}, {}, {}, {}});
     const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "h", "--gpu-architecture=sm_90", "13.0"});
     Enumerator e(s, Problem{{4096}});
@@ -244,6 +244,17 @@ TEST(WarmStart, FromACacheTheOtherDeviceWithTheMostOkTrials) {
   }
   const WarmStart warm = load_warm_start(db_path, s, {"GPU-HERE"});
   EXPECT_NE(warm.source.find("GPU-MANY"), std::string::npos) << warm.source;
+  EXPECT_TRUE(warm.note.empty()) << "no architecture asked for: " << warm.note;
+  // A device of the tuned architecture (sm_90) first, though it has fewer ok trials.
+  const WarmStart same = load_warm_start(db_path, s, {"GPU-HERE"}, {}, 90);
+  EXPECT_NE(same.source.find("GPU-FEW"), std::string::npos) << same.source;
+  EXPECT_TRUE(same.note.empty()) << same.note;
+  // None of the tuned architecture: the most ok trials, and a note that it may not help.
+  const WarmStart across = load_warm_start(db_path, s, {"GPU-HERE"}, {}, 75);
+  EXPECT_NE(across.source.find("GPU-MANY"), std::string::npos) << across.source;
+  EXPECT_NE(across.note.find("no device of sm_75 has kernel 'transpose' there; the ranking comes from GPU-MANY (sm_80)"),
+            std::string::npos)
+      << across.note;
   const std::vector<std::string>& r = warm.rankings.at("N=4096");
   ASSERT_EQ(r.size(), 92u);
   Enumerator e(s, Problem{{4096}});

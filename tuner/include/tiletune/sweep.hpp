@@ -155,6 +155,9 @@ inline constexpr int kMaxConfirmPasses = 3;
 /// Another device's rankings of a kernel, per problem: what `--warm-start DB|RECORDING` reads.
 struct WarmStart {
   std::string source;  ///< "other.db: NVIDIA A100 (GPU-...)", for reports
+  /// Empty, or why this warm start may not help (its device is of another architecture), for
+  /// the user's eyes (the CLI prints it on stderr).
+  std::string note;
   std::map<std::string, std::vector<std::string>> rankings;  ///< canonical problem -> ok configs' params, fastest first
 };
 /// The points a warm start passes to the strategy: enough for the first window of a strategy
@@ -162,14 +165,18 @@ struct WarmStart {
 /// region and then learns from this device's times instead of copying the other's ranking.
 inline constexpr std::size_t warm_start_points = 8;
 /// Reads a warm start for `space`'s kernel from a cache DB (SQLite) or a landscape recording
-/// (CSV). A DB: the ok trials of the current kernel version on one other device, the one with
-/// the most ok trials of the kernel (times of two devices are not on one scale, so they are not
-/// merged); the devices tuned now (exclude_uuids) and, when not empty, those named exclude_name
-/// are not taken. Throws Error when the file is neither, is of another kernel, or has no ok
-/// trial of it on another device.
+/// (CSV). A DB: the ok trials of the current kernel version on one other device: one of the
+/// architecture `arch` (compute capability as 90 for sm_90; 0: unknown) when the cache has one,
+/// else any, the one with the most ok trials of the kernel (times of two devices are not on one
+/// scale, so they are not merged). On the published landscapes another device's best was within
+/// 95 % of the optimum at once within one architecture and led the search astray across
+/// (bench/results/2026-12-02-devvm-strategies-any-size.md): a device of another architecture
+/// gets a `note`. The devices tuned now (exclude_uuids) and, when not empty, those named
+/// exclude_name are not taken. Throws Error when the file is neither, is of another kernel, or
+/// has no ok trial of it on another device.
 [[nodiscard]] WarmStart load_warm_start(const std::filesystem::path& path, const Space& space,
                                         const std::vector<std::string>& exclude_uuids = {},
-                                        const std::string& exclude_name = {});
+                                        const std::string& exclude_name = {}, int arch = 0);
 /// The top `count` configs of a problem's ranking that are points of its domain (configs the
 /// domain lacks are skipped), best first; empty when the warm start has no ranking of it.
 [[nodiscard]] std::vector<std::size_t> warm_start_of(const WarmStart& warm, const Space& space,

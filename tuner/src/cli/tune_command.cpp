@@ -569,7 +569,9 @@ exits 1 (the others' results stand).
       std::vector<std::string> tuned;  // the devices of this sweep: their own trials are no warm start
       for (const DeviceInfo& d : options.devices.empty() ? std::vector<DeviceInfo>{options.device} : options.devices)
         tuned.push_back(d.uuid);
-      options.warm_start = load_warm_start(o->warm_start, space, tuned);
+      const int arch = (options.devices.empty() ? options.device : options.devices.front()).arch();
+      options.warm_start = load_warm_start(o->warm_start, space, tuned, {}, arch);
+      if (!options.warm_start.note.empty()) std::cerr << text_out::terminal_text(options.warm_start.note) << '\n';
     }
     options.objective = *parse_objective(o->objective);
     options.energy.enabled = o->energy;

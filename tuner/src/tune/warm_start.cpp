@@ -6,6 +6,7 @@
 #include <array>
 #include <fstream>
 
+#include "common/input_file.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/sweep.hpp"
 
@@ -15,13 +16,18 @@ namespace {
 
 enum class WarmFile { cache, recording, other };
 
-/// What a file is by its first bytes: SQLite's header, or a landscape's first line.
+/// What a file is by its first bytes: SQLite's header, or a landscape's first line. Only a
+/// regular file is opened (a FIFO would block the sweep before it starts).
 WarmFile kind_of(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("--warm-start {}: cannot open it", path.string()));
   std::array<char, 20> head{};
-  in.read(head.data(), head.size());
-  const std::string text(head.data(), static_cast<std::size_t>(in.gcount()));
+  std::size_t got = 0;
+  try {
+    InputFile in(path, "a warm start (a cache or a recording)");
+    for (std::size_t n = 1; got < head.size() && n > 0; got += n) n = in.read(head.data() + got, head.size() - got);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--warm-start {}: {}", shown_path(path), e.what()));
+  }
+  const std::string text(head.data(), got);
   if (text.starts_with(std::string("SQLite format 3\0", 16))) return WarmFile::cache;
   if (text.starts_with("# tiletune landscape")) return WarmFile::recording;
   return WarmFile::other;
@@ -41,9 +47,12 @@ std::map<std::string, std::vector<std::string>> rankings_of(const Landscape& lan
   return out;
 }
 
-/// The other device of a cache with the most ok trials of the kernel's current version.
+int arch_of(const CacheDb& db, const std::string& uuid);
+
+/// The other device of a cache with the most ok trials of the kernel's current version, one of
+/// architecture `arch` first.
 std::string other_device(const CacheDb& db, const std::filesystem::path& path, const Space& space,
-                         const std::vector<std::string>& exclude_uuids, const std::string& exclude_name) {
+                         const std::vector<std::string>& exclude_uuids, const std::string& exclude_name, int arch) {
   TrialFilter filter;
   filter.kernel = space.kernel;
   filter.current_only = true;
@@ -55,28 +64,37 @@ std::string other_device(const CacheDb& db, const std::filesystem::path& path, c
       ++ok_trials[row.device_uuid];
   if (ok_trials.empty())
     throw Error(fmt::format("--warm-start {}: the cache has no ok trial of kernel '{}' on a device other than this one",
-                            path.string(), space.kernel));
-  const auto best = std::max_element(ok_trials.begin(), ok_trials.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+                            shown_path(path), space.kernel));
+  const auto same_arch = [&](const std::string& uuid) { return arch != 0 && arch_of(db, uuid) == arch; };
+  const auto best = std::max_element(ok_trials.begin(), ok_trials.end(), [&](const auto& a, const auto& b) {
+    return std::pair(same_arch(a.first), a.second) < std::pair(same_arch(b.first), b.second);
+  });
   return best->first;
+}
+
+/// A cached device's compute capability as 90 for sm_90; 0 when the cache does not know it.
+int arch_of(const CacheDb& db, const std::string& uuid) {
+  for (const DeviceRow& row : db.devices())
+    if (row.device.uuid == uuid) return row.device.cc_major * 10 + row.device.cc_minor;
+  return 0;
 }
 
 }  // namespace
 
 WarmStart load_warm_start(const std::filesystem::path& path, const Space& space,
-                          const std::vector<std::string>& exclude_uuids, const std::string& exclude_name) {
+                          const std::vector<std::string>& exclude_uuids, const std::string& exclude_name, int arch) {
   WarmStart warm;
   switch (kind_of(path)) {
     case WarmFile::other:
       throw Error(fmt::format("--warm-start {}: neither a tiletune cache (SQLite) nor a landscape recording "
                               "(`tiletune export --format landscape`)",
-                              path.string()));
+                              shown_path(path)));
     case WarmFile::recording: {
       const Landscape landscape = load_landscape(path);
       if (landscape.kernel != space.kernel)
-        throw Error(fmt::format("--warm-start {}: the recording is of kernel '{}', the space of '{}'", path.string(),
+        throw Error(fmt::format("--warm-start {}: the recording is of kernel '{}', the space of '{}'", shown_path(path),
                                 landscape.kernel, space.kernel));
-      warm.source = fmt::format("{}: {}", path.string(), landscape.header_value("device").value_or("?"));
+      warm.source = fmt::format("{}: {}", shown_path(path), landscape.header_value("device").value_or("?"));
       warm.rankings = rankings_of(landscape);
       break;
     }
@@ -84,9 +102,14 @@ WarmStart load_warm_start(const std::filesystem::path& path, const Space& space,
       CacheDb::Options read_only;
       read_only.mode = CacheDb::Mode::read_only;
       const CacheDb db = CacheDb::open(path, read_only);
-      const std::string uuid = other_device(db, path, space, exclude_uuids, exclude_name);
+      const std::string uuid = other_device(db, path, space, exclude_uuids, exclude_name, arch);
+      if (const int other = arch_of(db, uuid); arch != 0 && other != 0 && other != arch)
+        warm.note = fmt::format("--warm-start {}: no device of sm_{} has kernel '{}' there; the ranking comes from {} "
+                                "(sm_{}), and across architectures another device's best configs were measured to lead "
+                                "the search astray rather than help (README, Warm starts)",
+                                shown_path(path), arch, space.kernel, uuid, other);
       const Landscape landscape = landscape_from_cache(db, space.kernel, uuid);
-      warm.source = fmt::format("{}: {} ({})", path.string(), landscape.header_value("device").value_or("?"), uuid);
+      warm.source = fmt::format("{}: {} ({})", shown_path(path), landscape.header_value("device").value_or("?"), uuid);
       warm.rankings = rankings_of(landscape);
       break;
     }
