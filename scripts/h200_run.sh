@@ -253,8 +253,7 @@ phase_scale() {
       --db /tmp/tt/$name.db > "$L/scale_tune_$name.log" 2>&1
     note "tune $name rc=$? wall $(python3 -c "print(round($EPOCHREALTIME - $start, 2))") s"
     grep -E "trials this run|^strategy|s wall|^overhead|  setup|in the worker" "$L/scale_tune_$name.log" >> "$summary"
-    $T export --db /tmp/tt/$name.db --format landscape --kernel "$($T plan "$space" --format json 2>/dev/null |
-      python3 -c 'import json,sys; print(json.load(sys.stdin)["kernel"])' 2>/dev/null)" \
+    $T export --db /tmp/tt/$name.db --format landscape --kernel "$(sed -n 's/^kernel: *//p' "$space" | head -1)" \
       > "$L/scale_$name.csv" 2>> "$L/scale_tune_$name.log"
   done
   if [[ -x $B/bench/bench_strategies && -n ${STRATEGY_ARGS:-} ]]; then
