@@ -192,13 +192,20 @@ class TimedStrategy final : public SearchStrategy {
   std::size_t proposed_ = 0;
 };
 
-/// One landscape a strategy is run on: a domain, its outcomes and its optimum.
+/// One landscape a strategy is run on: a domain, an evaluator of its outcomes (a new one per
+/// search) and its optimum.
 struct Target {
   std::string space, problem;
   const SearchDomain* domain = nullptr;
-  std::function<Evaluation(std::size_t)> evaluate;
+  std::function<std::unique_ptr<Evaluator>()> evaluator;
   double optimum = 0;
 };
+
+/// A recording's target: evaluated as `tune --replay` does (replay_evaluator: a config the
+/// recording lacks is answered for free, as a constraint would have left it out).
+Target recording_target(std::string space, std::string problem, const ReplayProblem& r) {
+  return {std::move(space), std::move(problem), &r.space.domain, [&r] { return replay_evaluator(r); }, r.optimum_ms};
+}
 
 /// What the seeds of one strategy on one target gave.
 struct SeedRuns {
@@ -222,13 +229,16 @@ SeedRuns run_seeds(const Target& target, const std::string& name, int seeds, std
     budget.evaluations = cap;
     SearchRun run = sweep_search_run(*target.domain, strategy, budget, args.threads);
     if (args.in_flight) run.in_flight = args.in_flight;
-    SimulatedEvaluator evaluator(target.evaluate);
-    const SearchTrace trace = run_search(*target.domain, strategy, evaluator, run);
+    const std::unique_ptr<Evaluator> evaluator = target.evaluator();
+    const SearchTrace trace = run_search(*target.domain, strategy, *evaluator, run);
     runs.cpu_seconds += strategy.cpu_seconds();
     runs.proposed += strategy.proposed();
+    std::vector<const Evaluation*> evaluated;  // recalled ones (a recording's unrecorded configs) cost nothing
+    for (const Evaluation& e : trace.evaluations)
+      if (!e.recalled) evaluated.push_back(&e);
     double best = std::numeric_limits<double>::infinity();
     for (std::size_t k = 0; k < cap; ++k) {
-      if (k < trace.evaluations.size() && trace.evaluations[k].time) best = std::min(best, *trace.evaluations[k].time);
+      if (k < evaluated.size() && evaluated[k]->time) best = std::min(best, *evaluated[k]->time);
       runs.fraction_at[k].push_back(std::isfinite(best) ? target.optimum / best : 0.0);
     }
     runs.n90.push_back(evaluations_to_reach(trace, target.optimum, 0.90));
@@ -440,8 +450,7 @@ int main(int argc, char** argv) try {
       auto rp = std::make_unique<ReplayProblem>(replay_problem(space, landscape, problem));
       if (!rp->optimum) continue;
       const ReplayProblem& r = *rp;
-      const Target target{file.stem().string(), lp.problem, &r.space.domain,
-                          [&r](std::size_t p) { return recorded_evaluation(r, p); }, r.optimum_ms};
+      const Target target = recording_target(file.stem().string(), lp.problem, r);
       bench_target(target, static_cast<std::size_t>(r.space.domain.size()), args, curves, rows);
       recorded.push_back(std::move(rp));
       recorded_names.push_back(file.stem().string());
@@ -459,7 +468,9 @@ int main(int argc, char** argv) try {
   }
   for (const auto& syn : synthetics) {
     const Synthetic& s = *syn;
-    const Target target{s.name, "-", &s.domain, [&s](std::size_t p) { return s.evaluate(p); }, 1.0};
+    const Target target{s.name, "-", &s.domain,
+                        [&s] { return std::make_unique<SimulatedEvaluator>([&s](std::size_t p) { return s.evaluate(p); }); },
+                        1.0};
     bench_target(target, args.synthetic_cap, args, curves, rows);
   }
 
@@ -513,8 +524,7 @@ int main(int argc, char** argv) try {
     std::cout << "| from | to | strategy | cold | warm | cold / warm |\n|---|---|---|---:|---:|---:|\n";
     for (std::size_t b = 0; b < recorded.size(); ++b) {
       const ReplayProblem& to = *recorded[b];
-      const Target target{recorded_names[b], to.canonical, &to.space.domain,
-                          [&to](std::size_t p) { return recorded_evaluation(to, p); }, to.optimum_ms};
+      const Target target = recording_target(recorded_names[b], to.canonical, to);
       for (const std::string& name : args.strategies) {
         if (name == "exhaustive") continue;
         const std::size_t cap = cap_for(name, to.space.domain.size(), to.space.domain.size(), args);

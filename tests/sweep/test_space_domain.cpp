@@ -338,7 +338,7 @@ class SampleSearch final : public SearchStrategy {
 };
 
 // A replay of a recording of the >10^7 space (2,000 recorded configs, the default among them):
-// over the sweep's domain, the unrecorded configs counted and replayed as free failures.
+// the recorded configs under the sweep's ids, the unrecorded ones counted and left out.
 TEST(SpaceDomain, ASpaceOfMoreThan10To7ConfigsReplays) {
   const Space space = huge();
   const Problem problem = select_problem(space, {});

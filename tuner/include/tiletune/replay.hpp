@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -55,19 +56,21 @@ struct SpaceDomain {
 /// a param has more than 65535 values or the params more than 2^64 combinations.
 [[nodiscard]] SpaceDomain space_domain(const Space& space, const Problem& problem, const Shard& shard = {});
 
-/// One problem of a space joined with its recording, over the domain a sweep of it searches
-/// (space_domain: the same points, the same ids). A point the recording lacks replays as a
-/// failure that costs nothing (it is counted in `unrecorded`); the optimum and the exhaustive
-/// cost come from the recorded trials that are points of the domain.
+/// One problem of a space joined with its recording. Its domain is the points of the domain a
+/// sweep of it searches (space_domain) that the recording has, under the same ids: a config the
+/// recording lacks cannot be answered (it is counted in `unrecorded`). A sample is the sweep
+/// domain's sample of the same random word whenever that one is recorded, so that a replay of a
+/// complete recording draws what the sweep drew; the optimum and the exhaustive cost come from
+/// the recorded trials.
 struct ReplayProblem {
   Problem problem;
   std::string canonical;                    ///< "N=8192"
-  SpaceDomain space;                        ///< every valid config (of the shard, with one)
+  SpaceDomain space;                        ///< the recorded valid configs (of the shard, with one)
   /// The recorded outcome of each point the recording has (a trial that is no point of the
   /// domain is left out; of two trials of one config, the first).
   std::unordered_map<std::size_t, LandscapeTrial> outcomes;
-  /// Valid configs the recording lacks: they replay as failures. Exact when the domain's count
-  /// is (space.domain.size_info().exact), else estimated as that count less outcomes.size().
+  /// Valid configs the recording lacks (left out). Exact when the sweep domain's count is, else
+  /// estimated as that count less outcomes.size().
   std::uint64_t unrecorded = 0;
   std::optional<std::size_t> optimum;       ///< fastest ok point
   double optimum_ms = 0;
@@ -81,7 +84,8 @@ struct ReplayProblem {
                                            const Problem& problem, const Shard& shard = {});
 
 /// A point's recorded outcome: its time when it ran ok (failures stay failures), costing the
-/// recorded compile + measure time; a point the recording lacks is a failure costing nothing.
+/// recorded compile + measure time (a point the recording lacks, which its domain never
+/// proposes: a failure costing nothing).
 [[nodiscard]] Evaluation recorded_evaluation(const ReplayProblem& problem, std::size_t point);
 
 /// The recorded trial of a point; for a point the recording lacks, a `pruned` trial that
@@ -91,15 +95,12 @@ struct ReplayProblem {
 /// The recorded points in id order (the Enumerator's order).
 [[nodiscard]] std::vector<std::size_t> recorded_points(const ReplayProblem& problem);
 
-/// How many proposals of configs the recording lacks a replay answers for free: at least 1000,
-/// and 10 per recorded config.
-[[nodiscard]] std::uint64_t free_unrecorded_answers(const ReplayProblem& problem);
+/// The evaluator of a replay (what replay() runs the search on): recorded outcomes on a
+/// simulated clock (recorded_evaluation).
+[[nodiscard]] std::unique_ptr<Evaluator> replay_evaluator(const ReplayProblem& problem);
 
 /// Runs a strategy against the recording through run_search, on a simulated clock of
-/// recorded_evaluation. A config the recording lacks is recalled as a failure (free: not
-/// against the budget, SearchTrace::resumed counts it) up to free_unrecorded_answers, as a
-/// constraint would have left it out; past that it is evaluated as a failure costing nothing.
-/// With sweep_search_run(...) as run, it is the search a sweep makes.
+/// recorded_evaluation. With sweep_search_run(...) as run, it is the search a sweep makes.
 [[nodiscard]] SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy, const SearchRun& run);
 
 /// The number of evaluations (recalled ones, which cost nothing, not counted) after which the

@@ -12,6 +12,66 @@
 
 namespace tiletune {
 
+namespace {
+
+/// A replay's domain: the points of the sweep's domain that the recording has, under the
+/// sweep's ids. A sample is the sweep's own sample of the same random word when that one is
+/// recorded (a replay of a complete recording draws exactly what the sweep drew), else the first
+/// recorded of a few more draws, else a uniform pick of the recorded points (a sparse recording
+/// of a large space).
+class RecordedSource final : public DomainSource {
+ public:
+  RecordedSource(SearchDomain sweep, std::vector<std::size_t> recorded)
+      : sweep_(std::move(sweep)), recorded_(std::move(recorded)) {}
+
+  DomainSize size() const override { return {recorded_.size(), true, 0}; }
+
+  std::vector<std::uint16_t> coords(std::size_t point) const override {
+    if (!is_recorded(point))
+      throw Error(fmt::format("replay domain: id {} is not a recorded point ({} are)", point, recorded_.size()));
+    return sweep_.coords(point);
+  }
+
+  std::optional<std::size_t> find(std::span<const std::uint16_t> coords) const override {
+    const std::optional<std::size_t> point = sweep_.find(coords);
+    return point && is_recorded(*point) ? point : std::nullopt;
+  }
+
+  std::optional<std::size_t> sample(std::uint64_t random) const override {
+    if (recorded_.empty()) return std::nullopt;
+    std::uint64_t state = random;
+    for (int draw = 0; draw < kDraws; ++draw) {
+      const std::optional<std::size_t> point = sweep_.sample(draw == 0 ? random : splitmix64(state));
+      if (point && is_recorded(*point)) return point;
+    }
+    return recorded_[static_cast<std::size_t>((static_cast<unsigned __int128>(splitmix64(state)) * recorded_.size()) >> 64)];
+  }
+
+  std::optional<std::size_t> next(std::optional<std::size_t> after) const override {
+    const auto it = after ? std::upper_bound(recorded_.begin(), recorded_.end(), *after) : recorded_.begin();
+    if (it == recorded_.end()) return std::nullopt;
+    return *it;
+  }
+
+ private:
+  static constexpr int kDraws = 16;
+
+  static std::uint64_t splitmix64(std::uint64_t& state) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+  }
+  [[nodiscard]] bool is_recorded(std::size_t point) const {
+    return std::binary_search(recorded_.begin(), recorded_.end(), point);
+  }
+
+  SearchDomain sweep_;
+  std::vector<std::size_t> recorded_;  ///< sorted
+};
+
+}  // namespace
+
 ReplayProblem replay_problem(const Space& space, const Landscape& landscape, const Problem& problem,
                              const Shard& shard) {
   if (landscape.kernel != space.kernel)
@@ -26,8 +86,9 @@ ReplayProblem replay_problem(const Space& space, const Landscape& landscape, con
     for (const LandscapeProblem& p : landscape.problems) have += (have.empty() ? "" : ", ") + p.problem;
     throw Error(fmt::format("replay: the recording has no trials for {} (it has: {})", r.canonical, have));
   }
-  // The domain is the sweep's: every valid config. A recorded trial that is no point of it (a
-  // config the constraints or the shard leave out, or one of other params) is not a candidate.
+  // The domain is the sweep's valid configs that the recording has, under the sweep's ids: a
+  // config the recording lacks cannot be answered, and a recorded trial that is no point of the
+  // sweep's domain (the constraints or the shard leave it out, or other params) is no candidate.
   r.space = space_domain(space, problem, shard);
   for (const LandscapeTrial& t : recorded->trials) {
     const std::optional<std::size_t> point = r.space.point_of(space, t.params);
@@ -45,6 +106,11 @@ ReplayProblem replay_problem(const Space& space, const Landscape& landscape, con
                             recorded->trials.size(), r.canonical, space.yaml_path.string()));
   const std::uint64_t valid = r.space.domain.size();
   r.unrecorded = valid > r.outcomes.size() ? valid - r.outcomes.size() : 0;
+  const SearchDomain& sweep = r.space.domain;
+  const std::optional<std::size_t> start =
+      sweep.start() && r.outcomes.contains(*sweep.start()) ? sweep.start() : std::nullopt;
+  r.space.domain = SearchDomain::from_source(sweep.param_names(), sweep.param_values(),
+                                             std::make_shared<RecordedSource>(sweep, recorded_points(r)), start);
   return r;
 }
 
@@ -73,45 +139,13 @@ std::vector<std::size_t> recorded_points(const ReplayProblem& problem) {
   return points;
 }
 
-std::uint64_t free_unrecorded_answers(const ReplayProblem& problem) {
-  return std::max<std::uint64_t>(1000, 10 * problem.outcomes.size());
+std::unique_ptr<Evaluator> replay_evaluator(const ReplayProblem& problem) {
+  return std::make_unique<SimulatedEvaluator>([&problem](std::size_t point) { return recorded_evaluation(problem, point); });
 }
 
-namespace {
-
-/// A replay's evaluator: the recording's outcomes on a simulated clock, and a config the
-/// recording lacks recalled at once as a failure (free, like a config a constraint leaves out:
-/// the recording, not the search, lacks it), up to free_unrecorded_answers; past that such a
-/// config is evaluated as a failure costing nothing, so a search over a sparse recording still
-/// ends within its budget.
-class ReplayEvaluator final : public Evaluator {
- public:
-  explicit ReplayEvaluator(const ReplayProblem& problem)
-      : problem_(problem),
-        free_left_(free_unrecorded_answers(problem)),
-        simulated_([&problem](std::size_t point) { return recorded_evaluation(problem, point); }) {}
-
-  std::optional<Evaluation> recall(std::size_t point) override {
-    if (free_left_ == 0 || problem_.outcomes.contains(point)) return std::nullopt;
-    --free_left_;
-    return recorded_evaluation(problem_, point);
-  }
-  void submit(std::size_t point) override { simulated_.submit(point); }
-  Evaluation next() override { return simulated_.next(); }
-  void cancel() override { simulated_.cancel(); }
-  double elapsed_seconds() const override { return simulated_.elapsed_seconds(); }
-
- private:
-  const ReplayProblem& problem_;
-  std::uint64_t free_left_;
-  SimulatedEvaluator simulated_;
-};
-
-}  // namespace
-
 SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy, const SearchRun& run) {
-  ReplayEvaluator evaluator(problem);
-  return run_search(problem.space.domain, strategy, evaluator, run);
+  const std::unique_ptr<Evaluator> evaluator = replay_evaluator(problem);
+  return run_search(problem.space.domain, strategy, *evaluator, run);
 }
 
 std::optional<std::size_t> evaluations_to_reach(const SearchTrace& trace, double optimum_ms, double fraction) {
