@@ -19,6 +19,7 @@
 #include "tiletune/landscape.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/replay.hpp"
+#include "tiletune/sweep.hpp"
 #include "tiletune/trial.hpp"
 
 namespace tiletune::testing {
@@ -385,6 +386,34 @@ TEST(SpaceDomain, ASpaceOfMoreThan10To7ConfigsReplays) {
     cost += e.cost_seconds;
   }
   EXPECT_NEAR(trace.cost_seconds, cost, 1e-9);
+}
+
+// The H200's sweep of the >10^7 space (auto: the forest, 500 trials per problem; bench/results/
+// 2026-12-02-h200-scale.md), replayed on the CPU as a sweep of it with auto and 200 trials: the
+// sweep's domain counted exactly, each problem's search over its recorded configs, and 95 % of
+// the recorded optimum reached within the budget.
+TEST(SpaceDomain, TheH200SweepOfThe10To7SpaceReplaysWithAuto) {
+  const Space space = huge();
+  const Landscape recording =
+      load_landscape(source_dir() / "tests" / "data" / "landscapes" / "large" / "poly_eval_huge.csv");
+  ReplaySweepOptions options;
+  options.budget.evaluations = 200;
+  options.confirm = ConfirmPlan{3, 3};
+  options.compile_threads = 16;  // the H200 host's: the sweep's in-flight width
+  const ReplayedSweep replayed = replay_sweep(space, recording, all_problems(space), options);
+  EXPECT_EQ(replayed.schedule.choice.strategy, auto_large_space_strategy);
+  ASSERT_EQ(replayed.problems.size(), 2u);
+  for (const ReplayedProblem& p : replayed.problems) {
+    EXPECT_EQ(p.recording.sweep_size.count, 15'707'520u) << p.recording.canonical;
+    EXPECT_TRUE(p.recording.sweep_size.exact);
+    EXPECT_EQ(p.recording.outcomes.size(), 500u) << "what the H200 measured of " << p.recording.canonical;
+    EXPECT_EQ(p.trace.evaluated, 200u);
+    ASSERT_TRUE(p.recording.optimum.has_value());
+    const auto at = evaluations_to_reach(p.trace, p.recording.optimum_ms, 0.95);
+    ASSERT_TRUE(at.has_value()) << p.recording.canonical;
+    EXPECT_LE(*at, 200u);
+    EXPECT_EQ(p.confirmation.finalists, 3u);
+  }
 }
 
 }  // namespace

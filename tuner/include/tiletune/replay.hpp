@@ -66,6 +66,9 @@ struct ReplayProblem {
   Problem problem;
   std::string canonical;                    ///< "N=8192"
   SpaceDomain space;                        ///< the recorded valid configs (of the shard, with one)
+  /// The size of the sweep's domain (every valid config, of the shard with one): what a sweep's
+  /// schedule (auto, a share of the configs) is decided on.
+  DomainSize sweep_size;
   /// The recorded outcome of each point the recording has (a trial that is no point of the
   /// domain is left out; of two trials of one config, the first).
   std::unordered_map<std::size_t, LandscapeTrial> outcomes;

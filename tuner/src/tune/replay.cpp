@@ -107,6 +107,7 @@ ReplayProblem replay_problem(const Space& space, const Landscape& landscape, con
   const std::uint64_t valid = r.space.domain.size();
   r.unrecorded = valid > r.outcomes.size() ? valid - r.outcomes.size() : 0;
   const SearchDomain& sweep = r.space.domain;
+  r.sweep_size = sweep.size_info();
   const std::optional<std::size_t> start =
       sweep.start() && r.outcomes.contains(*sweep.start()) ? sweep.start() : std::nullopt;
   r.space.domain = SearchDomain::from_source(sweep.param_names(), sweep.param_values(),

@@ -40,10 +40,10 @@ ReplayedSweep replay_sweep(const Space& space, const Landscape& landscape, const
                            const ReplaySweepOptions& options) {
   ReplayedSweep out;
   std::vector<ReplayProblem> recordings;
-  DomainSize configs{0, true, 0};  // what a sweep of a fresh cache would measure: every recorded config
+  DomainSize configs{0, true, 0};  // what a sweep of a fresh cache would measure: every valid config
   for (const Problem& p : problems) {
     recordings.push_back(replay_problem(space, landscape, p, options.shard));
-    configs = add_sizes(configs, recordings.back().space.domain.size_info());
+    configs = add_sizes(configs, recordings.back().sweep_size);
   }
   out.schedule = sweep_schedule(options.strategy, options.budget, options.seed, options.confirm, problems.size(), configs);
   double clock = 0;  // the simulated sweep's: every search's and confirmation's recorded cost
@@ -51,7 +51,7 @@ ReplayedSweep replay_sweep(const Space& space, const Landscape& landscape, const
     ReplayedProblem& r = out.problems.emplace_back();
     r.recording = std::move(recordings[p]);
     const SearchDomain& domain = r.recording.space.domain;
-    r.schedule = problem_schedule(out.schedule, p, domain.size(), clock);
+    r.schedule = problem_schedule(out.schedule, p, r.recording.sweep_size.count, clock);
     if (options.warm_start) r.schedule.warm_start = warm_start_of(*options.warm_start, space, r.recording.canonical, r.recording.space);
     const std::unique_ptr<SearchStrategy> strategy = scheduled_strategy(r.schedule, domain);
     SearchRun run = sweep_search_run(domain, *strategy, r.schedule.budget, options.compile_threads);
