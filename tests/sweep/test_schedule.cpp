@@ -28,6 +28,18 @@ std::filesystem::path shipped(const std::string& kernel) {
 }
 DomainSize exact(std::uint64_t n) { return DomainSize{n, true, 0}; }
 
+/// A cache holding one ok trial (1 ms) of `kernel` on one sm_90 device.
+void write_one_trial_cache(const std::filesystem::path& db_path, const std::string& uuid, const std::string& kernel,
+                           const std::string& problem, const std::string& params) {
+  CacheDb db = CacheDb::open(db_path);
+  const auto device = db.upsert_device(DeviceRecord{uuid, "This GPU", 9, 0, 132, {}, {}, {}, {}});
+  const auto k = db.upsert_kernel(KernelRecord{kernel, "h", "--gpu-architecture=sm_90", "13.0"});
+  TrialRecord t;
+  t.key = TrialKey{device, k, problem, params};
+  t.time_ms = 1;
+  (void)db.record_trial(t);
+}
+
 TEST(Schedule, AutoIsExhaustiveUpToAMinuteAndTheLargeSpaceStrategyBeyond) {
   // 10^2 configs: 10 s estimated, measured whole.
   EXPECT_EQ(choose_strategy("auto", {}, exact(100)).strategy, "exhaustive");
@@ -262,15 +274,7 @@ TEST(WarmStart, FromACacheTheOtherDeviceWithTheMostOkTrials) {
   // Only this device's own trials: no warm start.
   TempDir other;
   const auto lone = other.path() / "lone.db";
-  {
-    CacheDb db = CacheDb::open(lone);
-    const auto here = db.upsert_device(DeviceRecord{"GPU-HERE", "This GPU", 9, 0, 132, {}, {}, {}, {}});
-    const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "h", "--gpu-architecture=sm_90", "13.0"});
-    TrialRecord t;
-    t.key = TrialKey{here, kernel, "N=4096", "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1"};
-    t.time_ms = 1;
-    (void)db.record_trial(t);
-  }
+  write_one_trial_cache(lone, "GPU-HERE", "transpose", "N=4096", "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
   try {
     (void)load_warm_start(lone, s, {"GPU-HERE"});
     ADD_FAILURE() << "a cache with this device's trials only";
@@ -299,15 +303,7 @@ TEST(WarmStart, AFileThatIsNeitherOrOfAnotherKernelIsRefused) {
                "the recording is of kernel 'matmul', the space of 'transpose'");
   expect_error(shipped("matmul"), "the recording is of kernel 'matmul'");
   const auto db_path = dir.path() / "matmul.db";
-  {
-    CacheDb db = CacheDb::open(db_path);
-    const auto d = db.upsert_device(DeviceRecord{"GPU-1", "Other GPU", 9, 0, 132, {}, {}, {}, {}});
-    const auto k = db.upsert_kernel(KernelRecord{"matmul", "h", "--gpu-architecture=sm_90", "13.0"});
-    TrialRecord t;
-    t.key = TrialKey{d, k, "M=64", "TILE=16"};
-    t.time_ms = 1;
-    (void)db.record_trial(t);
-  }
+  write_one_trial_cache(db_path, "GPU-1", "matmul", "M=64", "TILE=16");
   expect_error(db_path, "no ok trial of kernel 'transpose'");
 }
 
