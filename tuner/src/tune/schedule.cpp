@@ -12,10 +12,11 @@ namespace tiletune {
 namespace {
 
 // Otherwise auto measures this share of each problem's configs, at least kAutoMinTrials and at
-// most kAutoMaxTrials, unless --budget says otherwise. The cap: on the published landscapes and
-// the H200 recordings the forest reaches 99 % of the optimum within a few hundred evaluations
-// at any size (bench/results/2026-12-02-strategies-scale.md), and 10 % of 10^7 configs would be
-// a million trials.
+// most kAutoMaxTrials, unless --budget says otherwise. The cap: on the published landscapes,
+// the H200 recordings and synthetic domains of 10^5 and 10^7 configs the forest reaches 95 % of
+// the optimum within 150 evaluations (median) and, where it gets there, 99 % within about 200
+// (bench/results/2026-12-02-devvm-strategies-any-size.md); 10 % of 10^7 configs would be a
+// million trials.
 constexpr double kAutoFraction = 0.10;
 constexpr std::uint64_t kAutoMinTrials = 30;
 constexpr std::uint64_t kAutoMaxTrials = 500;
