@@ -6,6 +6,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "common/random_words.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/strategy.hpp"
 
@@ -78,8 +79,7 @@ class ListSource final : public DomainSource {
 
   std::optional<std::size_t> sample(std::uint64_t random) const override {
     if (points_.empty()) return std::nullopt;
-    // Multiply-shift: uniform up to a bias of size/2^64, and the same on every platform.
-    return static_cast<std::size_t>((static_cast<unsigned __int128>(random) * points_.size()) >> 64);
+    return random_words::below(random, points_.size());
   }
 
   std::optional<std::size_t> next(std::optional<std::size_t> after) const override {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "common/random_words.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/trial.hpp"
 
@@ -41,10 +42,10 @@ class RecordedSource final : public DomainSource {
     if (recorded_.empty()) return std::nullopt;
     std::uint64_t state = random;
     for (int draw = 0; draw < kDraws; ++draw) {
-      const std::optional<std::size_t> point = sweep_.sample(draw == 0 ? random : splitmix64(state));
+      const std::optional<std::size_t> point = sweep_.sample(draw == 0 ? random : random_words::splitmix64(state));
       if (point && is_recorded(*point)) return point;
     }
-    return recorded_[static_cast<std::size_t>((static_cast<unsigned __int128>(splitmix64(state)) * recorded_.size()) >> 64)];
+    return recorded_[random_words::below(random_words::splitmix64(state), recorded_.size())];
   }
 
   std::optional<std::size_t> next(std::optional<std::size_t> after) const override {
@@ -56,12 +57,6 @@ class RecordedSource final : public DomainSource {
  private:
   static constexpr int kDraws = 16;
 
-  static std::uint64_t splitmix64(std::uint64_t& state) {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-  }
   [[nodiscard]] bool is_recorded(std::size_t point) const {
     return std::binary_search(recorded_.begin(), recorded_.end(), point);
   }

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "common/random_words.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/replay.hpp"
@@ -39,17 +40,8 @@ constexpr std::uint64_t shard_walk_budget = std::uint64_t{1} << 20;
 constexpr std::uint64_t group_draw_limit = std::uint64_t{1} << 22;
 constexpr std::uint64_t shard_draws_per_shard = 64;
 
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
-/// Uniform in [0, n) from a random word (multiply-shift: the same on every platform).
-std::uint64_t below(std::uint64_t random, std::uint64_t n) {
-  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(random) * n) >> 64);
-}
+using random_words::below;
+using random_words::splitmix64;
 
 /// One group of params that the constraints connect, in increasing param order.
 struct Group {
