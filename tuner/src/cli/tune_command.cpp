@@ -453,7 +453,8 @@ Runner add_tune_command(CLI::App& app) {
                      ->check(CLI::ExistingFile);
   cmd->add_option("--warm-start", o->warm_start,
                   "Start each problem's search from another device's ranking of the same kernel: a result cache "
-                  "(the device with the most ok trials of it, this one excluded) or a landscape recording; its top " +
+                  "(a device of this one's architecture first, then the one with the most ok trials of it, this one "
+                  "excluded) or a landscape recording; its top " +
                       std::to_string(warm_start_points) + " configs in this problem's space are proposed first and measured")
       ->check(CLI::ExistingFile);
   cmd->add_option("--format", o->format,
@@ -509,8 +510,9 @@ equally by the problems). auto is decided once per sweep, by the size of what is
 same auto, seeds, share of a time budget on the recorded costs, and --confirm finalists, each
 round at its recorded time): it prints the evaluations, the finalists, the recorded sweep time
 they cost and how close to the optimum they got. --warm-start DB|RECORDING proposes another
-device's fastest 8 configs of each problem first (a cache: the other device with the most ok
-trials of the kernel); they are measured here like any other.
+device's fastest 8 configs of each problem first (a cache: another device of this one's
+architecture, else the other with the most ok trials of the kernel, with a note: across
+architectures it was measured to mislead); they are measured here like any other.
 --shard I/N tunes (or replays) only shard I of N: a config's shard is a hash of its params, so
 a rerun of the same shard takes the same configs; the default config is measured by its shard.
 --devices all (or 0,2) runs one worker per GPU in one sweep: the GPUs of one model share its
