@@ -71,7 +71,7 @@ class SearchLoop {
       top_up();
       if (outstanding_.empty()) {
         // Nothing in flight and nothing more proposed: the strategy is done, or the count is spent.
-        trace_.budget_exhausted = !strategy_done_ && proposed_count_ < domain_.size();
+        trace_.budget_exhausted = !strategy_done_ && proposed_.size() < domain_.size();
         break;
       }
       if (time_spent()) {
@@ -145,7 +145,6 @@ class SearchLoop {
     if (!proposed_.insert(point).second)
       throw Error(fmt::format("run_search: strategy '{}' proposed point {} ({}) twice", strategy_.name(), point,
                               strategy_detail::describe_point(domain_, point)));
-    ++proposed_count_;
   }
 
   /// Whether point is an id the domain's source gave out (its coords are known).
@@ -205,7 +204,6 @@ class SearchLoop {
   const SearchRun& run_;
   const std::optional<std::uint64_t> limit_;
   std::unordered_set<std::size_t> proposed_;  ///< every point proposed: the search's work, not the domain
-  std::size_t proposed_count_ = 0;
   std::deque<std::size_t> outstanding_;  ///< submitted, not yet returned, oldest first
   std::optional<Evaluation> first_;      ///< run.first's outcome, until the strategy proposes it
   bool strategy_done_ = false;
