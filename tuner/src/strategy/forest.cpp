@@ -131,22 +131,25 @@ class Forest {
   /// Mean and standard deviation of the trees' predictions at each of count feature rows.
   void predict(const std::uint16_t* rows, std::size_t count, std::vector<double>& mean,
                std::vector<double>& spread) const {
-    per_tree_.resize(count);
-    mean.assign(count, 0.0);
-    spread.assign(count, 0.0);
+    per_tree_.resize(trees_.size() * count);
     // Tree by tree, so that one tree's nodes stay in cache while every row goes down it.
-    for (std::size_t t = 0; t < trees_.size(); ++t) {
-      predict_tree(t, rows, count, per_tree_.data());
-      for (std::size_t r = 0; r < count; ++r) {
-        mean[r] += per_tree_[r];
-        spread[r] += static_cast<double>(per_tree_[r]) * per_tree_[r];
-      }
-    }
-    finish(count, mean, spread);
+    for (std::size_t t = 0; t < trees_.size(); ++t) predict_tree(t, rows, count, &per_tree_[t * count]);
+    summarize(per_tree_, count, mean, spread);
   }
 
-  /// Turns per-row sums of the trees' predictions and of their squares into mean and spread.
-  void finish(std::size_t count, std::vector<double>& mean, std::vector<double>& spread) const {
+  /// Mean and standard deviation over the trees of per-tree predictions (tree-major: tree t's
+  /// prediction of row r at per_tree[t * count + r]).
+  void summarize(const std::vector<float>& per_tree, std::size_t count, std::vector<double>& mean,
+                 std::vector<double>& spread) const {
+    mean.assign(count, 0.0);
+    spread.assign(count, 0.0);
+    for (std::size_t t = 0; t < trees_.size(); ++t) {
+      const float* column = &per_tree[t * count];
+      for (std::size_t r = 0; r < count; ++r) {
+        mean[r] += column[r];
+        spread[r] += static_cast<double>(column[r]) * column[r];
+      }
+    }
     const double k = static_cast<double>(trees_.size());
     for (std::size_t r = 0; r < count; ++r) {
       mean[r] /= k;
@@ -420,16 +423,7 @@ class ForestSearch final : public StrategyBase {
         forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
       ++fits_since_pool_;
     }
-    predicted_mean_.assign(pool_.size(), 0.0);
-    predicted_spread_.assign(pool_.size(), 0.0);
-    for (std::size_t t = 0; t < trees; ++t) {
-      const float* column = &tree_predictions_[t * pool_.size()];
-      for (std::size_t i = 0; i < pool_.size(); ++i) {
-        predicted_mean_[i] += column[i];
-        predicted_spread_[i] += static_cast<double>(column[i]) * column[i];
-      }
-    }
-    forest_.finish(pool_.size(), predicted_mean_, predicted_spread_);
+    forest_.summarize(tree_predictions_, pool_.size(), predicted_mean_, predicted_spread_);
     scored_.resize(pool_.size());
     const std::uint64_t salt = rng_.word();
     for (std::size_t i = 0; i < pool_.size(); ++i)
