@@ -163,18 +163,6 @@ class SpaceSource final : public DomainSource {
     }
   }
 
-  [[nodiscard]] std::optional<std::size_t> start() const {
-    if (!space_.default_config) return std::nullopt;
-    std::vector<std::uint16_t> c(radix_.size());
-    for (std::size_t p = 0; p < c.size(); ++p) {
-      const auto& v = space_.params[p].values;
-      const auto it = std::find(v.begin(), v.end(), (*space_.default_config)[p]);
-      if (it == v.end()) return std::nullopt;
-      c[p] = static_cast<std::uint16_t>(it - v.begin());
-    }
-    return find(c);
-  }
-
  private:
   Error not_a_point(std::size_t point) const {
     return Error(fmt::format("space domain of {} ({}): id {} is not a point (a config that is not valid, or "
@@ -485,6 +473,20 @@ class SpaceSource final : public DomainSource {
   DomainSize size_;
 };
 
+/// The coordinates of a config's values on the params' value lists; nullopt for a wrong arity
+/// or a value a param does not have.
+std::optional<std::vector<std::uint16_t>> coords_of(const std::vector<std::vector<std::int64_t>>& param_values,
+                                                    std::span<const std::int64_t> values) {
+  if (values.size() != param_values.size()) return std::nullopt;
+  std::vector<std::uint16_t> coords(values.size());
+  for (std::size_t p = 0; p < values.size(); ++p) {
+    const auto at = std::find(param_values[p].begin(), param_values[p].end(), values[p]);
+    if (at == param_values[p].end()) return std::nullopt;
+    coords[p] = static_cast<std::uint16_t>(at - param_values[p].begin());
+  }
+  return coords;
+}
+
 }  // namespace
 
 Config SpaceDomain::config(std::size_t point) const {
@@ -496,15 +498,8 @@ Config SpaceDomain::config(std::size_t point) const {
 }
 
 std::optional<std::size_t> SpaceDomain::point_of(const Config& config) const {
-  const auto& values = domain.param_values();
-  if (config.values.size() != values.size()) return std::nullopt;
-  std::vector<std::uint16_t> coords(values.size());
-  for (std::size_t p = 0; p < values.size(); ++p) {
-    const auto at = std::find(values[p].begin(), values[p].end(), config.values[p]);
-    if (at == values[p].end()) return std::nullopt;
-    coords[p] = static_cast<std::uint16_t>(at - values[p].begin());
-  }
-  return domain.find(coords);
+  const std::optional<std::vector<std::uint16_t>> coords = coords_of(domain.param_values(), config.values);
+  return coords ? domain.find(*coords) : std::nullopt;
 }
 
 std::optional<std::size_t> SpaceDomain::point_of(const Space& space, const std::string& canonical_params) const {
@@ -520,9 +515,12 @@ SpaceDomain space_domain(const Space& space, const Problem& problem, const Shard
     names.push_back(axis.name);
     values.push_back(axis.values);
   }
+  // The default config is the start when it is a point (valid, and of this shard).
+  std::optional<std::size_t> start;
+  if (space.default_config)
+    if (const auto coords = coords_of(values, *space.default_config)) start = source->find(*coords);
   SpaceDomain out;
   out.valid = source->whole_size();
-  const std::optional<std::size_t> start = source->start();
   out.domain = SearchDomain::from_source(std::move(names), std::move(values), std::move(source), start);
   return out;
 }
