@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 
 #include "common/input_file.hpp"
 #include "tiletune/error.hpp"
@@ -47,12 +46,18 @@ std::map<std::string, std::vector<std::string>> rankings_of(const Landscape& lan
   return out;
 }
 
-int arch_of(const CacheDb& db, const std::string& uuid);
+/// Each cached device's compute capability, as 90 for sm_90, by uuid.
+std::map<std::string, int> archs_of(const CacheDb& db) {
+  std::map<std::string, int> archs;
+  for (const DeviceRow& row : db.devices()) archs[row.device.uuid] = row.device.cc_major * 10 + row.device.cc_minor;
+  return archs;
+}
 
 /// The other device of a cache with the most ok trials of the kernel's current version, one of
-/// architecture `arch` first.
-std::string other_device(const CacheDb& db, const std::filesystem::path& path, const Space& space,
-                         const std::vector<std::string>& exclude_uuids, const std::string& exclude_name, int arch) {
+/// architecture `arch` first (archs: archs_of the cache).
+std::string other_device(const CacheDb& db, const std::map<std::string, int>& archs, const std::filesystem::path& path,
+                         const Space& space, const std::vector<std::string>& exclude_uuids,
+                         const std::string& exclude_name, int arch) {
   TrialFilter filter;
   filter.kernel = space.kernel;
   filter.current_only = true;
@@ -65,18 +70,14 @@ std::string other_device(const CacheDb& db, const std::filesystem::path& path, c
   if (ok_trials.empty())
     throw Error(fmt::format("--warm-start {}: the cache has no ok trial of kernel '{}' on a device other than this one",
                             shown_path(path), space.kernel));
-  const auto same_arch = [&](const std::string& uuid) { return arch != 0 && arch_of(db, uuid) == arch; };
+  const auto same_arch = [&](const std::string& uuid) {
+    const auto it = archs.find(uuid);
+    return arch != 0 && it != archs.end() && it->second == arch;
+  };
   const auto best = std::max_element(ok_trials.begin(), ok_trials.end(), [&](const auto& a, const auto& b) {
     return std::pair(same_arch(a.first), a.second) < std::pair(same_arch(b.first), b.second);
   });
   return best->first;
-}
-
-/// A cached device's compute capability as 90 for sm_90; 0 when the cache does not know it.
-int arch_of(const CacheDb& db, const std::string& uuid) {
-  for (const DeviceRow& row : db.devices())
-    if (row.device.uuid == uuid) return row.device.cc_major * 10 + row.device.cc_minor;
-  return 0;
 }
 
 }  // namespace
@@ -102,8 +103,10 @@ WarmStart load_warm_start(const std::filesystem::path& path, const Space& space,
       CacheDb::Options read_only;
       read_only.mode = CacheDb::Mode::read_only;
       const CacheDb db = CacheDb::open(path, read_only);
-      const std::string uuid = other_device(db, path, space, exclude_uuids, exclude_name, arch);
-      if (const int other = arch_of(db, uuid); arch != 0 && other != 0 && other != arch)
+      const std::map<std::string, int> archs = archs_of(db);
+      const std::string uuid = other_device(db, archs, path, space, exclude_uuids, exclude_name, arch);
+      const auto other_arch = archs.find(uuid);
+      if (const int other = other_arch == archs.end() ? 0 : other_arch->second; arch != 0 && other != 0 && other != arch)
         warm.note = fmt::format("--warm-start {}: no device of sm_{} has kernel '{}' there; the ranking comes from {} "
                                 "(sm_{}), and across architectures another device's best configs were measured to lead "
                                 "the search astray rather than help (README, Warm starts)",
