@@ -73,6 +73,14 @@ std::filesystem::path source_dir() { return TILETUNE_SOURCE_DIR; }
 std::filesystem::path test_data_dir() { return TILETUNE_TEST_DATA_DIR; }
 std::filesystem::path cli_path() { return TILETUNE_CLI_PATH; }
 
+Space shipped_space(const std::string& name) { return load_space(source_dir() / "configs" / (name + ".yaml")); }
+
+std::filesystem::path shipped_landscape(const std::string& kernel) {
+  return test_data_dir() / "data" / "landscapes" / (kernel + ".csv");
+}
+
+std::string shell_quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+
 CommandResult run_command(const std::string& command) {
   CommandResult result;
   std::string full = command + " 2>&1";

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tiletune/device.hpp"
+#include "tiletune/space.hpp"
 
 namespace tiletune::testing {
 
@@ -34,6 +35,12 @@ class TempDir {
 [[nodiscard]] std::filesystem::path test_data_dir();
 /// The built `tiletune` executable.
 [[nodiscard]] std::filesystem::path cli_path();
+/// A shipped space, configs/NAME.yaml, loaded.
+[[nodiscard]] Space shipped_space(const std::string& name);
+/// The H200 recording of a shipped space: tests/data/landscapes/KERNEL.csv.
+[[nodiscard]] std::filesystem::path shipped_landscape(const std::string& kernel);
+/// A path in single quotes, for a command line (the tests' paths hold no quote).
+[[nodiscard]] std::string shell_quoted(const std::filesystem::path& path);
 
 /// Output and exit status of a command run through /bin/sh.
 struct CommandResult {

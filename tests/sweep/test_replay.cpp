@@ -25,12 +25,7 @@
 namespace tiletune::testing {
 namespace {
 
-std::string quote(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
-
-Space transpose() { return load_space(source_dir() / "configs" / "transpose.yaml"); }
-std::filesystem::path shipped(const std::string& kernel) {
-  return test_data_dir() / "data" / "landscapes" / (kernel + ".csv");
-}
+Space transpose() { return shipped_space("transpose"); }
 
 const std::string kHeader =
     "# tiletune landscape 1\n# kernel: transpose\n# device: Test GPU\n"
@@ -301,7 +296,7 @@ TEST(Replay, RefusesARecordingOfAnotherKernelOrProblem) {
 TEST(Replay, TheShippedH200Recordings) {
   for (const std::string kernel : {"transpose", "vector_add", "reduction", "stencil_1d", "histogram", "matmul"}) {
     SCOPED_TRACE(kernel);
-    const Landscape l = load_landscape(shipped(kernel));
+    const Landscape l = load_landscape(shipped_landscape(kernel));
     EXPECT_EQ(l.kernel, kernel);
     EXPECT_EQ(l.header_value("device"), "NVIDIA H200");
     EXPECT_GE(l.problems.size(), 2u);
@@ -323,7 +318,8 @@ TEST(Replay, TheShippedH200Recordings) {
 
 TEST(ReplayCli, JsonListsTheEvaluationsInTheOrderTheStrategyGotThem) {
   const auto space = source_dir() / "configs" / "transpose.yaml";
-  const std::string base = quote(cli_path()) + " tune " + quote(space) + " --replay " + quote(shipped("transpose")) +
+  const std::string base = shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --replay " +
+                           shell_quoted(shipped_landscape("transpose")) +
                            " --size N=8192 --strategy random --seed 3 --budget 20";
   const CommandResult table = run_command(base);
   const CommandResult json = run_command(base + " --format json");
@@ -339,7 +335,7 @@ TEST(ReplayCli, JsonListsTheEvaluationsInTheOrderTheStrategyGotThem) {
   // The default config is measured first, as in a sweep; every evaluation names a config of the
   // recording with its recorded status and time, and the best is the fastest of them.
   EXPECT_EQ(p["evaluations"][0]["params"], "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
-  const Landscape l = load_landscape(shipped("transpose"));
+  const Landscape l = load_landscape(shipped_landscape("transpose"));
   const LandscapeProblem* recorded = l.find_problem("N=8192");
   ASSERT_NE(recorded, nullptr);
   double fastest = 1e300;
@@ -356,7 +352,7 @@ TEST(ReplayCli, JsonListsTheEvaluationsInTheOrderTheStrategyGotThem) {
   EXPECT_DOUBLE_EQ(p["best"]["time_ms"].get<double>(), fastest);
   EXPECT_EQ(p["optimum"]["params"], "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4");
   EXPECT_NE(table.output.find(p["best"]["params"].get<std::string>().substr(0, 7)), std::string::npos);
-  const CommandResult misuse = run_command(quote(cli_path()) + " tune " + quote(space) + " --format json");
+  const CommandResult misuse = run_command(shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --format json");
   EXPECT_EQ(misuse.exit_code, 2) << misuse.output;
   EXPECT_NE(misuse.output.find("--format requires --replay"), std::string::npos) << misuse.output;
 }
@@ -364,7 +360,8 @@ TEST(ReplayCli, JsonListsTheEvaluationsInTheOrderTheStrategyGotThem) {
 TEST(ReplayCli, TuneReplaysAndExportWritesALandscape) {
   TempDir dir;
   const auto space = source_dir() / "configs" / "transpose.yaml";
-  const std::string cmd = quote(cli_path()) + " tune " + quote(space) + " --replay " + quote(shipped("transpose")) +
+  const std::string cmd = shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --replay " +
+                          shell_quoted(shipped_landscape("transpose")) +
                           " --size N=8192 --strategy random --seed 3 --budget 20";
   const CommandResult a = run_command(cmd);
   ASSERT_EQ(a.exit_code, 0) << a.output;
@@ -374,19 +371,19 @@ TEST(ReplayCli, TuneReplaysAndExportWritesALandscape) {
   EXPECT_EQ(run_command(cmd).output, a.output);  // the same seed, the same search
 
   // auto: transpose's recorded sweep takes about 20 s per problem, so it is exhaustive.
-  const CommandResult full = run_command(quote(cli_path()) + " tune " + quote(space) + " --replay " +
-                                         quote(shipped("transpose")));
+  const CommandResult full = run_command(shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --replay " +
+                                         shell_quoted(shipped_landscape("transpose")));
   ASSERT_EQ(full.exit_code, 0) << full.output;
   EXPECT_EQ(std::count(full.output.begin(), full.output.end(), '\n') > 10, true);
   EXPECT_NE(full.output.find("N=1024 — 92 configs recorded; strategy exhaustive"), std::string::npos) << full.output;
   EXPECT_NE(full.output.find("evaluations 92 of 92 (100.0 %), 2 failed"), std::string::npos) << full.output;
 
-  const CommandResult bad = run_command(quote(cli_path()) + " tune " + quote(space) + " --replay " +
-                                        quote(shipped("transpose")) + " --strategy bogus");
+  const CommandResult bad = run_command(shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --replay " +
+                                        shell_quoted(shipped_landscape("transpose")) + " --strategy bogus");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("unknown strategy 'bogus'"), std::string::npos) << bad.output;
-  const CommandResult other = run_command(quote(cli_path()) + " tune " + quote(space) + " --replay " +
-                                          quote(shipped("matmul")));
+  const CommandResult other = run_command(shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --replay " +
+                                          shell_quoted(shipped_landscape("matmul")));
   EXPECT_NE(other.exit_code, 0);
   EXPECT_NE(other.output.find("the recording is of kernel 'matmul', the space of 'transpose'"), std::string::npos)
       << other.output;
@@ -408,20 +405,20 @@ TEST(ReplayCli, TuneReplaysAndExportWritesALandscape) {
       (void)db.record_trial(t);
     }
   }
-  const CommandResult exported = run_command(quote(cli_path()) + " export --db " + quote(dir.path() / "c.db") +
-                                             " --format landscape --kernel transpose > " + quote(dir.path() / "l.csv"));
+  const CommandResult exported = run_command(shell_quoted(cli_path()) + " export --db " + shell_quoted(dir.path() / "c.db") +
+                                             " --format landscape --kernel transpose > " + shell_quoted(dir.path() / "l.csv"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   const Landscape l = load_landscape(dir.path() / "l.csv");
   EXPECT_EQ(l.header_value("device"), "Test GPU");
   EXPECT_EQ(l.header_value("copy_gbps"), "3000");
   ASSERT_EQ(l.problems.size(), 1u);
   EXPECT_EQ(l.problems[0].trials.size(), 92u);
-  const CommandResult replayed = run_command(quote(cli_path()) + " tune " + quote(space) + " --replay " +
-                                             quote(dir.path() / "l.csv") + " --strategy local");
+  const CommandResult replayed = run_command(shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --replay " +
+                                             shell_quoted(dir.path() / "l.csv") + " --strategy local");
   ASSERT_EQ(replayed.exit_code, 0) << replayed.output;
   EXPECT_NE(replayed.output.find("N=4096 — 92 configs recorded; strategy local"), std::string::npos) << replayed.output;
   const CommandResult no_kernel =
-      run_command(quote(cli_path()) + " export --db " + quote(dir.path() / "c.db") + " --format landscape");
+      run_command(shell_quoted(cli_path()) + " export --db " + shell_quoted(dir.path() / "c.db") + " --format landscape");
   EXPECT_NE(no_kernel.exit_code, 0);
   EXPECT_NE(no_kernel.output.find("--kernel"), std::string::npos) << no_kernel.output;
 }

@@ -21,11 +21,7 @@
 namespace tiletune::testing {
 namespace {
 
-std::string quote(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
-Space transpose() { return load_space(source_dir() / "configs" / "transpose.yaml"); }
-std::filesystem::path shipped(const std::string& kernel) {
-  return test_data_dir() / "data" / "landscapes" / (kernel + ".csv");
-}
+Space transpose() { return shipped_space("transpose"); }
 DomainSize exact(std::uint64_t n) { return DomainSize{n, true, 0}; }
 
 /// A cache holding one ok trial (1 ms) of `kernel` on one sm_90 device.
@@ -132,7 +128,7 @@ std::vector<Problem> transpose_problems(const Space& s) {
 
 TEST(Schedule, AReplayedSweepConfirmsItsFinalistsOnTheSimulatedClockAndSharesTheTime) {
   const Space s = transpose();
-  const Landscape l = load_landscape(shipped("transpose"));
+  const Landscape l = load_landscape(shipped_landscape("transpose"));
   ReplaySweepOptions o;
   o.strategy = "random";
   o.budget.seconds = 60;
@@ -183,7 +179,7 @@ TEST(Schedule, AReplayedSweepConfirmsItsFinalistsOnTheSimulatedClockAndSharesThe
 // A recording of transpose on another GPU whose ranking is the shipped one reversed: its top
 // configs are the shipped recording's slowest.
 std::string reversed_recording(const std::string& kernel = "transpose") {
-  const Landscape shipped_one = load_landscape(shipped("transpose"));
+  const Landscape shipped_one = load_landscape(shipped_landscape("transpose"));
   Landscape other;
   other.kernel = kernel;
   other.header = {{"device", "Other GPU"}};
@@ -301,7 +297,7 @@ TEST(WarmStart, AFileThatIsNeitherOrOfAnotherKernelIsRefused) {
   expect_error(dir.write("empty.csv", ""), "neither a tiletune cache");
   expect_error(dir.write("matmul.csv", reversed_recording("matmul")),
                "the recording is of kernel 'matmul', the space of 'transpose'");
-  expect_error(shipped("matmul"), "the recording is of kernel 'matmul'");
+  expect_error(shipped_landscape("matmul"), "the recording is of kernel 'matmul'");
   const auto db_path = dir.path() / "matmul.db";
   write_one_trial_cache(db_path, "GPU-1", "matmul", "M=64", "TILE=16");
   expect_error(db_path, "no ok trial of kernel 'transpose'");
@@ -320,8 +316,9 @@ TEST(WarmStartCli, AReplayFromARecordingProposesItsTopConfigsFirst) {
   TempDir dir;
   const auto other = dir.write("other.csv", reversed_recording());
   const auto space = source_dir() / "configs" / "transpose.yaml";
-  const std::string base = quote(cli_path()) + " tune " + quote(space) + " --replay " + quote(shipped("transpose")) +
-                           " --size N=8192 --strategy random --seed 3 --budget 20 --warm-start " + quote(other);
+  const std::string base = shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --replay " +
+                           shell_quoted(shipped_landscape("transpose")) +
+                           " --size N=8192 --strategy random --seed 3 --budget 20 --warm-start " + shell_quoted(other);
   const CommandResult json = run_command(base + " --format json");
   ASSERT_EQ(json.exit_code, 0) << json.output;
   const nlohmann::json j = nlohmann::json::parse(json.output);
@@ -361,26 +358,27 @@ TEST(WarmStartCli, FromACacheAndTheFilesRefused) {
     t.time_ms = 2;
     (void)db.record_trial(t);
   }
-  const std::string base = quote(cli_path()) + " tune " + quote(space) + " --replay " + quote(shipped("transpose")) +
+  const std::string base = shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --replay " +
+                           shell_quoted(shipped_landscape("transpose")) +
                            " --size N=8192 --strategy random --budget 20 --format json --warm-start ";
-  const CommandResult from_db = run_command(base + quote(db_path));
+  const CommandResult from_db = run_command(base + shell_quoted(db_path));
   ASSERT_EQ(from_db.exit_code, 0) << from_db.output;
   const nlohmann::json j = nlohmann::json::parse(from_db.output);
   EXPECT_NE(j["warm_start"].get<std::string>().find("GPU-OTHER"), std::string::npos);
   EXPECT_EQ(j["problems"][0]["warm_start"],
             nlohmann::json::array({"TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4", "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=2"}));
   // A file that is neither: an error naming it (exit 1, README: Exit statuses).
-  const CommandResult neither = run_command(base + quote(dir.write("notes.txt", "hello\n")));
+  const CommandResult neither = run_command(base + shell_quoted(dir.write("notes.txt", "hello\n")));
   EXPECT_EQ(neither.exit_code, 1) << neither.output;
   EXPECT_NE(neither.output.find("notes.txt: neither a tiletune cache (SQLite) nor a landscape recording"),
             std::string::npos)
       << neither.output;
   // Another kernel's ranking is refused.
-  const CommandResult other_kernel = run_command(base + quote(shipped("matmul")));
+  const CommandResult other_kernel = run_command(base + shell_quoted(shipped_landscape("matmul")));
   EXPECT_EQ(other_kernel.exit_code, 1) << other_kernel.output;
   EXPECT_NE(other_kernel.output.find("the recording is of kernel 'matmul', the space of 'transpose'"), std::string::npos)
       << other_kernel.output;
-  const CommandResult missing = run_command(base + quote(dir.path() / "nope.db"));
+  const CommandResult missing = run_command(base + shell_quoted(dir.path() / "nope.db"));
   EXPECT_EQ(missing.exit_code, 2) << missing.output;  // checked before any work
 }
 
