@@ -15,6 +15,10 @@
 #   compilebound  convolution_kt (1404 configs) planned and tuned from a cold compile cache
 #   scale   the large spaces of $SCALE_SPACES planned and tuned with auto (issue 23), and
 #           bench_strategies with $STRATEGY_ARGS (CPU per proposal on this host)
+#   interrupt  a matmul sweep's process group sent SIGINT after $INTERRUPT_AFTER s (default 8): its exit status,
+#           what the cache kept (no fault from the signal), then the same command resuming
+#   warmup  the transpose (N=8192) and reduction spaces swept with --warmup 0, 1 and 3: per-config
+#           medians against --warmup 1 (the default) and each run's winner
 #   kt      the Kernel Tuner scripts of tests/kernel_tuner through tiletune.kernel_tuner, then each
 #           one's wall through the module against the same space through the CLI (run_gpu.sh)
 set -u
@@ -260,6 +264,42 @@ phase_scale() {
     step bench_strategies 400 $B/bench/bench_strategies $STRATEGY_ARGS --out "$L"
     tail -40 "$L/bench_strategies.log" >> "$summary"
   fi
+}
+
+phase_interrupt() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  local db=/tmp/tt/interrupt.db rc
+  local args=(tune configs/matmul.yaml --size M=2048 --size N=2048 --size K=2048 --budget 150 --db $db)
+  # A group of its own, signalled as a whole, as a terminal's Ctrl-C is.
+  setsid $T "${args[@]}" > "$L/interrupt_1.log" 2>&1 &
+  local pid=$!
+  sleep "${INTERRUPT_AFTER:-8}"
+  kill -INT -- -$pid
+  wait $pid
+  rc=$?
+  $T show --db $db --format csv > "$L/interrupt_1.csv" 2>&1
+  note "interrupt: rc=$rc (130 expected); rows $(($(wc -l < "$L/interrupt_1.csv") - 1)), faults or timeouts $(grep -cE ',(runtime_fault|timeout),' "$L/interrupt_1.csv")"
+  grep -E "interrupted|trials this run" "$L/interrupt_1.log" >> "$summary"
+  timeout 300 $T "${args[@]}" > "$L/interrupt_2.log" 2>&1
+  rc=$?
+  $T show --db $db --format csv > "$L/interrupt_2.csv" 2>&1
+  note "resume: rc=$rc; rows $(($(wc -l < "$L/interrupt_2.csv") - 1))"
+  grep -E "trials this run|earlier" "$L/interrupt_2.log" | head -3 >> "$summary"
+}
+
+phase_warmup() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  for space in transpose reduction; do
+    for warmup in 1 0 3; do
+      timeout 300 $T tune configs/$space.yaml --strategy exhaustive --confirm 0 --warmup $warmup \
+        --db /tmp/tt/$space-w$warmup.db $([[ $space == transpose ]] && echo --size N=8192) \
+        > "$L/warmup_${space}_$warmup.log" 2>&1
+      note "warmup $space $warmup rc=$?"
+      $T show --db /tmp/tt/$space-w$warmup.db --status ok --format csv > "$L/warmup_${space}_$warmup.csv" 2>&1
+    done
+    python3 scripts/compare_medians.py "$L/warmup_${space}_1.csv" "$L/warmup_${space}_0.csv" \
+      "$L/warmup_${space}_3.csv" >> "$summary" 2>&1
+  done
 }
 
 phase_kt() {

@@ -102,7 +102,7 @@ TEST(Schedule, FinalistsAreTheTopByScoreTiesByParamsAndConfirmedInPasses) {
   int passes = 0;
   std::vector<std::vector<std::size_t>> measured;
   const Confirmation c = run_confirmation(
-      ConfirmPlan{2, 3}, 100, [&] { return passes++ == 0 ? std::vector<std::size_t>{1, 2} : std::vector<std::size_t>{2, 3}; },
+      ConfirmPlan{2, 3}, 100, 1, [&] { return passes++ == 0 ? std::vector<std::size_t>{1, 2} : std::vector<std::size_t>{2, 3}; },
       [&](const std::vector<std::size_t>& points) {
         measured.push_back(points);
         return points.size() * 3;
@@ -111,12 +111,21 @@ TEST(Schedule, FinalistsAreTheTopByScoreTiesByParamsAndConfirmedInPasses) {
   EXPECT_EQ(c.trials, 12u);
   EXPECT_EQ(c.finalists, 3u);
   EXPECT_EQ(c.confirmed, (std::vector<std::size_t>{1, 2, 3}));
-  // No pass that would go past the limit; none without rounds.
-  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 3}, 5, [] { return std::vector<std::size_t>{1, 2}; },
+  // No pass that would go past the limit (on two devices a pass costs twice as much); none
+  // without rounds.
+  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 3}, 11, 2, [] { return std::vector<std::size_t>{1, 2}; },
+                             [](const std::vector<std::size_t>&) -> std::uint64_t { return 12; })
+                .trials,
+            0u);
+  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 3}, 12, 2, [] { return std::vector<std::size_t>{1, 2}; },
+                             [](const std::vector<std::size_t>&) -> std::uint64_t { return 12; })
+                .trials,
+            12u);
+  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 3}, 5, 1, [] { return std::vector<std::size_t>{1, 2}; },
                              [](const std::vector<std::size_t>&) -> std::uint64_t { return 6; })
                 .trials,
             0u);
-  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 0}, 100, [] { return std::vector<std::size_t>{1}; },
+  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 0}, 100, 1, [] { return std::vector<std::size_t>{1}; },
                              [](const std::vector<std::size_t>&) -> std::uint64_t { return 1; })
                 .trials,
             0u);

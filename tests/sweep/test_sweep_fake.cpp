@@ -1,6 +1,7 @@
 // The real sweep (run_sweep: NVRTC compiles, the worker protocol, SQLite writes) in CI, against
 // tests/worker/fake_worker answering from a recording: faults and hangs of the worker, count
-// and time budgets, resume, a sweep killed with SIGKILL between trials and run again, the
+// and time budgets, resume, a sweep killed with SIGKILL between trials and run again, a sweep
+// interrupted by SIGINT and run again, one GPU as a pool of one, the
 // worker session's reference-run bookkeeping, and the acceptance test of issue 13: a replay of
 // the recording and the sweep propose the same configs in the same order for the same seed,
 // recording and in-flight width; the confirmation of the finalists (interleaved rounds, the
@@ -15,12 +16,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <set>
 #include <thread>
 
+#include "common/interrupt_signals.hpp"
 #include "tune/sweep_stages.hpp"
 #include "test_support.hpp"
 #include "toy_sweep.hpp"
@@ -58,6 +61,78 @@ TEST(FakeSweep, ExhaustiveSweepRecordsEveryConfigAndRanksFromTheCache) {
   EXPECT_GE(r.wall_seconds, r.setup_seconds + r.measure_seconds);
   EXPECT_GT(r.copy.gbps, 0);
   EXPECT_DOUBLE_EQ(sweep_overhead(r), r.wall_seconds / (gpu_busy_seconds(r) + r.wait_compile_seconds));
+}
+
+// One GPU is a pool of one: the same driver, its device's view is the report's, and a worker
+// that cannot start ends the sweep the way it ends a model of several GPUs (not tuned, said why).
+TEST(FakeSweep, OneGpuIsAPoolOfOne) {
+  ToySweep toy;
+  const SweepReport r = run_sweep(toy.space, toy.options());
+  ASSERT_EQ(r.pool.size(), 1u);
+  EXPECT_EQ(r.pool[0].device.uuid, r.device.uuid);
+  EXPECT_EQ(r.pool[0].trials, r.trials.size());
+  EXPECT_EQ(r.pool[0].copy.gbps, r.copy.gbps);
+  ASSERT_EQ(r.pool[0].problems.size(), 1u);
+  ASSERT_FALSE(r.pool[0].problems[0].ranked.empty());
+  EXPECT_EQ(r.pool[0].problems[0].ranked.front().trial.key.params, r.problems[0].ranked.front().trial.key.params);
+  EXPECT_TRUE(r.pool_errors.empty());
+
+  ToySweep dead;
+  const SweepReport lost = run_sweep(dead.space, dead.options("dead"));
+  EXPECT_TRUE(lost.trials.empty());
+  ASSERT_EQ(lost.pool_errors.size(), 1u);
+  EXPECT_NE(lost.pool_errors[0].find("N=1024 not tuned"), std::string::npos) << lost.pool_errors[0];
+  EXPECT_NE(lost.pool[0].left.find("failed 3 starts in a row"), std::string::npos) << lost.pool[0].left;
+}
+
+// SIGINT during a sweep, caught as `tune` catches it (InterruptSignals) and sent as a terminal
+// sends it, to the whole process group: the sweep stops between trials, its workers (in groups
+// of their own) are not hit, every trial it recorded stays and none is a fault, nothing is
+// confirmed, and it says it was interrupted; a rerun measures the rest, each config once.
+TEST(FakeSweep, ASignalToTheGroupStopsTheSweepBetweenTrialsAndARerunResumes) {
+  ToySweep toy;
+  constexpr int kInterruptedCleanly = 42;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      (void)::setpgid(0, 0);  // a group of its own, as a shell gives a foreground job
+      const InterruptSignals signals;
+      SweepOptions o = toy.options("ok", {"--delay-ms", "20"});
+      o.confirm_finalists = 3;
+      // Sent while the sweep waits for a trial being measured (each takes 20 ms): a worker the
+      // signal reached would die in it, and that trial would be recorded as a fault.
+      o.progress = [](const SweepProgress& p) {
+        if (p.done == 10) std::thread([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            (void)::kill(0, SIGINT);
+          }).detach();
+      };
+      o.interrupted = [] { return InterruptSignals::received() == SIGINT; };
+      const SweepReport r = run_sweep(toy.space, o);
+      const bool faults = std::any_of(r.trials.begin(), r.trials.end(),
+                                      [](const SweepTrial& t) { return sweep_detail::worker_lost(t.status); });
+      const bool clean = r.interrupted && !faults && r.confirmation_trials == 0 && r.trials.size() >= 10 &&
+                         r.trials.size() < kConfigs && !r.problems[0].ranked.empty();
+      ::_exit(clean ? kInterruptedCleanly : 1);
+    } catch (...) {
+      ::_exit(2);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the sweep did not survive its own SIGINT";
+  ASSERT_EQ(WEXITSTATUS(status), kInterruptedCleanly);
+  const std::vector<TrialRow> before = toy.rows();
+  ASSERT_GE(before.size(), 10u);
+  for (const TrialRow& row : before)
+    EXPECT_FALSE(sweep_detail::worker_lost(row.trial.status)) << row.trial.key.params << ": " << row.trial.detail;
+
+  const SweepReport rest = run_sweep(toy.space, toy.options());
+  EXPECT_FALSE(rest.interrupted);
+  EXPECT_EQ(rest.problems[0].resumed, before.size());
+  EXPECT_EQ(before.size() + rest.trials.size(), kConfigs);
+  EXPECT_EQ(toy.rows().size(), kConfigs);
 }
 
 // The cache's rows after an exhaustive sweep of the toy that measures `evaluations` configs.

@@ -1,6 +1,6 @@
 // A sweep over several GPUs of one host (SweepOptions::devices) against fake GPUs: one
 // tests/worker/fake_worker per fake device. Configs are spread over the devices of a model and
-// each is measured once (plus the finalists on every device), never two trials at once on one
+// each is measured once (plus the finalists confirmed on every device), never two trials at once on one
 // device while the devices do run at the same time, a device whose worker cannot start or
 // breaks mid-sweep leaves the pool without stopping the others, and each model searches alone.
 #include <gtest/gtest.h>
@@ -82,10 +82,13 @@ std::vector<Interval> read_timeline(const std::filesystem::path& path) {
   return v;
 }
 
-TEST(PoolSweep, TwoGpusOfOneModelMeasureEachConfigOnceAndTheFinalistsOnBoth) {
+TEST(PoolSweep, TwoGpusOfOneModelMeasureEachConfigOnceAndConfirmTheFinalistsOnBoth) {
   PoolToy toy;
   toy.devices = {fake_gpu(0), fake_gpu(1)};
-  const SweepReport r = run_sweep(toy.space, toy.pool_options());
+  SweepOptions o = toy.pool_options();
+  o.confirm_finalists = 3;
+  o.confirm_rounds = 3;
+  const SweepReport r = run_sweep(toy.space, o);
   ASSERT_EQ(r.pool.size(), 2u);
   EXPECT_TRUE(r.pool_errors.empty());
   const std::map<std::string, std::size_t> once = searched(toy.space, r);
@@ -97,11 +100,17 @@ TEST(PoolSweep, TwoGpusOfOneModelMeasureEachConfigOnceAndTheFinalistsOnBoth) {
     EXPECT_GT(d.busy_seconds, 0);
     EXPECT_GT(d.copy.gbps, 0);
   }
-  // The three best configs are measured on both devices: one in the search, one as a finalist.
-  EXPECT_EQ(r.pool[0].finalists + r.pool[1].finalists, 3u);
+  // The three best configs are confirmed on both devices, in 3 rounds each (the fake's times do
+  // not drift: one pass), and recorded once per device: the search's row of a config measured
+  // there is replaced by its median round.
+  EXPECT_EQ(r.pool[0].finalists, 3u);
+  EXPECT_EQ(r.pool[1].finalists, 3u);
+  EXPECT_EQ(r.confirmation_trials, 2u * 3 * 3);
+  EXPECT_EQ(r.problems[0].confirmed, 3u);
   const std::vector<TrialRow> rows0 = toy.device_rows(toy.devices[0]), rows1 = toy.device_rows(toy.devices[1]);
-  EXPECT_EQ(rows0.size() + rows1.size(), kConfigs + 3);
-  EXPECT_EQ(rows0.size(), r.pool[0].trials);
+  EXPECT_EQ(rows0.size() + rows1.size(), kConfigs + 3) << "each of the top 3 was searched on one device only";
+  EXPECT_EQ(rows0.size() + rows1.size() + 3, r.pool[0].trials + r.pool[1].trials)
+      << "3 of the 6 finalists' trials replace a row of the search";
   for (const std::string& top : {"A=6;B=2;C=1", "A=6;B=2;C=0", "A=6;B=2;C=2"})
     for (const auto* rows : {&rows0, &rows1})
       EXPECT_EQ(std::count_if(rows->begin(), rows->end(), [&](const TrialRow& x) { return x.trial.key.params == top; }),
@@ -116,7 +125,7 @@ TEST(PoolSweep, TwoGpusOfOneModelMeasureEachConfigOnceAndTheFinalistsOnBoth) {
     for (const TrialRow& row : ranked) EXPECT_EQ(row.device_uuid, toy.devices[d].uuid);
   }
   // A rerun finds everything in the cache: nothing is measured again, finalists included.
-  const SweepReport again = run_sweep(toy.space, toy.pool_options());
+  const SweepReport again = run_sweep(toy.space, o);
   EXPECT_TRUE(again.trials.empty()) << again.trials.size() << " trials measured again";
   EXPECT_EQ(again.problems[0].resumed, kConfigs);
 }

@@ -143,10 +143,10 @@ struct Confirmation {
 /// the cap was the search's trial count, for no steadier winner.
 inline constexpr int kMaxConfirmPasses = 3;
 /// The confirmation's passes: each asks `finalists` for the top now (after what the passes
-/// before measured) and hands those to `measure` (which measures each plan.rounds times and
-/// returns the trials it measured), until every one of the top was confirmed, for at most
-/// kMaxConfirmPasses passes and none that would take it past max_trials.
-[[nodiscard]] Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials,
+/// before measured) and hands those to `measure` (which measures each plan.rounds times on each
+/// of `devices` and returns the trials it measured), until every one of the top was confirmed,
+/// for at most kMaxConfirmPasses passes and none that would take it past max_trials.
+[[nodiscard]] Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials, std::size_t devices,
                                             const std::function<std::vector<std::size_t>()>& finalists,
                                             const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure);
 
@@ -223,22 +223,22 @@ struct SweepOptions {
   /// Several GPUs of one host (`tune --devices`): when not empty, `device` is ignored and one
   /// worker per device measures (distinct uuids). Devices of one model (name and compute
   /// capability) share one search, a config measured on whichever is free; each model runs its
-  /// own search, one model after the other. Then the top pool_finalists configs of each problem
-  /// are measured on every device of the model that lacks them, so each device's best is its
-  /// own measurement. A trial that loses a worker is measured again on another device, once; a
+  /// own search, one model after the other, and confirms its finalists on every device of the
+  /// model (confirm_finalists), so each device's best is its own measurement. One GPU is a pool
+  /// of one: the same driver. A trial that loses a worker is measured again on another device, once; a
   /// device whose worker fails 3 starts in a row, or that lost 3 trials in a row that another
   /// device measured fine, leaves the pool (DeviceOutcome::left).
   std::vector<DeviceInfo> devices;
   /// The worker of a pool's device, by ordinal; empty: worker_argv with "{ordinal}" replaced in
   /// each word, or default_worker_argv(ordinal) when worker_argv is empty too.
   std::function<std::vector<std::string>(int ordinal)> device_worker_argv;
-  std::size_t pool_finalists = 3;
-  /// One device: after each problem's search (when it measured anything and a time budget is
-  /// not spent), its top confirm_finalists configs by the objective are measured again in
-  /// confirm_rounds interleaved rounds, and each is recorded as its median round (or its first
-  /// failed round): a config measured once can win by its moment alone (what a config measures
-  /// drifts over seconds). At most 3 passes (kMaxConfirmPasses) and the search's trial count.
-  /// 0 finalists: none.
+  /// After each problem's search (when it measured anything and a time budget is not spent),
+  /// its top confirm_finalists configs by the objective (the best any device of the model
+  /// measured) are measured again on every device of the model in confirm_rounds interleaved
+  /// rounds, and each is recorded per device as its median round (or its first failed round): a
+  /// config measured once can win by its moment alone (what a config measures drifts over
+  /// seconds). At most 3 passes (kMaxConfirmPasses) and the search's trial count per device.
+  /// 0 finalists: none (on several GPUs, each device's best is then only what it measured).
   std::size_t confirm_finalists = 3;
   int confirm_rounds = 3;
   std::uint64_t copy_bytes = 1ull << 30;  ///< size of the bandwidth-ceiling copy (256 MiB stays under the peak)
@@ -249,14 +249,18 @@ struct SweepOptions {
   /// throws Error when it cannot be loaded for the device.
   Objective objective = Objective::time;
   std::function<void(const SweepProgress&)> progress;
+  /// Asked between trials (from the sweep's thread): true stops the sweep (`tune` on SIGINT or
+  /// SIGTERM). What is queued is dropped, the trials being measured finish (each within its
+  /// deadline) and are not recorded, what was recorded stays, no confirmation starts, and the
+  /// report is ranked and marked SweepReport::interrupted; a rerun resumes from the cache.
+  std::function<bool()> interrupted;
 };
 
 /// One trial of this run.
 struct SweepTrial {
   std::size_t problem = 0;               ///< index into SweepReport::problems
-  std::size_t device = 0;                ///< a pool sweep: index into SweepReport::pool
-  /// Measured as a finalist: a pool sweep's, on a device of its model that lacked it; one
-  /// device's, its median confirmation round (SweepOptions::confirm_finalists).
+  std::size_t device = 0;                ///< index into SweepReport::pool (0 on one GPU)
+  /// A finalist's median confirmation round on its device (SweepOptions::confirm_finalists).
   bool finalist = false;
   Config config;
   TrialStatus status = TrialStatus::ok;
@@ -277,12 +281,12 @@ struct ProblemOutcome {
   std::optional<TrialRow> default_trial; ///< the space's default config, when measured
   std::uint64_t resumed = 0;             ///< proposals answered from the cache (not measured again)
   std::uint64_t evaluations = 0;         ///< trials measured for this problem in this run
-  std::size_t confirmed = 0;             ///< one device: finalists measured again (SweepOptions::confirm_finalists)
+  std::size_t confirmed = 0;             ///< finalists measured again (SweepOptions::confirm_finalists), over the models
   std::size_t warm_started = 0;          ///< configs of the warm start proposed first (SweepOptions::warm_start)
   bool budget_reached = false;           ///< the search stopped at the budget
 };
 
-/// One device of a pool sweep (SweepOptions::devices): what it measured and its own ranking.
+/// One device of a sweep: what it measured and its own ranking.
 struct DeviceOutcome {
   DeviceInfo device;
   CopyCeiling copy;
@@ -306,8 +310,8 @@ struct SweepReport {
   bool default_budget = false;           ///< "auto" chose the budget (none was given)
   bool budget_exhausted = false;         ///< some problem stopped at the budget
   int worker_starts = 0;
-  /// One device: the confirmation's trials (finalists x rounds, over the problems); `trials`
-  /// holds one per finalist, its median round.
+  /// The confirmation's trials (finalists x rounds x devices, over the problems); `trials` holds
+  /// one per finalist and device, its median round.
   std::uint64_t confirmation_trials = 0;
   int confirm_rounds = 0;                ///< SweepOptions::confirm_rounds, when any were measured
   unsigned compile_threads = 0;          ///< of the compile pool
@@ -324,13 +328,13 @@ struct SweepReport {
   Objective objective = Objective::time;
   bool energy_measured = false;          ///< energy was asked for (--energy or the objective)
   std::string energy_note;               ///< why some trial's energy was not measured (said once)
-  /// A pool sweep: one per device of SweepOptions::devices, in that order (`device` and
-  /// `problems` above are the first device's). Empty for a one-device sweep.
+  /// One per device (SweepOptions::devices in that order, or the one SweepOptions::device):
+  /// `device` and `problems` above are the first device's.
   std::vector<DeviceOutcome> pool;
-  std::size_t pool_finalists = 0;        ///< a pool sweep: SweepOptions::pool_finalists
-  /// A pool sweep: a model whose every device left the pool, and what its problems ended with
-  /// (the other models' results stand).
+  /// A model whose every device left the pool, and what its problems ended with (the other
+  /// models' results stand).
   std::vector<std::string> pool_errors;
+  bool interrupted = false;              ///< stopped by SweepOptions::interrupted
 };
 
 /// Wall time the GPU worker was busy with trials: module load and setup, verify, timing.

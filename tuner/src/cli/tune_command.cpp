@@ -19,6 +19,7 @@
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "common/interrupt_signals.hpp"
 #include "common/text_out.hpp"
 #include "cli/plan_output.hpp"
 #include "tiletune/cuda_kernel.hpp"
@@ -48,6 +49,7 @@ struct TuneOptions {
   double max_time = 0.5;
   double max_noise = 2;  // percent (TimingSettings::max_noise says why not nvbench's 0.5)
   int min_samples = 10;
+  int warmup = 1;  // runs before the samples (TimingSettings::warmup_runs)
   double deadline = 10;
   std::size_t top = 10;
   std::size_t confirm = 3;  // finalists per problem measured again (SweepOptions::confirm_finalists)
@@ -179,7 +181,7 @@ void print_problems(std::ostream& out, const Space& space, const SweepReport& r,
   }
 }
 
-/// `--devices`: each device's own ranking, what it measured, and the finalists.
+/// `--devices`: each device's own ranking and what it measured.
 void print_pool(std::ostream& out, const Space& space, const SweepReport& r, std::size_t top) {
   for (const DeviceOutcome& d : r.pool) {
     print_device(out, space, d.device, d.copy);
@@ -188,20 +190,19 @@ void print_pool(std::ostream& out, const Space& space, const SweepReport& r, std
                        d.worker_starts == 1 ? "" : "s", d.left.empty() ? "" : "; LEFT THE POOL: " + d.left);
     print_problems(out, space, r, d.problems, d.copy, top);
   }
-  out << fmt::format("\n{} device{}: configs spread over the devices of each model; the top {} of each problem also "
-                     "measured on every device of the model that lacked them (finalists), so each device's best is "
-                     "its own\n",
-                     r.pool.size(), r.pool.size() == 1 ? "" : "s", r.pool_finalists);
-  for (const std::string& e : r.pool_errors) out << "not tuned: " << e << '\n';
+  out << fmt::format("\n{} devices: configs spread over the devices of each model; the finalists confirmed on every "
+                     "device of the model, so each device's best is its own\n",
+                     r.pool.size());
 }
 
 void print_report(std::ostream& out, const Space& space, const SweepReport& r, std::size_t top) {
-  if (r.pool.empty()) {
+  if (r.pool.size() > 1) {
+    print_pool(out, space, r, top);
+  } else {
     print_device(out, space, r.device, r.copy);
     print_problems(out, space, r, r.problems, r.copy, top);
-  } else {
-    print_pool(out, space, r, top);
   }
+  for (const std::string& e : r.pool_errors) out << "not tuned: " << e << '\n';
   const double wall = std::max(r.wall_seconds, 1e-9);
   out << fmt::format("\n{} trials this run: {}{}\n", r.trials.size(), counts_text(r.counts),
                      r.budget_exhausted ? " (budget reached)" : "");
@@ -417,6 +418,8 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_flag("--hot", o->hot, "Time back-to-back runs (default: cold, L2 flushed before each sample)");
   cmd->add_option("--min-samples", o->min_samples, "Samples before the noise rule may stop (default 10)")
       ->check(whole_number_in(1, 1'000'000));
+  cmd->add_option("--warmup", o->warmup, "Untimed runs of each config before its samples (default 1; nvbench: 1)")
+      ->check(whole_number_in(0, 1000));
   cmd->add_option("--min-time", o->min_time, "GPU seconds before the noise rule may stop (default 0.005)")
       ->check(finite_in(0, 3600));
   cmd->add_option("--max-time", o->max_time, "Seconds of timing per config at most (default 0.5)")
@@ -517,11 +520,13 @@ architectures it was measured to mislead); they are measured here like any other
 a rerun of the same shard takes the same configs; the default config is measured by its shard.
 --devices all (or 0,2) runs one worker per GPU in one sweep: the GPUs of one model share its
 search, each config timed on one GPU alone; each model searches on its own; every trial is kept
-under its GPU, and the top 3 configs of each problem are also measured on every GPU of the model
-(finalists), so each GPU's best is its own. A trial that loses a worker is measured again on
+under its GPU, and the finalists (--confirm) are confirmed on every GPU of the model, so each
+GPU's best is its own. A trial that loses a worker is measured again on
 another GPU; a GPU whose worker fails 3 starts in a row, or that lost 3 trials in a row that
 another GPU measured fine, leaves the pool and the others finish; a model that loses every GPU
 exits 1 (the others' results stand).
+Ctrl-C (SIGINT or SIGTERM) stops between trials: what was measured stays in the cache, the summary
+is printed, the exit status is 130, and the same command resumes. A second Ctrl-C stops at once.
 
 )" + std::string(exit_status_help));
   return [o]() {
@@ -562,6 +567,7 @@ exits 1 (the others' results stand).
     options.shard = resolve_shard(o->plan.shard);
     options.timing.cold = !o->hot;
     options.timing.min_samples = o->min_samples;
+    options.timing.warmup_runs = o->warmup;
     options.timing.min_seconds = o->min_time;
     options.timing.max_seconds = o->max_time;
     options.timing.max_noise = o->max_noise / 100.0;
@@ -597,8 +603,17 @@ exits 1 (the others' results stand).
         }
       };
     }
+    const InterruptSignals signals;
+    options.interrupted = [] { return InterruptSignals::received() != 0; };
     SweepReport report = run_sweep(space, options);
     print_report(std::cout, space, report, o->top);
+    if (report.interrupted) {
+      std::cerr << fmt::format("tiletune: tune: interrupted ({}) after {} trials: they are in {}; run the same "
+                               "command again to resume\n",
+                               InterruptSignals::received() == SIGTERM ? "SIGTERM" : "SIGINT", report.trials.size(),
+                               report.db_path.string());
+      return exit_interrupted;
+    }
     bool any_ok = std::any_of(report.problems.begin(), report.problems.end(),
                               [](const ProblemOutcome& p) { return !p.ranked.empty(); });
     for (const DeviceOutcome& d : report.pool)

@@ -66,7 +66,8 @@ class Child : public ChildProcess {
 };
 
 // The steps of exec_child that may fail, as it reports them on the status pipe.
-constexpr const char* kChildSteps[] = {"sigprocmask", "dup2(stdin)", "dup2(stdout)", "fcntl(F_SETFD)", "execve"};
+constexpr const char* kChildSteps[] = {"sigprocmask", "dup2(stdin)", "dup2(stdout)", "fcntl(F_SETFD)", "execve",
+                                       "setpgid"};
 
 // Everything the child needs, prepared before fork: in a multithreaded parent, the child may
 // only make async-signal-safe calls until exec (no allocation).
@@ -83,6 +84,10 @@ struct ChildSetup {
 
 [[noreturn]] void exec_child(const ChildSetup& s) noexcept {
   auto fail = [&](int step) { report_exec_failure(s.status_fd, step); };
+  // A process group of its own: a Ctrl-C at the terminal reaches tiletune alone, which ends the
+  // sweep between trials and then its workers; a worker the terminal killed mid-trial would
+  // record a fault that is not the config's.
+  if (::setpgid(0, 0) != 0) fail(5);
   if (::sigprocmask(SIG_SETMASK, &s.empty_mask, nullptr) != 0) fail(0);
   if (::dup2(s.devnull, 0) < 0) fail(1);
   // The worker's stdout (driver chatter, kernel printf) joins its stderr, so that it never

@@ -74,10 +74,11 @@ class SearchLoop {
         trace_.budget_exhausted = !strategy_done_ && proposed_.size() < domain_.size();
         break;
       }
-      if (time_spent()) {
+      const bool interrupted = run_.interrupted && run_.interrupted();
+      if (interrupted || time_spent()) {
         evaluator_.cancel();
         outstanding_.clear();
-        trace_.budget_exhausted = true;
+        (interrupted ? trace_.interrupted : trace_.budget_exhausted) = true;
         break;
       }
       const Evaluation e = receive();

@@ -1,32 +1,41 @@
-// The confirmation of a problem's finalists on one device (sweep_stages.hpp): the top configs
-// after the search, measured again in interleaved rounds and recorded as their median round.
+// The confirmation of a problem's finalists on a pool (device_pool.hpp): the top configs after
+// the search, measured again on every device in interleaved rounds, the devices at once, and
+// recorded per device as its median round.
 #include <algorithm>
-#include <unordered_map>
+#include <map>
 
-#include "tune/sweep_stages.hpp"
+#include "tune/device_pool.hpp"
 #include "tiletune/trial.hpp"
 
 namespace tiletune::sweep_detail {
 
-std::vector<std::size_t> finalist_points(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
+std::vector<std::size_t> finalist_points(const PoolStages& stages, const DevicePool& pool, const CacheDb& db,
                                          const ProblemWork& work, std::size_t count) {
   if (count == 0) return {};
+  std::map<std::string, ScoredPoint> best;  // by params: the best score any device of the model has
+  for (std::size_t d = 0; d < pool.size(); ++d)
+    for (const TrialRow& row : db.trials(current_trials(stages.space, pool.device(d).uuid, work.canonical))) {
+      const std::optional<double> score = trial_score(stages.objective, row.trial);
+      if (!score) continue;
+      const std::string& params = row.trial.key.params;
+      if (const auto it = best.find(params); it != best.end()) {
+        it->second.score = std::min(it->second.score, *score);
+      } else if (const auto point = work.space.point_of(stages.space, params)) {
+        best.emplace(params, ScoredPoint{*score, params, *point});
+      }
+    }
   std::vector<ScoredPoint> scored;
-  for (const TrialRow& row : db.trials(current_trials(stages.space, device_uuid, work.canonical))) {
-    const std::optional<double> score = trial_score(stages.objective, row.trial);
-    if (!score) continue;
-    if (const auto point = work.space.point_of(stages.space, row.trial.key.params))
-      scored.push_back({*score, row.trial.key.params, *point});
-  }
+  for (auto& [params, s] : best) scored.push_back(std::move(s));
   return top_points(std::move(scored), count);  // the rule replay_sweep follows too
 }
 
 namespace {
 
-/// One finalist's rounds: each trial and the record it makes.
+/// One finalist's rounds on one device: each trial's result, and the row it makes.
 struct Rounds {
-  PendingTrial planned;
-  std::vector<SweepTrial> trials;
+  std::size_t device = 0;  ///< index into the pool
+  const PendingTrial* planned = nullptr;
+  std::vector<PoolResult> results;
   std::vector<TrialRecord> records;
 };
 
@@ -44,41 +53,51 @@ std::size_t chosen_round(const Rounds& r, Objective objective) {
 
 }  // namespace
 
-std::uint64_t confirm_finalists(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index,
-                                const std::vector<std::size_t>& points, int rounds) {
+std::uint64_t confirm_finalists(DevicePool& pool, const PoolStages& stages, const ProblemWork& work,
+                                std::size_t problem_index, const std::vector<std::size_t>& points, int rounds) {
   if (points.empty() || rounds <= 0) return 0;
-  std::vector<Rounds> finalists;
-  for (const std::size_t point : points)
-    finalists.push_back(Rounds{plan_trial(stages.space, stages.limits, stages.compile, work, point), {}, {}});
-  const DeviceStages device{stages.space, stages.limits, stages.compile, stages.worker};
+  std::vector<PendingTrial> planned;
+  for (const std::size_t point : points) planned.push_back(plan_trial(stages.space, stages.limits, stages.compile, work, point));
+  // Every device's rounds are queued at once: each device measures its own in this order while
+  // the others measure theirs.
+  std::vector<Rounds> finalists;  // device-major
+  std::vector<std::pair<std::size_t, std::shared_future<PoolResult>>> queued;  // index into finalists
+  for (const std::size_t d : pool.active()) {
+    const std::size_t first = finalists.size();
+    for (const PendingTrial& p : planned) finalists.push_back(Rounds{d, &p, {}, {}});
+    for (int round = 0; round < rounds; ++round)
+      for (std::size_t k = 0; k < planned.size(); ++k) {
+        const std::size_t f = first + (k + static_cast<std::size_t>(round)) % planned.size();
+        queued.emplace_back(f, pool.run(work, problem_index, *finalists[f].planned, d));
+      }
+  }
   std::uint64_t measured = 0;
-  for (int round = 0; round < rounds; ++round) {
-    for (std::size_t k = 0; k < finalists.size(); ++k) {
-      Rounds& f = finalists[(k + static_cast<std::size_t>(round)) % finalists.size()];
-      SweepTrial& t = f.trials.emplace_back();
-      t.problem = problem_index;
-      t.config = f.planned.config;
-      t.finalist = true;
-      (void)measure_trial(device, work, f.planned, t);  // compiled already: no wait
-      f.records.push_back(stages.recorder.make(work.canonical, f.planned.launch, t));
-      ++measured;
-    }
+  for (auto& [f, result] : queued) {
+    PoolResult r = result.get();  // rethrows PoolLost, or the reference's failure
+    if (r.skipped) continue;      // its device left the pool meanwhile
+    Rounds& rounds_of = finalists[f];
+    r.trial.finalist = true;
+    rounds_of.records.push_back(stages.recorders.at(r.device)->make(work.canonical, rounds_of.planned->launch, r.trial));
+    rounds_of.results.push_back(std::move(r));
+    ++measured;
   }
   for (Rounds& f : finalists) {
-    SweepTrial& t = f.trials[chosen_round(f, stages.objective)];
-    (void)stages.recorder.record(work.canonical, f.planned.launch, t);
-    if (stages.on_trial) stages.on_trial(t);
+    if (f.results.empty()) continue;
+    PoolResult& chosen = f.results[chosen_round(f, stages.objective)];
+    (void)record_pool_result(stages, work, *f.planned, chosen);
   }
   return measured;
 }
 
-Confirmation confirm_problem(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
-                             const ProblemWork& work, std::size_t problem_index, std::size_t finalists, int rounds,
-                             std::uint64_t max_trials) {
+Confirmation confirm_problem(DevicePool& pool, const PoolStages& stages, const CacheDb& db, const ProblemWork& work,
+                             std::size_t problem_index, const ConfirmPlan& plan, std::uint64_t max_trials) {
+  // Each device confirms at most max_trials; they measure at once.
+  const std::size_t devices = std::max<std::size_t>(1, pool.active().size());
   return run_confirmation(
-      ConfirmPlan{finalists, rounds}, max_trials,
-      [&] { return finalist_points(stages, db, device_uuid, work, finalists); },
-      [&](const std::vector<std::size_t>& points) { return confirm_finalists(stages, work, problem_index, points, rounds); });
+      plan, max_trials * devices, devices, [&] { return finalist_points(stages, pool, db, work, plan.finalists); },
+      [&](const std::vector<std::size_t>& points) {
+        return confirm_finalists(pool, stages, work, problem_index, points, plan.rounds);
+      });
 }
 
 }  // namespace tiletune::sweep_detail

@@ -264,7 +264,8 @@ Evaluation PoolEvaluator::next() {
   pending_.pop_front();
   PoolResult r = s.result.get();  // rethrows PoolLost, or the reference's failure
   if (r.skipped) throw Error("PoolEvaluator::next: a trial for any device was skipped");
-  return record(s.trial, std::move(r));
+  waited_for_compile_ += r.waited_for_compile;
+  return record_pool_result(stages_, work_, s.trial, r);
 }
 
 void PoolEvaluator::cancel() {
@@ -272,32 +273,14 @@ void PoolEvaluator::cancel() {
   pool_.drop_queued();
 }
 
-Evaluation PoolEvaluator::record(const PendingTrial& w, PoolResult r) {
-  waited_for_compile_ += r.waited_for_compile;
-  SweepTrial& t = r.trial;
-  const TrialRecord row = stages_.recorders.at(r.device)->record(work_.canonical, w.launch, t);
-  const Evaluation e = evaluation_of(stages_.objective, w.point, row, t);
-  t.device = stages_.report_index.at(r.device);
-  if (stages_.on_trial) stages_.on_trial(t);
+Evaluation record_pool_result(const PoolStages& stages, const ProblemWork& work, const PendingTrial& w,
+                              PoolResult& result) {
+  SweepTrial& t = result.trial;
+  const TrialRecord row = stages.recorders.at(result.device)->record(work.canonical, w.launch, t);
+  const Evaluation e = evaluation_of(stages.objective, w.point, row, t);  // before on_trial may move from t
+  t.device = stages.report_index.at(result.device);
+  if (stages.on_trial) stages.on_trial(t);
   return e;
-}
-
-std::size_t PoolEvaluator::measure_on(std::size_t point, const std::vector<std::size_t>& devices) {
-  std::vector<Submitted> jobs;
-  for (const std::size_t d : devices) {
-    PendingTrial w = plan_trial(stages_.space, stages_.limits, stages_.compile, work_, point);
-    std::shared_future<PoolResult> result = pool_.run(work_, problem_index_, w, d);
-    jobs.push_back({std::move(w), std::move(result)});
-  }
-  std::size_t measured = 0;
-  for (const Submitted& s : jobs) {
-    PoolResult r = s.result.get();
-    if (r.skipped) continue;
-    r.trial.finalist = true;
-    (void)record(s.trial, std::move(r));
-    ++measured;
-  }
-  return measured;
 }
 
 }  // namespace tiletune::sweep_detail

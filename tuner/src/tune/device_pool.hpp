@@ -1,4 +1,4 @@
-// The GPUs of one model on one host as a pool for one search: a thread and a WorkerSession per
+// The GPUs of one model on one host as a pool for one search (one GPU is a pool of one): a thread and a WorkerSession per
 // device, each measuring one trial at a time (never two on one GPU), taking the oldest queued
 // trial when it is free; and the Evaluator run_search drives over it, which returns the trials
 // in submission order and records each under the device that measured it. A device whose
@@ -140,17 +140,12 @@ class PoolEvaluator final : public Evaluator {
   void cancel() override;
   [[nodiscard]] double elapsed_seconds() const override;
   [[nodiscard]] double waited_for_compile_seconds() const noexcept { return waited_for_compile_; }
-  /// Measures point on each of `devices` (finalists: pool indices), records each trial and
-  /// returns how many were measured (a device that left meanwhile measures nothing).
-  std::size_t measure_on(std::size_t point, const std::vector<std::size_t>& devices);
 
  private:
   struct Submitted {
     PendingTrial trial;
     std::shared_future<PoolResult> result;
   };
-  /// Records a result under its device and hands the trial on; returns what the search sees.
-  Evaluation record(const PendingTrial& w, PoolResult result);
 
   DevicePool& pool_;
   const PoolStages& stages_;
@@ -160,5 +155,41 @@ class PoolEvaluator final : public Evaluator {
   std::deque<Submitted> pending_;
   double waited_for_compile_ = 0;
 };
+
+/// Records a pool's result under the device that measured it and hands the trial on
+/// (PoolStages::on_trial); returns what the search sees of it.
+Evaluation record_pool_result(const PoolStages& stages, const ProblemWork& work, const PendingTrial& w,
+                               PoolResult& result);
+
+// --- the confirmation of a problem's finalists (confirm.cpp) ----------------------------------
+
+/// The finalists of a problem on a pool's model: the domain points of its top `count` configs by
+/// the objective, each scored by the best any device of the pool has in the cache (ok trials of
+/// the current kernel version, this run's and earlier ones), best first, ties by params
+/// (top_points: replay_sweep's rule too). Configs outside the work's domain (another shard's)
+/// are not among them.
+[[nodiscard]] std::vector<std::size_t> finalist_points(const PoolStages& stages, const DevicePool& pool,
+                                                       const CacheDb& db, const ProblemWork& work, std::size_t count);
+
+/// The confirmation of finalists on every device still in the pool, the devices at once: each
+/// device measures each point `rounds` more times, a round of all of them after another (each
+/// round starting one finalist later), so that every finalist meets the same moments: what a
+/// config measures drifts over seconds (on the H200, a 9 us reduction ran 10 % faster for 2 s of
+/// one sweep; the GPU's clocks and temperature drift too), and a config measured once, in its
+/// moment, can win by its moment alone. On each device a finalist is recorded as its median
+/// round by the objective, or as its first failed round when one fails (a kernel that fails once
+/// is no winner), and reported once through stages.on_trial with SweepTrial::finalist set; so
+/// each device's best is its own, confirmed measurement. Returns the trials measured.
+std::uint64_t confirm_finalists(DevicePool& pool, const PoolStages& stages, const ProblemWork& work,
+                                std::size_t problem_index, const std::vector<std::size_t>& points, int rounds);
+
+/// Confirms the problem's top plan.finalists (finalist_points) until every one of the top was
+/// confirmed: a config that a drift made look fast in the search falls back when it is
+/// confirmed, and what comes up in its place is confirmed next, the top each time in one set of
+/// rounds (run_confirmation: at most kMaxConfirmPasses passes, and none that would take a
+/// device's confirmation past max_trials). Confirmation::trials counts every device's.
+[[nodiscard]] Confirmation confirm_problem(DevicePool& pool, const PoolStages& stages, const CacheDb& db,
+                                           const ProblemWork& work, std::size_t problem_index, const ConfirmPlan& plan,
+                                           std::uint64_t max_trials);
 
 }  // namespace tiletune::sweep_detail

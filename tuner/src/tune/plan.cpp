@@ -11,6 +11,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "common/random_words.hpp"
 #include "tiletune/replay.hpp"
 
 namespace tiletune {
@@ -171,8 +172,7 @@ PlannedConfigs planned_configs(const Space& space, const PlanOptions& options) {
   std::uint64_t state = 0x91a7;
   // Distinct points: a draw that repeats is drawn again, within a bound (wanted <= count / 2).
   for (std::uint64_t draw = 0; points.size() < wanted && draw < 8 * wanted + 1000; ++draw) {
-    state += 0x9e3779b97f4a7c15u;
-    const auto point = domain.domain.sample(state);
+    const auto point = domain.domain.sample(random_words::splitmix64(state));  // the strategies' words
     if (point && taken.insert(*point).second) points.push_back(*point);
   }
   std::sort(points.begin(), points.end());  // ids are in enumeration order

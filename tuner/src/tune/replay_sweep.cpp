@@ -23,7 +23,7 @@ std::vector<std::size_t> replayed_finalists(const Space& space, const ReplayedPr
 double replay_confirmation(const Space& space, const ConfirmPlan& plan, ReplayedProblem& r) {
   double cost = 0;
   r.confirmation = run_confirmation(
-      plan, confirmation_limit(plan, r.trace.evaluated),
+      plan, confirmation_limit(plan, r.trace.evaluated), 1,
       [&] { return replayed_finalists(space, r, plan.finalists); },
       [&](const std::vector<std::size_t>& points) {
         for (const std::size_t point : points)

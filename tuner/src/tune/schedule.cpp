@@ -114,7 +114,7 @@ std::vector<std::size_t> top_points(std::vector<ScoredPoint> scored, std::size_t
   return points;
 }
 
-Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials,
+Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials, std::size_t devices,
                               const std::function<std::vector<std::size_t>()>& finalists,
                               const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure) {
   Confirmation c;
@@ -124,7 +124,7 @@ Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials,
     const std::vector<std::size_t> points = finalists();
     const bool all_confirmed = std::all_of(points.begin(), points.end(), [&](std::size_t p) { return confirmed.contains(p); });
     if (points.empty() || all_confirmed) break;
-    if (c.trials + points.size() * static_cast<std::uint64_t>(plan.rounds) > max_trials) break;
+    if (c.trials + points.size() * static_cast<std::uint64_t>(plan.rounds) * devices > max_trials) break;
     c.trials += measure(points);
     for (const std::size_t p : points)
       if (confirmed.insert(p).second) c.confirmed.push_back(p);

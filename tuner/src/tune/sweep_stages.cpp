@@ -38,14 +38,15 @@ std::uint64_t unknown_points(const Space& space, const ProblemWork& work) {
 }
 
 ProblemWork plan_problem(const Space& space, const Problem& problem, const Shard& shard, const CacheDb& db,
-                         const std::string& device_uuid, Objective objective, bool force) {
+                         const std::vector<std::string>& device_uuids, Objective objective, bool force) {
   ProblemWork w;
   w.problem = problem;
   w.canonical = canonical_problem(space, problem);
   w.space = space_domain(space, problem, shard);
   if (!force)
-    for (const TrialRow& row : db.trials(current_trials(space, device_uuid, w.canonical)))
-      w.known.emplace(row.trial.key.params, trial_score(objective, row.trial));
+    for (const std::string& uuid : device_uuids)
+      for (const TrialRow& row : db.trials(current_trials(space, uuid, w.canonical)))
+        w.known.emplace(row.trial.key.params, trial_score(objective, row.trial));  // the first device's stays
   w.unknown = unknown_points(space, w);
   return w;
 }

@@ -1,8 +1,9 @@
 // The stages of a sweep, each a small piece run_sweep composes and a test can drive alone:
 // plan the work of a problem (its domain and what the cache knows), compile ahead (one compile
 // per distinct option list, in proposal order), the worker session (the process and what it
-// holds), the trial recorder (one DB row per trial as it completes), the GPU evaluator (the
-// Evaluator that run_search drives), and the ranking from the cache.
+// holds), the trial recorder (one DB row per trial as it completes), planning and measuring a
+// trial on a device, and the ranking from the cache. The device pool (device_pool.hpp) runs
+// them over the GPUs of a model: one GPU is a pool of one.
 #pragma once
 
 #include <chrono>
@@ -33,7 +34,8 @@ namespace tiletune::sweep_detail {
 [[nodiscard]] std::optional<double> trial_score(Objective objective, const TrialRecord& trial);
 
 /// Stage 1 for one problem: the valid configs as a search domain, and what the cache already
-/// knows of them (a rerun answers those from the cache instead of measuring again).
+/// knows of them on any of the devices of a model (a rerun answers those from the cache instead
+/// of measuring again; the search measures a config once for the model).
 struct ProblemWork {
   Problem problem;
   std::string canonical;                                          ///< "N=8192"
@@ -45,8 +47,8 @@ struct ProblemWork {
 [[nodiscard]] std::uint64_t unknown_points(const Space& space, const ProblemWork& work);
 /// Only the configs of shard; force: know nothing (measure everything again).
 [[nodiscard]] ProblemWork plan_problem(const Space& space, const Problem& problem, const Shard& shard,
-                                       const CacheDb& db, const std::string& device_uuid, Objective objective,
-                                       bool force);
+                                       const CacheDb& db, const std::vector<std::string>& device_uuids,
+                                       Objective objective, bool force);
 
 /// Compiles ahead of the GPU through a pool: the same option list compiles once, whoever asks
 /// (every problem, the reference config, a config proposed again after a restart), and a
@@ -190,71 +192,6 @@ struct DeviceStages {
 /// or no worker can be started.
 double measure_trial(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w, SweepTrial& t);
 
-/// What every problem's evaluator shares in one sweep.
-struct SweepStages {
-  const Space& space;
-  const DeviceLimits& limits;
-  Objective objective;
-  CompileAhead& compile;
-  WorkerSession& worker;
-  TrialRecorder& recorder;
-  /// Each trial once it is recorded (with the status the recorder gave it); may move from it.
-  std::function<void(SweepTrial&)> on_trial;
-};
-
-/// The Evaluator of a GPU sweep for one problem: recall answers from the cache, submit plans
-/// the trial and compiles ahead, next waits for the oldest compile, runs the reference when
-/// the worker lacks it, measures in the worker and records the trial; the clock is wall time
-/// since the evaluator was made.
-class GpuEvaluator final : public Evaluator {
- public:
-  GpuEvaluator(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index);
-  [[nodiscard]] std::optional<Evaluation> recall(std::size_t point) override;
-  void submit(std::size_t point) override;
-  [[nodiscard]] Evaluation next() override;
-  void cancel() override { pending_.clear(); }
-  [[nodiscard]] double elapsed_seconds() const override;
-  /// Wall time next() waited for the compiler.
-  [[nodiscard]] double waited_for_compile_seconds() const noexcept { return waited_for_compile_; }
-
- private:
-  const SweepStages& stages_;
-  const ProblemWork& work_;
-  std::size_t problem_index_;
-  std::chrono::steady_clock::time_point start_;
-  std::deque<PendingTrial> pending_;
-  double waited_for_compile_ = 0;
-};
-
-/// The finalists of a problem on one device: the domain points of its top `count` configs by
-/// the objective (ok trials of the current kernel version in the cache, this run's and earlier
-/// ones), best first, ties by params (top_points: replay_sweep's rule too). Configs outside the
-/// work's domain (another shard's) are not among them.
-[[nodiscard]] std::vector<std::size_t> finalist_points(const SweepStages& stages, const CacheDb& db,
-                                                       const std::string& device_uuid, const ProblemWork& work,
-                                                       std::size_t count);
-
-/// The confirmation of a problem's finalists on one device: each is measured `rounds` more
-/// times, a round of all of them after another (each round starting one finalist later), so
-/// that every finalist meets the same moments: what a config measures drifts over seconds (on
-/// the H200, a 9 us reduction ran 10 % faster for 2 s of one sweep, mostly the host's launch
-/// latency, which the stream blocker of the samples now removes; the GPU's clocks and
-/// temperature drift too), and a config measured once, in its moment, can win by its moment alone. Each finalist is recorded as its median round by
-/// the objective, or as its first failed round when one fails (a kernel that fails once is no
-/// winner), and reported once through stages.on_trial with SweepTrial::finalist set. Returns
-/// the trials measured (rounds x finalists).
-std::uint64_t confirm_finalists(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index,
-                                const std::vector<std::size_t>& points, int rounds);
-
-/// Confirms the problem's top `finalists` (finalist_points) until every one of the top was
-/// confirmed: a config that a drift made look fast in the search falls back when it is
-/// confirmed, and what comes up in its place is confirmed next, the top each time in one set of
-/// rounds (run_confirmation: at most kMaxConfirmPasses passes, and none that would take the
-/// confirmation past max_trials).
-[[nodiscard]] Confirmation confirm_problem(const SweepStages& stages, const CacheDb& db, const std::string& device_uuid,
-                                           const ProblemWork& work, std::size_t problem_index, std::size_t finalists,
-                                           int rounds, std::uint64_t max_trials);
-
 /// What recall() answers for a point of a problem's work (nullopt: not known).
 [[nodiscard]] std::optional<Evaluation> recall_known(const Space& space, const ProblemWork& work, std::size_t point);
 /// The score of a recorded trial and its cost (compile + worker time), as the search sees it.
@@ -265,7 +202,7 @@ std::uint64_t confirm_finalists(const SweepStages& stages, const ProblemWork& wo
 [[nodiscard]] TrialFilter current_trials(const Space& space, const std::string& device_uuid,
                                          const std::string& canonical);
 
-// --- shared by the one-device sweep (sweep.cpp) and the pool sweep (pool_sweep.cpp) ---------
+// --- what run_sweep settles before its first trial (sweep_setup.cpp) -------------------------
 
 /// The cache's row of a device (copy_gbps nullopt keeps what the cache has).
 [[nodiscard]] DeviceRecord device_record(const DeviceInfo& d, std::optional<double> copy_gbps);
@@ -284,8 +221,6 @@ std::uint64_t confirm_finalists(const SweepStages& stages, const ProblemWork& wo
                                                double elapsed_seconds);
 /// Trials this run may measure on a problem: what the budget allows of what is not known.
 [[nodiscard]] std::uint64_t problem_limit(const SearchBudget& budget, const ProblemWork& work);
-/// run_sweep over SweepOptions::devices (pool_sweep.cpp).
-[[nodiscard]] SweepReport run_pool_sweep(const Space& space, const SweepOptions& options);
 
 /// Stage 4: a problem's ok trials of the current kernel version from the cache (resumed ones
 /// included), best score first, and its default config's trial.

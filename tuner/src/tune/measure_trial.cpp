@@ -1,8 +1,6 @@
-// Planning and measuring one trial on a device (what the one-device evaluator and the device
-// pool share), and the Evaluator of a one-GPU sweep: what run_search drives for one problem.
-// submit() plans a trial (prunes what the device cannot launch, compiles ahead in proposal
-// order), next() measures the oldest in the worker and records it, so the GPU never waits for a
-// compile it could have had earlier.
+// Planning one trial (prune what the device cannot launch, else compile ahead in proposal order,
+// so the GPU never waits for a compile it could have had earlier) and measuring it on a device
+// (what each thread of the device pool runs), and what the search sees of a trial.
 #include <fmt/format.h>
 
 #include "tune/sweep_stages.hpp"
@@ -142,34 +140,6 @@ std::optional<Evaluation> recall_known(const Space& space, const ProblemWork& wo
 Evaluation evaluation_of(Objective objective, std::size_t point, const TrialRecord& record, const SweepTrial& t) {
   const double worker_ms = t.result ? t.result->load_ms + t.result->verify_ms + t.result->measure_ms : 0;
   return Evaluation{point, trial_score(objective, record), t.compile_seconds + worker_ms / 1000, false};
-}
-
-// --- the evaluator of one device ---------------------------------------------------------------
-
-GpuEvaluator::GpuEvaluator(const SweepStages& stages, const ProblemWork& work, std::size_t problem_index)
-    : stages_(stages), work_(work), problem_index_(problem_index), start_(Clock::now()) {}
-
-double GpuEvaluator::elapsed_seconds() const { return seconds_since(start_); }
-
-std::optional<Evaluation> GpuEvaluator::recall(std::size_t point) { return recall_known(stages_.space, work_, point); }
-
-void GpuEvaluator::submit(std::size_t point) {
-  pending_.push_back(plan_trial(stages_.space, stages_.limits, stages_.compile, work_, point));
-}
-
-Evaluation GpuEvaluator::next() {
-  if (pending_.empty()) throw Error("GpuEvaluator::next: nothing was submitted");
-  const PendingTrial w = std::move(pending_.front());
-  pending_.pop_front();
-  SweepTrial t;
-  t.problem = problem_index_;
-  t.config = w.config;
-  waited_for_compile_ += measure_trial(DeviceStages{stages_.space, stages_.limits, stages_.compile, stages_.worker},
-                                       work_, w, t);
-  const TrialRecord record = stages_.recorder.record(work_.canonical, w.launch, t);
-  const Evaluation e = evaluation_of(stages_.objective, w.point, record, t);
-  if (stages_.on_trial) stages_.on_trial(t);
-  return e;
 }
 
 }  // namespace tiletune::sweep_detail
