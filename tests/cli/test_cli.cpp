@@ -124,14 +124,47 @@ TEST(Cli, BadArgumentsAreReported) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = tiletune_in(dir, "frobnicate");
   EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("tiletune: unknown command 'frobnicate' (commands: plan, tune,"), std::string::npos)
+      << r.output;
 }
 
+/// The commands the main --help lists under "Subcommands:", in its order.
+std::vector<std::string> listed_commands(const std::string& help) {
+  std::vector<std::string> names;
+  std::istringstream lines(help.substr(std::min(help.size(), help.find("Subcommands:"))));
+  std::string line;
+  std::getline(lines, line);  // the heading
+  while (std::getline(lines, line) && line.rfind("  ", 0) == 0) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    names.push_back(name);
+  }
+  return names;
+}
+
+// Generated from the commands tiletune lists, so that a new command cannot miss its help: each
+// answers `COMMAND --help` with its own usage (never the main help), examples and the exit
+// statuses; the list is the one an unknown command is told.
 TEST(Cli, EveryCommandAnswersHelpWithExamples) {
   TempDir dir;
-  for (const std::string cmd : {"", "plan ", "tune ", "devices ", "show ", "best ", "export ", "merge "}) {
-    CommandResult r = tiletune_in(dir, cmd + "--help");
-    EXPECT_EQ(r.exit_code, 0) << cmd << r.output;
-    EXPECT_NE(r.output.find("Example"), std::string::npos) << cmd << r.output;
+  const CommandResult main_help = tiletune_in(dir, "--help");
+  ASSERT_EQ(main_help.exit_code, 0) << main_help.output;
+  const std::vector<std::string> commands = listed_commands(main_help.output);
+  ASSERT_GE(commands.size(), 10u) << main_help.output;
+  std::string joined;
+  for (const std::string& c : commands) joined += (joined.empty() ? "" : ", ") + c;
+  const CommandResult unknown = tiletune_in(dir, "frobnicate --help");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("unknown command 'frobnicate' (commands: " + joined + ";"), std::string::npos)
+      << unknown.output;
+  for (const std::string& c : commands) {
+    const CommandResult r = tiletune_in(dir, c + " --help");
+    EXPECT_EQ(r.exit_code, 0) << c << r.output;
+    EXPECT_NE(r.output.find("Usage: tiletune " + c + " "), std::string::npos) << c << r.output;
+    EXPECT_EQ(r.output.find("Subcommands:"), std::string::npos) << c << ": the main help instead of its own";
+    EXPECT_NE(r.output.find("Example"), std::string::npos) << c << r.output;
+    EXPECT_NE(r.output.find("Exit status: 0 done"), std::string::npos) << c << r.output;
   }
 }
 

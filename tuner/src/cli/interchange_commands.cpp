@@ -50,7 +50,9 @@ ReferenceArguments from BinaryRaw files are the expected outputs. Budget and Sea
 comments (tiletune sets them with tune --budget and --strategy). Anything else is an error
 naming the field; the YAML is written only when the whole file maps, after it loads, and whole
 (a file replaced atomically, its mode kept; a device or a FIFO written through; the T1 file
-itself, a directory or a dangling link refused).)HELP");
+itself, a directory or a dangling link refused).
+
+)HELP" + std::string(exit_status_help));
   return [o]() {
     namespace fs = std::filesystem;
     const fs::path out = o->output.empty() ? fs::current_path() / "imported.yaml" : fs::path(o->output);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -54,6 +55,19 @@ Run `tiletune COMMAND --help` for the options of a command.
   add(tiletune::cli::add_nvml_command);
   add(tiletune::cli::add_worker_command);
 
+  // A first word that names no command is an error of its own, whatever follows it (CLI11 would
+  // say "A subcommand is required", or print the main help for `frobnicate --help` and exit 0).
+  const auto is_command = [&](const char* word) {
+    return std::any_of(commands.begin(), commands.end(), [&](const auto& c) { return c.first->check_name(word); });
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::string names;
+    for (const auto& [sub, run] : commands)
+      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
+    std::fprintf(stderr, "tiletune: unknown command %s (commands: %s; see tiletune --help)\n",
+                 tiletune::quote(argv[1]).c_str(), names.c_str());
+    return tiletune::cli::exit_usage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -25,7 +25,9 @@ Runner add_nvml_command(CLI::App& app) {
 Polls nvmlDeviceGetTotalEnergyConsumption and nvmlDeviceGetPowerUsage in a tight loop and
 prints how often each changed (the update interval) and the steps of the energy counter (its
 resolution at the board's present power). Run it on an idle GPU and while a sweep runs. NVML
-is loaded at run time ($TILETUNE_NVML_LIBRARY, else libnvidia-ml.so.1).)");
+is loaded at run time ($TILETUNE_NVML_LIBRARY, else libnvidia-ml.so.1).
+
+)" + std::string(exit_status_help));
   return [device, seconds]() {
     const std::vector<DeviceInfo> devices = list_devices();
     if (*device >= static_cast<int>(devices.size()))

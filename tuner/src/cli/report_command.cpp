@@ -111,7 +111,9 @@ with the failures' reasons, the objective against each param, heatmaps of param 
 occupancy and registers, the search's progress in the order the trials were measured, and
 energy against time where energy was measured. PNG needs rsvg-convert (package librsvg2-bin).
 The output is written whole (a file replaced atomically, its mode kept; a device or a FIFO
-written through); the cache itself, a directory or a dangling link is refused.)");
+written through); the cache itself, a directory or a dangling link is refused.
+
+)" + std::string(exit_status_help));
   return [o]() {
     check_report_arguments(*o);
     ReportOptions options = report_options(*o);
