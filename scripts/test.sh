@@ -2,5 +2,5 @@
 # Builds tiletune and runs its tests. Tests labelled `gpu` skip (not pass) without a CUDA device.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh "$@"
+./scripts/build.sh --all "$@"
 ctest --test-dir build --output-on-failure --parallel "$(nproc)" --timeout 900
