@@ -18,11 +18,15 @@ inline constexpr int exit_compile_failures = 3;
 /// `none`, or a listing that finds nothing), `tune` where no trial is `ok` (a replay: where every
 /// evaluation failed).
 inline constexpr int exit_no_result = 4;
+/// 5: `diff --fail-on`: a condition it names holds for at least one device, kernel and problem
+/// (the keys are on stderr): a release gate says no.
+inline constexpr int exit_gate_failed = 5;
 
 /// The same, as every command's --help ends (and as the README's table says).
 inline constexpr const char* exit_status_help =
     "Exit status: 0 done; 1 an error (one line on stderr says what failed and where); 2 bad arguments\n"
     "(nothing was done); 3 plan --strict: a config failed to compile; 4 nothing usable: plan compiled\n"
-    "no config, tune (or its replay) got no ok trial, best found no match (use your defaults).";
+    "no config, tune (or its replay) got no ok trial, best found no match (use your defaults); 5 diff:\n"
+    "a --fail-on condition holds.";
 
 }  // namespace tiletune::cli
