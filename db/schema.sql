@@ -123,6 +123,10 @@ CREATE TABLE pins (
   PRIMARY KEY (scope, target, kernel, problem)
 );
 
+-- The tie set of a key (tiletune/answers.hpp) is the ok trials no slower than the cap above its
+-- fastest: one range of this index, so a lookup reads those rows only, not every trial of the key.
+CREATE INDEX trials_answer ON trials(device_id, kernel_id, problem, status, time_ms);
+
 -- answer_history: the answer (the pick of the tie set, tiletune/answers.hpp) of a device, kernel
 -- version and problem at the end of each run that wrote trials of it. A run is one value of the
 -- kernel version's used_seq: each sweep and each merge raises it. Rewritten as trials of the run

@@ -1,4 +1,4 @@
--- Schema version 9: pins and the history of answers (issue 24).
+-- Schema version 9: pins, the history of answers and an index for tie sets (issue 24).
 --
 -- pins: a config chosen by a person that answers lookups of a kernel and problem for one device
 -- (scope 'device', target its UUID), every device of a model ('model', target its name, e.g.
@@ -16,6 +16,10 @@ CREATE TABLE pins (
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   PRIMARY KEY (scope, target, kernel, problem)
 );
+
+-- The tie set of a key (tiletune/answers.hpp) is the ok trials no slower than the cap above its
+-- fastest: one range of this index, so a lookup reads those rows only, not every trial of the key.
+CREATE INDEX trials_answer ON trials(device_id, kernel_id, problem, status, time_ms);
 
 -- answer_history: the answer (the pick of the tie set, tiletune/answers.hpp) of a device, kernel
 -- version and problem at the end of each run that wrote trials of it. A run is one value of the
