@@ -419,7 +419,8 @@ another device, the portable default (best relative time across devices), or non
 Where configs tie with the fastest within the noise (medians closer than 0.5 %, or than the
 95 % noise of the two medians, never above 5 %), the answer is the tied config with the highest
 occupancy, then the fewest registers, then the first in config order: `ties` and `spread %` say
-how many tied and how far apart. `changes` / `runs`: of the sweeps and merges that wrote trials
+how many tied and how far apart (a lookup: tie_count and tie_spread in JSON, TILETUNE_TIES in env
+and cmake). A pin (`tiletune pin`) answers instead, shown in the `pin` column. `changes` / `runs`: of the sweeps and merges that wrote trials
 of a key, how many ended with another answer than the run before.
 
 )HELP" + std::string(exit_status_help));

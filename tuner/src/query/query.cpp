@@ -54,8 +54,10 @@ namespace fs = std::filesystem;
 // (cubins, an index, devices.copy_gbps), so one set of statements serves them all; version 4 adds
 // trials.energy_mj and power_w, read only for the energy objectives; versions 5, 6 and 7 add
 // measurement columns, the compile log, the samples (times_ms) and the verification time, which
-// only trials_json reads (through the column table). A new migration must be checked against the
-// statements below when it raises cache_newest_schema.
+// only trials_json reads (through the column table); version 8 is the physics guard's trial
+// status (only 'ok' trials are read); version 9 adds the pins table, read only from that version
+// on, answer_history (not read here) and the index the tie set's statement uses where it exists.
+// A new migration must be checked against the statements below when it raises cache_newest_schema.
 constexpr std::int64_t application_id = cache_application_id;
 constexpr int oldest_schema = cache_oldest_schema;
 constexpr int newest_schema = cache_newest_schema;
