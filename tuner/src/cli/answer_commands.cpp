@@ -11,6 +11,7 @@
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "common/text_out.hpp"
 #include "tiletune/answers.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/compile.hpp"
@@ -439,8 +440,10 @@ the new one; exit status 5 (with the keys on stderr) blocks the release.
       if (!r.failures.empty()) {
         std::string fails;
         for (const std::string& f : r.failures) fails += (fails.empty() ? "" : ",") + f;
-        std::cerr << fmt::format("diff: {} {} {}: {}\n", std::get<0>(r.key), std::get<1>(r.key), std::get<2>(r.key),
-                                 fails);
+        // Names from the caches, which may hold any bytes: shown as terminal-safe text.
+        std::cerr << fmt::format("diff: {} {} {}: {}\n", text_out::terminal_text(std::get<0>(r.key)),
+                                 text_out::terminal_text(std::get<1>(r.key)),
+                                 text_out::terminal_text(std::get<2>(r.key)), fails);
       }
     return exit_gate_failed;
   };
