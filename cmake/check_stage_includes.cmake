@@ -20,7 +20,7 @@ cmake_minimum_required(VERSION 3.20)  # IN_LIST, in script mode too
 
 set(order common space compile gpu db query strategy tune launch report interchange cli)
 
-set(owns_common error.hpp message.hpp status.hpp objective.hpp trial_record.hpp)
+set(owns_common error.hpp message.hpp status.hpp objective.hpp trial_record.hpp answers.hpp)
 set(owns_space expr.hpp python_expr.hpp space.hpp enumerate.hpp shard.hpp)
 set(owns_compile compile.hpp)
 set(owns_gpu occupancy.hpp device.hpp energy.hpp measure.hpp data_file.hpp reference.hpp reference.h runner.hpp

@@ -8,8 +8,10 @@ from . import _errors as check
 from ._errors import TiletuneError
 from ._lib import library
 
-#: How well a lookup matched, best first (tiletune/query.hpp).
-MATCH_LEVELS = ("exact", "nearest_problem", "same_architecture", "portable_default", "none")
+#: How well a lookup matched, indexed by the C API's value (tiletune/query.hpp). Tried in the order
+#: pinned, exact, nearest_problem, same_architecture, portable_default, none: "pinned" (a config a
+#: person chose with `tiletune pin`) ranks first although its value comes last.
+MATCH_LEVELS = ("exact", "nearest_problem", "same_architecture", "portable_default", "none", "pinned")
 #: What "best" means: the fastest, the least energy per run, the least energy x time.
 OBJECTIVES = ("time", "energy", "edp")
 
@@ -39,7 +41,13 @@ def _parse_assignments(text):
 
 @dataclass(frozen=True)
 class Match:
-    """The answer to a lookup. `match` is one of MATCH_LEVELS; `params` is empty for "none"."""
+    """The answer to a lookup. `match` is one of MATCH_LEVELS; `params` is empty for "none".
+
+    tie_count: how many configs of that device and problem are tied with the fastest within the
+    noise (the answer is the pick rule's choice among them; 1: a clear winner; 0: no tie set, as
+    for portable_default, pinned and the energy objectives). tie_spread: (slowest tied - fastest)
+    / fastest. fastest_ms: the fastest median of the tie set. pin_scope and pin_reason: for
+    "pinned", what the pin names ("device", "model", "architecture") and why."""
 
     kernel: str
     match: str
@@ -48,6 +56,11 @@ class Match:
     time_ms: Optional[float] = None
     energy_mj: Optional[float] = None          # energy and edp objectives
     device: Optional[str] = None
+    tie_count: int = 0
+    tie_spread: float = 0.0
+    fastest_ms: Optional[float] = None
+    pin_scope: Optional[str] = None
+    pin_reason: Optional[str] = None
 
     @property
     def found(self):
@@ -119,10 +132,17 @@ class Cache:
             energy = lib.tiletune_result_energy_mj(r)
             problem = check.decoded(lib.tiletune_result_problem(r))
             device_name = check.decoded(lib.tiletune_result_device_name(r))
-            return Match(kernel=kernel, match=MATCH_LEVELS[lib.tiletune_result_match_level(r)], params=params,
+            fastest = lib.tiletune_result_fastest_ms(r)
+            level = MATCH_LEVELS[lib.tiletune_result_match_level(r)]
+            return Match(kernel=kernel, match=level, params=params,
                          problem=_parse_assignments(problem) if problem else None,
                          time_ms=time_ms if time_ms >= 0 else None, energy_mj=energy if energy >= 0 else None,
-                         device=device_name or None)
+                         device=device_name or None, tie_count=lib.tiletune_result_tie_count(r),
+                         tie_spread=lib.tiletune_result_tie_spread(r),
+                         fastest_ms=fastest if fastest >= 0 else None,
+                         pin_scope=check.decoded(lib.tiletune_result_pin_scope(r)) or None,
+                         pin_reason=(check.decoded(lib.tiletune_result_pin_reason(r)) if level == "pinned"
+                                     else None))
         finally:
             lib.tiletune_result_free(result)
 

@@ -241,7 +241,7 @@ TEST(Cli, BestLooksUpOneConfigWithFallbacks) {
   write_cache(dir.path() / "cache.db", "GPU-11111111-0000-0000-0000-000000000000", 0.15);
   CommandResult env = tiletune_in(dir, "best --kernel transpose --size N=8192 --device GPU-11111111-0000-0000-0000-000000000000 --format env");
   ASSERT_EQ(env.exit_code, 0) << env.output;
-  EXPECT_EQ(env.output, "TILE=64\nBLOCK_ROWS=2\nPAD=1\nTILETUNE_MATCH=exact\n");
+  EXPECT_EQ(env.output, "TILE=64\nBLOCK_ROWS=2\nPAD=1\nTILETUNE_MATCH=exact\nTILETUNE_TIES=1\n");
   CommandResult cmake = tiletune_in(dir, "best --kernel transpose --size N=6000 --device GPU-11111111-0000-0000-0000-000000000000 --format cmake");
   ASSERT_EQ(cmake.exit_code, 0) << cmake.output;
   EXPECT_NE(cmake.output.find("set(TILE 64)\n"), std::string::npos) << cmake.output;

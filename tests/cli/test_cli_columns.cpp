@@ -153,7 +153,8 @@ TEST(CliColumns, TheHumanFormatsShowTheChosenColumnsRounded) {
   const CommandResult best = tiletune_in(dir, "best --format csv");
   ASSERT_EQ(best.exit_code, 0) << best.output;
   EXPECT_EQ(best.output.substr(0, best.output.find('\n')),
-            "kernel,device,device_uuid,problem,params,time_ms,gbps,gflops,energy_mj")
+            "kernel,device,device_uuid,problem,params,time_ms,gbps,gflops,energy_mj,ties,tie_spread_pct,tie_set,"
+            "fastest_params,fastest_ms,winner_changes,runs,pinned,pin_reason")
       << best.output;
 }
 

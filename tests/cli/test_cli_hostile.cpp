@@ -270,7 +270,7 @@ TEST(CliCache, ReadingAWalCacheNeedsNoWriteAccess) {
   EXPECT_EQ(nlohmann::json::parse(show.output).size(), 2u);
   const CommandResult best = tiletune_in(dir, "best --kernel transpose --size N=8192 --device GPU-1 --format env", as);
   EXPECT_EQ(best.exit_code, 0) << best.output;
-  EXPECT_EQ(best.output, "TILE=64\nBLOCK_ROWS=2\nPAD=1\nTILETUNE_MATCH=exact\n");
+  EXPECT_EQ(best.output, "TILE=64\nBLOCK_ROWS=2\nPAD=1\nTILETUNE_MATCH=exact\nTILETUNE_TIES=1\n");
   const CommandResult exported = tiletune_in(dir, "export --format landscape --kernel transpose", as);
   EXPECT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_NE(exported.output.find("N=8192,TILE=64;BLOCK_ROWS=2;PAD=1,ok,0.15,"), std::string::npos) << exported.output;

@@ -113,3 +113,42 @@ def test_open_errors(tmp_path):
     with pytest.raises(tiletune.TiletuneError) as e:
         tiletune.Cache(junk)
     assert e.value.status == "not a tiletune cache"
+
+
+def _tied_with(fastest, other):
+    """The tie test of tiletune/answers.hpp for trials without noise columns: the 0.5 % floor."""
+    return other - fastest <= 0.005 * fastest
+
+
+def test_the_answer_is_in_the_tie_set_and_says_how_many_tied(fixture_db, landscape_rows):
+    with tiletune.Cache(fixture_db) as cache:
+        m = cache.best("transpose", {"N": 8192}, device=H200)
+        portable = cache.best("transpose", {"N": 4096}, device="sm_80")
+    best = fastest(landscape_rows, "N=8192")
+    ok = [float(r["time_ms"]) for r in landscape_rows if r["problem"] == "N=8192" and r["status"] == "ok"]
+    fast = float(best["time_ms"])
+    assert m.fastest_ms == pytest.approx(fast)
+    assert m.tie_count == sum(_tied_with(fast, t) for t in ok) and m.tie_count >= 1
+    assert _tied_with(fast, m.time_ms)
+    assert 0.0 <= m.tie_spread <= 0.005 + 1e-12
+    assert m.pin_scope is None and m.pin_reason is None
+    assert portable.tie_count == 0 and portable.fastest_ms is None
+
+
+def test_a_pin_answers_python_lookups(fixture_db, tmp_path):
+    db = tmp_path / "pinned.db"
+    db.write_bytes(fixture_db.read_bytes())
+    cli = os.environ["TILETUNE_CLI"]
+    subprocess.run([cli, "pin", "--db", str(db), "--kernel", "transpose", "--size", "N=8192", "--params",
+                    "TILE=16;BLOCK_ROWS=8;PAD=0;VEC=1", "--device", H200, "--reason", "bitwise as v1"],
+                   capture_output=True, text=True, check=True)
+    with tiletune.Cache(db) as cache:
+        m = cache.best("transpose", {"N": 8192}, device=H200)
+        other = cache.best("transpose", {"N": 4096}, device=H200)
+        by_name = cache.best("transpose", {"N": 8192}, device="NVIDIA H200")  # a device pin needs the UUID
+    assert m.match == "pinned" and m.found
+    assert m.params == {"TILE": 16, "BLOCK_ROWS": 8, "PAD": 0, "VEC": 1}
+    assert m.pin_scope == "device" and m.pin_reason == "bitwise as v1"
+    assert m.tie_count == 0
+    assert other.match == "exact"
+    assert by_name.match == "exact"

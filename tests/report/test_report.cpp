@@ -271,3 +271,45 @@ TEST(ReportCli, BestAndShowHonourEnergy) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// Issue 24: each group says what the cache answers, with its tie set, its history and a pin.
+TEST(Report, EachGroupShowsItsAnswerTiesHistoryAndPin) {
+  TempDir dir;
+  const auto path = dir.path() / "ties.db";
+  {
+    CacheDb db = CacheDb::open(path);
+    DeviceRecord d;
+    d.uuid = "GPU-aaaaaaaa-3333-4000-8000-000000000001";
+    d.name = "NVIDIA H200";
+    d.cc_major = 9;
+    const auto dev = db.upsert_device(d);
+    const auto k = db.upsert_kernel(KernelRecord{"transpose", "h1", "", "12.4"});
+    auto trial = [&](const std::string& problem, const std::string& params, double ms, double occupancy) {
+      TrialRecord t;
+      t.key = TrialKey{dev, k, problem, params};
+      t.time_ms = ms;
+      t.occupancy_driver = occupancy;
+      (void)db.record_trial(t);
+    };
+    trial("N=8192", "TILE=32", 1.000, 0.5);
+    trial("N=8192", "TILE=64", 1.002, 1.0);
+    trial("N=8192", "TILE=16", 1.500, 1.0);
+    trial("N=1024", "TILE=16", 0.100, 0.5);
+    (void)db.upsert_kernel(KernelRecord{"transpose", "h1", "", "12.4"});  // a second run
+    trial("N=1024", "TILE=8", 0.050, 0.5);
+    db.pin(PinRecord{PinScope::architecture, "sm_90", "transpose", "N=1024", "TILE=16", "v1 <numerics>", ""});
+  }
+  const std::string html = render_report(CacheDb::open(path, CacheDb::Mode::read_only), {});
+  EXPECT_NE(html.find("answer: TILE=64 — the pick of 2 configs tied within 0.20 %"), std::string::npos) << html;
+  EXPECT_NE(html.find("fastest TILE=32"), std::string::npos);
+  EXPECT_NE(html.find("answer: TILE=16 — pinned for architecture sm_90 (v1 &lt;numerics&gt;); the answer changed 1 "
+                      "time over 2 runs"),
+            std::string::npos)
+      << html;
+}
+
+}  // namespace
+}  // namespace tiletune

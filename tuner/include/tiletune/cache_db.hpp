@@ -105,14 +105,54 @@ struct TrialFilter {
   std::optional<std::int64_t> limit;
 };
 
-/// The best ok trial for a (device, kernel version, problem).
+/// What a pin names: one device (by UUID), every device of a model (by name) or of an
+/// architecture ("sm_90").
+enum class PinScope { device, model, architecture };
+[[nodiscard]] std::string_view pin_scope_name(PinScope scope) noexcept;
+[[nodiscard]] std::optional<PinScope> parse_pin_scope(std::string_view name) noexcept;
+
+/// A config chosen by a person for a kernel (by name, any version) and problem on what the
+/// scope names (schema 9). It answers lookups at the match level `pinned`, above every measured one.
+struct PinRecord {
+  PinScope scope = PinScope::device;
+  std::string target;                     ///< a UUID, a device name, or "sm_90"
+  std::string kernel;                     ///< kernel name
+  std::string problem;                    ///< sizes sorted by name, "N=8192;R=3" (stored so)
+  std::string params;                     ///< params, "TILE=32;BLOCK_ROWS=8" (the space's order)
+  std::string reason;                     ///< why, in the person's words (may be empty)
+  std::string created_at;                 ///< ISO 8601 UTC; empty when pinning: now
+};
+
+/// True when `pin` applies to `device` (its UUID, name or architecture).
+[[nodiscard]] bool pin_applies(const PinRecord& pin, const DeviceRecord& device);
+/// "sm_90" for compute capability 9.0.
+[[nodiscard]] std::string architecture_name(int cc_major, int cc_minor);
+
+/// The answer for a (device, kernel version, problem): the pick of the tie set of its ok trials
+/// (tiletune/answers.hpp; the fastest trial alone for the energy objectives), what a pin says, and
+/// how often the answer changed over the runs that wrote trials of it.
 struct BestEntry {
-  std::int64_t trial_id = 0;
+  std::int64_t trial_id = 0;              ///< the answer's trial
   DeviceRow device;
   std::int64_t kernel_id = 0;
   KernelRecord kernel;
-  TrialRecord trial;                      ///< key.problem and key.params name the winner
+  TrialRecord trial;                      ///< key.problem and key.params name the answer
   bool current = false;                   ///< its kernel version is the latest one tuned
+  std::string fastest_params;             ///< the fastest ok trial (equal times: config order)
+  double fastest_ms = 0.0;
+  /// The configs tied with the fastest, fastest first (time objective; empty otherwise).
+  std::vector<std::string> tie_params;
+  double tie_spread = 0.0;                ///< (slowest tied - fastest) / fastest
+  /// The pin that answers instead, for this device (device, else model, else architecture).
+  std::optional<PinRecord> pin;
+  /// The pinned config's own trial on this device and problem, when it was measured.
+  std::optional<TrialRecord> pinned_trial;
+  /// Runs (sweeps, merges: values of the version's used_seq) that wrote trials of this key, and
+  /// how many of them ended with another answer than the run before (answer_history, schema 9).
+  int runs = 0;
+  int winner_changes = 0;
+  /// The params that actually answer: the pin's when there is one, else the tie set's pick.
+  [[nodiscard]] const std::string& answer_params() const noexcept { return pin ? pin->params : trial.key.params; }
 };
 
 /// Filters for best(); an unset field matches everything.
@@ -192,7 +232,9 @@ class CacheDb {
   /// Stored trials, ordered by kernel, device, problem, then ok ones fastest first.
   [[nodiscard]] std::vector<TrialRow> trials(const TrialFilter& filter = {}) const;
 
-  /// Best entries, ordered by kernel name, device UUID and problem.
+  /// The answers, one per device, kernel version and problem with an ok trial, ordered by kernel
+  /// name, device UUID and problem: the tie set's pick (tiletune/answers.hpp), its tie set, the pin
+  /// that overrides it and its history.
   [[nodiscard]] std::vector<BestEntry> best(const BestFilter& filter = {}) const;
   /// The best entry for exactly this kernel version (so an edited source, other options or another
   /// NVRTC find nothing), device and problem.
@@ -201,6 +243,15 @@ class CacheDb {
                                                   std::string_view problem) const;
   /// The problem sizes stored for the latest tuned version of a kernel, sorted.
   [[nodiscard]] std::vector<std::string> problems(std::string_view kernel_name) const;
+
+  /// Stores a pin, replacing one with the same scope, target, kernel and problem (read-write,
+  /// schema 9). An empty created_at stores now.
+  void pin(const PinRecord& pin);
+  /// Removes a pin; false when there was none with that key.
+  bool unpin(PinScope scope, std::string_view target, std::string_view kernel, std::string_view problem);
+  /// Stored pins (none in a cache older than schema 9), by kernel, problem, scope and target;
+  /// kernel filters when not empty.
+  [[nodiscard]] std::vector<PinRecord> pins(std::string_view kernel = {}) const;
 
   /// Stores (or replaces) a cubin under its key.
   void put_cubin(const CubinRecord& cubin);
@@ -241,11 +292,13 @@ struct MergeStats {
   std::uint64_t added = 0;       ///< keys the target did not have
   std::uint64_t replaced = 0;    ///< keys where the source's trial was better
   std::uint64_t kept = 0;        ///< keys where the target's trial was as good or better
+  std::uint64_t pins_copied = 0; ///< pins added or replaced by a newer one
 };
 
 /// Copies every trial of `from` into `into` (caches of several machines into one), keeping per
 /// key (device, kernel version, problem, params) the better trial: an ok trial beats any other
-/// status, the faster of two ok trials wins, and otherwise the target's stays. Kernel versions
+/// status, the faster of two ok trials wins, and otherwise the target's stays. Pins are copied
+/// too: a pin the target lacks is added, and of two pins with one key the newer stays. Kernel versions
 /// that are current in `from` become current in `into`. `from` is read and checked whole first,
 /// and everything is written in one transaction: a DbError (a row that cannot be stored, the
 /// same file as `into`) leaves `into` unchanged.

@@ -2,8 +2,10 @@
 // kernel on a device and problem size. It reads the SQLite cache that `tiletune tune` writes,
 // read-only, and needs nothing but SQLite at link time (no NVRTC, no CUDA driver, no yaml-cpp);
 // this header needs nothing but the C++ standard library. A lookup never throws: a miss falls back
-// through the match levels (exact, nearest problem, same architecture, portable default) and
-// errors come back inside the result with a status and a message.
+// through the match levels (pinned, exact, nearest problem, same architecture, portable default)
+// and errors come back inside the result with a status and a message. Where configs tie within
+// the noise, the answer is the one the pick rule of tiletune/answers.hpp chooses from the tie
+// set, and the result says how many tied and how far apart they are.
 //
 // The result holds the tuned params only. The launch geometry (grid, block, dynamic shared memory)
 // is an expression of the search space's YAML and is not stored in the cache: the engine's
@@ -11,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -30,16 +33,21 @@
 
 namespace tiletune {
 
-/// How well the returned config matches the request, best first.
+/// How well the returned config matches the request. The levels are tried in the order pinned,
+/// exact, nearest_problem, same_architecture, portable_default, none: `pinned` ranks first (a
+/// person's choice overrides every measurement) although its value comes last, so that the values
+/// of the older levels (and of the C API's) stay what they were.
 enum class MatchLevel {
   exact,              ///< measured on this device (UUID, or name when no UUID is given), same problem
   nearest_problem,    ///< this device, the measured problem nearest in log space
   same_architecture,  ///< another device of the same compute capability (exact problem, else nearest)
   portable_default,   ///< the config with the best mean relative time over all measured devices
   none,               ///< nothing usable: use the caller's defaults (params is empty)
+  pinned,             ///< a person pinned this config (`tiletune pin`) for this device, its model or
+                      ///< its architecture, kernel and problem: ranks above exact
 };
 
-/// "exact", "nearest_problem", "same_architecture", "portable_default", "none".
+/// "exact", "nearest_problem", "same_architecture", "portable_default", "none", "pinned".
 [[nodiscard]] TILETUNE_QUERY_API std::string_view match_level_name(MatchLevel level) noexcept;
 
 /// Why a lookup or an open failed. A lookup that finds nothing is `ok` with MatchLevel::none.
@@ -110,11 +118,24 @@ struct TILETUNE_QUERY_API QueryResult {
   std::string problem;               ///< the measured problem it came from, "N=8192;R=3"
                                      ///< (empty for portable_default and none)
   double time_ms = -1.0;             ///< median time of that measurement; -1 when there is none
+                                     ///< (portable default; a pin whose config was not measured there)
   double energy_mj = -1.0;           ///< its energy per run (energy and edp objectives); -1 otherwise
   double relative_time = 0.0;        ///< portable_default only: mean of time / best time (>= 1)
   std::string device_name;           ///< the device it was measured on (empty: none or portable)
   std::string device_uuid;
   bool from_memory = false;          ///< served from the in-process memory, without SQLite
+  /// How many configs of that device and problem are tied with the fastest within the noise
+  /// (tiletune/answers.hpp), the answer among them: 1 is a clear winner. 0 where no tie set was
+  /// computed: portable_default, none, a pin, and the energy and edp objectives.
+  std::size_t tie_count = 0;
+  /// The tie set's spread: (slowest tied time - fastest) / fastest, e.g. 0.003 (0.3 %).
+  double tie_spread = 0.0;
+  /// The fastest median of the tie set, ms (time_ms is the answer's own); -1 without a tie set.
+  double fastest_ms = -1.0;
+  /// pinned only: what the pin names, "device", "model" or "architecture", and the reason the
+  /// person gave (may be empty).
+  std::string pin_scope;
+  std::string pin_reason;
 
   [[nodiscard]] bool ok() const noexcept { return status == QueryStatus::ok; }
   /// True when a config was found (status ok and match is not none).
@@ -163,7 +184,8 @@ class TILETUNE_QUERY_API QueryCache {
   ~QueryCache();
 
   /// The best config for the request, falling back level by level (see MatchLevel). Only `ok`
-  /// trials of the kernel's current version (the one tuned last) count. Never throws.
+  /// trials of the kernel's current version (the one tuned last) count; among configs tied with
+  /// the fastest, the pick rule of tiletune/answers.hpp chooses. Never throws.
   [[nodiscard]] QueryResult lookup(const QueryRequest& request) const noexcept;
 
   /// Checks now whether another connection changed the file, and forgets what is in memory if
@@ -171,7 +193,7 @@ class TILETUNE_QUERY_API QueryCache {
   bool refresh() const noexcept;
 
   [[nodiscard]] const std::filesystem::path& path() const noexcept;
-  /// PRAGMA user_version of the file (1..4 are read).
+  /// PRAGMA user_version of the file (1 to cache_newest_schema are read).
   [[nodiscard]] int schema_version() const noexcept;
 
  private:

@@ -46,13 +46,16 @@ typedef enum tiletune_status {
   TILETUNE_INTERNAL_ERROR = 8
 } tiletune_status;
 
-/** How well a result matches the request, best first (see tiletune/query.hpp). */
+/** How well a result matches the request (see tiletune/query.hpp). Tried in the order PINNED,
+ *  EXACT, NEAREST_PROBLEM, SAME_ARCHITECTURE, PORTABLE_DEFAULT, NONE: PINNED ranks first although
+ *  its value is the last (the older values stay what they were). */
 typedef enum tiletune_match_level {
   TILETUNE_MATCH_EXACT = 0,             /**< this device, this problem */
   TILETUNE_MATCH_NEAREST_PROBLEM = 1,   /**< this device, the nearest measured problem */
   TILETUNE_MATCH_SAME_ARCHITECTURE = 2, /**< another device of the same compute capability */
   TILETUNE_MATCH_PORTABLE_DEFAULT = 3,  /**< best mean relative time over all devices */
-  TILETUNE_MATCH_NONE = 4               /**< nothing found */
+  TILETUNE_MATCH_NONE = 4,              /**< nothing found */
+  TILETUNE_MATCH_PINNED = 5             /**< a person pinned it (`tiletune pin`): above EXACT */
 } tiletune_match_level;
 
 typedef struct tiletune_cache tiletune_cache;   /**< an open cache; thread-safe */
@@ -110,6 +113,20 @@ TILETUNE_API double tiletune_result_time_ms(const tiletune_result* result);
 /** Energy per run in mJ of the measurement it came from, for the energy and edp objectives;
  *  -1 otherwise (time objective, portable default, or NULL). */
 TILETUNE_API double tiletune_result_energy_mj(const tiletune_result* result);
+/** How many configs of its device and problem tie with the fastest within the noise (the answer
+ *  is the pick rule's choice among them, see tiletune/answers.hpp): 1 is a clear winner; 0 where
+ *  no tie set was computed (portable default, pinned, the energy and edp objectives, NULL). */
+TILETUNE_API size_t tiletune_result_tie_count(const tiletune_result* result);
+/** The tie set's spread, (slowest tied time - fastest) / fastest, e.g. 0.003; 0 without one. */
+TILETUNE_API double tiletune_result_tie_spread(const tiletune_result* result);
+/** The fastest median of the tie set in ms (tiletune_result_time_ms is the answer's own); -1
+ *  without a tie set. */
+TILETUNE_API double tiletune_result_fastest_ms(const tiletune_result* result);
+/** For TILETUNE_MATCH_PINNED: what the pin names, "device", "model" or "architecture" ("" for
+ *  other levels). */
+TILETUNE_API const char* tiletune_result_pin_scope(const tiletune_result* result);
+/** For TILETUNE_MATCH_PINNED: the reason given with the pin ("" when none). */
+TILETUNE_API const char* tiletune_result_pin_reason(const tiletune_result* result);
 /** The measured problem it came from, "N=8192;R=3" ("" for the portable default). */
 TILETUNE_API const char* tiletune_result_problem(const tiletune_result* result);
 /** The name of the device it was measured on ("" for the portable default). */

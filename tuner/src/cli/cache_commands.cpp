@@ -174,7 +174,8 @@ PrintTable devices_table(const std::vector<DeviceRow>& devices) {
   return table;
 }
 
-/// The winners of `best`: one row per device, kernel version and problem.
+/// The answers of `best`: one row per device, kernel version and problem,
+/// the pin's config where a pin answers, else the tie set's pick.
 PrintTable best_table(const std::vector<BestEntry>& entries) {
   PrintTable table{.name = "best"};
   auto& cols = table.columns;
@@ -185,13 +186,22 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
   cols.push_back({.key = "problem"});
   cols.push_back({.key = "params", .shown = Shown::machine});
   cols.push_back({.key = "config", .heading = "best config", .shown = Shown::human});
-  // The measurements of a winner; gflops and energy only where some winner has them.
+  // The measurements of the answer; gflops and energy only where some answer has them.
   constexpr std::string_view measurements[] = {"time_ms", "gbps", "gflops", "energy_mj"};
   for (std::string_view name : measurements) {
     const TrialColumn& c = trial_column(name);
     cols.push_back({.key = std::string(c.name), .heading = std::string(c.heading), .digits = c.digits,
                     .drop_if_empty = name == "gflops" || name == "energy_mj"});
   }
+  cols.push_back({.key = "ties", .drop_if_empty = true});
+  cols.push_back({.key = "tie_spread_pct", .heading = "spread %", .digits = 2, .drop_if_empty = true});
+  cols.push_back({.key = "tie_set", .shown = Shown::machine});
+  cols.push_back({.key = "fastest_params", .shown = Shown::machine});
+  cols.push_back({.key = "fastest_ms", .shown = Shown::machine});
+  cols.push_back({.key = "winner_changes", .heading = "changes", .drop_if_empty = true});
+  cols.push_back({.key = "runs", .drop_if_empty = true});
+  cols.push_back({.key = "pinned", .heading = "pin", .drop_if_empty = true});
+  cols.push_back({.key = "pin_reason", .shown = Shown::machine});
   // Several GPUs of one model (`tune --devices`) have one name: the table tells them apart by
   // the start of their UUIDs.
   std::map<std::string, std::set<std::string>> uuids_of_name;
@@ -200,14 +210,28 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
     return uuids_of_name[d.name].size() > 1 ? fmt::format("{} ({})", d.name, d.uuid.substr(0, 12)) : d.name;
   };
   for (const BestEntry& e : entries) {
-    const TrialRecord& t = e.trial;
-    std::vector<PrintCell> row{e.kernel.name,         e.device.device.name, label(e.device.device),
-                               e.device.device.uuid,  t.key.problem,        t.key.params,
-                               params_text(t.key.params)};
-    for (std::string_view name : measurements) row.push_back(cell(trial_column(name).get(t)));
+    // A pin answers with its config, measured here or not.
+    const TrialRecord* shown = e.pin ? (e.pinned_trial ? &*e.pinned_trial : nullptr) : &e.trial;
+    std::vector<PrintCell> row{e.kernel.name,        e.device.device.name,    label(e.device.device),
+                               e.device.device.uuid, e.trial.key.problem,     e.answer_params(),
+                               params_text(e.answer_params())};
+    for (std::string_view name : measurements) row.push_back(shown ? cell(trial_column(name).get(*shown)) : PrintCell());
+    const bool tied = !e.tie_params.empty();
+    row.push_back(tied ? PrintCell(static_cast<std::int64_t>(e.tie_params.size())) : PrintCell());
+    row.push_back(tied ? PrintCell(100.0 * e.tie_spread) : PrintCell());
+    row.push_back(e.tie_params);
+    row.push_back(e.fastest_params);
+    row.push_back(e.fastest_ms);
+    row.push_back(e.runs > 0 ? PrintCell(std::int64_t{e.winner_changes}) : PrintCell());
+    row.push_back(e.runs > 0 ? PrintCell(std::int64_t{e.runs}) : PrintCell());
+    row.push_back(e.pin ? PrintCell(std::string(pin_scope_name(e.pin->scope))) : PrintCell());
+    row.push_back(e.pin ? PrintCell(e.pin->reason) : PrintCell());
     table.rows.push_back(std::move(row));
   }
   if (entries.empty()) table.footer = "no results yet: run `tiletune tune SPACE.yaml` first";
+  else
+    table.footer = fmt::format("ties: configs within the noise of the fastest (answer: highest occupancy, then fewest "
+                               "registers, then config order); changes: runs whose answer differed from the run before");
   return table;
 }
 
@@ -313,6 +337,15 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
     if (r.energy_mj >= 0) j["energy_mj"] = r.energy_mj;
     if (!r.device_name.empty()) j["device"] = r.device_name;
     if (!r.device_uuid.empty()) j["device_uuid"] = r.device_uuid;
+    if (r.tie_count > 0) {
+      j["tie_count"] = r.tie_count;
+      j["tie_spread"] = r.tie_spread;
+      j["fastest_ms"] = r.fastest_ms;
+    }
+    if (r.match == MatchLevel::pinned) {
+      j["pin_scope"] = r.pin_scope;
+      j["pin_reason"] = r.pin_reason;
+    }
     std::size_t replaced = 0;
     std::cout << text_out::dump_json(j, 2, &replaced) << '\n';
     warn_replaced(cache_path(db_path).string(), replaced);
@@ -325,14 +358,19 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
     for (const QueryParam& p : r.params)
       std::cout << (format == "env" ? fmt::format("{}={}\n", p.name, p.value)
                                     : fmt::format("set({} {})\n", p.name, p.value));
-    std::cout << (format == "env" ? fmt::format("TILETUNE_MATCH={}\n", level)
-                                  : fmt::format("set(TILETUNE_MATCH {})\n", level));
+    std::cout << (format == "env" ? fmt::format("TILETUNE_MATCH={}\nTILETUNE_TIES={}\n", level, r.tie_count)
+                                  : fmt::format("set(TILETUNE_MATCH {})\nset(TILETUNE_TIES {})\n", level, r.tie_count));
   } else {
     using text_out::terminal_text;
     if (r.found()) {
-      std::cout << fmt::format("{}: {} ({}{}{})\n", kernel, terminal_text(r.params_text), level,
+      std::string how;
+      if (r.match == MatchLevel::pinned)
+        how = fmt::format(" by {} pin{}", r.pin_scope, r.pin_reason.empty() ? "" : ": " + terminal_text(r.pin_reason));
+      else if (r.tie_count > 1)
+        how = fmt::format("; {} configs tied within {:.2f} %, this one by the pick rule", r.tie_count, 100.0 * r.tie_spread);
+      std::cout << fmt::format("{}: {} ({}{}{}{})\n", kernel, terminal_text(r.params_text), level,
                                r.problem.empty() ? "" : ", measured at " + terminal_text(r.problem),
-                               r.device_name.empty() ? "" : " on " + terminal_text(r.device_name));
+                               r.device_name.empty() ? "" : " on " + terminal_text(r.device_name), how);
     } else {
       std::cout << fmt::format("{}: nothing tuned that fits ({}): use your defaults\n", kernel,
                                r.message.empty() ? "no match" : terminal_text(r.message));
@@ -373,10 +411,17 @@ Runner add_best_command(CLI::App& app) {
   eval "$(tiletune best --kernel transpose --size N=8192 --format env)"
   tiletune best --kernel matmul --size M=4096 --size N=4096 --size K=4096 --format cmake > tuned.cmake
 
-A lookup falls back like the query library: exact (this device and problem), nearest problem
-size on this device, the same architecture on another device, the portable default (best
-relative time across devices), or none (exit status 4: use your defaults; so is a listing
-that finds nothing).
+A lookup falls back like the query library: pinned (a config a person chose with `tiletune pin`),
+exact (this device and problem), nearest problem size on this device, the same architecture on
+another device, the portable default (best relative time across devices), or none (exit status
+4: use your defaults; so is a listing that finds nothing).
+
+Where configs tie with the fastest within the noise (medians closer than 0.5 %, or than the
+95 % noise of the two medians, never above 5 %), the answer is the tied config with the highest
+occupancy, then the fewest registers, then the first in config order: `ties` and `spread %` say
+how many tied and how far apart (a lookup: tie_count and tie_spread in JSON, TILETUNE_TIES in env
+and cmake). A pin (`tiletune pin`) answers instead, shown in the `pin` column. `changes` / `runs`: of the sweeps and merges that wrote trials
+of a key, how many ended with another answer than the run before.
 
 )HELP" + std::string(exit_status_help));
   return [o]() {
@@ -469,7 +514,8 @@ Runner add_merge_command(CLI::App& app) {
   tiletune merge all.db h200.db a100.db l4.db
 
 Per key (device, kernel version, problem, params) the better trial is kept: an ok trial beats any
-other status, and of two ok trials the faster. The sources are opened read-only and read whole
+other status, and of two ok trials the faster. Pins are copied: one the target lacks is added, and
+of two pins of one key (scope, target, kernel, problem) the newer stays. The sources are opened read-only and read whole
 before the target is written; the whole merge is one transaction, so a merge that fails (a
 source that is not a cache, a newer schema, a row that cannot be stored) leaves the target as it
 was. A source that is the target itself (another path, a symbolic or hard link) is refused.
@@ -484,8 +530,9 @@ was. A source that is the target itself (another path, a symbolic or hard link) 
     const std::vector<std::filesystem::path> sources(o->sources.begin(), o->sources.end());
     const std::vector<MergeStats> stats = merge_cache_files(o->into, sources);
     for (std::size_t i = 0; i < stats.size(); ++i)
-      std::cout << fmt::format("{}: {} trials read, {} added, {} replaced by a better one, {} kept\n",
-                               o->sources[i], stats[i].trials_read, stats[i].added, stats[i].replaced, stats[i].kept);
+      std::cout << fmt::format("{}: {} trials read, {} added, {} replaced by a better one, {} kept; {} pins copied\n",
+                               o->sources[i], stats[i].trials_read, stats[i].added, stats[i].replaced, stats[i].kept,
+                               stats[i].pins_copied);
     return exit_ok;
   };
 }

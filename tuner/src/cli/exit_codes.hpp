@@ -18,6 +18,9 @@ inline constexpr int exit_compile_failures = 3;
 /// `none`, or a listing that finds nothing), `tune` where no trial is `ok` (a replay: where every
 /// evaluation failed).
 inline constexpr int exit_no_result = 4;
+/// 5: `diff --fail-on`: a condition it names holds for at least one device, kernel and problem
+/// (the keys are on stderr): a release gate says no.
+inline constexpr int exit_gate_failed = 5;
 /// 130 (128 + SIGINT, as shells report a Ctrl-C): `tune` was interrupted (SIGINT or SIGTERM):
 /// what it measured is in the cache and a rerun of the same command resumes.
 inline constexpr int exit_interrupted = 130;
@@ -26,7 +29,8 @@ inline constexpr int exit_interrupted = 130;
 inline constexpr const char* exit_status_help =
     "Exit status: 0 done; 1 an error (one line on stderr says what failed and where); 2 bad arguments\n"
     "(nothing was done); 3 plan --strict: a config failed to compile; 4 nothing usable: plan compiled\n"
-    "no config, tune (or its replay) got no ok trial, best found no match (use your defaults); 130 tune\n"
-    "was interrupted (Ctrl-C or SIGTERM): what it measured is kept, the same command resumes.";
+    "no config, tune (or its replay) got no ok trial, best found no match (use your defaults); 5 diff:\n"
+    "a --fail-on condition holds; 130 tune was interrupted (Ctrl-C or SIGTERM): what it measured is\n"
+    "kept, the same command resumes.";
 
 }  // namespace tiletune::cli

@@ -48,6 +48,9 @@ Run `tiletune COMMAND --help` for the options of a command.
   add(tiletune::cli::add_best_command);
   add(tiletune::cli::add_export_command);
   add(tiletune::cli::add_merge_command);
+  add(tiletune::cli::add_diff_command);
+  add(tiletune::cli::add_pin_command);
+  add(tiletune::cli::add_unpin_command);
   add(tiletune::cli::add_upgrade_command);
   add(tiletune::cli::add_report_command);
   add(tiletune::cli::add_import_t1_command);

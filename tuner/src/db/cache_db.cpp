@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "db/embedded_sql.hpp"
+#include "tiletune/answers.hpp"
 #include "db/records.hpp"
 #include "common/cache_file.hpp"
 #include "db/sqlite.hpp"
@@ -316,7 +317,52 @@ std::string sizes_to_json(std::string_view sizes) {
   return out + '}';
 }
 
+// What the tie test and the pick rule read of a stored trial.
+TieTrial tie_trial_of(const TrialRecord& t) {
+  TieTrial tie;
+  tie.params = t.key.params;
+  tie.time_ms = t.time_ms.value_or(0.0);
+  tie.stddev_ms = t.stddev_ms;
+  tie.samples = t.samples;
+  tie.occupancy = t.occupancy_driver ? t.occupancy_driver : t.occupancy_offline;
+  tie.registers = t.registers;
+  return tie;
+}
+
+// The ok trials of a key that can tie with a fastest time of fastest_ms, and their tie set.
+struct StoredTies {
+  std::vector<std::int64_t> ids;
+  std::vector<TrialRecord> trials;
+  TieSet set;
+};
+
 }  // namespace
+
+std::string_view pin_scope_name(PinScope scope) noexcept {
+  switch (scope) {
+    case PinScope::device: return "device";
+    case PinScope::model: return "model";
+    case PinScope::architecture: return "architecture";
+  }
+  return "device";
+}
+
+std::optional<PinScope> parse_pin_scope(std::string_view name) noexcept {
+  for (PinScope s : {PinScope::device, PinScope::model, PinScope::architecture})
+    if (pin_scope_name(s) == name) return s;
+  return std::nullopt;
+}
+
+std::string architecture_name(int cc_major, int cc_minor) { return fmt::format("sm_{}{}", cc_major, cc_minor); }
+
+bool pin_applies(const PinRecord& pin, const DeviceRecord& device) {
+  switch (pin.scope) {
+    case PinScope::device: return pin.target == device.uuid;
+    case PinScope::model: return pin.target == device.name;
+    case PinScope::architecture: return pin.target == architecture_name(device.cc_major, device.cc_minor);
+  }
+  return false;
+}
 
 // --- CacheDb ---------------------------------------------------------------------------------
 
@@ -332,6 +378,8 @@ struct CacheDb::Impl {
   std::string best_for_sql;
   std::string device_sql;
   std::string devices_sql;
+  std::string ties_sql;
+  std::string trial_by_key_sql;
 
   Impl(Connection c, Options o, int v) : conn(std::move(c)), options(o), version(v) {
     const std::string trial_cols = trial_select(version);
@@ -374,6 +422,13 @@ struct CacheDb::Impl {
         best_objective_sql[static_cast<int>(o)] = best_select(rows) + best_where;
       }
     }
+    ties_sql = fmt::format(
+        "SELECT t.id, {} FROM trials t WHERE t.device_id = ?1 AND t.kernel_id = ?2 AND t.problem = ?3 "
+        "AND t.status = 'ok' AND t.time_ms > 0 AND t.time_ms <= ?4 ORDER BY t.id",
+        trial_cols);
+    trial_by_key_sql = fmt::format(
+        "SELECT {} FROM trials t WHERE t.device_id = ?1 AND t.kernel_id = ?2 AND t.problem = ?3 AND t.params = ?4",
+        trial_cols);
     best_for_sql = best_select("best") +
                    "WHERE k.name = ?1 AND k.source_hash = ?2 AND k.options = ?3 "
                    "AND k.nvrtc_version = ?4 AND d.uuid = ?5 AND b.problem = ?6";
@@ -391,6 +446,82 @@ struct CacheDb::Impl {
     c += trial_select_count;
     e.current = s.int64(c) != 0;
     return e;
+  }
+
+  // The tie set of a key whose fastest ok trial takes fastest_ms (answers.hpp).
+  StoredTies ties(std::int64_t device_id, std::int64_t kernel_id, std::string_view problem, double fastest_ms) {
+    StoredTies out;
+    auto q = conn.cached(ties_sql);
+    q->bind(1, device_id);
+    q->bind(2, kernel_id);
+    q->bind(3, problem);
+    q->bind(4, tie_time_bound(fastest_ms));
+    std::vector<TieTrial> tie_trials;
+    while (q->step()) {
+      out.ids.push_back(q->int64(0));
+      out.trials.push_back(read_trial(*q, 1, conn.path()));
+      tie_trials.push_back(tie_trial_of(out.trials.back()));
+    }
+    if (!tie_trials.empty()) out.set = tie_set(tie_trials);
+    return out;
+  }
+
+  // The answer of a time-objective entry: the tie set's pick instead of the fastest trial.
+  void settle_ties(BestEntry& e) {
+    e.fastest_params = e.trial.key.params;
+    e.fastest_ms = e.trial.time_ms.value_or(0.0);
+    const StoredTies t = ties(e.device.id, e.kernel_id, e.trial.key.problem, e.fastest_ms);
+    if (t.trials.empty()) return;
+    for (const std::size_t i : t.set.members) e.tie_params.push_back(t.trials[i].key.params);
+    e.fastest_params = t.trials[t.set.fastest].key.params;  // equal times: the first in config order
+    e.tie_spread = t.set.spread;
+    e.trial_id = t.ids[t.set.pick];
+    e.trial = t.trials[t.set.pick];
+  }
+
+  // runs and winner_changes of an entry, from answer_history (schema 9).
+  void read_history(BestEntry& e) {
+    if (version < cache_pins_schema) return;
+    auto q = conn.cached(
+        "SELECT params FROM answer_history WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3 ORDER BY run_seq");
+    q->bind(1, e.device.id);
+    q->bind(2, e.kernel_id);
+    q->bind(3, e.trial.key.problem);
+    std::string previous;
+    while (q->step()) {
+      std::string params = q->text(0);
+      if (e.runs > 0 && params != previous) ++e.winner_changes;
+      ++e.runs;
+      previous = std::move(params);
+    }
+  }
+
+  // After a write to a key: its answer as this run (the version's used_seq) leaves it.
+  void record_answer(const TrialKey& key) {
+    std::optional<double> fastest;
+    {
+      auto q = conn.cached("SELECT time_ms FROM best WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3");
+      q->bind(1, key.device_id);
+      q->bind(2, key.kernel_id);
+      q->bind(3, key.problem);
+      if (q->step()) fastest = q->real(0);
+    }
+    if (!fastest) return;
+    const StoredTies t = ties(key.device_id, key.kernel_id, key.problem, *fastest);
+    if (t.trials.empty()) return;
+    const TrialRecord& pick = t.trials[t.set.pick];
+    auto up = conn.cached(
+        "INSERT INTO answer_history(device_id, kernel_id, problem, run_seq, params, time_ms, ties) "
+        "SELECT ?1, ?2, ?3, used_seq, ?4, ?5, ?6 FROM kernels WHERE id = ?2 "
+        "ON CONFLICT(device_id, kernel_id, problem, run_seq) DO UPDATE SET params = excluded.params, "
+        "time_ms = excluded.time_ms, ties = excluded.ties");
+    up->bind(1, key.device_id);
+    up->bind(2, key.kernel_id);
+    up->bind(3, key.problem);
+    up->bind(4, pick.key.params);
+    up->bind(5, pick.time_ms.value_or(0.0));
+    up->bind(6, static_cast<std::int64_t>(t.set.members.size()));
+    up->run();
   }
 
   void require_writable(std::string_view what) const {
@@ -666,6 +797,7 @@ RecordResult CacheDb::record_trial(const TrialRecord& t) {
     q->bind(3, t.key.problem);
     result.is_best = q->step() && q->int64(0) == result.trial_id;
   }
+  if (t.status == TrialStatus::ok || existing) impl_->record_answer(t.key);
   tx.commit();
   return result;
 }
@@ -731,6 +863,30 @@ std::vector<BestEntry> CacheDb::best(const BestFilter& f) const {
   q->bind(4, f.current_only ? 1 : 0);
   std::vector<BestEntry> out;
   while (q->step()) out.push_back(impl_->read_best(*q));
+  q->reset();
+  const std::vector<PinRecord> all_pins = pins(f.kernel.value_or(""));
+  for (BestEntry& e : out) {
+    if (f.objective == Objective::time) impl_->settle_ties(e);
+    else {
+      e.fastest_params = e.trial.key.params;
+      e.fastest_ms = e.trial.time_ms.value_or(0.0);
+    }
+    impl_->read_history(e);
+    // The most specific pin: device, then model, then architecture (PinScope's order).
+    for (const PinRecord& p : all_pins)
+      if (p.kernel == e.kernel.name && p.problem == sorted_assignments(e.trial.key.problem) &&
+          pin_applies(p, e.device.device) &&
+          (!e.pin || p.scope < e.pin->scope))
+        e.pin = p;
+    if (e.pin) {
+      auto t = impl_->conn.cached(impl_->trial_by_key_sql);
+      t->bind(1, e.device.id);
+      t->bind(2, e.kernel_id);
+      t->bind(3, e.trial.key.problem);
+      t->bind(4, e.pin->params);
+      if (t->step()) e.pinned_trial = read_trial(*t, 0, path());
+    }
+  }
   return out;
 }
 
@@ -755,6 +911,67 @@ std::vector<std::string> CacheDb::problems(std::string_view kernel_name) const {
   q->bind(1, kernel_name);
   std::vector<std::string> out;
   while (q->step()) out.push_back(q->text(0));
+  return out;
+}
+
+// --- pins ------------------------------------------------------------------------------------
+
+void CacheDb::pin(const PinRecord& p) {
+  impl_->require_writable("pin");
+  if (p.target.empty() || p.kernel.empty() || p.params.empty())
+    throw DbError(fmt::format("pin on {}: a pin needs a target, a kernel and params", path().string()), "pin", {},
+                  path());
+  auto& conn = impl_->conn;
+  Transaction tx(conn);
+  {
+    auto up = conn.cached(
+        "INSERT OR REPLACE INTO pins(scope, target, kernel, problem, params, reason, created_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(nullif(?7, ''), strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
+    up->bind(1, pin_scope_name(p.scope));
+    up->bind(2, p.target);
+    up->bind(3, p.kernel);
+    up->bind(4, sorted_assignments(p.problem));
+    up->bind(5, p.params);
+    up->bind(6, p.reason);
+    up->bind(7, p.created_at);
+    up->run();
+  }
+  tx.commit();
+}
+
+bool CacheDb::unpin(PinScope scope, std::string_view target, std::string_view kernel, std::string_view problem) {
+  impl_->require_writable("unpin");
+  auto& conn = impl_->conn;
+  Transaction tx(conn);
+  {
+    auto del = conn.cached("DELETE FROM pins WHERE scope = ?1 AND target = ?2 AND kernel = ?3 AND problem = ?4");
+    del->bind(1, pin_scope_name(scope));
+    del->bind(2, target);
+    del->bind(3, kernel);
+    del->bind(4, sorted_assignments(problem));
+    del->run();
+  }
+  const bool removed = sqlite3_changes(conn.get()) > 0;
+  tx.commit();
+  return removed;
+}
+
+std::vector<PinRecord> CacheDb::pins(std::string_view kernel) const {
+  if (impl_->version < cache_pins_schema) return {};
+  auto q = impl_->conn.cached(
+      "SELECT scope, target, kernel, problem, params, reason, created_at FROM pins WHERE coalesce(?1, '') = '' "
+      "OR kernel = ?1 "
+      "ORDER BY kernel, problem, scope, target");
+  q->bind(1, kernel);
+  std::vector<PinRecord> out;
+  while (q->step()) {
+    const std::string scope = q->text(0);
+    const auto parsed = parse_pin_scope(scope);
+    if (!parsed)
+      throw DbError(fmt::format("{}: unknown pin scope '{}' in pins", path().string(), scope), "sqlite3_column_text",
+                    std::string(q->sql()), path());
+    out.push_back(PinRecord{*parsed, q->text(1), q->text(2), q->text(3), q->text(4), q->text(5), q->text(6)});
+  }
   return out;
 }
 

@@ -1,4 +1,5 @@
-// merge_cache: the caches of several machines into one, keeping the better trial per key.
+// merge_cache: the caches of several machines into one, keeping the better trial per key and the
+// newer pin per pin key.
 // Every source is read whole and checked before the target is opened for writing, and all that a
 // merge writes is one transaction (a CacheDb::Batch) in the rollback journal, switched to WAL
 // only after it commits, so a merge that fails leaves the target as it was, byte for byte.
@@ -36,7 +37,26 @@ bool better(const TrialRecord& candidate, const TrialRecord& stored) {
 struct Snapshot {
   std::vector<DeviceRow> devices;
   std::vector<TrialRow> trials;
+  std::vector<PinRecord> pins;
 };
+
+using PinKey = std::tuple<PinScope, std::string, std::string, std::string>;
+PinKey pin_key(const PinRecord& p) { return {p.scope, p.target, p.kernel, p.problem}; }
+
+/// Copies the source's pins the target lacks, and those newer than the target's of the same key.
+std::uint64_t merge_pins(CacheDb& into, const std::vector<PinRecord>& pins) {
+  std::map<PinKey, std::string> existing;
+  for (const PinRecord& p : into.pins()) existing.emplace(pin_key(p), p.created_at);
+  std::uint64_t copied = 0;
+  for (const PinRecord& p : pins) {
+    const auto it = existing.find(pin_key(p));
+    if (it != existing.end() && it->second >= p.created_at) continue;
+    into.pin(p);
+    existing[pin_key(p)] = p.created_at;
+    ++copied;
+  }
+  return copied;
+}
 
 Snapshot read_source(const CacheDb& from) {
   Snapshot s;
@@ -44,6 +64,7 @@ Snapshot read_source(const CacheDb& from) {
   all.current_only = false;
   s.trials = from.trials(all);
   s.devices = from.devices();
+  s.pins = from.pins();
   auto bad = [&from](const std::string& defect) {
     return DbError(fmt::format("merge: {}: {}; nothing was merged", from.path().string(), defect), "merge", {},
                    from.path());
@@ -93,6 +114,7 @@ MergeStats merge_snapshot(CacheDb& into, const Snapshot& from) {
     }
     (void)into.record_trial(t);
   }
+  stats.pins_copied = merge_pins(into, from.pins);
   return stats;
 }
 

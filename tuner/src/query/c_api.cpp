@@ -214,6 +214,11 @@ tiletune_match_level tiletune_result_match_level(const tiletune_result* r) {
 
 double tiletune_result_time_ms(const tiletune_result* r) { return r ? r->result.time_ms : -1.0; }
 double tiletune_result_energy_mj(const tiletune_result* r) { return r ? r->result.energy_mj : -1.0; }
+size_t tiletune_result_tie_count(const tiletune_result* r) { return r ? r->result.tie_count : 0; }
+double tiletune_result_tie_spread(const tiletune_result* r) { return r ? r->result.tie_spread : 0.0; }
+double tiletune_result_fastest_ms(const tiletune_result* r) { return r ? r->result.fastest_ms : -1.0; }
+const char* tiletune_result_pin_scope(const tiletune_result* r) { return r ? r->result.pin_scope.c_str() : ""; }
+const char* tiletune_result_pin_reason(const tiletune_result* r) { return r ? r->result.pin_reason.c_str() : ""; }
 const char* tiletune_result_problem(const tiletune_result* r) { return r ? r->result.problem.c_str() : ""; }
 const char* tiletune_result_device_name(const tiletune_result* r) { return r ? r->result.device_name.c_str() : ""; }
 const char* tiletune_result_params_text(const tiletune_result* r) { return r ? r->result.params_text.c_str() : ""; }
@@ -272,6 +277,7 @@ const char* tiletune_match_level_string(tiletune_match_level level) {
     case TILETUNE_MATCH_SAME_ARCHITECTURE: return "same_architecture";
     case TILETUNE_MATCH_PORTABLE_DEFAULT: return "portable_default";
     case TILETUNE_MATCH_NONE: return "none";
+    case TILETUNE_MATCH_PINNED: return "pinned";
   }
   return "unknown";
 }

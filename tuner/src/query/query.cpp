@@ -3,6 +3,9 @@
 //
 // Match rules (only `ok` trials of the kernel's current version count: the kernels row with the
 // highest used_seq for the name, ties to the highest id, exactly as the engine decides):
+//  0. pinned (schema 9): a pin of the kernel and the exact problem for the request's device UUID,
+//     else its model (the request's name, or the name the cache stores for its UUID), else its
+//     architecture ("sm_90", from the request or the cache as in 3).
 //  1. exact: a best row of this device (the UUID's row; with no UUID, every row of that name)
 //     for the same problem (same size names and values, in any order). Several devices of one
 //     name: the fastest of them.
@@ -19,6 +22,9 @@
 //     every pair (random search, failures), the rule runs over the configs that cover the most
 //     pairs. Ties go to the smaller params text.
 //  5. none: the caller's defaults.
+// At levels 1-3 the winner found is the fastest of its device and problem (the best table); the
+// answer is then the pick of its tie set (tiletune/answers.hpp), read from the trials of that
+// device and problem no slower than the cap: one indexed range of the trials' unique key.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -30,6 +36,7 @@
 
 #include "common/cache_file.hpp"
 #include "query/reader.hpp"
+#include "tiletune/answers.hpp"
 #include "tiletune/query.hpp"
 #include "tiletune/trial_record.hpp"
 
@@ -47,12 +54,15 @@ namespace fs = std::filesystem;
 // (cubins, an index, devices.copy_gbps), so one set of statements serves them all; version 4 adds
 // trials.energy_mj and power_w, read only for the energy objectives; versions 5, 6 and 7 add
 // measurement columns, the compile log, the samples (times_ms) and the verification time, which
-// only trials_json reads (through the column table). A new migration must be checked against the
-// statements below when it raises cache_newest_schema.
+// only trials_json reads (through the column table); version 8 is the physics guard's trial
+// status (only 'ok' trials are read); version 9 adds the pins table, read only from that version
+// on, answer_history (not read here) and the index the tie set's statement uses where it exists.
+// A new migration must be checked against the statements below when it raises cache_newest_schema.
 constexpr std::int64_t application_id = cache_application_id;
 constexpr int oldest_schema = cache_oldest_schema;
 constexpr int newest_schema = cache_newest_schema;
 constexpr int energy_schema = trial_column("energy_mj").since_schema;
+constexpr int pins_schema = cache_pins_schema;
 constexpr std::size_t memory_limit = 1 << 16;  // answers kept; all forgotten when full
 
 // A refusal by cache_file.hpp's checks, as a Failure with its status.
@@ -229,6 +239,7 @@ std::string_view match_level_name(MatchLevel level) noexcept {
     case MatchLevel::same_architecture: return "same_architecture";
     case MatchLevel::portable_default: return "portable_default";
     case MatchLevel::none: return "none";
+    case MatchLevel::pinned: return "pinned";
   }
   return "unknown";
 }
@@ -260,7 +271,7 @@ struct QueryCache::Impl {
   // what that needs) and kept for the connection's life.
   enum Sql { begin_sql, commit_sql, kernel_sql, kernel_names_sql, device_by_uuid_sql, device_by_name_sql,
              device_by_cc_sql, best_sql, ok_trials_sql, data_version_sql, best_energy_sql, best_edp_sql,
-             ok_trials_energy_sql, ok_trials_edp_sql, sql_count };
+             ok_trials_energy_sql, ok_trials_edp_sql, ties_sql, pins_sql, pin_time_sql, sql_count };
   static constexpr const char* sql_text[sql_count] = {
       "BEGIN DEFERRED",
       "COMMIT",
@@ -285,6 +296,13 @@ struct QueryCache::Impl {
       "AND time_ms > 0 AND energy_mj > 0",
       "SELECT device_id, problem, params, energy_mj * time_ms FROM trials WHERE kernel_id = ?1 AND status = 'ok' "
       "AND time_ms > 0 AND energy_mj > 0",
+      // The candidates of a tie set: ?4 is the cap above the fastest time (answers.hpp).
+      "SELECT params, time_ms, stddev_ms, samples, coalesce(occupancy_driver, occupancy_offline), registers "
+      "FROM trials WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3 AND status = 'ok' AND time_ms > 0 "
+      "AND time_ms <= ?4",
+      "SELECT scope, target, params, reason FROM pins WHERE kernel = ?1 AND problem = ?2",
+      "SELECT time_ms FROM trials WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3 AND params = ?4 "
+      "AND status = 'ok' AND time_ms > 0",
   };
 
   fs::path path;
@@ -422,6 +440,96 @@ struct QueryCache::Impl {
     return r;
   }
 
+  // The answer at levels 1-3: the pick of the winner's tie set (time objective only; the energy
+  // objectives rank by a single measured energy, which has no samples to test).
+  QueryResult answer(Candidate c, MatchLevel level, std::int64_t kernel_id, Objective objective) {
+    const std::int64_t device_id = c.device_id;
+    QueryResult r = from_candidate(std::move(c), level);
+    if (objective != Objective::time) return r;
+    std::vector<TieTrial> trials;
+    {
+      Statement& q = stmt(ties_sql);
+      Statement::Use use(q);
+      q.bind(1, device_id);
+      q.bind(2, kernel_id);
+      q.bind(3, r.problem);
+      q.bind_real(4, tie_time_bound(r.time_ms));
+      while (q.step()) {
+        TieTrial t;
+        t.params = std::string(q.text(0));
+        t.time_ms = q.real(1);
+        if (!q.is_null(2)) t.stddev_ms = q.real(2);
+        if (!q.is_null(3)) t.samples = q.int64(3);
+        if (!q.is_null(4)) t.occupancy = q.real(4);
+        if (!q.is_null(5)) t.registers = q.int64(5);
+        trials.push_back(std::move(t));
+      }
+    }
+    if (trials.empty()) return r;  // a hand-edited best row: keep what it says
+    const TieSet set = tie_set(trials);
+    r.tie_count = set.members.size();
+    r.tie_spread = set.spread;
+    r.fastest_ms = trials[set.fastest].time_ms;
+    TieTrial& pick = trials[set.pick];
+    if (pick.params != r.params_text) {
+      r.params = to_params(pick.params);
+      r.params_text = std::move(pick.params);
+      r.time_ms = pick.time_ms;
+    }
+    return r;
+  }
+
+  // Level 0: the pin of the request's device UUID, else its model, else its architecture.
+  // A device pin needs the request's UUID: a name alone may be any GPU of the model.
+  std::optional<QueryResult> pinned(const QueryRequest& req, const std::string& model, const std::string& arch) {
+    if (version < pins_schema) return std::nullopt;
+    Statement& q = stmt(pins_sql);
+    Statement::Use use(q);
+    q.bind(1, req.kernel);
+    q.bind(2, query_detail::format_sizes(req.sizes));
+    std::optional<QueryResult> best;
+    int best_rank = 3;
+    while (q.step()) {
+      const std::string_view scope = q.text(0);
+      const std::string_view target = q.text(1);
+      int rank = 3;
+      if (scope == "device" && !target.empty() && target == req.device.uuid)
+        rank = 0;
+      else if (scope == "model" && !model.empty() && target == model)
+        rank = 1;
+      else if (scope == "architecture" && !arch.empty() && target == arch)
+        rank = 2;
+      if (rank >= best_rank) continue;
+      best_rank = rank;
+      QueryResult r;
+      r.match = MatchLevel::pinned;
+      r.params_text = std::string(q.text(2));
+      r.params = to_params(r.params_text);
+      r.problem = query_detail::format_sizes(req.sizes);
+      r.pin_scope = std::string(scope);
+      r.pin_reason = std::string(q.text(3));
+      best = std::move(r);
+    }
+    return best;
+  }
+
+  // A pin's time: its config's ok trial on the request's own device and problem, where there is one.
+  void fill_pin_measurement(QueryResult& r, const std::vector<DeviceRow>& self, std::int64_t kernel_id) {
+    Statement& q = stmt(pin_time_sql);
+    for (const DeviceRow& d : self) {
+      Statement::Use use(q);
+      q.bind(1, d.id);
+      q.bind(2, kernel_id);
+      q.bind(3, r.problem);
+      q.bind(4, r.params_text);
+      if (!q.step()) continue;
+      r.time_ms = q.real(0);
+      r.device_name = d.name;
+      r.device_uuid = d.uuid;
+      return;
+    }
+  }
+
   QueryResult portable_default(std::int64_t kernel_id, Objective objective) {
     if (options.memory_cache) {
       if (auto it = portable.find({kernel_id, objective}); it != portable.end()) return it->second;
@@ -526,13 +634,7 @@ struct QueryCache::Impl {
       q.bind(1, dev.name);
       self = devices(q);
     }
-    Candidate exact;
-    Candidate nearest;
-    for (const auto& d : self) scan(d, kernel_id, want, 0, req.objective, exact, nearest);
-    if (exact.set) return from_candidate(std::move(exact), MatchLevel::exact);
-    if (nearest.set) return from_candidate(std::move(nearest), MatchLevel::nearest_problem);
-
-    // Level 3: other devices of the same compute capability.
+    // The compute capability of levels 0 and 3: the request's, else the cache's for its device.
     int cc_major = dev.cc_major;
     int cc_minor = dev.cc_minor;
     if (cc_major == 0 && cc_minor == 0) {
@@ -550,6 +652,25 @@ struct QueryCache::Impl {
         }
       }
     }
+
+    // Level 0: a pin.
+    const std::string model = !dev.name.empty() ? dev.name : self.empty() ? std::string() : self.front().name;
+    const std::string arch = cc_major != 0 || cc_minor != 0
+                                 ? "sm_" + std::to_string(cc_major) + std::to_string(cc_minor)
+                                 : std::string();
+    if (auto pin = pinned(req, model, arch)) {
+      fill_pin_measurement(*pin, self, kernel_id);
+      return std::move(*pin);
+    }
+
+    // Levels 1-2.
+    Candidate exact;
+    Candidate nearest;
+    for (const auto& d : self) scan(d, kernel_id, want, 0, req.objective, exact, nearest);
+    if (exact.set) return answer(std::move(exact), MatchLevel::exact, kernel_id, req.objective);
+    if (nearest.set) return answer(std::move(nearest), MatchLevel::nearest_problem, kernel_id, req.objective);
+
+    // Level 3: other devices of the same compute capability.
     if (cc_major != 0 || cc_minor != 0) {
       std::vector<DeviceRow> arch;
       {
@@ -564,8 +685,8 @@ struct QueryCache::Impl {
         if (mine) continue;
         scan(d, kernel_id, want, !dev.name.empty() && d.name == dev.name ? 0 : 1, req.objective, exact, nearest);
       }
-      if (exact.set) return from_candidate(std::move(exact), MatchLevel::same_architecture);
-      if (nearest.set) return from_candidate(std::move(nearest), MatchLevel::same_architecture);
+      if (exact.set) return answer(std::move(exact), MatchLevel::same_architecture, kernel_id, req.objective);
+      if (nearest.set) return answer(std::move(nearest), MatchLevel::same_architecture, kernel_id, req.objective);
     }
 
     // Level 4, else 5.

@@ -39,6 +39,11 @@ void Statement::bind(int index, std::int64_t value) {
   if (rc != SQLITE_OK) throw_sqlite(db_, rc, "sqlite3_bind_int64", sql_, path_);
 }
 
+void Statement::bind_real(int index, double value) {
+  int rc = sqlite3_bind_double(stmt_.get(), index, value);
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "sqlite3_bind_double", sql_, path_);
+}
+
 void Statement::bind(int index, std::string_view text) {
   int rc = sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   if (rc != SQLITE_OK) throw_sqlite(db_, rc, "sqlite3_bind_text64", sql_, path_);

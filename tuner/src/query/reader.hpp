@@ -46,6 +46,7 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
 
   void bind(int index, std::int64_t value);
+  void bind_real(int index, double value);
   void bind(int index, std::string_view text);
   /// True while rows come; false when done; an error throws Failure.
   [[nodiscard]] bool step();

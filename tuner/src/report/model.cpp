@@ -108,6 +108,20 @@ void finish_group(Group& g, const std::optional<std::string>& default_params) {
   }
 }
 
+// Each group's answer (the current kernel version's, by the objective), as `best` lists it.
+void attach_answers(const CacheDb& db, const ReportOptions& options, Model& m) {
+  BestFilter filter;
+  filter.kernel = options.kernel;
+  filter.device = options.device;
+  filter.problem = options.problem;
+  filter.objective = m.objective;
+  std::map<std::tuple<std::string, std::string, std::string>, BestEntry> answers;
+  for (BestEntry& e : db.best(filter))
+    answers.emplace(std::make_tuple(e.kernel.name, e.device.device.uuid, e.trial.key.problem), std::move(e));
+  for (Group& g : m.groups)
+    if (const auto it = answers.find({g.kernel, g.device_uuid, g.problem}); it != answers.end()) g.answer = it->second;
+}
+
 }  // namespace
 
 Model load_model(const CacheDb& db, const ReportOptions& options) {
@@ -155,6 +169,7 @@ Model load_model(const CacheDb& db, const ReportOptions& options) {
     auto d = m.default_config.find(g.kernel);
     finish_group(g, d == m.default_config.end() ? std::nullopt : std::optional<std::string>(d->second));
   }
+  attach_answers(db, options, m);
   return m;
 }
 

@@ -35,6 +35,9 @@ struct Group {
   std::map<std::string, std::vector<std::int64_t>> values;  ///< per param, sorted, distinct
   const Trial* best = nullptr;                      ///< lowest score
   const Trial* default_trial = nullptr;             ///< the baseline config, when measured
+  /// What the cache answers for this key (CacheDb::best: the pin, else the tie set's pick, and
+  /// the history); unset for a group of an earlier kernel version or with no ok trial.
+  std::optional<BestEntry> answer;
   bool has_energy = false;
   /// The scored trials the plots draw: the best kMaxDrawnTrials, in the order measured.
   std::vector<const Trial*> drawn;

@@ -155,6 +155,29 @@ std::vector<Plot> group_plots(const Model& m, const Group& g, const ReportOption
   return plots;
 }
 
+// What the cache answers for the group: a pin, else the pick of the tie set, and how often the
+// answer changed over the runs (sweeps, merges) that wrote trials of it.
+std::string answer_line(const Group& g) {
+  if (!g.answer) return "";
+  const BestEntry& a = *g.answer;
+  std::string how;
+  if (a.pin)
+    how = fmt::format("pinned for {} {}{}", pin_scope_name(a.pin->scope), esc(a.pin->target),
+                      a.pin->reason.empty() ? "" : " (" + esc(a.pin->reason) + ")");
+  else if (a.tie_params.size() > 1)
+    how = fmt::format("the pick of {} configs tied within {:.2f} % (highest occupancy, then fewest registers, then "
+                      "config order; fastest {})",
+                      a.tie_params.size(), 100.0 * a.tie_spread, esc(spaced(a.fastest_params)));
+  else if (a.tie_params.size() == 1)
+    how = "no other config within the noise";
+  std::string history;
+  if (a.runs > 0)
+    history = fmt::format("; the answer changed {} time{} over {} run{}", a.winner_changes,
+                          a.winner_changes == 1 ? "" : "s", a.runs, a.runs == 1 ? "" : "s");
+  return fmt::format("<p class=\"meta answer\">answer: {}{}{}</p>\n", esc(spaced(a.answer_params())),
+                     how.empty() ? "" : " — " + how, history);
+}
+
 std::string group_section(const Model& m, const Group& g, const ReportOptions& o) {
   std::size_t ok = 0;
   for (const Trial& t : g.trials) ok += t.record().status == TrialStatus::ok;
@@ -164,6 +187,7 @@ std::string group_section(const Model& m, const Group& g, const ReportOptions& o
                      g.best ? fmt::format("; best {} ({})", esc(format_score(m.objective, *g.best->score)),
                                           esc(spaced(g.best->record().key.params)))
                             : "");
+  out += answer_line(g);
   out += top_table(m, g, o.top);
   out += failure_table(g);
   out += plots_div(group_plots(m, g, o));
