@@ -14,8 +14,10 @@
 // handful of values per param, a split is found from a per-rank histogram in one pass over
 // the node's samples.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "strategy/common.hpp"
@@ -84,8 +86,10 @@ class Forest {
 
   /// Fits every tree. x: row-major samples × features; y: targets.
   void fit(const std::vector<std::uint16_t>& x, const std::vector<double>& y, Rng& rng) {
-    trees_.assign(kTrees, {});
+    trees_.resize(kTrees);
+    for (std::vector<Node>& tree : trees_) tree.clear();
     offsets_.assign(kTrees, 0.0);
+    depths_.assign(kTrees, 0);
     next_tree_ = 0;
     refit_some(x, y, rng, kTrees);
   }
@@ -108,7 +112,8 @@ class Forest {
       trees_[t].clear();
       offsets_[t] = offset;
       for (std::size_t i = 0; i < n; ++i) sample_[i] = static_cast<std::uint32_t>(rng.below(n));
-      if (n) build(trees_[t], x, 0, n, rng);
+      depths_[t] = 0;
+      if (n) build(trees_[t], depths_[t], x, 0, n, 0, rng);
       refitted.push_back(t);
     }
     return refitted;
@@ -119,13 +124,14 @@ class Forest {
   /// Tree t's prediction at each of count feature rows, into out[0..count).
   void predict_tree(std::size_t t, const std::uint16_t* rows, std::size_t count, float* out) const {
     const Node* nodes = trees_[t].data();
+    const std::size_t depth = depths_[t];
     const auto offset = static_cast<float>(offsets_[t]);
-    for (std::size_t r = 0; r < count; ++r) {
-      const std::uint16_t* row = rows + r * features_;
-      std::uint32_t i = 0;
-      while (nodes[i].feature >= 0) i = row[nodes[i].feature] <= nodes[i].threshold ? i + 1 : nodes[i].right;
-      out[r] = nodes[i].value + offset;
-    }
+    // A group of rows goes down the tree together, each step without a branch (a leaf leads to
+    // itself): the steps of different rows overlap instead of waiting on each other's loads.
+    constexpr std::size_t kGroup = 8;
+    std::size_t r = 0;
+    for (; r + kGroup <= count; r += kGroup) descend<kGroup>(nodes, depth, rows + r * features_, offset, out + r);
+    for (; r < count; ++r) descend<1>(nodes, depth, rows + r * features_, offset, out + r);
   }
 
   /// Mean and standard deviation of the trees' predictions at each of count feature rows.
@@ -158,19 +164,43 @@ class Forest {
   }
 
  private:
-  /// Depth-first layout: a split's left child is the next node.
+  /// Depth-first layout. A leaf leads to itself whatever the row (its threshold is the
+  /// largest rank), so a row can take a tree's depth in steps without testing for leaves.
   struct Node {
-    std::int16_t feature = -1;    ///< -1: a leaf
-    std::uint16_t threshold = 0;  ///< rank <= threshold goes left
+    std::uint16_t feature = 0;
+    std::uint16_t threshold = std::numeric_limits<std::uint16_t>::max();  ///< rank <= threshold goes left
+    std::uint32_t left = 0;
     std::uint32_t right = 0;
     float value = 0;
   };
 
-  void build(std::vector<Node>& tree, const std::vector<std::uint16_t>& x, std::size_t begin, std::size_t end,
-             Rng& rng) {
+  /// The predictions of tree nodes (depth levels below its root) at group consecutive rows.
+  template <std::size_t group>
+  void descend(const Node* nodes, std::size_t depth, const std::uint16_t* rows, float offset, float* out) const {
+    std::array<std::uint32_t, group> at{};
+    for (std::size_t level = 0; level < depth; ++level)
+      for (std::size_t g = 0; g < group; ++g) {
+        const Node& n = nodes[at[g]];
+        at[g] = rows[g * features_ + n.feature] <= n.threshold ? n.left : n.right;
+      }
+    for (std::size_t g = 0; g < group; ++g) out[g] = nodes[at[g]].value + offset;
+  }
+
+  /// A split of a node's samples: rank <= threshold goes left.
+  struct Split {
+    int feature = -1;  ///< -1: none found
+    std::uint16_t threshold = 0;
+  };
+
+  /// Grows the subtree of the samples sample_[begin, end), its root level levels below the
+  /// tree's root.
+  void build(std::vector<Node>& tree, std::size_t& depth, const std::vector<std::uint16_t>& x, std::size_t begin,
+             std::size_t end, std::size_t level, Rng& rng) {
     const std::vector<double>& y = centred_;
-    const std::size_t node = tree.size();
+    const auto node = static_cast<std::uint32_t>(tree.size());
     tree.emplace_back();
+    tree[node].left = tree[node].right = node;
+    depth = std::max(depth, level);
     const std::size_t count = end - begin;
     double sum = 0;
     double sum_sq = 0;
@@ -180,7 +210,25 @@ class Forest {
     }
     tree[node].value = static_cast<float>(sum / static_cast<double>(count));
     if (count < 2 * kMinLeaf || sum_sq - sum * sum / static_cast<double>(count) < 1e-9) return;
+    const Split best = best_split(x, begin, end, sum, rng);
+    if (best.feature < 0) return;
 
+    const auto f = static_cast<std::size_t>(best.feature);
+    const auto middle = std::partition(sample_.begin() + static_cast<std::ptrdiff_t>(begin),
+                                       sample_.begin() + static_cast<std::ptrdiff_t>(end),
+                                       [&](std::uint32_t s) { return x[s * features_ + f] <= best.threshold; });
+    const auto split = static_cast<std::size_t>(middle - sample_.begin());
+    tree[node].feature = static_cast<std::uint16_t>(best.feature);
+    tree[node].threshold = best.threshold;
+    tree[node].left = node + 1;
+    build(tree, depth, x, begin, split, level + 1, rng);
+    tree[node].right = static_cast<std::uint32_t>(tree.size());
+    build(tree, depth, x, split, end, level + 1, rng);
+  }
+
+  /// The best split of the samples sample_[begin, end) (their centred targets sum to sum) on a
+  /// random subset of the features.
+  Split best_split(const std::vector<std::uint16_t>& x, std::size_t begin, std::size_t end, double sum, Rng& rng) {
     // Random feature subsets decorrelate the trees; features constant in this node do not
     // count towards the subset, so a node splits whenever any feature can split it.
     order_.resize(features_);
@@ -188,65 +236,86 @@ class Forest {
     const auto tries =
         std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(kFeatureShare * static_cast<double>(features_))));
     std::size_t tried = 0;
-    int best_feature = -1;
-    std::uint16_t best_threshold = 0;
+    Split best;
     double best_gain = 1e-9;
-    const double parent = sum * sum / static_cast<double>(count);
-    for (std::size_t k = 0; k < features_ && (tried < tries || best_feature < 0); ++k) {
-      std::swap(order_[k], order_[k + rng.below(features_ - k)]);
-      const std::size_t f = order_[k];
-      counts_.assign(bins_[f], 0);
-      sums_.assign(bins_[f], 0.0);
-      for (std::size_t i = begin; i < end; ++i) {
-        const std::uint16_t r = x[sample_[i] * features_ + f];
-        ++counts_[r];
-        sums_[r] += y[sample_[i]];
+    std::size_t k = 0;
+    while (k < features_ && (tried < tries || best.feature < 0)) {
+      // Every feature of a batch is examined whatever the ones before it give (tried grows by
+      // at most one per feature), so drawing the batch first draws what one at a time would,
+      // and one pass over the samples fills the batch's histograms.
+      const std::size_t batch_end = std::min(features_, k + (tried < tries ? tries - tried : 1));
+      for (std::size_t j = k; j < batch_end; ++j) std::swap(order_[j], order_[j + rng.below(features_ - j)]);
+      fill_histograms(x, begin, end, k, batch_end);
+      for (; k < batch_end; ++k)
+        if (consider_splits(order_[k], hist_at_[k], end - begin, sum, best, best_gain)) ++tried;
+    }
+    return best;
+  }
+
+  /// Per-rank counts and target sums of the samples sample_[begin, end) for the features
+  /// order_[first, last), at counts_[hist_at_[k]...] and sums_[hist_at_[k]...]. Each bin sums
+  /// its samples in their order, as one feature at a time did.
+  void fill_histograms(const std::vector<std::uint16_t>& x, std::size_t begin, std::size_t end, std::size_t first,
+                       std::size_t last) {
+    hist_at_.resize(features_);
+    std::size_t size = 0;
+    batch_.clear();
+    for (std::size_t k = first; k < last; ++k) {
+      hist_at_[k] = size;
+      size += bins_[order_[k]];
+      // A param with one value cannot split: its histogram is never read.
+      if (bins_[order_[k]] > 1) batch_.push_back({order_[k], hist_at_[k]});
+    }
+    counts_.assign(size, 0);
+    sums_.assign(size, 0.0);
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint16_t* row = &x[sample_[i] * features_];
+      const double target = centred_[sample_[i]];
+      for (const auto& [f, at] : batch_) {
+        ++counts_[at + row[f]];
+        sums_[at + row[f]] += target;
       }
-      std::size_t left_count = 0;
-      double left_sum = 0;
-      int previous = -1;  // the last rank with samples, left of the candidate split
-      bool splittable = false;
-      for (std::size_t b = 0; b < bins_[f]; ++b) {
-        if (counts_[b] == 0) continue;
-        if (previous >= 0) {
-          splittable = true;
-          const std::size_t right_count = count - left_count;
-          if (left_count >= kMinLeaf && right_count >= kMinLeaf) {
-            const double right_sum = sum - left_sum;
-            const double gain = left_sum * left_sum / static_cast<double>(left_count) +
-                                right_sum * right_sum / static_cast<double>(right_count) - parent;
-            if (gain > best_gain) {
-              best_gain = gain;
-              best_feature = static_cast<int>(f);
-              // Midway between the two ranks seen, so unseen ranks go to the nearer side.
-              best_threshold = static_cast<std::uint16_t>((previous + static_cast<int>(b) - 1) / 2);
-            }
+    }
+  }
+
+  /// Updates best and best_gain with feature f's splits, from its histogram at counts_[at...]
+  /// and sums_[at...] (count samples, summing to sum). Returns whether f splits the node at all.
+  bool consider_splits(std::size_t f, std::size_t at, std::size_t count, double sum, Split& best, double& best_gain) {
+    if (bins_[f] < 2) return false;
+    const double parent = sum * sum / static_cast<double>(count);
+    std::size_t left_count = 0;
+    double left_sum = 0;
+    int previous = -1;  // the last rank with samples, left of the candidate split
+    bool splittable = false;
+    for (std::size_t b = 0; b < bins_[f]; ++b) {
+      if (counts_[at + b] == 0) continue;
+      if (previous >= 0) {
+        splittable = true;
+        const std::size_t right_count = count - left_count;
+        if (left_count >= kMinLeaf && right_count >= kMinLeaf) {
+          const double right_sum = sum - left_sum;
+          const double gain = left_sum * left_sum / static_cast<double>(left_count) +
+                              right_sum * right_sum / static_cast<double>(right_count) - parent;
+          if (gain > best_gain) {
+            best_gain = gain;
+            best.feature = static_cast<int>(f);
+            // Midway between the two ranks seen, so unseen ranks go to the nearer side.
+            best.threshold = static_cast<std::uint16_t>((previous + static_cast<int>(b) - 1) / 2);
           }
         }
-        left_count += counts_[b];
-        left_sum += sums_[b];
-        previous = static_cast<int>(b);
       }
-      if (splittable) ++tried;
+      left_count += counts_[at + b];
+      left_sum += sums_[at + b];
+      previous = static_cast<int>(b);
     }
-    if (best_feature < 0) return;
-
-    const auto f = static_cast<std::size_t>(best_feature);
-    const auto middle = std::partition(sample_.begin() + static_cast<std::ptrdiff_t>(begin),
-                                       sample_.begin() + static_cast<std::ptrdiff_t>(end),
-                                       [&](std::uint32_t s) { return x[s * features_ + f] <= best_threshold; });
-    const auto split = static_cast<std::size_t>(middle - sample_.begin());
-    tree[node].feature = static_cast<std::int16_t>(best_feature);
-    tree[node].threshold = best_threshold;
-    build(tree, x, begin, split, rng);
-    tree[node].right = static_cast<std::uint32_t>(tree.size());
-    build(tree, x, split, end, rng);
+    return splittable;
   }
 
   std::size_t features_;
   std::vector<std::size_t> bins_;
   std::vector<std::vector<Node>> trees_;
-  std::vector<double> offsets_;  ///< per tree: the mean target of its fit, added back to predictions
+  std::vector<double> offsets_;      ///< per tree: the mean target of its fit, added back to predictions
+  std::vector<std::size_t> depths_;  ///< per tree: the most levels below its root
   std::size_t next_tree_ = 0;    ///< the tree refit_some refits next
   mutable std::vector<float> per_tree_;
   // Scratch space reused by every fit.
@@ -255,6 +324,12 @@ class Forest {
   std::vector<std::size_t> order_;
   std::vector<std::uint32_t> counts_;
   std::vector<double> sums_;
+  std::vector<std::size_t> hist_at_;  ///< [k]: where feature order_[k]'s histogram starts
+  struct Binned {
+    std::size_t feature;
+    std::size_t at;
+  };
+  std::vector<Binned> batch_;  ///< the features of a batch that can split, with their histograms
 };
 
 /// The features of a point: the rank of each param's value among that param's distinct values.
@@ -410,13 +485,13 @@ class ForestSearch final : public StrategyBase {
     const std::vector<std::size_t> refitted = whole ? (forest_.fit(measured_x_, y_, rng_), all_trees())
                                                     : forest_.refit_some(measured_x_, y_, rng_, kTreesPerRefit);
     fitted_at_ = observed_count();
-    const std::size_t trees = forest_.trees();
     if (whole || pool_.empty() || fits_since_pool_ + 1 >= kPoolRefreshFits ||
         (!fastest_.empty() && fastest_.front() != pool_base_)) {
+      previous_pool_.swap(pool_);
+      previous_x_.swap(pool_x_);
+      previous_predictions_.swap(tree_predictions_);
       refresh_pool();
-      tree_predictions_.resize(trees * pool_.size());
-      for (std::size_t t = 0; t < trees; ++t)
-        forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
+      predict_new_pool(refitted);
       fits_since_pool_ = 0;
     } else {
       for (const std::size_t t : refitted)
@@ -463,9 +538,50 @@ class ForestSearch final : public StrategyBase {
           for (const std::size_t two : domain().neighbours(one)) add(two);
       }
     }
-    pool_x_.clear();
-    for (const std::size_t p : pool_) features_.append(p, pool_x_);
     pool_base_ = fastest_.empty() ? std::nullopt : std::optional<std::size_t>(fastest_.front());
+  }
+
+  /// Each tree's predictions of the new pool (pool_x_ too). A tree not refitted since the
+  /// previous pool was scored predicts what it did then for a candidate of both pools, so only
+  /// the refitted trees and the new candidates are predicted.
+  void predict_new_pool(const std::vector<std::size_t>& refitted) {
+    const std::size_t count = pool_.size();
+    const std::size_t dims = domain().dimensions();
+    const std::size_t trees = forest_.trees();
+    previous_index_.clear();
+    if (refitted.size() < trees)
+      for (std::size_t j = 0; j < previous_pool_.size(); ++j) previous_index_.emplace(previous_pool_[j], j);
+    kept_.clear();
+    fresh_.clear();
+    fresh_x_.clear();
+    pool_x_.clear();
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto at = previous_index_.find(pool_[i]);
+      if (at != previous_index_.end()) {
+        kept_.push_back({i, at->second});
+        pool_x_.insert(pool_x_.end(), previous_x_.begin() + static_cast<std::ptrdiff_t>(at->second * dims),
+                       previous_x_.begin() + static_cast<std::ptrdiff_t>((at->second + 1) * dims));
+      } else {
+        fresh_.push_back(i);
+        features_.append(pool_[i], pool_x_);
+        fresh_x_.insert(fresh_x_.end(), pool_x_.end() - static_cast<std::ptrdiff_t>(dims), pool_x_.end());
+      }
+    }
+    stale_.assign(trees, kept_.empty());
+    for (const std::size_t t : refitted) stale_[t] = true;
+    tree_predictions_.resize(trees * count);
+    fresh_predictions_.resize(fresh_.size());
+    for (std::size_t t = 0; t < trees; ++t) {
+      float* column = &tree_predictions_[t * count];
+      if (stale_[t]) {
+        forest_.predict_tree(t, pool_x_.data(), count, column);
+        continue;
+      }
+      const float* previous = &previous_predictions_[t * previous_pool_.size()];
+      for (const auto& [i, j] : kept_) column[i] = previous[j];
+      forest_.predict_tree(t, fresh_x_.data(), fresh_.size(), fresh_predictions_.data());
+      for (std::size_t k = 0; k < fresh_.size(); ++k) column[fresh_[k]] = fresh_predictions_[k];
+    }
   }
 
   /// The unproposed grid neighbour with the lowest predicted time of the fastest measured
@@ -519,6 +635,20 @@ class ForestSearch final : public StrategyBase {
   std::vector<float> tree_predictions_;     ///< [tree][candidate]: each tree's prediction of the pool
   std::size_t fits_since_pool_ = 0;         ///< fits since the pool was drawn
   std::optional<std::size_t> pool_base_;    ///< the fastest point when the pool was drawn
+  // The pool before the last refresh, whose predictions a new pool reuses.
+  std::vector<std::size_t> previous_pool_;
+  std::vector<std::uint16_t> previous_x_;
+  std::vector<float> previous_predictions_;
+  std::unordered_map<std::size_t, std::size_t> previous_index_;  ///< point -> its index there
+  struct Kept {
+    std::size_t index;     ///< in the pool
+    std::size_t previous;  ///< in the previous pool
+  };
+  std::vector<Kept> kept_;                 ///< candidates of both pools
+  std::vector<std::size_t> fresh_;         ///< the pool's other candidates
+  std::vector<std::uint16_t> fresh_x_;     ///< their features
+  std::vector<float> fresh_predictions_;   ///< one tree's predictions of them
+  std::vector<bool> stale_;                ///< per tree: refitted since the previous pool
   // Scratch space reused by every fit.
   std::vector<double> y_;
   std::vector<std::uint16_t> row_;
