@@ -17,8 +17,7 @@
 #include <array>
 #include <cmath>
 #include <numeric>
-#include <unordered_map>
-#include <unordered_set>
+#include <optional>
 
 #include "strategy/common.hpp"
 
@@ -332,6 +331,58 @@ class Forest {
   std::vector<Binned> batch_;  ///< the features of a batch that can split, with their histograms
 };
 
+/// Points, each with an index (where it was added), in an open-addressing table that keeps
+/// its memory between uses: a pool's thousand-odd points are looked up without a node each.
+class PointIndex {
+ public:
+  /// Empties it, sized for about count points (it grows beyond).
+  void reset(std::size_t count) {
+    std::size_t slots = 16;
+    while (slots < 2 * count) slots *= 2;
+    keys_.assign(slots, kEmpty);
+    indices_.resize(slots);
+    size_ = 0;
+  }
+  /// Adds point with index unless it is there; returns whether it was added.
+  bool insert(std::size_t point, std::size_t index) {
+    if (2 * (size_ + 1) > keys_.size()) grow();
+    std::size_t slot = slot_of(point);
+    if (keys_[slot] == point) return false;
+    keys_[slot] = point;
+    indices_[slot] = index;
+    ++size_;
+    return true;
+  }
+  /// The index point was added with, if it is there.
+  [[nodiscard]] std::optional<std::size_t> find(std::size_t point) const {
+    if (keys_.empty()) return std::nullopt;
+    const std::size_t slot = slot_of(point);
+    return keys_[slot] == point ? std::optional<std::size_t>(indices_[slot]) : std::nullopt;
+  }
+
+ private:
+  static constexpr std::size_t kEmpty = std::numeric_limits<std::size_t>::max();
+
+  /// The slot holding point, else the empty one where it would go.
+  [[nodiscard]] std::size_t slot_of(std::size_t point) const {
+    const std::size_t mask = keys_.size() - 1;
+    std::size_t slot = mix(point) & mask;
+    while (keys_[slot] != kEmpty && keys_[slot] != point) slot = (slot + 1) & mask;
+    return slot;
+  }
+  void grow() {
+    std::vector<std::size_t> keys = std::move(keys_);
+    std::vector<std::size_t> indices = std::move(indices_);
+    reset(std::max<std::size_t>(keys.size(), 8));
+    for (std::size_t s = 0; s < keys.size(); ++s)
+      if (keys[s] != kEmpty) insert(keys[s], indices[s]);
+  }
+
+  std::vector<std::size_t> keys_;
+  std::vector<std::size_t> indices_;
+  std::size_t size_ = 0;
+};
+
 /// The features of a point: the rank of each param's value among that param's distinct values.
 class RankFeatures {
  public:
@@ -490,6 +541,7 @@ class ForestSearch final : public StrategyBase {
       previous_pool_.swap(pool_);
       previous_x_.swap(pool_x_);
       previous_predictions_.swap(tree_predictions_);
+      std::swap(previous_index_, pool_index_);
       refresh_pool();
       predict_new_pool(refitted);
       fits_since_pool_ = 0;
@@ -517,19 +569,21 @@ class ForestSearch final : public StrategyBase {
   void refresh_pool() {
     std::erase_if(random_part_, [&](std::size_t p) { return is_proposed(p); });
     const std::size_t fresh = random_part_.empty() ? kPoolRandom : kPoolFresh;
-    std::unordered_set<std::size_t> in_pool(random_part_.begin(), random_part_.end());
+    drawn_.reset(random_part_.size() + fresh);
+    for (const std::size_t p : random_part_) drawn_.insert(p, 0);
     for (std::size_t drawn = 0, added = 0; added < fresh && drawn < 4 * fresh; ++drawn) {
       const std::optional<std::size_t> p = domain().sample(rng_.word());
-      if (!p || is_proposed(*p) || !in_pool.insert(*p).second) continue;
+      if (!p || is_proposed(*p) || !drawn_.insert(*p, 0)) continue;
       random_part_.push_back(*p);
       ++added;
     }
     if (random_part_.size() > kPoolRandom)
       random_part_.erase(random_part_.begin(), random_part_.end() - static_cast<std::ptrdiff_t>(kPoolRandom));
     pool_ = random_part_;
-    in_pool = {pool_.begin(), pool_.end()};
+    pool_index_.reset(2 * pool_.size());
+    for (std::size_t i = 0; i < pool_.size(); ++i) pool_index_.insert(pool_[i], i);
     const auto add = [&](std::size_t p) {
-      if (!is_proposed(p) && in_pool.insert(p).second) pool_.push_back(p);
+      if (!is_proposed(p) && pool_index_.insert(p, pool_.size())) pool_.push_back(p);
     };
     for (std::size_t i = 0; i < fastest_.size(); ++i) {
       for (const std::size_t one : domain().neighbours(fastest_[i])) {
@@ -548,19 +602,17 @@ class ForestSearch final : public StrategyBase {
     const std::size_t count = pool_.size();
     const std::size_t dims = domain().dimensions();
     const std::size_t trees = forest_.trees();
-    previous_index_.clear();
-    if (refitted.size() < trees)
-      for (std::size_t j = 0; j < previous_pool_.size(); ++j) previous_index_.emplace(previous_pool_[j], j);
+    const bool reuse = refitted.size() < trees;
     kept_.clear();
     fresh_.clear();
     fresh_x_.clear();
     pool_x_.clear();
     for (std::size_t i = 0; i < count; ++i) {
-      const auto at = previous_index_.find(pool_[i]);
-      if (at != previous_index_.end()) {
-        kept_.push_back({i, at->second});
-        pool_x_.insert(pool_x_.end(), previous_x_.begin() + static_cast<std::ptrdiff_t>(at->second * dims),
-                       previous_x_.begin() + static_cast<std::ptrdiff_t>((at->second + 1) * dims));
+      const std::optional<std::size_t> j = reuse ? previous_index_.find(pool_[i]) : std::nullopt;
+      if (j) {
+        kept_.push_back({i, *j});
+        pool_x_.insert(pool_x_.end(), previous_x_.begin() + static_cast<std::ptrdiff_t>(*j * dims),
+                       previous_x_.begin() + static_cast<std::ptrdiff_t>((*j + 1) * dims));
       } else {
         fresh_.push_back(i);
         features_.append(pool_[i], pool_x_);
@@ -631,6 +683,7 @@ class ForestSearch final : public StrategyBase {
   std::vector<std::size_t> random_part_;    ///< the pool's random candidates, oldest first
   std::vector<std::size_t> pool_;           ///< the candidates of the last fit
   std::vector<std::uint16_t> pool_x_;       ///< their features
+  PointIndex pool_index_;                   ///< their indices in pool_
   std::vector<Scored> scored_;              ///< their bounds at the last fit
   std::vector<float> tree_predictions_;     ///< [tree][candidate]: each tree's prediction of the pool
   std::size_t fits_since_pool_ = 0;         ///< fits since the pool was drawn
@@ -639,7 +692,7 @@ class ForestSearch final : public StrategyBase {
   std::vector<std::size_t> previous_pool_;
   std::vector<std::uint16_t> previous_x_;
   std::vector<float> previous_predictions_;
-  std::unordered_map<std::size_t, std::size_t> previous_index_;  ///< point -> its index there
+  PointIndex previous_index_;              ///< its points, with their indices there
   struct Kept {
     std::size_t index;     ///< in the pool
     std::size_t previous;  ///< in the previous pool
@@ -652,6 +705,7 @@ class ForestSearch final : public StrategyBase {
   // Scratch space reused by every fit.
   std::vector<double> y_;
   std::vector<std::uint16_t> row_;
+  PointIndex drawn_;  ///< the pool's random candidates while they are drawn
   std::vector<double> predicted_mean_;
   std::vector<double> predicted_spread_;
 };
