@@ -18,6 +18,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include "strategy/common.hpp"
 
@@ -177,11 +178,14 @@ class Forest {
   template <std::size_t group>
   void descend(const Node* nodes, std::size_t depth, const std::uint16_t* rows, float offset, float* out) const {
     std::array<std::uint32_t, group> at{};
-    for (std::size_t level = 0; level < depth; ++level)
-      for (std::size_t g = 0; g < group; ++g) {
-        const Node& n = nodes[at[g]];
-        at[g] = rows[g * features_ + n.feature] <= n.threshold ? n.left : n.right;
-      }
+    const auto step = [&](std::size_t g) {
+      const Node& n = nodes[at[g]];
+      at[g] = rows[g * features_ + n.feature] <= n.threshold ? n.left : n.right;
+    };
+    // Unrolled, so that the group's node indices live in registers.
+    [&]<std::size_t... g>(std::index_sequence<g...>) {
+      for (std::size_t level = 0; level < depth; ++level) (step(g), ...);
+    }(std::make_index_sequence<group>{});
     for (std::size_t g = 0; g < group; ++g) out[g] = nodes[at[g]].value + offset;
   }
 
