@@ -82,7 +82,11 @@ std::uint64_t mix(std::uint64_t x) {
 /// A forest of regression trees over small integer features (value ranks).
 class Forest {
  public:
-  Forest(std::size_t features, std::vector<std::size_t> bins) : features_(features), bins_(std::move(bins)) {}
+  Forest(std::size_t features, std::vector<std::size_t> bins)
+      : features_(features),
+        tries_(std::max<std::size_t>(
+            1, static_cast<std::size_t>(std::ceil(kFeatureShare * static_cast<double>(features))))),
+        bins_(std::move(bins)) {}
 
   /// Fits every tree. x: row-major samples × features; y: targets.
   void fit(const std::vector<std::uint16_t>& x, const std::vector<double>& y, Rng& rng) {
@@ -236,8 +240,7 @@ class Forest {
     // count towards the subset, so a node splits whenever any feature can split it.
     order_.resize(features_);
     for (std::size_t f = 0; f < features_; ++f) order_[f] = f;
-    const auto tries =
-        std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(kFeatureShare * static_cast<double>(features_))));
+    const std::size_t tries = tries_;
     std::size_t tried = 0;
     Split best;
     double best_gain = 1e-9;
@@ -315,6 +318,7 @@ class Forest {
   }
 
   std::size_t features_;
+  std::size_t tries_;  ///< features each split chooses from (at least, see best_split)
   std::vector<std::size_t> bins_;
   std::vector<std::vector<Node>> trees_;
   std::vector<double> offsets_;      ///< per tree: the mean target of its fit, added back to predictions
@@ -463,7 +467,9 @@ class ForestSearch final : public StrategyBase {
   void on_observed(std::size_t point, double s) override {
     measured_.push_back(point);
     features_.append(point, measured_x_);
+    measured_log_.push_back(s < kFailed ? std::log(s) : kFailed);
     if (s < kFailed) {
+      worst_log_ = std::max(worst_log_, measured_log_.back());
       const auto at = std::upper_bound(fastest_.begin(), fastest_.end(), s,
                                        [&](double v, std::size_t p) { return v < score(p); });
       fastest_.insert(at, point);
@@ -528,13 +534,10 @@ class ForestSearch final : public StrategyBase {
 
   void refit() {
     const std::size_t n = measured_.size();
-    double worst = -std::numeric_limits<double>::infinity();
-    for (const std::size_t p : measured_)
-      if (score(p) < kFailed) worst = std::max(worst, std::log(score(p)));
     // Failed points: worse than the worst measured, so the model steers away from them.
-    const double penalty = std::isfinite(worst) ? worst + std::log(2.0) : 0.0;
+    const double penalty = std::isfinite(worst_log_) ? worst_log_ + std::log(2.0) : 0.0;
     y_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) y_[i] = score(measured_[i]) < kFailed ? std::log(score(measured_[i])) : penalty;
+    for (std::size_t i = 0; i < n; ++i) y_[i] = measured_log_[i] < kFailed ? measured_log_[i] : penalty;
     // While fits are cheap (few observations), every fit is whole and draws a new pool.
     const bool whole = fitted_at_ == 0 || observed_count() < kWholeFitsBelow;
     const std::vector<std::size_t> refitted = whole ? (forest_.fit(measured_x_, y_, rng_), all_trees())
@@ -682,6 +685,8 @@ class ForestSearch final : public StrategyBase {
   Forest forest_;
   std::vector<std::size_t> measured_;       ///< observed points, in order
   std::vector<std::uint16_t> measured_x_;   ///< their features, point-major
+  std::vector<double> measured_log_;        ///< their log times, kFailed where they failed
+  double worst_log_ = -std::numeric_limits<double>::infinity();  ///< the largest finite one
   std::vector<std::size_t> fastest_;        ///< the fastest measured ok points, best first
   std::size_t fitted_at_ = 0;               ///< observations in the last fit
   std::vector<std::size_t> random_part_;    ///< the pool's random candidates, oldest first
