@@ -220,17 +220,43 @@ class Forest {
     const Split best = best_split(x, begin, end, sum, rng);
     if (best.feature < 0) return;
 
-    const auto f = static_cast<std::size_t>(best.feature);
-    const auto middle = std::partition(sample_.begin() + static_cast<std::ptrdiff_t>(begin),
-                                       sample_.begin() + static_cast<std::ptrdiff_t>(end),
-                                       [&](std::uint32_t s) { return x[s * features_ + f] <= best.threshold; });
-    const auto split = static_cast<std::size_t>(middle - sample_.begin());
+    const std::size_t split = partition(x, begin, end, best);
     tree[node].feature = static_cast<std::uint16_t>(best.feature);
     tree[node].threshold = best.threshold;
     tree[node].left = node + 1;
     build(tree, depth, x, begin, split, level + 1, rng);
     tree[node].right = static_cast<std::uint32_t>(tree.size());
     build(tree, depth, x, split, end, level + 1, rng);
+  }
+
+  /// Moves the samples of sample_[begin, end) that go left at split first; returns where the
+  /// others start. The order is a two-ended partition's (std::partition's, in libstdc++ and
+  /// libc++): the k-th sample from the front that goes right swaps with the k-th from the back
+  /// that goes left. Done without a branch per sample, whose outcome a CPU cannot guess.
+  std::size_t partition(const std::vector<std::uint16_t>& x, std::size_t begin, std::size_t end, Split split) {
+    const std::size_t count = end - begin;
+    goes_left_.resize(count);
+    std::size_t lefts = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      goes_left_[i] = x[sample_[begin + i] * features_ + static_cast<std::size_t>(split.feature)] <= split.threshold;
+      lefts += goes_left_[i];
+    }
+    // The misplaced ones: going right in the front [0, lefts), going left in the back, from its end.
+    misplaced_front_.resize(count);
+    misplaced_back_.resize(count);
+    std::size_t front = 0;
+    for (std::size_t i = 0; i < lefts; ++i) {
+      misplaced_front_[front] = i;
+      front += !goes_left_[i];
+    }
+    std::size_t back = 0;
+    for (std::size_t i = count; i > lefts; --i) {
+      misplaced_back_[back] = i - 1;
+      back += goes_left_[i - 1];
+    }
+    for (std::size_t k = 0; k < front; ++k)
+      std::swap(sample_[begin + misplaced_front_[k]], sample_[begin + misplaced_back_[k]]);
+    return begin + lefts;
   }
 
   /// The best split of the samples sample_[begin, end) (their centred targets sum to sum) on a
@@ -337,6 +363,9 @@ class Forest {
     std::size_t at;
   };
   std::vector<Binned> batch_;  ///< the features of a batch that can split, with their histograms
+  std::vector<std::uint8_t> goes_left_;
+  std::vector<std::size_t> misplaced_front_;
+  std::vector<std::size_t> misplaced_back_;
 };
 
 /// Points, each with an index (where it was added), in an open-addressing table that keeps
