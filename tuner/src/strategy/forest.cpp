@@ -15,6 +15,7 @@
 // the node's samples.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <optional>
@@ -279,66 +280,84 @@ class Forest {
       for (std::size_t j = k; j < batch_end; ++j) std::swap(order_[j], order_[j + rng.below(features_ - j)]);
       fill_histograms(x, begin, end, k, batch_end);
       for (; k < batch_end; ++k)
-        if (consider_splits(order_[k], hist_at_[k], end - begin, sum, best, best_gain)) ++tried;
+        if (consider_splits(order_[k], hist_at_[k], words_at_[k], end - begin, sum, best, best_gain)) ++tried;
     }
     return best;
   }
 
   /// Per-rank counts and target sums of the samples sample_[begin, end) for the features
-  /// order_[first, last), at counts_[hist_at_[k]...] and sums_[hist_at_[k]...]. Each bin sums
-  /// its samples in their order, as one feature at a time did.
+  /// order_[first, last) that can split, at hist_at_[k] in counts_ and sums_, and a bit per
+  /// rank seen at words_at_[k] in seen_. Each bin sums its samples in their order, as one
+  /// feature at a time did. consider_splits reads a histogram and zeroes it again.
   void fill_histograms(const std::vector<std::uint16_t>& x, std::size_t begin, std::size_t end, std::size_t first,
                        std::size_t last) {
     hist_at_.resize(features_);
-    std::size_t size = 0;
+    words_at_.resize(features_);
+    std::size_t bins = 0;
+    std::size_t words = 0;
     batch_.clear();
     for (std::size_t k = first; k < last; ++k) {
-      hist_at_[k] = size;
-      size += bins_[order_[k]];
-      // A param with one value cannot split: its histogram is never read.
-      if (bins_[order_[k]] > 1) batch_.push_back({order_[k], hist_at_[k]});
+      const std::size_t f = order_[k];
+      hist_at_[k] = bins;
+      words_at_[k] = words;
+      // A param with one value cannot split: it gets no histogram.
+      if (bins_[f] < 2) continue;
+      batch_.push_back({f, bins, words});
+      bins += bins_[f];
+      words += (bins_[f] + 63) / 64;
     }
-    counts_.assign(size, 0);
-    sums_.assign(size, 0.0);
+    // Zero beyond what is in use (consider_splits zeroes what it reads).
+    if (counts_.size() < bins) {
+      counts_.resize(bins, 0);
+      sums_.resize(bins, 0.0);
+    }
+    if (seen_.size() < words) seen_.resize(words, 0);
     for (std::size_t i = begin; i < end; ++i) {
       const std::uint16_t* row = &x[sample_[i] * features_];
       const double target = centred_[sample_[i]];
-      for (const auto& [f, at] : batch_) {
-        ++counts_[at + row[f]];
-        sums_[at + row[f]] += target;
+      for (const Binned& b : batch_) {
+        const std::size_t rank = row[b.feature];
+        ++counts_[b.at + rank];
+        sums_[b.at + rank] += target;
+        seen_[b.words_at + rank / 64] |= std::uint64_t{1} << (rank % 64);
       }
     }
   }
 
   /// Updates best and best_gain with feature f's splits, from its histogram at counts_[at...]
-  /// and sums_[at...] (count samples, summing to sum). Returns whether f splits the node at all.
-  bool consider_splits(std::size_t f, std::size_t at, std::size_t count, double sum, Split& best, double& best_gain) {
+  /// and sums_[at...], with the ranks seen at seen_[words_at...] (count samples, summing to
+  /// sum), and zeroes them. Returns whether f splits the node at all.
+  bool consider_splits(std::size_t f, std::size_t at, std::size_t words_at, std::size_t count, double sum,
+                       Split& best, double& best_gain) {
     if (bins_[f] < 2) return false;
     const double parent = sum * sum / static_cast<double>(count);
     std::size_t left_count = 0;
     double left_sum = 0;
     int previous = -1;  // the last rank with samples, left of the candidate split
     bool splittable = false;
-    for (std::size_t b = 0; b < bins_[f]; ++b) {
-      if (counts_[at + b] == 0) continue;
-      if (previous >= 0) {
-        splittable = true;
-        const std::size_t right_count = count - left_count;
-        if (left_count >= kMinLeaf && right_count >= kMinLeaf) {
-          const double right_sum = sum - left_sum;
-          const double gain = left_sum * left_sum / static_cast<double>(left_count) +
-                              right_sum * right_sum / static_cast<double>(right_count) - parent;
-          if (gain > best_gain) {
-            best_gain = gain;
-            best.feature = static_cast<int>(f);
-            // Midway between the two ranks seen, so unseen ranks go to the nearer side.
-            best.threshold = static_cast<std::uint16_t>((previous + static_cast<int>(b) - 1) / 2);
+    // Only the ranks seen, in order: a small node's samples leave most of a wide param's empty.
+    for (std::size_t w = 0; w < (bins_[f] + 63) / 64; ++w) {
+      for (std::uint64_t bits = std::exchange(seen_[words_at + w], 0); bits != 0; bits &= bits - 1) {
+        const std::size_t b = 64 * w + static_cast<std::size_t>(std::countr_zero(bits));
+        if (previous >= 0) {
+          splittable = true;
+          const std::size_t right_count = count - left_count;
+          if (left_count >= kMinLeaf && right_count >= kMinLeaf) {
+            const double right_sum = sum - left_sum;
+            const double gain = left_sum * left_sum / static_cast<double>(left_count) +
+                                right_sum * right_sum / static_cast<double>(right_count) - parent;
+            if (gain > best_gain) {
+              best_gain = gain;
+              best.feature = static_cast<int>(f);
+              // Midway between the two ranks seen, so unseen ranks go to the nearer side.
+              best.threshold = static_cast<std::uint16_t>((previous + static_cast<int>(b) - 1) / 2);
+            }
           }
         }
+        left_count += std::exchange(counts_[at + b], 0);
+        left_sum += std::exchange(sums_[at + b], 0.0);
+        previous = static_cast<int>(b);
       }
-      left_count += counts_[at + b];
-      left_sum += sums_[at + b];
-      previous = static_cast<int>(b);
     }
     return splittable;
   }
@@ -357,10 +376,13 @@ class Forest {
   std::vector<std::size_t> order_;
   std::vector<std::uint32_t> counts_;
   std::vector<double> sums_;
-  std::vector<std::size_t> hist_at_;  ///< [k]: where feature order_[k]'s histogram starts
+  std::vector<std::uint64_t> seen_;    ///< a bit per rank of each histogram: samples have it
+  std::vector<std::size_t> hist_at_;   ///< [k]: where feature order_[k]'s histogram starts
+  std::vector<std::size_t> words_at_;  ///< [k]: where its bits in seen_ start
   struct Binned {
     std::size_t feature;
     std::size_t at;
+    std::size_t words_at;
   };
   std::vector<Binned> batch_;  ///< the features of a batch that can split, with their histograms
   std::vector<std::uint8_t> goes_left_;
