@@ -653,20 +653,19 @@ class ForestSearch final : public StrategyBase {
     pool_base_ = fastest_.empty() ? std::nullopt : std::optional<std::size_t>(fastest_.front());
   }
 
-  /// Each tree's predictions of the new pool (pool_x_ too). A tree not refitted since the
-  /// previous pool was scored predicts what it did then for a candidate of both pools, so only
-  /// the refitted trees and the new candidates are predicted.
+  /// Each tree's predictions of the new pool, and its features (pool_x_). A candidate of both
+  /// pools keeps its features, and a tree not refitted since the previous pool was scored
+  /// predicts what it did then, so only the refitted trees and the new candidates are predicted.
   void predict_new_pool(const std::vector<std::size_t>& refitted) {
     const std::size_t count = pool_.size();
     const std::size_t dims = domain().dimensions();
     const std::size_t trees = forest_.trees();
-    const bool reuse = refitted.size() < trees;
     kept_.clear();
     fresh_.clear();
     fresh_x_.clear();
     pool_x_.clear();
     for (std::size_t i = 0; i < count; ++i) {
-      const std::optional<std::size_t> j = reuse ? previous_index_.find(pool_[i]) : std::nullopt;
+      const std::optional<std::size_t> j = previous_index_.find(pool_[i]);
       if (j) {
         kept_.push_back({i, *j});
         pool_x_.insert(pool_x_.end(), previous_x_.begin() + static_cast<std::ptrdiff_t>(*j * dims),
