@@ -608,11 +608,11 @@ class ForestSearch final : public StrategyBase {
         forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
       ++fits_since_pool_;
     }
-    forest_.summarize(tree_predictions_, pool_.size(), predicted_mean_, predicted_spread_);
+    forest_.summarize(tree_predictions_, pool_.size(), pool_mean_, predicted_spread_);
     scored_.resize(pool_.size());
     const std::uint64_t salt = rng_.word();
     for (std::size_t i = 0; i < pool_.size(); ++i)
-      scored_[i] = {predicted_mean_[i] - kKappa * predicted_spread_[i], mix(pool_[i] ^ salt), pool_[i]};
+      scored_[i] = {pool_mean_[i] - kKappa * predicted_spread_[i], mix(pool_[i] ^ salt), pool_[i]};
   }
 
   std::vector<std::size_t> all_trees() const {
@@ -700,11 +700,25 @@ class ForestSearch final : public StrategyBase {
       std::vector<std::size_t> options = domain().neighbours(base);
       std::erase_if(options, [&](std::size_t p) { return is_proposed(p); });
       if (options.empty()) continue;
+      // A candidate of the pool has its mean from the last fit, after which the forest did not
+      // change: the same number predicting it again would give. The others are predicted.
+      option_mean_.resize(options.size());
+      unpooled_.clear();
       row_.clear();
-      for (const std::size_t p : options) features_.append(p, row_);
-      forest_.predict(row_.data(), options.size(), predicted_mean_, predicted_spread_);
-      const auto lowest = std::min_element(predicted_mean_.begin(), predicted_mean_.end());
-      return options[static_cast<std::size_t>(lowest - predicted_mean_.begin())];
+      for (std::size_t k = 0; k < options.size(); ++k) {
+        if (const std::optional<std::size_t> i = pool_index_.find(options[k])) {
+          option_mean_[k] = pool_mean_[*i];
+          continue;
+        }
+        unpooled_.push_back(k);
+        features_.append(options[k], row_);
+      }
+      if (!unpooled_.empty()) {
+        forest_.predict(row_.data(), unpooled_.size(), predicted_mean_, predicted_spread_);
+        for (std::size_t u = 0; u < unpooled_.size(); ++u) option_mean_[unpooled_[u]] = predicted_mean_[u];
+      }
+      const auto lowest = std::min_element(option_mean_.begin(), option_mean_.end());
+      return options[static_cast<std::size_t>(lowest - option_mean_.begin())];
     }
     return std::nullopt;
   }
@@ -744,6 +758,7 @@ class ForestSearch final : public StrategyBase {
   std::vector<std::uint16_t> pool_x_;       ///< their features
   PointIndex pool_index_;                   ///< their indices in pool_
   std::vector<Scored> scored_;              ///< their bounds at the last fit
+  std::vector<double> pool_mean_;           ///< their mean predictions at the last fit
   std::vector<float> tree_predictions_;     ///< [tree][candidate]: each tree's prediction of the pool
   std::size_t fits_since_pool_ = 0;         ///< fits since the pool was drawn
   std::optional<std::size_t> pool_base_;    ///< the fastest point when the pool was drawn
@@ -767,6 +782,8 @@ class ForestSearch final : public StrategyBase {
   PointIndex drawn_;  ///< the pool's random candidates while they are drawn
   std::vector<double> predicted_mean_;
   std::vector<double> predicted_spread_;
+  std::vector<double> option_mean_;       ///< near_best's: the mean prediction of each option
+  std::vector<std::size_t> unpooled_;     ///< near_best's: the options not in the pool
 };
 
 }  // namespace
