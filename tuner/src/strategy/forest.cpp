@@ -11,12 +11,15 @@
 // A proposal costs the same whatever the domain's size: the pool is bounded, and once fits
 // grow dearer only the oldest trees are refitted per observation. Features are the ranks of
 // the param values (trees only compare, so ranks split exactly like raw values); with a
-// handful of values per param, a split is found from a per-rank histogram in one pass over
-// the node's samples.
+// handful of values per param, a split is found from per-rank histograms, one pass over the
+// node's samples filling those of several features at once. The proposals of a seed are a
+// contract of sorts (bench_strategies prints their digest): a change for speed keeps the
+// random draws, the split choices and the order of every floating-point sum.
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <utility>
