@@ -11,12 +11,18 @@
 // A proposal costs the same whatever the domain's size: the pool is bounded, and once fits
 // grow dearer only the oldest trees are refitted per observation. Features are the ranks of
 // the param values (trees only compare, so ranks split exactly like raw values); with a
-// handful of values per param, a split is found from a per-rank histogram in one pass over
-// the node's samples.
+// handful of values per param, a split is found from per-rank histograms, one pass over the
+// node's samples filling those of several features at once. The proposals of a seed are a
+// contract of sorts (bench_strategies prints their digest): a change for speed keeps the
+// random draws, the split choices and the order of every floating-point sum.
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
+#include <limits>
 #include <numeric>
-#include <unordered_set>
+#include <optional>
+#include <utility>
 
 #include "strategy/common.hpp"
 
@@ -80,12 +86,18 @@ std::uint64_t mix(std::uint64_t x) {
 /// A forest of regression trees over small integer features (value ranks).
 class Forest {
  public:
-  Forest(std::size_t features, std::vector<std::size_t> bins) : features_(features), bins_(std::move(bins)) {}
+  Forest(std::size_t features, std::vector<std::size_t> bins)
+      : features_(features),
+        tries_(std::max<std::size_t>(
+            1, static_cast<std::size_t>(std::ceil(kFeatureShare * static_cast<double>(features))))),
+        bins_(std::move(bins)) {}
 
   /// Fits every tree. x: row-major samples × features; y: targets.
   void fit(const std::vector<std::uint16_t>& x, const std::vector<double>& y, Rng& rng) {
-    trees_.assign(kTrees, {});
+    trees_.resize(kTrees);
+    for (std::vector<Node>& tree : trees_) tree.clear();
     offsets_.assign(kTrees, 0.0);
+    depths_.assign(kTrees, 0);
     next_tree_ = 0;
     refit_some(x, y, rng, kTrees);
   }
@@ -108,7 +120,8 @@ class Forest {
       trees_[t].clear();
       offsets_[t] = offset;
       for (std::size_t i = 0; i < n; ++i) sample_[i] = static_cast<std::uint32_t>(rng.below(n));
-      if (n) build(trees_[t], x, 0, n, rng);
+      depths_[t] = 0;
+      if (n) build(trees_[t], depths_[t], x, 0, n, 0, rng);
       refitted.push_back(t);
     }
     return refitted;
@@ -119,13 +132,14 @@ class Forest {
   /// Tree t's prediction at each of count feature rows, into out[0..count).
   void predict_tree(std::size_t t, const std::uint16_t* rows, std::size_t count, float* out) const {
     const Node* nodes = trees_[t].data();
+    const std::size_t depth = depths_[t];
     const auto offset = static_cast<float>(offsets_[t]);
-    for (std::size_t r = 0; r < count; ++r) {
-      const std::uint16_t* row = rows + r * features_;
-      std::uint32_t i = 0;
-      while (nodes[i].feature >= 0) i = row[nodes[i].feature] <= nodes[i].threshold ? i + 1 : nodes[i].right;
-      out[r] = nodes[i].value + offset;
-    }
+    // A group of rows goes down the tree together, each step without a branch (a leaf leads to
+    // itself): the steps of different rows overlap instead of waiting on each other's loads.
+    constexpr std::size_t kGroup = 8;
+    std::size_t r = 0;
+    for (; r + kGroup <= count; r += kGroup) descend<kGroup>(nodes, depth, rows + r * features_, offset, out + r);
+    for (; r < count; ++r) descend<1>(nodes, depth, rows + r * features_, offset, out + r);
   }
 
   /// Mean and standard deviation of the trees' predictions at each of count feature rows.
@@ -158,19 +172,46 @@ class Forest {
   }
 
  private:
-  /// Depth-first layout: a split's left child is the next node.
+  /// Depth-first layout. A leaf leads to itself whatever the row (its threshold is the
+  /// largest rank), so a row can take a tree's depth in steps without testing for leaves.
   struct Node {
-    std::int16_t feature = -1;    ///< -1: a leaf
-    std::uint16_t threshold = 0;  ///< rank <= threshold goes left
+    std::uint16_t feature = 0;
+    std::uint16_t threshold = std::numeric_limits<std::uint16_t>::max();  ///< rank <= threshold goes left
+    std::uint32_t left = 0;
     std::uint32_t right = 0;
     float value = 0;
   };
 
-  void build(std::vector<Node>& tree, const std::vector<std::uint16_t>& x, std::size_t begin, std::size_t end,
-             Rng& rng) {
+  /// The predictions of tree nodes (depth levels below its root) at group consecutive rows.
+  template <std::size_t group>
+  void descend(const Node* nodes, std::size_t depth, const std::uint16_t* rows, float offset, float* out) const {
+    std::array<std::uint32_t, group> at{};
+    const auto step = [&](std::size_t g) {
+      const Node& n = nodes[at[g]];
+      at[g] = rows[g * features_ + n.feature] <= n.threshold ? n.left : n.right;
+    };
+    // Unrolled, so that the group's node indices live in registers.
+    [&]<std::size_t... g>(std::index_sequence<g...>) {
+      for (std::size_t level = 0; level < depth; ++level) (step(g), ...);
+    }(std::make_index_sequence<group>{});
+    for (std::size_t g = 0; g < group; ++g) out[g] = nodes[at[g]].value + offset;
+  }
+
+  /// A split of a node's samples: rank <= threshold goes left.
+  struct Split {
+    int feature = -1;  ///< -1: none found
+    std::uint16_t threshold = 0;
+  };
+
+  /// Grows the subtree of the samples sample_[begin, end), its root level levels below the
+  /// tree's root.
+  void build(std::vector<Node>& tree, std::size_t& depth, const std::vector<std::uint16_t>& x, std::size_t begin,
+             std::size_t end, std::size_t level, Rng& rng) {
     const std::vector<double>& y = centred_;
-    const std::size_t node = tree.size();
+    const auto node = static_cast<std::uint32_t>(tree.size());
     tree.emplace_back();
+    tree[node].left = tree[node].right = node;
+    depth = std::max(depth, level);
     const std::size_t count = end - begin;
     double sum = 0;
     double sum_sq = 0;
@@ -180,34 +221,127 @@ class Forest {
     }
     tree[node].value = static_cast<float>(sum / static_cast<double>(count));
     if (count < 2 * kMinLeaf || sum_sq - sum * sum / static_cast<double>(count) < 1e-9) return;
+    const Split best = best_split(x, begin, end, sum, rng);
+    if (best.feature < 0) return;
 
+    const std::size_t split = partition(x, begin, end, best);
+    tree[node].feature = static_cast<std::uint16_t>(best.feature);
+    tree[node].threshold = best.threshold;
+    tree[node].left = node + 1;
+    build(tree, depth, x, begin, split, level + 1, rng);
+    tree[node].right = static_cast<std::uint32_t>(tree.size());
+    build(tree, depth, x, split, end, level + 1, rng);
+  }
+
+  /// Moves the samples of sample_[begin, end) that go left at split first; returns where the
+  /// others start. The order is a two-ended partition's (std::partition's, in libstdc++ and
+  /// libc++): the k-th sample from the front that goes right swaps with the k-th from the back
+  /// that goes left. Done without a branch per sample, whose outcome a CPU cannot guess.
+  std::size_t partition(const std::vector<std::uint16_t>& x, std::size_t begin, std::size_t end, Split split) {
+    const std::size_t count = end - begin;
+    goes_left_.resize(count);
+    std::size_t lefts = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      goes_left_[i] = x[sample_[begin + i] * features_ + static_cast<std::size_t>(split.feature)] <= split.threshold;
+      lefts += goes_left_[i];
+    }
+    // The misplaced ones: going right in the front [0, lefts), going left in the back, from its end.
+    misplaced_front_.resize(count);
+    misplaced_back_.resize(count);
+    std::size_t front = 0;
+    for (std::size_t i = 0; i < lefts; ++i) {
+      misplaced_front_[front] = i;
+      front += !goes_left_[i];
+    }
+    std::size_t back = 0;
+    for (std::size_t i = count; i > lefts; --i) {
+      misplaced_back_[back] = i - 1;
+      back += goes_left_[i - 1];
+    }
+    for (std::size_t k = 0; k < front; ++k)
+      std::swap(sample_[begin + misplaced_front_[k]], sample_[begin + misplaced_back_[k]]);
+    return begin + lefts;
+  }
+
+  /// The best split of the samples sample_[begin, end) (their centred targets sum to sum) on a
+  /// random subset of the features.
+  Split best_split(const std::vector<std::uint16_t>& x, std::size_t begin, std::size_t end, double sum, Rng& rng) {
     // Random feature subsets decorrelate the trees; features constant in this node do not
     // count towards the subset, so a node splits whenever any feature can split it.
     order_.resize(features_);
     for (std::size_t f = 0; f < features_; ++f) order_[f] = f;
-    const auto tries =
-        std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(kFeatureShare * static_cast<double>(features_))));
+    const std::size_t tries = tries_;
     std::size_t tried = 0;
-    int best_feature = -1;
-    std::uint16_t best_threshold = 0;
+    Split best;
     double best_gain = 1e-9;
-    const double parent = sum * sum / static_cast<double>(count);
-    for (std::size_t k = 0; k < features_ && (tried < tries || best_feature < 0); ++k) {
-      std::swap(order_[k], order_[k + rng.below(features_ - k)]);
+    std::size_t k = 0;
+    while (k < features_ && (tried < tries || best.feature < 0)) {
+      // Every feature of a batch is examined whatever the ones before it give (tried grows by
+      // at most one per feature), so drawing the batch first draws what one at a time would,
+      // and one pass over the samples fills the batch's histograms.
+      const std::size_t batch_end = std::min(features_, k + (tried < tries ? tries - tried : 1));
+      for (std::size_t j = k; j < batch_end; ++j) std::swap(order_[j], order_[j + rng.below(features_ - j)]);
+      fill_histograms(x, begin, end, k, batch_end);
+      for (; k < batch_end; ++k)
+        if (consider_splits(order_[k], hist_at_[k], words_at_[k], end - begin, sum, best, best_gain)) ++tried;
+    }
+    return best;
+  }
+
+  /// Per-rank counts and target sums of the samples sample_[begin, end) for the features
+  /// order_[first, last) that can split, at hist_at_[k] in counts_ and sums_, and a bit per
+  /// rank seen at words_at_[k] in seen_. Each bin sums its samples in their order, as one
+  /// feature at a time did. consider_splits reads a histogram and zeroes it again.
+  void fill_histograms(const std::vector<std::uint16_t>& x, std::size_t begin, std::size_t end, std::size_t first,
+                       std::size_t last) {
+    hist_at_.resize(features_);
+    words_at_.resize(features_);
+    std::size_t bins = 0;
+    std::size_t words = 0;
+    batch_.clear();
+    for (std::size_t k = first; k < last; ++k) {
       const std::size_t f = order_[k];
-      counts_.assign(bins_[f], 0);
-      sums_.assign(bins_[f], 0.0);
-      for (std::size_t i = begin; i < end; ++i) {
-        const std::uint16_t r = x[sample_[i] * features_ + f];
-        ++counts_[r];
-        sums_[r] += y[sample_[i]];
+      hist_at_[k] = bins;
+      words_at_[k] = words;
+      // A param with one value cannot split: it gets no histogram.
+      if (bins_[f] < 2) continue;
+      batch_.push_back({f, bins, words});
+      bins += bins_[f];
+      words += (bins_[f] + 63) / 64;
+    }
+    // Zero beyond what is in use (consider_splits zeroes what it reads).
+    if (counts_.size() < bins) {
+      counts_.resize(bins, 0);
+      sums_.resize(bins, 0.0);
+    }
+    if (seen_.size() < words) seen_.resize(words, 0);
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint16_t* row = &x[sample_[i] * features_];
+      const double target = centred_[sample_[i]];
+      for (const Binned& b : batch_) {
+        const std::size_t rank = row[b.feature];
+        ++counts_[b.at + rank];
+        sums_[b.at + rank] += target;
+        seen_[b.words_at + rank / 64] |= std::uint64_t{1} << (rank % 64);
       }
-      std::size_t left_count = 0;
-      double left_sum = 0;
-      int previous = -1;  // the last rank with samples, left of the candidate split
-      bool splittable = false;
-      for (std::size_t b = 0; b < bins_[f]; ++b) {
-        if (counts_[b] == 0) continue;
+    }
+  }
+
+  /// Updates best and best_gain with feature f's splits, from its histogram at counts_[at...]
+  /// and sums_[at...], with the ranks seen at seen_[words_at...] (count samples, summing to
+  /// sum), and zeroes them. Returns whether f splits the node at all.
+  bool consider_splits(std::size_t f, std::size_t at, std::size_t words_at, std::size_t count, double sum,
+                       Split& best, double& best_gain) {
+    if (bins_[f] < 2) return false;
+    const double parent = sum * sum / static_cast<double>(count);
+    std::size_t left_count = 0;
+    double left_sum = 0;
+    int previous = -1;  // the last rank with samples, left of the candidate split
+    bool splittable = false;
+    // Only the ranks seen, in order: a small node's samples leave most of a wide param's empty.
+    for (std::size_t w = 0; w < (bins_[f] + 63) / 64; ++w) {
+      for (std::uint64_t bits = std::exchange(seen_[words_at + w], 0); bits != 0; bits &= bits - 1) {
+        const std::size_t b = 64 * w + static_cast<std::size_t>(std::countr_zero(bits));
         if (previous >= 0) {
           splittable = true;
           const std::size_t right_count = count - left_count;
@@ -217,36 +351,26 @@ class Forest {
                                 right_sum * right_sum / static_cast<double>(right_count) - parent;
             if (gain > best_gain) {
               best_gain = gain;
-              best_feature = static_cast<int>(f);
+              best.feature = static_cast<int>(f);
               // Midway between the two ranks seen, so unseen ranks go to the nearer side.
-              best_threshold = static_cast<std::uint16_t>((previous + static_cast<int>(b) - 1) / 2);
+              best.threshold = static_cast<std::uint16_t>((previous + static_cast<int>(b) - 1) / 2);
             }
           }
         }
-        left_count += counts_[b];
-        left_sum += sums_[b];
+        left_count += std::exchange(counts_[at + b], 0);
+        left_sum += std::exchange(sums_[at + b], 0.0);
         previous = static_cast<int>(b);
       }
-      if (splittable) ++tried;
     }
-    if (best_feature < 0) return;
-
-    const auto f = static_cast<std::size_t>(best_feature);
-    const auto middle = std::partition(sample_.begin() + static_cast<std::ptrdiff_t>(begin),
-                                       sample_.begin() + static_cast<std::ptrdiff_t>(end),
-                                       [&](std::uint32_t s) { return x[s * features_ + f] <= best_threshold; });
-    const auto split = static_cast<std::size_t>(middle - sample_.begin());
-    tree[node].feature = static_cast<std::int16_t>(best_feature);
-    tree[node].threshold = best_threshold;
-    build(tree, x, begin, split, rng);
-    tree[node].right = static_cast<std::uint32_t>(tree.size());
-    build(tree, x, split, end, rng);
+    return splittable;
   }
 
   std::size_t features_;
+  std::size_t tries_;  ///< features each split chooses from (at least, see best_split)
   std::vector<std::size_t> bins_;
   std::vector<std::vector<Node>> trees_;
-  std::vector<double> offsets_;  ///< per tree: the mean target of its fit, added back to predictions
+  std::vector<double> offsets_;      ///< per tree: the mean target of its fit, added back to predictions
+  std::vector<std::size_t> depths_;  ///< per tree: the most levels below its root
   std::size_t next_tree_ = 0;    ///< the tree refit_some refits next
   mutable std::vector<float> per_tree_;
   // Scratch space reused by every fit.
@@ -255,6 +379,70 @@ class Forest {
   std::vector<std::size_t> order_;
   std::vector<std::uint32_t> counts_;
   std::vector<double> sums_;
+  std::vector<std::uint64_t> seen_;    ///< a bit per rank of each histogram: samples have it
+  std::vector<std::size_t> hist_at_;   ///< [k]: where feature order_[k]'s histogram starts
+  std::vector<std::size_t> words_at_;  ///< [k]: where its bits in seen_ start
+  struct Binned {
+    std::size_t feature;
+    std::size_t at;
+    std::size_t words_at;
+  };
+  std::vector<Binned> batch_;  ///< the features of a batch that can split, with their histograms
+  std::vector<std::uint8_t> goes_left_;
+  std::vector<std::size_t> misplaced_front_;
+  std::vector<std::size_t> misplaced_back_;
+};
+
+/// Points, each with an index (where it was added), in an open-addressing table that keeps
+/// its memory between uses: a pool's thousand-odd points are looked up without a node each.
+class PointIndex {
+ public:
+  /// Empties it, sized for about count points (it grows beyond).
+  void reset(std::size_t count) {
+    std::size_t slots = 16;
+    while (slots < 2 * count) slots *= 2;
+    keys_.assign(slots, kEmpty);
+    indices_.resize(slots);
+    size_ = 0;
+  }
+  /// Adds point with index unless it is there; returns whether it was added.
+  bool insert(std::size_t point, std::size_t index) {
+    if (2 * (size_ + 1) > keys_.size()) grow();
+    std::size_t slot = slot_of(point);
+    if (keys_[slot] == point) return false;
+    keys_[slot] = point;
+    indices_[slot] = index;
+    ++size_;
+    return true;
+  }
+  /// The index point was added with, if it is there.
+  [[nodiscard]] std::optional<std::size_t> find(std::size_t point) const {
+    if (keys_.empty()) return std::nullopt;
+    const std::size_t slot = slot_of(point);
+    return keys_[slot] == point ? std::optional<std::size_t>(indices_[slot]) : std::nullopt;
+  }
+
+ private:
+  static constexpr std::size_t kEmpty = std::numeric_limits<std::size_t>::max();
+
+  /// The slot holding point, else the empty one where it would go.
+  [[nodiscard]] std::size_t slot_of(std::size_t point) const {
+    const std::size_t mask = keys_.size() - 1;
+    std::size_t slot = mix(point) & mask;
+    while (keys_[slot] != kEmpty && keys_[slot] != point) slot = (slot + 1) & mask;
+    return slot;
+  }
+  void grow() {
+    std::vector<std::size_t> keys = std::move(keys_);
+    std::vector<std::size_t> indices = std::move(indices_);
+    reset(std::max<std::size_t>(keys.size(), 8));
+    for (std::size_t s = 0; s < keys.size(); ++s)
+      if (keys[s] != kEmpty) insert(keys[s], indices[s]);
+  }
+
+  std::vector<std::size_t> keys_;
+  std::vector<std::size_t> indices_;
+  std::size_t size_ = 0;
 };
 
 /// The features of a point: the rank of each param's value among that param's distinct values.
@@ -333,7 +521,9 @@ class ForestSearch final : public StrategyBase {
   void on_observed(std::size_t point, double s) override {
     measured_.push_back(point);
     features_.append(point, measured_x_);
+    measured_log_.push_back(s < kFailed ? std::log(s) : kFailed);
     if (s < kFailed) {
+      worst_log_ = std::max(worst_log_, measured_log_.back());
       const auto at = std::upper_bound(fastest_.begin(), fastest_.end(), s,
                                        [&](double v, std::size_t p) { return v < score(p); });
       fastest_.insert(at, point);
@@ -398,36 +588,34 @@ class ForestSearch final : public StrategyBase {
 
   void refit() {
     const std::size_t n = measured_.size();
-    double worst = -std::numeric_limits<double>::infinity();
-    for (const std::size_t p : measured_)
-      if (score(p) < kFailed) worst = std::max(worst, std::log(score(p)));
     // Failed points: worse than the worst measured, so the model steers away from them.
-    const double penalty = std::isfinite(worst) ? worst + std::log(2.0) : 0.0;
+    const double penalty = std::isfinite(worst_log_) ? worst_log_ + std::log(2.0) : 0.0;
     y_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) y_[i] = score(measured_[i]) < kFailed ? std::log(score(measured_[i])) : penalty;
+    for (std::size_t i = 0; i < n; ++i) y_[i] = measured_log_[i] < kFailed ? measured_log_[i] : penalty;
     // While fits are cheap (few observations), every fit is whole and draws a new pool.
     const bool whole = fitted_at_ == 0 || observed_count() < kWholeFitsBelow;
     const std::vector<std::size_t> refitted = whole ? (forest_.fit(measured_x_, y_, rng_), all_trees())
                                                     : forest_.refit_some(measured_x_, y_, rng_, kTreesPerRefit);
     fitted_at_ = observed_count();
-    const std::size_t trees = forest_.trees();
     if (whole || pool_.empty() || fits_since_pool_ + 1 >= kPoolRefreshFits ||
         (!fastest_.empty() && fastest_.front() != pool_base_)) {
+      previous_pool_.swap(pool_);
+      previous_x_.swap(pool_x_);
+      previous_predictions_.swap(tree_predictions_);
+      std::swap(previous_index_, pool_index_);
       refresh_pool();
-      tree_predictions_.resize(trees * pool_.size());
-      for (std::size_t t = 0; t < trees; ++t)
-        forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
+      predict_new_pool(refitted);
       fits_since_pool_ = 0;
     } else {
       for (const std::size_t t : refitted)
         forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
       ++fits_since_pool_;
     }
-    forest_.summarize(tree_predictions_, pool_.size(), predicted_mean_, predicted_spread_);
+    forest_.summarize(tree_predictions_, pool_.size(), pool_mean_, predicted_spread_);
     scored_.resize(pool_.size());
     const std::uint64_t salt = rng_.word();
     for (std::size_t i = 0; i < pool_.size(); ++i)
-      scored_[i] = {predicted_mean_[i] - kKappa * predicted_spread_[i], mix(pool_[i] ^ salt), pool_[i]};
+      scored_[i] = {pool_mean_[i] - kKappa * predicted_spread_[i], mix(pool_[i] ^ salt), pool_[i]};
   }
 
   std::vector<std::size_t> all_trees() const {
@@ -442,19 +630,21 @@ class ForestSearch final : public StrategyBase {
   void refresh_pool() {
     std::erase_if(random_part_, [&](std::size_t p) { return is_proposed(p); });
     const std::size_t fresh = random_part_.empty() ? kPoolRandom : kPoolFresh;
-    std::unordered_set<std::size_t> in_pool(random_part_.begin(), random_part_.end());
+    drawn_.reset(random_part_.size() + fresh);
+    for (const std::size_t p : random_part_) drawn_.insert(p, 0);
     for (std::size_t drawn = 0, added = 0; added < fresh && drawn < 4 * fresh; ++drawn) {
       const std::optional<std::size_t> p = domain().sample(rng_.word());
-      if (!p || is_proposed(*p) || !in_pool.insert(*p).second) continue;
+      if (!p || is_proposed(*p) || !drawn_.insert(*p, 0)) continue;
       random_part_.push_back(*p);
       ++added;
     }
     if (random_part_.size() > kPoolRandom)
       random_part_.erase(random_part_.begin(), random_part_.end() - static_cast<std::ptrdiff_t>(kPoolRandom));
     pool_ = random_part_;
-    in_pool = {pool_.begin(), pool_.end()};
+    pool_index_.reset(2 * pool_.size());
+    for (std::size_t i = 0; i < pool_.size(); ++i) pool_index_.insert(pool_[i], i);
     const auto add = [&](std::size_t p) {
-      if (!is_proposed(p) && in_pool.insert(p).second) pool_.push_back(p);
+      if (!is_proposed(p) && pool_index_.insert(p, pool_.size())) pool_.push_back(p);
     };
     for (std::size_t i = 0; i < fastest_.size(); ++i) {
       for (const std::size_t one : domain().neighbours(fastest_[i])) {
@@ -463,9 +653,47 @@ class ForestSearch final : public StrategyBase {
           for (const std::size_t two : domain().neighbours(one)) add(two);
       }
     }
-    pool_x_.clear();
-    for (const std::size_t p : pool_) features_.append(p, pool_x_);
     pool_base_ = fastest_.empty() ? std::nullopt : std::optional<std::size_t>(fastest_.front());
+  }
+
+  /// Each tree's predictions of the new pool, and its features (pool_x_). A candidate of both
+  /// pools keeps its features, and a tree not refitted since the previous pool was scored
+  /// predicts what it did then, so only the refitted trees and the new candidates are predicted.
+  void predict_new_pool(const std::vector<std::size_t>& refitted) {
+    const std::size_t count = pool_.size();
+    const std::size_t dims = domain().dimensions();
+    const std::size_t trees = forest_.trees();
+    kept_.clear();
+    fresh_.clear();
+    fresh_x_.clear();
+    pool_x_.clear();
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::optional<std::size_t> j = previous_index_.find(pool_[i]);
+      if (j) {
+        kept_.push_back({i, *j});
+        pool_x_.insert(pool_x_.end(), previous_x_.begin() + static_cast<std::ptrdiff_t>(*j * dims),
+                       previous_x_.begin() + static_cast<std::ptrdiff_t>((*j + 1) * dims));
+      } else {
+        fresh_.push_back(i);
+        features_.append(pool_[i], pool_x_);
+        fresh_x_.insert(fresh_x_.end(), pool_x_.end() - static_cast<std::ptrdiff_t>(dims), pool_x_.end());
+      }
+    }
+    stale_.assign(trees, kept_.empty());
+    for (const std::size_t t : refitted) stale_[t] = true;
+    tree_predictions_.resize(trees * count);
+    fresh_predictions_.resize(fresh_.size());
+    for (std::size_t t = 0; t < trees; ++t) {
+      float* column = &tree_predictions_[t * count];
+      if (stale_[t]) {
+        forest_.predict_tree(t, pool_x_.data(), count, column);
+        continue;
+      }
+      const float* previous = &previous_predictions_[t * previous_pool_.size()];
+      for (const auto& [i, j] : kept_) column[i] = previous[j];
+      forest_.predict_tree(t, fresh_x_.data(), fresh_.size(), fresh_predictions_.data());
+      for (std::size_t k = 0; k < fresh_.size(); ++k) column[fresh_[k]] = fresh_predictions_[k];
+    }
   }
 
   /// The unproposed grid neighbour with the lowest predicted time of the fastest measured
@@ -475,11 +703,25 @@ class ForestSearch final : public StrategyBase {
       std::vector<std::size_t> options = domain().neighbours(base);
       std::erase_if(options, [&](std::size_t p) { return is_proposed(p); });
       if (options.empty()) continue;
+      // A candidate of the pool has its mean from the last fit, after which the forest did not
+      // change: the same number predicting it again would give. The others are predicted.
+      option_mean_.resize(options.size());
+      unpooled_.clear();
       row_.clear();
-      for (const std::size_t p : options) features_.append(p, row_);
-      forest_.predict(row_.data(), options.size(), predicted_mean_, predicted_spread_);
-      const auto lowest = std::min_element(predicted_mean_.begin(), predicted_mean_.end());
-      return options[static_cast<std::size_t>(lowest - predicted_mean_.begin())];
+      for (std::size_t k = 0; k < options.size(); ++k) {
+        if (const std::optional<std::size_t> i = pool_index_.find(options[k])) {
+          option_mean_[k] = pool_mean_[*i];
+          continue;
+        }
+        unpooled_.push_back(k);
+        features_.append(options[k], row_);
+      }
+      if (!unpooled_.empty()) {
+        forest_.predict(row_.data(), unpooled_.size(), predicted_mean_, predicted_spread_);
+        for (std::size_t u = 0; u < unpooled_.size(); ++u) option_mean_[unpooled_[u]] = predicted_mean_[u];
+      }
+      const auto lowest = std::min_element(option_mean_.begin(), option_mean_.end());
+      return options[static_cast<std::size_t>(lowest - option_mean_.begin())];
     }
     return std::nullopt;
   }
@@ -510,20 +752,41 @@ class ForestSearch final : public StrategyBase {
   Forest forest_;
   std::vector<std::size_t> measured_;       ///< observed points, in order
   std::vector<std::uint16_t> measured_x_;   ///< their features, point-major
+  std::vector<double> measured_log_;        ///< their log times, kFailed where they failed
+  double worst_log_ = -std::numeric_limits<double>::infinity();  ///< the largest finite one
   std::vector<std::size_t> fastest_;        ///< the fastest measured ok points, best first
   std::size_t fitted_at_ = 0;               ///< observations in the last fit
   std::vector<std::size_t> random_part_;    ///< the pool's random candidates, oldest first
   std::vector<std::size_t> pool_;           ///< the candidates of the last fit
   std::vector<std::uint16_t> pool_x_;       ///< their features
+  PointIndex pool_index_;                   ///< their indices in pool_
   std::vector<Scored> scored_;              ///< their bounds at the last fit
+  std::vector<double> pool_mean_;           ///< their mean predictions at the last fit
   std::vector<float> tree_predictions_;     ///< [tree][candidate]: each tree's prediction of the pool
   std::size_t fits_since_pool_ = 0;         ///< fits since the pool was drawn
   std::optional<std::size_t> pool_base_;    ///< the fastest point when the pool was drawn
+  // The pool before the last refresh, whose predictions a new pool reuses.
+  std::vector<std::size_t> previous_pool_;
+  std::vector<std::uint16_t> previous_x_;
+  std::vector<float> previous_predictions_;
+  PointIndex previous_index_;              ///< its points, with their indices there
+  struct Kept {
+    std::size_t index;     ///< in the pool
+    std::size_t previous;  ///< in the previous pool
+  };
+  std::vector<Kept> kept_;                 ///< candidates of both pools
+  std::vector<std::size_t> fresh_;         ///< the pool's other candidates
+  std::vector<std::uint16_t> fresh_x_;     ///< their features
+  std::vector<float> fresh_predictions_;   ///< one tree's predictions of them
+  std::vector<bool> stale_;                ///< per tree: refitted since the previous pool
   // Scratch space reused by every fit.
   std::vector<double> y_;
   std::vector<std::uint16_t> row_;
+  PointIndex drawn_;  ///< the pool's random candidates while they are drawn
   std::vector<double> predicted_mean_;
   std::vector<double> predicted_spread_;
+  std::vector<double> option_mean_;       ///< near_best's: the mean prediction of each option
+  std::vector<std::size_t> unpooled_;     ///< near_best's: the options not in the pool
 };
 
 }  // namespace
