@@ -198,6 +198,9 @@ struct SearchRun {
   SearchBudget budget;
   std::size_t in_flight = 1;
   std::optional<std::size_t> first;
+  /// A stop condition (`tune --good-enough`): the search ends as soon as an observed evaluation
+  /// (measured or recalled) with a time satisfies it; what is in flight is cancelled. Empty: none.
+  std::function<bool(const Evaluation&)> good_enough;
 };
 
 /// The in-flight width of a sweep, and of a replay that simulates it, for a strategy that
@@ -221,6 +224,7 @@ struct SearchTrace {
   double best_time = 0;
   double cost_seconds = 0;              ///< sum of the evaluated points' costs
   bool budget_exhausted = false;        ///< stopped by the budget rather than by the strategy
+  bool good_enough = false;             ///< stopped by SearchRun::good_enough
 };
 
 /// THE search loop, for a GPU sweep, a replay and the tests. A sliding window: it keeps up to

@@ -31,7 +31,7 @@ inline constexpr std::int32_t cache_application_id = 0x54545431;
 /// The schema versions a reader of this build understands: 1 (the first cache) up to the one
 /// the last of db/migrations/ leaves (embedding the migrations checks that they agree).
 inline constexpr int cache_oldest_schema = 1;
-inline constexpr int cache_newest_schema = 7;
+inline constexpr int cache_newest_schema = 8;
 
 /// Identifies one trial: a config (params) of a kernel version on a problem and a device.
 struct TrialKey {
@@ -78,6 +78,12 @@ struct TrialRecord {
   /// Verification: the checked launch, the comparisons with the reference and the host check, ms
   /// (schema 7).
   std::optional<double> verify_ms;
+  /// The ceilings the physics guard held the trial against (tiletune/physics.hpp; schema 8): the
+  /// bandwidth (the sweep's copy, or the L2 ceiling for a working set that fits in L2) and the
+  /// device's peak arithmetic rate for the space's flop_type. Unset where none was known. best
+  /// and the report show the winner's headroom against them.
+  std::optional<double> ceiling_gbps;
+  std::optional<double> ceiling_gflops;
 };
 
 /// The longest compile_log a trial keeps: longer warnings are cut at the end of the last line
@@ -206,6 +212,8 @@ inline constexpr TrialColumn trial_columns[] = {
     // T4 has times for these two (t4_export.cpp): times.runtimes and times.validation.
     trial_column_detail::column("times_ms", &TrialRecord::times_ms, 7, {"times ms", 0}),
     trial_column_detail::column("verify_ms", &TrialRecord::verify_ms, 7, {"verify ms", 1}),
+    trial_column_detail::column("ceiling_gbps", &TrialRecord::ceiling_gbps, 8, {"ceiling GB/s", 0}),
+    trial_column_detail::column("ceiling_gflops", &TrialRecord::ceiling_gflops, 8, {"ceiling GFLOP/s", 0}),
 };
 inline constexpr std::size_t trial_column_count = std::size(trial_columns);
 

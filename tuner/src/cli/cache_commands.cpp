@@ -22,6 +22,7 @@
 #include "tiletune/device.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/interchange.hpp"
+#include "tiletune/physics.hpp"
 #include "tiletune/query.hpp"
 
 namespace tiletune::cli {
@@ -74,6 +75,13 @@ void print_devices(std::ostream& out, const std::vector<DeviceInfo>& devices, Fo
 }
 
 namespace {
+
+// Every status's name, for --status (tiletune/status.hpp is the list).
+std::vector<std::string> status_names() {
+  std::vector<std::string> names;
+  for (const TrialStatus s : all_trial_statuses) names.emplace_back(status_name(s));
+  return names;
+}
 
 std::string params_text(std::string s) {
   for (char& c : s)
@@ -192,6 +200,9 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
     cols.push_back({.key = std::string(c.name), .heading = std::string(c.heading), .digits = c.digits,
                     .drop_if_empty = name == "gflops" || name == "energy_mj"});
   }
+  // How far the winner is from its ceiling (the physics guard's, recorded with the trial).
+  cols.push_back({.key = "headroom_pct", .heading = "headroom %", .digits = 1, .drop_if_empty = true});
+  cols.push_back({.key = "bound", .drop_if_empty = true});
   // Several GPUs of one model (`tune --devices`) have one name: the table tells them apart by
   // the start of their UUIDs.
   std::map<std::string, std::set<std::string>> uuids_of_name;
@@ -205,6 +216,9 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
                                e.device.device.uuid,  t.key.problem,        t.key.params,
                                params_text(t.key.params)};
     for (std::string_view name : measurements) row.push_back(cell(trial_column(name).get(t)));
+    const auto share = ceiling_share(t.gbps, t.gflops, t.ceiling_gbps, t.ceiling_gflops);
+    row.push_back(share ? PrintCell(share->headroom_percent()) : PrintCell());
+    row.push_back(share ? PrintCell(std::string(share->compute_bound ? "arithmetic" : "bandwidth")) : PrintCell());
     table.rows.push_back(std::move(row));
   }
   if (entries.empty()) table.footer = "no results yet: run `tiletune tune SPACE.yaml` first";
@@ -232,9 +246,8 @@ Runner add_show_command(CLI::App& app) {
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
   cmd->add_option("--device", o->device, "Only this device (UUID or name)")->check(plain_text(256));
   cmd->add_option("--status", o->status, "Only this status: ok pruned compile_failed launch_failed runtime_fault "
-                                         "timeout wrong_result")
-      ->check(CLI::IsMember({"ok", "pruned", "compile_failed", "launch_failed", "runtime_fault", "timeout",
-                             "wrong_result"}));
+                                         "timeout wrong_result suspect")
+      ->check(CLI::IsMember(status_names()));
   cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)")
       ->check(plain_text(4096));
   cmd->add_flag("--all-versions", o->all_versions, "Include trials of earlier versions of a kernel's source");

@@ -11,6 +11,7 @@
 
 #include "tune/device_pool.hpp"
 #include "tune/sweep_stages.hpp"
+#include "tiletune/physics_guard.hpp"
 #include "tiletune/worker.hpp"
 
 namespace tiletune::sweep_detail {
@@ -129,12 +130,17 @@ void search_problem(PoolSweep& s, DevicePool& pool, const PoolStages& stages, co
   SearchRun run = sweep_search_run(work.space.domain, *strategy, schedule.budget, stages.compile.threads());
   // A worker that finishes while the oldest trial still runs takes the next one.
   run.in_flight = std::max(run.in_flight, 2 * group.size());
+  if (s.options.good_enough)
+    run.good_enough = good_enough_check(s.space, work.problem, work.space,
+                                        [&pool, &stages] { return ceiling_inputs(stages.limits, pool.copy(0).gbps); },
+                                        *s.options.good_enough);
   const SearchTrace trace = run_search(work.space.domain, *strategy, evaluator, run);
   ProblemOutcome& outcome = s.report.problems[p];
   outcome.evaluations += trace.evaluated;
   outcome.resumed += trace.resumed;
   outcome.warm_started = std::max(outcome.warm_started, schedule.warm_start.size());
   outcome.budget_reached = outcome.budget_reached || trace.budget_exhausted;
+  outcome.good_enough = outcome.good_enough || trace.good_enough;
   s.report.budget_exhausted = s.report.budget_exhausted || trace.budget_exhausted;
   s.progress.total -= allowed - std::min(allowed, trace.evaluated);
   for (const auto& [point, lacking] : finalists(s, work, group, pool)) {

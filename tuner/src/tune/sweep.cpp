@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "tune/sweep_stages.hpp"
+#include "tiletune/physics_guard.hpp"
 #include "tiletune/replay.hpp"
 #include "tiletune/strategy.hpp"
 #include "tiletune/validate.hpp"
@@ -230,8 +231,11 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     const ProblemSchedule plan = schedule_problem(space, options, schedule, work[p], p, seconds_since(start));
     const std::unique_ptr<SearchStrategy> strategy = scheduled_strategy(plan, work[p].space.domain);
     GpuEvaluator evaluator(stages, work[p], p);
-    const SearchTrace trace = run_search(work[p].space.domain, *strategy, evaluator,
-                                         sweep_search_run(work[p].space.domain, *strategy, plan.budget, compile.threads()));
+    SearchRun run = sweep_search_run(work[p].space.domain, *strategy, plan.budget, compile.threads());
+    if (options.good_enough)
+      run.good_enough = good_enough_check(space, work[p].problem, work[p].space,
+                                          [&] { return ceiling_inputs(limits, worker.copy().gbps); }, *options.good_enough);
+    const SearchTrace trace = run_search(work[p].space.domain, *strategy, evaluator, run);
     ProblemOutcome& outcome = report.problems[p];
     outcome.warm_started = plan.warm_start.size();
     // Stage 3: the finalists measured again, when this run measured anything and time is left.
@@ -240,6 +244,7 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
     outcome.evaluations = trace.evaluated;
     outcome.resumed = trace.resumed;
     outcome.budget_reached = trace.budget_exhausted;
+    outcome.good_enough = trace.good_enough;
     report.budget_exhausted = report.budget_exhausted || trace.budget_exhausted;
     report.wait_compile_seconds += evaluator.waited_for_compile_seconds();
     // Progress counts what this problem was allowed; when it stopped short, the rest is not coming.
