@@ -20,7 +20,7 @@ cmake_minimum_required(VERSION 3.20)  # IN_LIST, in script mode too
 
 set(order common space compile gpu db query strategy tune launch report interchange cli)
 
-set(owns_common error.hpp message.hpp status.hpp objective.hpp trial_record.hpp answers.hpp)
+set(owns_common error.hpp message.hpp status.hpp objective.hpp trial_record.hpp answers.hpp physics.hpp)
 set(owns_space expr.hpp python_expr.hpp space.hpp enumerate.hpp shard.hpp)
 set(owns_compile compile.hpp)
 set(owns_gpu occupancy.hpp device.hpp energy.hpp measure.hpp data_file.hpp reference.hpp reference.h runner.hpp
@@ -28,7 +28,7 @@ set(owns_gpu occupancy.hpp device.hpp energy.hpp measure.hpp data_file.hpp refer
 set(owns_db cache_db.hpp)
 set(owns_query query.hpp tiletune.h)
 set(owns_strategy strategy.hpp)
-set(owns_tune plan.hpp trial.hpp validate.hpp sweep.hpp replay.hpp landscape.hpp scaling.hpp)
+set(owns_tune plan.hpp trial.hpp validate.hpp sweep.hpp replay.hpp landscape.hpp scaling.hpp physics_guard.hpp)
 set(owns_launch launcher.hpp)
 set(owns_report report.hpp printer.hpp)
 set(owns_interchange interchange.hpp)

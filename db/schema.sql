@@ -49,6 +49,8 @@ CREATE TABLE problems (
   UNIQUE (kernel_id, sizes)
 );
 
+-- status: the statuses of tiletune/status.hpp ('suspect': faster than the GPU can, the physics
+-- guard). ceiling_gbps, ceiling_gflops: the ceilings the guard held the trial against.
 CREATE TABLE trials (
   id                INTEGER PRIMARY KEY,
   device_id         INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
@@ -56,7 +58,7 @@ CREATE TABLE trials (
   problem           TEXT NOT NULL,
   params            TEXT NOT NULL,
   status            TEXT NOT NULL CHECK (status IN ('ok', 'pruned', 'compile_failed',
-                      'launch_failed', 'runtime_fault', 'timeout', 'wrong_result')),
+                      'launch_failed', 'runtime_fault', 'timeout', 'wrong_result', 'suspect')),
   detail            TEXT NOT NULL DEFAULT '',
   time_ms           REAL,
   mean_ms           REAL,
@@ -80,6 +82,8 @@ CREATE TABLE trials (
   compile_log       TEXT,
   times_ms          TEXT,
   verify_ms         REAL,
+  ceiling_gbps      REAL,
+  ceiling_gflops    REAL,
   -- An ok trial is a timed one; everything else may lack a time.
   CHECK (status <> 'ok' OR (time_ms IS NOT NULL AND time_ms > 0)),
   UNIQUE (device_id, kernel_id, problem, params)

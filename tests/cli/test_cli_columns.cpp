@@ -153,9 +153,11 @@ TEST(CliColumns, TheHumanFormatsShowTheChosenColumnsRounded) {
   const CommandResult best = tiletune_in(dir, "best --format csv");
   ASSERT_EQ(best.exit_code, 0) << best.output;
   EXPECT_EQ(best.output.substr(0, best.output.find('\n')),
-            "kernel,device,device_uuid,problem,params,time_ms,gbps,gflops,energy_mj,ties,tie_spread_pct,tie_set,"
-            "fastest_params,fastest_ms,winner_changes,runs,pinned,pin_reason")
+            "kernel,device,device_uuid,problem,params,time_ms,gbps,gflops,energy_mj,headroom_pct,bound,ties,"
+            "tie_spread_pct,tie_set,fastest_params,fastest_ms,winner_changes,runs,pinned,pin_reason")
       << best.output;
+  // The winner's headroom to the nearer of its recorded ceilings (the physics guard's).
+  EXPECT_NE(best.output.find(",arithmetic\n"), std::string::npos) << best.output;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ ERROR_OF_STATUS = {
     "runtime_fault": "RuntimeFailedConfig",
     "timeout": "RuntimeFailedConfig",
     "wrong_result": "RuntimeFailedConfig",
+    "suspect": "RuntimeFailedConfig",
 }
 # Objectives whose direction Kernel Tuner knows (integration.get_objective_defaults).
 HIGHER_IS_BETTER = {"time": False, "energy": False, "GFLOP/s": True, "TFLOP/s": True, "GB/s": True, "TB/s": True,

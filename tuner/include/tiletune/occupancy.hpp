@@ -28,6 +28,9 @@ struct DeviceLimits {
   std::size_t shared_per_block_optin = 0;      ///< the most a kernel can ask for
   std::size_t shared_per_sm = 0;
   std::size_t reserved_shared_per_block = 0;   ///< taken by the driver for each block
+  /// For the physics guard's ceilings (tiletune/physics.hpp); 0 where unknown (the built-in table).
+  int sm_clock_khz = 0;
+  std::size_t l2_bytes = 0;
   [[nodiscard]] int arch() const noexcept { return cc_major * 10 + cc_minor; }
 };
 

@@ -78,6 +78,9 @@ struct ReplayProblem {
   std::optional<std::size_t> optimum;       ///< fastest ok point
   double optimum_ms = 0;
   double exhaustive_cost_seconds = 0;       ///< what measuring every recorded point cost the recording
+  /// Recorded ok trials that are faster than the GPU can (the physics guard, against the
+  /// recording's device: tiletune/physics_guard.hpp): answered as `suspect`, never the optimum.
+  std::vector<std::size_t> suspects;
 };
 
 /// Joins a problem of a space with a landscape. Throws Error when the landscape is of another

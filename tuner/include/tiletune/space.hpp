@@ -14,6 +14,7 @@
 
 #include "tiletune/error.hpp"
 #include "tiletune/expr.hpp"
+#include "tiletune/physics.hpp"
 
 namespace tiletune {
 
@@ -312,6 +313,8 @@ struct Space {
   VerifySpec verify;
   std::optional<LocatedExpr> metric_bytes;
   std::optional<LocatedExpr> metric_flops;
+  /// `metrics: {flop_type: fp32}`: the unit whose peak bounds metric_flops (physics guard).
+  FlopType metric_flop_type = FlopType::any;
   std::vector<OptionTemplate> compile_options;      ///< extra NVRTC options (`options:`)
   bool problem_defines = false;      ///< every problem size is also passed as -DNAME=value
   std::optional<std::vector<std::int64_t>> default_config;  ///< param values, in params order

@@ -1,6 +1,8 @@
 // The outcome of one trial (one config of one kernel on one problem and device).
 #pragma once
 
+#include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -15,7 +17,14 @@ enum class TrialStatus {
   runtime_fault,   ///< the kernel faulted or the worker died
   timeout,         ///< the trial overran its deadline
   wrong_result,    ///< verification failed (max error and first bad index)
+  suspect,         ///< passed its check yet ran faster than the GPU can (physics guard; reason and hint in detail)
 };
+
+/// Every status, in the enum's order: the one list (counts, filters, the schema's CHECK).
+inline constexpr TrialStatus all_trial_statuses[] = {
+    TrialStatus::ok,           TrialStatus::pruned,  TrialStatus::compile_failed, TrialStatus::launch_failed,
+    TrialStatus::runtime_fault, TrialStatus::timeout, TrialStatus::wrong_result,   TrialStatus::suspect};
+inline constexpr std::size_t trial_status_count = std::size(all_trial_statuses);
 
 [[nodiscard]] constexpr std::string_view status_name(TrialStatus s) noexcept {
   switch (s) {
@@ -26,14 +35,13 @@ enum class TrialStatus {
     case TrialStatus::runtime_fault: return "runtime_fault";
     case TrialStatus::timeout: return "timeout";
     case TrialStatus::wrong_result: return "wrong_result";
+    case TrialStatus::suspect: return "suspect";
   }
   return "unknown";
 }
 
 [[nodiscard]] constexpr std::optional<TrialStatus> parse_status(std::string_view s) noexcept {
-  for (TrialStatus t : {TrialStatus::ok, TrialStatus::pruned, TrialStatus::compile_failed,
-                        TrialStatus::launch_failed, TrialStatus::runtime_fault, TrialStatus::timeout,
-                        TrialStatus::wrong_result})
+  for (TrialStatus t : all_trial_statuses)
     if (status_name(t) == s) return t;
   return std::nullopt;
 }

@@ -201,6 +201,9 @@ struct SearchRun {
   /// Asked before each wait for an outcome: true stops the search as a spent time budget does
   /// (what is in flight is dropped; SearchTrace::interrupted). Empty: never.
   std::function<bool()> interrupted;
+  /// A stop condition (`tune --good-enough`): the search ends as soon as an observed evaluation
+  /// (measured or recalled) with a time satisfies it; what is in flight is cancelled. Empty: none.
+  std::function<bool(const Evaluation&)> good_enough;
 };
 
 /// The in-flight width of a sweep, and of a replay that simulates it, for a strategy that
@@ -225,6 +228,7 @@ struct SearchTrace {
   double cost_seconds = 0;              ///< sum of the evaluated points' costs
   bool budget_exhausted = false;        ///< stopped by the budget rather than by the strategy
   bool interrupted = false;             ///< stopped by SearchRun::interrupted
+  bool good_enough = false;             ///< stopped by SearchRun::good_enough
 };
 
 /// THE search loop, for a GPU sweep, a replay and the tests. A sliding window: it keeps up to

@@ -21,6 +21,7 @@
 #include "tiletune/landscape.hpp"
 #include "tiletune/measure.hpp"
 #include "tiletune/objective.hpp"
+#include "tiletune/physics.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/replay.hpp"
 #include "tiletune/shard.hpp"
@@ -184,7 +185,7 @@ inline constexpr std::size_t warm_start_points = 8;
                                                      std::size_t count = warm_start_points);
 
 /// Counts per TrialStatus, indexed by the enum's value.
-using StatusCounts = std::array<std::uint64_t, 7>;
+using StatusCounts = std::array<std::uint64_t, trial_status_count>;
 
 struct SweepProgress {
   std::uint64_t done = 0;        ///< trials finished in this run (resumed ones excluded)
@@ -254,6 +255,10 @@ struct SweepOptions {
   /// deadline) and are not recorded, what was recorded stays, no confirmation starts, and the
   /// report is ranked and marked SweepReport::interrupted; a rerun resumes from the cache.
   std::function<bool()> interrupted;
+  /// `tune --good-enough P%`: a problem's search ends once its best reaches this share (0, 1]
+  /// of its ceiling (good_enough_share: GB/s of the bandwidth ceiling or GFLOP/s of the peak,
+  /// whichever is nearer). Needs the time objective and the space's metrics. nullopt: off.
+  std::optional<double> good_enough;
 };
 
 /// One trial of this run.
@@ -269,6 +274,7 @@ struct SweepTrial {
   std::optional<Resources> resources;
   Occupancy occupancy;
   double gbps = 0, gflops = 0;
+  Ceilings ceilings;                     ///< what the physics guard held it against (when it ran ok)
   double compile_seconds = 0;
   std::vector<std::string> compile_warnings;  ///< the compiler's, first line of each (also when ok)
 };
@@ -284,6 +290,7 @@ struct ProblemOutcome {
   std::size_t confirmed = 0;             ///< finalists measured again (SweepOptions::confirm_finalists), over the models
   std::size_t warm_started = 0;          ///< configs of the warm start proposed first (SweepOptions::warm_start)
   bool budget_reached = false;           ///< the search stopped at the budget
+  bool good_enough = false;              ///< the search stopped at SweepOptions::good_enough
 };
 
 /// One device of a sweep: what it measured and its own ranking.
@@ -364,6 +371,8 @@ struct ReplaySweepOptions {
   std::size_t in_flight = 0;            ///< 0: the sweep's (sweep_search_run)
   Shard shard;
   const WarmStart* warm_start = nullptr;
+  /// As SweepOptions::good_enough, against the recording's ceilings (its header's device and copy).
+  std::optional<double> good_enough;
 };
 /// One problem of a replayed sweep.
 struct ReplayedProblem {

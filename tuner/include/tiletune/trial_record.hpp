@@ -80,6 +80,12 @@ struct TrialRecord {
   /// Verification: the checked launch, the comparisons with the reference and the host check, ms
   /// (schema 7).
   std::optional<double> verify_ms;
+  /// The ceilings the physics guard held the trial against (tiletune/physics.hpp; schema 8): the
+  /// bandwidth (the sweep's copy, or the L2 ceiling for a working set that fits in L2) and the
+  /// device's peak arithmetic rate for the space's flop_type. Unset where none was known. best
+  /// and the report show the winner's headroom against them.
+  std::optional<double> ceiling_gbps;
+  std::optional<double> ceiling_gflops;
 };
 
 /// The longest compile_log a trial keeps: longer warnings are cut at the end of the last line
@@ -208,6 +214,8 @@ inline constexpr TrialColumn trial_columns[] = {
     // T4 has times for these two (t4_export.cpp): times.runtimes and times.validation.
     trial_column_detail::column("times_ms", &TrialRecord::times_ms, 7, {"times ms", 0}),
     trial_column_detail::column("verify_ms", &TrialRecord::verify_ms, 7, {"verify ms", 1}),
+    trial_column_detail::column("ceiling_gbps", &TrialRecord::ceiling_gbps, 8, {"ceiling GB/s", 0}),
+    trial_column_detail::column("ceiling_gflops", &TrialRecord::ceiling_gflops, 8, {"ceiling GFLOP/s", 0}),
 };
 inline constexpr std::size_t trial_column_count = std::size(trial_columns);
 

@@ -153,6 +153,20 @@ CLI::Validator budget_text() {
                    "N|N%|Ns|Nm|Nh");
 }
 
+double parse_percent(const std::string& text) {
+  std::string digits = text;
+  if (!digits.empty() && digits.back() == '%') digits.pop_back();
+  double value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || !(value > 0 && value <= 100))
+    throw UsageError(fmt::format("{} is not a percentage in (0, 100] (for example 90%)", shown_value(text)));
+  return value;
+}
+
+CLI::Validator percent_text() {
+  return parsed_by("--good-enough", "a percentage", [](const std::string& s) { (void)parse_percent(s); }, "P%");
+}
+
 CLI::Validator shard_text() {
   return parsed_by("--shard", "a shard (I/N or auto)",
                    [](const std::string& s) {

@@ -45,6 +45,11 @@ inline constexpr std::uint64_t max_compile_threads = 256;
 /// A budget that parse_budget accepts (`--budget 200|25%|90s`).
 [[nodiscard]] CLI::Validator budget_text();
 
+/// A percentage in (0, 100], "90%" or "90" (`--good-enough`); parse_percent returns it (90).
+/// Throws UsageError for anything else.
+[[nodiscard]] double parse_percent(const std::string& text);
+[[nodiscard]] CLI::Validator percent_text();
+
 /// I/N with 0 <= I < N (parse_shard), or auto (`--shard`).
 [[nodiscard]] CLI::Validator shard_text();
 /// The shard `--shard` names: the whole space when empty, the launcher's for auto (a UsageError

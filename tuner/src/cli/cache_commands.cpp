@@ -22,6 +22,7 @@
 #include "tiletune/device.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/interchange.hpp"
+#include "tiletune/physics.hpp"
 #include "tiletune/query.hpp"
 
 namespace tiletune::cli {
@@ -74,6 +75,13 @@ void print_devices(std::ostream& out, const std::vector<DeviceInfo>& devices, Fo
 }
 
 namespace {
+
+// Every status's name, for --status (tiletune/status.hpp is the list).
+std::vector<std::string> status_names() {
+  std::vector<std::string> names;
+  for (const TrialStatus s : all_trial_statuses) names.emplace_back(status_name(s));
+  return names;
+}
 
 std::string params_text(std::string s) {
   for (char& c : s)
@@ -193,6 +201,9 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
     cols.push_back({.key = std::string(c.name), .heading = std::string(c.heading), .digits = c.digits,
                     .drop_if_empty = name == "gflops" || name == "energy_mj"});
   }
+  // How far the answer is from its ceiling (the physics guard's, recorded with the trial).
+  cols.push_back({.key = "headroom_pct", .heading = "headroom %", .digits = 1, .drop_if_empty = true});
+  cols.push_back({.key = "bound", .drop_if_empty = true});
   cols.push_back({.key = "ties", .drop_if_empty = true});
   cols.push_back({.key = "tie_spread_pct", .heading = "spread %", .digits = 2, .drop_if_empty = true});
   cols.push_back({.key = "tie_set", .shown = Shown::machine});
@@ -216,6 +227,10 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
                                e.device.device.uuid, e.trial.key.problem,     e.answer_params(),
                                params_text(e.answer_params())};
     for (std::string_view name : measurements) row.push_back(shown ? cell(trial_column(name).get(*shown)) : PrintCell());
+    const auto share =
+        shown ? ceiling_share(shown->gbps, shown->gflops, shown->ceiling_gbps, shown->ceiling_gflops) : std::nullopt;
+    row.push_back(share ? PrintCell(share->headroom_percent()) : PrintCell());
+    row.push_back(share ? PrintCell(std::string(share->compute_bound ? "arithmetic" : "bandwidth")) : PrintCell());
     const bool tied = !e.tie_params.empty();
     row.push_back(tied ? PrintCell(static_cast<std::int64_t>(e.tie_params.size())) : PrintCell());
     row.push_back(tied ? PrintCell(100.0 * e.tie_spread) : PrintCell());
@@ -256,9 +271,8 @@ Runner add_show_command(CLI::App& app) {
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
   cmd->add_option("--device", o->device, "Only this device (UUID or name)")->check(plain_text(256));
   cmd->add_option("--status", o->status, "Only this status: ok pruned compile_failed launch_failed runtime_fault "
-                                         "timeout wrong_result")
-      ->check(CLI::IsMember({"ok", "pruned", "compile_failed", "launch_failed", "runtime_fault", "timeout",
-                             "wrong_result"}));
+                                         "timeout wrong_result suspect")
+      ->check(CLI::IsMember(status_names()));
   cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)")
       ->check(plain_text(4096));
   cmd->add_flag("--all-versions", o->all_versions, "Include trials of earlier versions of a kernel's source");

@@ -61,7 +61,17 @@ struct TuneOptions {
   std::string objective = "time";
   bool energy = false;
   std::string format = "table";  // --replay: table, or json (each problem's evaluations in order)
+  std::string good_enough;       // --good-enough: "90%" or "90"; empty: off
 };
+
+/// --good-enough's share of the ceiling (0, 1], or nullopt when not given. Only the time
+/// objective has a ceiling (GB/s and GFLOP/s are rates of time).
+std::optional<double> good_enough_share(const std::string& text, const std::string& objective) {
+  if (text.empty()) return std::nullopt;
+  if (objective != "time")
+    throw UsageError(fmt::format("--good-enough with --objective {}: the ceilings are rates of time", objective));
+  return parse_percent(text) / 100;
+}
 
 /// Problems from --size: each named size takes the values given (repeat a name for several),
 /// the others every value of the YAML.
@@ -167,6 +177,12 @@ void print_problems(std::ostream& out, const Space& space, const SweepReport& r,
                                           t.power_w ? fmt::format("{:.0f}", *t.power_w) : "-")
                             : "");
     }
+    const TrialRecord& best = p.ranked.front().trial;
+    if (const auto share = ceiling_share(best.gbps, best.gflops, best.ceiling_gbps, best.ceiling_gflops))
+      out << fmt::format("      headroom {:.1f} %: the best runs at {:.1f} % of its {} ceiling{}\n",
+                         share->headroom_percent(), 100 * share->fraction,
+                         share->compute_bound ? "arithmetic" : "bandwidth",
+                         p.good_enough ? "; the search stopped there (--good-enough)" : "");
     if (p.default_trial) {
       const TrialRecord& d = p.default_trial->trial;
       std::string config = d.key.params;
@@ -206,6 +222,10 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
   const double wall = std::max(r.wall_seconds, 1e-9);
   out << fmt::format("\n{} trials this run: {}{}\n", r.trials.size(), counts_text(r.counts),
                      r.budget_exhausted ? " (budget reached)" : "");
+  for (const SweepTrial& t : r.trials)
+    if (t.status == TrialStatus::suspect)
+      out << fmt::format("suspect (never best): {} {}: {}\n", format_problem(space, r.problems.at(t.problem).problem),
+                         format_config(space, t.config), text_out::terminal_text(t.detail));
   if (r.confirmation_trials > 0) {
     std::size_t configs = 0;
     for (const ProblemOutcome& p : r.problems) configs += p.confirmed;
@@ -267,11 +287,18 @@ nlohmann::json replay_json(const Space& space, const ReplayedProblem& r, const C
                       {"configs", rp.space.domain.size()}, {"unrecorded", rp.unrecorded},
                       {"warm_start", std::move(warm)},
                       {"evaluations", std::move(evaluations)}, {"budget_reached", trace.budget_exhausted},
+                      {"good_enough", trace.good_enough},
                       {"cost_s", trace.cost_seconds},
                       {"confirmation", {{"finalists", std::move(finalists)},
                                         {"rounds", r.confirmation.trials > 0 ? confirm.rounds : 0},
                                         {"trials", r.confirmation.trials},
                                         {"cost_s", r.confirmation_cost_seconds}}}};
+  nlohmann::json suspects = nlohmann::json::array();
+  for (const std::size_t point : rp.suspects) {
+    const LandscapeTrial& t = recorded_trial(rp, point);
+    suspects.push_back({{"params", params_of(point)}, {"time_ms", t.time_ms.value_or(0)}, {"detail", t.detail}});
+  }
+  j["suspects"] = std::move(suspects);
   if (trace.best) j["best"] = {{"params", params_of(*trace.best)}, {"time_ms", trace.best_time}};
   if (rp.optimum) j["optimum"] = {{"params", params_of(*rp.optimum)}, {"time_ms", rp.optimum_ms}};
   nlohmann::json reached = nlohmann::json::object();
@@ -296,9 +323,16 @@ void print_replayed(const Space& space, const ReplayedProblem& r, const ConfirmP
   for (const Evaluation& e : trace.evaluations) failed += e.time ? 0 : 1;
   std::cout << fmt::format("  evaluations {} of {} ({:.1f} %), {} failed{}\n", trace.evaluations.size(),
                            rp.space.domain.size(), 100.0 * double(trace.evaluations.size()) / double(rp.space.domain.size()),
-                           failed, trace.budget_exhausted ? " (budget reached)" : "");
+                           failed, trace.budget_exhausted ? " (budget reached)"
+                                   : trace.good_enough  ? " (good enough: stopped at --good-enough)"
+                                                        : "");
   std::cout << fmt::format("  recorded sweep time {:.1f} s of {:.1f} s for every config (compile + measure)\n",
                            trace.cost_seconds, rp.exhaustive_cost_seconds);
+  for (const std::size_t point : rp.suspects) {
+    const LandscapeTrial& t = recorded_trial(rp, point);
+    std::cout << fmt::format("  suspect     {:<44} {:.4f} ms (recorded ok): {}\n", format_config(space, rp.space.config(point)),
+                             t.time_ms.value_or(0), text_out::terminal_text(t.detail));
+  }
   if (r.confirmation.trials > 0)
     std::cout << fmt::format("  finalists: {} config{} confirmed in {} rounds, {} trials, {:.1f} s recorded\n",
                              r.confirmation.finalists, r.confirmation.finalists == 1 ? "" : "s", confirm.rounds,
@@ -350,6 +384,7 @@ int run_replay(const Space& space, const TuneOptions& o) {
   options.compile_threads = o.plan.threads;
   options.in_flight = o.in_flight;
   options.shard = resolve_shard(o.plan.shard);
+  options.good_enough = good_enough_share(o.good_enough, o.objective);
   std::optional<WarmStart> warm;
   if (!o.warm_start.empty()) {
     // Not the recorded device's own trials: by its uuid when the recording names it, else by name.
@@ -432,6 +467,10 @@ Runner add_tune_command(CLI::App& app) {
                   "Finalists of each problem measured again after its search, in 3 interleaved rounds, each kept as "
                   "its median round (default 3; 0: none; a replay simulates them)")
       ->check(whole_number_in(0, 1000));
+  cmd->add_option("--good-enough", o->good_enough,
+                  "End a problem's search once its best reaches P % of its ceiling (the copy's GB/s or the GPU's "
+                  "peak GFLOP/s, whichever is nearer; needs metrics in the space), e.g. 90%")
+      ->check(percent_text());
   cmd->add_option("--top", o->top, "Configs listed per problem at the end (default 10)")
       ->check(whole_number_in(0, 1'000'000));
   cmd->add_option("--arch", o->plan.arch, "Architecture to plan for when no GPU is present (default sm_90)")
@@ -485,6 +524,7 @@ Runner add_tune_command(CLI::App& app) {
   tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
   tiletune tune configs/matmul.yaml --warm-start a100.db   start from what an A100 found
   tiletune tune configs/transpose.yaml --objective energy    least energy per run (NVML)
+  tiletune tune configs/vector_add.yaml --good-enough 95%    stop each problem at 95 % of the copy
   tiletune tune configs/matmul.yaml --shard 3/8 --db s3.db   one of 8 shards; `tiletune merge` the 8 caches
   mpirun -np 8 scripts/mpi/tune_shards.sh OUT tune configs/matmul.yaml   a shard per GPU/rank (README:
                                                   "Many GPUs and many machines"; Slurm: scripts/slurm/)
@@ -504,6 +544,13 @@ again in 3 interleaved rounds, so that they are measured in the same moments, an
 its median round (a config that fails a round keeps that failure); configs that come up into the
 top 3 in their place are confirmed next, for at most 3 passes. Without a CUDA device, tune says so and runs `plan` on the same
 space.
+
+The physics guard holds each ok trial's GB/s and GFLOP/s (from the space's metrics) against the
+copy ceiling (3x it when the bytes fit in L2) and the GPU's peak for metrics.flop_type: one over
+1.25x the bandwidth or 1.10x the peak did not do the work it declares and is recorded suspect,
+never best, with its reason and a hint at the check that let it through (README: "Physics
+guard"). The summary shows each problem's headroom to its ceiling; --good-enough 90% ends a
+problem's search once a config reaches 90 % of it (a replay too).
 
 A strategy proposes the configs of each problem: exhaustive (all, in order), random, local
 (iterated local search over grid neighbours), genetic, forest (a random-forest surrogate). The
@@ -573,6 +620,7 @@ is printed, the exit status is 130, and the same command resumes. A second Ctrl-
     options.timing.max_noise = o->max_noise / 100.0;
     options.deadline_seconds = o->deadline;
     options.confirm_finalists = o->confirm;
+    options.good_enough = good_enough_share(o->good_enough, o->objective);
     if (!o->warm_start.empty()) {
       std::vector<std::string> tuned;  // the devices of this sweep: their own trials are no warm start
       for (const DeviceInfo& d : options.devices.empty() ? std::vector<DeviceInfo>{options.device} : options.devices)

@@ -117,6 +117,8 @@ DeviceLimits device_limits(const DeviceInfo& device) {
   l.shared_per_block_optin = device.shared_per_block_optin;
   l.shared_per_sm = device.shared_per_sm;
   l.reserved_shared_per_block = device.reserved_shared_per_block;
+  l.sm_clock_khz = device.sm_clock_khz;
+  l.l2_bytes = device.l2_bytes;
   return l;
 }
 

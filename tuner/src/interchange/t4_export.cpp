@@ -31,6 +31,7 @@ const char* invalidity(TrialStatus s) {
     case TrialStatus::runtime_fault: return "runtime";
     case TrialStatus::timeout: return "timeout";
     case TrialStatus::wrong_result: return "correctness";
+    case TrialStatus::suspect: return "correctness";  // passed a check that should have failed it
   }
   return "runtime";
 }

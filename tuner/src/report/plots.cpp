@@ -10,9 +10,6 @@
 namespace tiletune::report_detail {
 namespace {
 
-constexpr TrialStatus kStatuses[] = {TrialStatus::ok,           TrialStatus::pruned,        TrialStatus::compile_failed,
-                                     TrialStatus::launch_failed, TrialStatus::runtime_fault, TrialStatus::timeout,
-                                     TrialStatus::wrong_result};
 
 std::pair<double, double> score_range(const std::vector<const Trial*>& trials) {
   double lo = INFINITY, hi = 0;
@@ -74,7 +71,7 @@ Plot status_plot(const Group& g) {
   Plot p("status", "Trials by status");
   std::vector<std::string> names;
   std::vector<std::size_t> counts;
-  for (const TrialStatus s : kStatuses) {
+  for (const TrialStatus s : all_trial_statuses) {
     const auto n = static_cast<std::size_t>(std::count_if(g.trials.begin(), g.trials.end(),
                                                           [&](const Trial& t) { return t.record().status == s; }));
     if (n == 0) continue;

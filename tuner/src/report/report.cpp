@@ -24,6 +24,7 @@
 #include "common/text_out.hpp"
 #include "report/model.hpp"
 #include "tiletune/error.hpp"
+#include "tiletune/physics.hpp"
 
 extern char** environ;
 
@@ -56,6 +57,14 @@ constexpr std::size_t kMaxFailureRows = 40;
 // A number of the cache as the tables show it; one that is not finite is shown as missing.
 std::string opt(const std::optional<double>& v, const char* f = "{:.4g}") {
   return v && std::isfinite(*v) ? fmt::format(fmt::runtime(f), *v) : std::string("–");
+}
+
+// "; headroom 3.7 % (96.3 % of its bandwidth ceiling)" for a best trial with recorded ceilings.
+std::string headroom_text(const TrialRecord& r) {
+  const auto share = ceiling_share(r.gbps, r.gflops, r.ceiling_gbps, r.ceiling_gflops);
+  if (!share) return {};
+  return fmt::format("; headroom {:.1f} % ({:.1f} % of its {} ceiling)", share->headroom_percent(), 100 * share->fraction,
+                     share->compute_bound ? "arithmetic" : "bandwidth");
 }
 
 std::string top_table(const Model& m, const Group& g, std::size_t top) {
@@ -183,10 +192,14 @@ std::string group_section(const Model& m, const Group& g, const ReportOptions& o
   for (const Trial& t : g.trials) ok += t.record().status == TrialStatus::ok;
   std::string out = fmt::format("<section class=\"group\" id=\"{}\"><h3>{} — {}</h3>\n", esc(g.id()), esc(g.kernel),
                                 esc(g.label()));
-  out += fmt::format("<p class=\"meta\">{} trials, {} ok{}</p>\n", g.trials.size(), ok,
+  std::size_t suspect = 0;
+  for (const Trial& t : g.trials) suspect += t.record().status == TrialStatus::suspect;
+  out += fmt::format("<p class=\"meta\">{} trials, {} ok{}{}{}</p>\n", g.trials.size(), ok,
+                     suspect ? fmt::format(", {} suspect (faster than the GPU can: never best)", suspect) : "",
                      g.best ? fmt::format("; best {} ({})", esc(format_score(m.objective, *g.best->score)),
                                           esc(spaced(g.best->record().key.params)))
-                            : "");
+                            : "",
+                     g.best ? headroom_text(g.best->record()) : "");
   out += answer_line(g);
   out += top_table(m, g, o.top);
   out += failure_table(g);

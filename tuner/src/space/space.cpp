@@ -217,7 +217,7 @@ constexpr std::string_view kTopKeys[] = {"kernel",  "source", "entry",       "op
                                          "globals", "args",   "verify",      "metrics", "default",
                                          "allowed"};
 constexpr std::string_view kLaunchKeys[] = {"grid", "block", "shared_bytes"};
-constexpr std::string_view kMetricKeys[] = {"bytes", "flops"};
+constexpr std::string_view kMetricKeys[] = {"bytes", "flops", "flop_type"};
 constexpr std::string_view kRangeKeys[] = {"from", "to", "step", "pow2"};
 constexpr std::string_view kPythonKeys[] = {"python"};
 constexpr const char* kPythonHint =
@@ -821,9 +821,17 @@ LaunchSpec SpaceLoader::read_launch(const YamlValue& v, std::span<const std::str
 
 void SpaceLoader::read_metrics(const YamlValue& v) {
   if (v.is_null()) return;
-  const Entries es = yaml_.entries(v, kMetricKeys, "a map {bytes, flops}", "for example 'metrics: {bytes: 2*N*N*4}'");
+  const Entries es = yaml_.entries(v, kMetricKeys, "a map {bytes, flops, flop_type}",
+                                   "for example 'metrics: {bytes: 2*N*N*4}'");
   if (const YamlEntry* e = find(es, "bytes")) space_.metric_bytes = read_expr(e->value);
   if (const YamlEntry* e = find(es, "flops")) space_.metric_flops = read_expr(e->value);
+  if (const YamlEntry* e = find(es, "flop_type")) {
+    const std::string remedy = "one of " + flop_type_names() + " (the unit whose peak bounds the flops)";
+    const std::string name = yaml_.string(e->value, "a flop type", remedy, 16);
+    const std::optional<FlopType> type = parse_flop_type(name);
+    if (!type) yaml_.fail(e->value, "metrics.flop_type: '" + excerpt(name) + "' is not a flop type", remedy);
+    space_.metric_flop_type = *type;
+  }
 }
 
 std::vector<std::int64_t> SpaceLoader::read_config(const YamlValue& v, std::string_view what) const {

@@ -68,6 +68,11 @@ class SearchLoop {
   SearchTrace run() {
     if (run_.first) evaluate_first(*run_.first);
     for (;;) {
+      if (trace_.good_enough) {
+        evaluator_.cancel();
+        outstanding_.clear();
+        break;
+      }
       top_up();
       if (outstanding_.empty()) {
         // Nothing in flight and nothing more proposed: the strategy is done, or the count is spent.
@@ -114,7 +119,7 @@ class SearchLoop {
 
   /// Asks the strategy for as many points as the window and the count budget have room for.
   void top_up() {
-    while (!strategy_done_ && outstanding_.size() < run_.in_flight && count_left() > 0) {
+    while (!strategy_done_ && !trace_.good_enough && outstanding_.size() < run_.in_flight && count_left() > 0) {
       const std::vector<std::size_t> points =
           strategy_.propose(std::min(run_.in_flight - outstanding_.size(), count_left()));
       if (points.empty()) {
@@ -197,6 +202,7 @@ class SearchLoop {
       trace_.best_time = *e.time;
     }
     trace_.evaluations.push_back(e);
+    if (e.time && run_.good_enough && run_.good_enough(e)) trace_.good_enough = true;
   }
 
   const SearchDomain& domain_;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "tune/sweep_stages.hpp"
+#include "tiletune/physics_guard.hpp"
 #include "tiletune/trial.hpp"
 
 namespace tiletune::sweep_detail {
@@ -48,6 +49,7 @@ void run_in_worker(const DeviceStages& stages, const ProblemWork& work, const Pe
                    const CompiledKernel& kernel, SweepTrial& t);
 void ensure_reference(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w,
                       const std::string& problem_key);
+void hold_against_physics(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w, SweepTrial& t);
 
 }  // namespace
 
@@ -97,8 +99,22 @@ void run_in_worker(const DeviceStages& stages, const ProblemWork& work, const Pe
     const RunMetrics metrics = evaluate_metrics(stages.space, work.problem, w.config);
     if (metrics.bytes) t.gbps = *metrics.bytes / (result.median_ms * 1e-3) / 1e9;
     if (metrics.flops) t.gflops = *metrics.flops / (result.median_ms * 1e-3) / 1e9;
+    hold_against_physics(stages, work, w, t);
   }
   t.result = std::move(result);
+}
+
+// The physics guard: a trial over its ceilings by the margin did not do the work it declares.
+// The worker ran the copy before any trial (WorkerSession::run waits for it), so it is known.
+void hold_against_physics(const DeviceStages& stages, const ProblemWork& work, const PendingTrial& w, SweepTrial& t) {
+  const double copy_gbps = stages.worker.copy().gbps;
+  t.ceilings = trial_ceilings(stages.space, work.problem, w.config,
+                              ceiling_inputs(stages.limits, copy_gbps > 0 ? std::optional(copy_gbps) : std::nullopt));
+  const auto rate = [](double r) { return r > 0 ? std::optional(r) : std::nullopt; };
+  if (auto detail = suspect_detail(stages.space, t.ceilings, rate(t.gbps), rate(t.gflops))) {
+    t.status = TrialStatus::suspect;
+    t.detail = std::move(*detail);
+  }
 }
 
 // The reference (a config or another kernel) runs first on each problem key the worker meets:

@@ -9,6 +9,7 @@
 
 #include "common/random_words.hpp"
 #include "tiletune/error.hpp"
+#include "tiletune/physics_guard.hpp"
 #include "tiletune/trial.hpp"
 
 namespace tiletune {
@@ -65,6 +66,28 @@ class RecordedSource final : public DomainSource {
   std::vector<std::size_t> recorded_;  ///< sorted
 };
 
+/// A recorded trial as the physics guard sees it: an ok one faster than the recording's device
+/// can run it becomes suspect (with the guard's detail); the rest as recorded.
+LandscapeTrial held_against_physics(const Space& space, const Problem& problem, const Config& config,
+                                    const CeilingInputs& device, LandscapeTrial t) {
+  if (t.status != TrialStatus::ok || !t.time_ms || !(*t.time_ms > 0)) return t;
+  try {
+    const RunMetrics metrics = evaluate_metrics(space, problem, config);
+    const double seconds = *t.time_ms * 1e-3;
+    const auto rate = [&](std::optional<double> amount) {
+      return amount ? std::optional(*amount / seconds / 1e9) : std::nullopt;
+    };
+    const Ceilings ceilings = trial_ceilings(space, problem, config, device);
+    if (auto detail = suspect_detail(space, ceilings, rate(metrics.bytes), rate(metrics.flops))) {
+      t.status = TrialStatus::suspect;
+      t.detail = std::move(*detail);
+    }
+  } catch (const EvalError&) {
+    // No metrics for this config: nothing to hold it against.
+  }
+  return t;
+}
+
 }  // namespace
 
 ReplayProblem replay_problem(const Space& space, const Landscape& landscape, const Problem& problem,
@@ -85,9 +108,13 @@ ReplayProblem replay_problem(const Space& space, const Landscape& landscape, con
   // config the recording lacks cannot be answered, and a recorded trial that is no point of the
   // sweep's domain (the constraints or the shard leave it out, or other params) is no candidate.
   r.space = space_domain(space, problem, shard);
-  for (const LandscapeTrial& t : recorded->trials) {
-    const std::optional<std::size_t> point = r.space.point_of(space, t.params);
-    if (!point || !r.outcomes.emplace(*point, t).second) continue;
+  const CeilingInputs device = ceiling_inputs(landscape);
+  for (const LandscapeTrial& recorded_trial : recorded->trials) {
+    const std::optional<std::size_t> point = r.space.point_of(space, recorded_trial.params);
+    if (!point) continue;
+    const LandscapeTrial t = held_against_physics(space, problem, r.space.config(*point), device, recorded_trial);
+    if (!r.outcomes.emplace(*point, t).second) continue;
+    if (t.status == TrialStatus::suspect) r.suspects.push_back(*point);
     r.exhaustive_cost_seconds += (t.compile_ms + t.measure_ms) / 1000;
     if (t.status == TrialStatus::ok && (!r.optimum || *t.time_ms < r.optimum_ms ||
                                         (*t.time_ms == r.optimum_ms && *point < *r.optimum))) {

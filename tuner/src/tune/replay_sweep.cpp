@@ -4,6 +4,8 @@
 // budget does what the sweep it replays did.
 #include "tiletune/sweep.hpp"
 
+#include "tiletune/physics_guard.hpp"
+
 namespace tiletune {
 
 namespace {
@@ -56,6 +58,9 @@ ReplayedSweep replay_sweep(const Space& space, const Landscape& landscape, const
     const std::unique_ptr<SearchStrategy> strategy = scheduled_strategy(r.schedule, domain);
     SearchRun run = sweep_search_run(domain, *strategy, r.schedule.budget, options.compile_threads);
     if (options.in_flight) run.in_flight = options.in_flight;
+    if (options.good_enough)
+      run.good_enough = good_enough_check(space, r.recording.problem, r.recording.space,
+                                          [device = ceiling_inputs(landscape)] { return device; }, *options.good_enough);
     r.in_flight = run.in_flight;
     r.trace = replay(r.recording, *strategy, run);
     clock += r.trace.cost_seconds;

@@ -17,6 +17,7 @@
 
 #include "tune/device_pool.hpp"
 #include "tune/sweep_stages.hpp"
+#include "tiletune/physics_guard.hpp"
 #include "tiletune/worker.hpp"
 
 namespace tiletune {
@@ -112,6 +113,10 @@ void search_problem(Sweep& s, DevicePool& pool, const PoolStages& stages, const 
   // A worker that finishes while the oldest trial still runs takes the next one.
   run.in_flight = std::max(run.in_flight, 2 * pool.size());
   run.interrupted = s.options.interrupted;
+  if (s.options.good_enough)
+    run.good_enough = good_enough_check(s.space, work.problem, work.space,
+                                        [&pool, &stages] { return ceiling_inputs(stages.limits, pool.copy(0).gbps); },
+                                        *s.options.good_enough);
   const SearchTrace trace = run_search(work.space.domain, *strategy, evaluator, run);
   s.report.interrupted = s.report.interrupted || trace.interrupted;
   ProblemOutcome& outcome = s.report.problems[p];
@@ -119,6 +124,7 @@ void search_problem(Sweep& s, DevicePool& pool, const PoolStages& stages, const 
   outcome.resumed += trace.resumed;
   outcome.warm_started = std::max(outcome.warm_started, plan.warm_start.size());
   outcome.budget_reached = outcome.budget_reached || trace.budget_exhausted;
+  outcome.good_enough = outcome.good_enough || trace.good_enough;
   s.report.budget_exhausted = s.report.budget_exhausted || trace.budget_exhausted;
   // Progress counts what this problem was allowed; when it stopped short, the rest is not coming.
   s.progress.total -= allowed - std::min(allowed, trace.evaluated);

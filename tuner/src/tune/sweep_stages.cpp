@@ -187,6 +187,8 @@ void copy_result(const TrialResult& m, const SweepTrial& t, const DeviceLimits& 
     r.occupancy_driver = double(m.driver_blocks_per_sm) * t.occupancy.threads_per_block / limits.max_threads_per_sm;
   if (t.gbps > 0) r.gbps = t.gbps;
   if (t.gflops > 0) r.gflops = t.gflops;
+  r.ceiling_gbps = t.ceilings.gbps;
+  r.ceiling_gflops = t.ceilings.gflops;
   if (m.energy_mj > 0) r.energy_mj = m.energy_mj;
   if (m.power_w > 0) r.power_w = m.power_w;
 }
