@@ -6,9 +6,10 @@ set -euo pipefail
 usage="usage: scripts/setup.sh [--tests]
   (none)   what building and running tiletune needs: compilers, CMake, yaml-cpp, SQLite, zlib and the
            header libraries, GoogleTest (the build builds the tests too), rsvg for report PNGs
-  --tests  also what only the tests need: PyYAML (YAML interop), clang and libFuzzer (scripts/fuzz.sh),
-           chromium, node and playwright-core (the report's browser test), pytest and pandas
-           (the Python package's tests), Open MPI's mpirun (test_mpi_shards)"
+  --tests  also what only the tests need: PyYAML (YAML interop), jsonschema (the space schema test),
+           clang and libFuzzer (scripts/fuzz.sh), chromium, node and playwright-core (the report's
+           browser test), pytest and pandas (the Python package's tests), Open MPI's mpirun
+           (test_mpi_shards)"
 with_tests=0
 for arg in "$@"; do
   case "$arg" in
@@ -23,6 +24,7 @@ packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libsqlite3-dev sqlite
           librsvg2-bin fonts-dejavu-core python3)   # rsvg and fonts: `tiletune report --png`; zlib: import-kt-cache
 if ((with_tests)); then
   packages+=(python3-yaml                    # test_yaml_interop reads every shipped space with PyYAML
+             python3-jsonschema              # test_space_schema checks the spaces against docs/space.schema.json
              clang libclang-rt-dev           # libFuzzer and the sanitizers, for scripts/fuzz.sh
              chromium python3-venv python3-pytest python3-pandas  # browser test, Python package tests
              python3-numpy                   # tiletune.kernel_tuner and its tests
