@@ -19,6 +19,11 @@
 #           what the cache kept (no fault from the signal), then the same command resuming
 #   warmup  the transpose (N=8192) and reduction spaces swept with --warmup 0, 1 and 3: per-config
 #           medians against --warmup 1 (the default) and each run's winner
+#   guard   the planted skip_work space (a kernel that skips work for some configs and passes a
+#           weak check): its suspect trials and best; then every shipped family tuned with
+#           --budget $GUARD_BUDGET (default 60) into one cache and `best` with each headroom
+#   ties    transpose (N=8192) and reduction swept twice into two caches, merged: `best` of each
+#           and of the merge (answers, tie sets) and `diff` of the two sweeps
 #   kt      the Kernel Tuner scripts of tests/kernel_tuner through tiletune.kernel_tuner, then each
 #           one's wall through the module against the same space through the CLI (run_gpu.sh)
 set -u
@@ -300,6 +305,39 @@ phase_warmup() {
     python3 scripts/compare_medians.py "$L/warmup_${space}_1.csv" "$L/warmup_${space}_0.csv" \
       "$L/warmup_${space}_3.csv" >> "$summary" 2>&1
   done
+}
+
+phase_guard() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  local db=/tmp/tt/guard.db
+  step guard_skip_work 300 $T tune tests/spaces/planted/skip_work.yaml --db $db --strategy exhaustive
+  $T show --db $db --kernel skip_work --format csv > "$L/guard_skip_work.csv" 2>&1
+  $T show --db $db --kernel skip_work --status suspect > "$L/guard_suspect.log" 2>&1
+  note "skip_work: $(grep -c ',suspect,' "$L/guard_skip_work.csv") suspect of $(($(wc -l < "$L/guard_skip_work.csv") - 1)) trials"
+  $T best --db $db --kernel skip_work > "$L/guard_best.log" 2>&1
+  cat "$L/guard_best.log" >> "$summary"
+  local families=/tmp/tt/families.db
+  for space in configs/*.yaml; do
+    timeout 300 $T tune "$space" --budget "${GUARD_BUDGET:-60}" --db $families -q > "$L/family_$(basename "$space" .yaml).log" 2>&1
+    note "family $(basename "$space" .yaml) rc=$?"
+  done
+  $T best --db $families > "$L/families_best.log" 2>&1
+  cat "$L/families_best.log" >> "$summary"
+}
+
+phase_ties() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  for round in 1 2; do
+    timeout 300 $T tune configs/transpose.yaml --size N=8192 --db /tmp/tt/ties-$round.db -q > "$L/ties_transpose_$round.log" 2>&1
+    timeout 300 $T tune configs/reduction.yaml --db /tmp/tt/ties-$round.db -q > "$L/ties_reduction_$round.log" 2>&1
+    $T best --db /tmp/tt/ties-$round.db > "$L/ties_best_$round.log" 2>&1
+    note "ties round $round: best of the sweep"; cat "$L/ties_best_$round.log" >> "$summary"
+  done
+  $T merge /tmp/tt/ties-merged.db /tmp/tt/ties-1.db /tmp/tt/ties-2.db > "$L/ties_merge.log" 2>&1
+  $T best --db /tmp/tt/ties-merged.db > "$L/ties_best_merged.log" 2>&1
+  note "ties: best of the merge"; cat "$L/ties_best_merged.log" >> "$summary"
+  $T diff /tmp/tt/ties-1.db /tmp/tt/ties-2.db --fail-on changed-winner,untied > "$L/ties_diff.log" 2>&1
+  note "diff sweep 1 -> sweep 2 (--fail-on changed-winner,untied): rc=$?"; cat "$L/ties_diff.log" >> "$summary"
 }
 
 phase_kt() {
