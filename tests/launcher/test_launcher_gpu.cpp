@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "gpu/driver.hpp"
 #include "test_support.hpp"
+#include "tiletune/data_file.hpp"
 #include "tiletune/launcher.hpp"
 
 namespace tiletune::testing {
@@ -50,6 +52,38 @@ TEST(LauncherGpu, Transpose1000MatchesCpu) {
     auto launcher = Launcher::open(source_dir() / "configs" / "transpose.yaml", db, 0);
     run_and_check(launcher, CubinOrigin::database);
   }
+}
+
+// Capture through the device: the inputs read before the launch and the outputs after it are the
+// launch's, and the launch's own result is the same as without capture.
+TEST(LauncherGpu, CapturesATransposeLaunchFromTheDevice) {
+  TempDir dir;
+  Launcher::Options options;
+  options.db_path = dir.path() / "cache.db";
+  options.capture = CaptureOptions{};
+  options.capture->patterns = {"transp*"};
+  options.capture->directory = dir.path() / "captures";
+  auto launcher = Launcher::open(source_dir() / "configs" / "transpose.yaml", options);
+  ASSERT_NE(launcher.capture(), nullptr);
+  run_and_check(launcher, CubinOrigin::compiled);  // checks the launch's output against the CPU
+  EXPECT_EQ(launcher.last_capture(), CaptureOutcome::written);
+  const std::filesystem::path folder = launcher.capture()->last_written();
+  ASSERT_FALSE(folder.empty());
+  const auto in = read_data_file(folder / "inputs" / "in.npy", ElementType::f32, 1000 * 1000, "in");
+  const auto out = read_data_file(folder / "expected" / "out.npy", ElementType::f32, 1000 * 1000, "out");
+  std::vector<float> a(1000 * 1000), b(a.size());
+  std::memcpy(a.data(), in.data(), in.size());
+  std::memcpy(b.data(), out.data(), out.size());
+  std::size_t wrong = 0;
+  for (int r = 0; r < 1000; ++r)
+    for (int c = 0; c < 1000; ++c)
+      if (b[std::size_t(c) * 1000 + r] != a[std::size_t(r) * 1000 + c]) ++wrong;
+  EXPECT_EQ(wrong, 0u) << "the captured output is the transpose of the captured input";
+  const Space captured = load_space(folder / "space.yaml");
+  EXPECT_EQ(captured.problem.at(0).values, std::vector<std::int64_t>{1000});
+
+  run_and_check(launcher, CubinOrigin::memory);
+  EXPECT_EQ(launcher.last_capture(), CaptureOutcome::done) << "once per kernel and problem";
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 // from the cache database (compiling it with NVRTC and storing it there on a miss, so a second
 // process starts without compiling), loads it once and launches it with the caller's arguments.
 //
+// With capture on (TILETUNE_CAPTURE in the environment or Options::capture; tiletune/capture.hpp),
+// launch() also writes matching launches to disk as spaces `tiletune tune` takes; a capture never
+// changes a launch's result, and a capture that fails says so in one line and stops.
+//
 // prepare() needs no GPU when a device is given in Launcher::Options (it only reads the cache and
 // compiles); the module is loaded on the first launch() of a plan. One Launcher may be used from
 // several threads (prepare and launch are serialized where they touch shared state).
@@ -18,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "tiletune/capture.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/query.hpp"
 #include "tiletune/space.hpp"
@@ -84,6 +89,8 @@ class Launcher {
     std::string arch;
     /// Do not write compiled cubins to the database (they are still read from it).
     bool read_only = false;
+    /// What launch() captures. Unset: CaptureOptions::from_environment (TILETUNE_CAPTURE...).
+    std::optional<CaptureOptions> capture;
   };
 
   /// Loads the space and its kernel source and opens the cache: read-write when possible (to store
@@ -122,6 +129,10 @@ class Launcher {
   [[nodiscard]] bool db_writable() const noexcept;
   /// Why the cache is not used, or is used read-only (empty when opened read-write).
   [[nodiscard]] const std::string& db_message() const noexcept;
+  /// The capture of this kernel's launches, or nullptr when capture is off for it.
+  [[nodiscard]] const CaptureWriter* capture() const noexcept;
+  /// What capture did with the last launch() of this Launcher (off when capture is off).
+  [[nodiscard]] CaptureOutcome last_capture() const noexcept;
 
  private:
   struct Impl;

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
+#include <iostream>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -16,6 +18,7 @@
 #include "tiletune/enumerate.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/trial.hpp"
+#include "gpu/driver.hpp"
 
 namespace tiletune {
 
@@ -60,6 +63,8 @@ struct Launcher::Impl {
   CubinCache keyer{std::filesystem::path{}};  // only for key(): no directory
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<detail::LoadedKernel>> kernels;
+  std::unique_ptr<CaptureWriter> capture;  // null: capture is off for this kernel
+  std::atomic<CaptureOutcome> last_capture{CaptureOutcome::off};
 
   void open_db();
 
@@ -149,6 +154,29 @@ std::optional<Config> config_from(const Space& space, const Problem& problem, co
   return c;
 }
 
+/// The launch's memory on the GPU: its buffers are device pointers of the Launcher's device, and
+/// the launch's stream orders the work that writes them.
+class DeviceCaptureMemory final : public CaptureMemory {
+ public:
+  DeviceCaptureMemory(int ordinal, CUstream stream) : ordinal_(ordinal), stream_(stream) {}
+  void synchronize() override {
+    context();
+    TILETUNE_CU_CTX(cuStreamSynchronize(stream_), "capture");
+  }
+  void read(std::uint64_t address, std::span<std::byte> into) override {
+    context();
+    if (!into.empty()) TILETUNE_CU_CTX(cuMemcpyDtoH(into.data(), address, into.size()), "capture");
+  }
+
+ private:
+  void context() {
+    if (!context_) context_.emplace(ordinal_);  // retains the primary context, makes it current
+  }
+  int ordinal_;
+  CUstream stream_;
+  std::optional<cu::PrimaryContext> context_;
+};
+
 Config default_config(const Space& space, const Problem& problem) {
   if (space.default_config) return Config{*space.default_config};
   Enumerator e(space, problem);
@@ -199,6 +227,10 @@ Launcher Launcher::open(const std::filesystem::path& space_yaml, Options options
                             impl->space.kernel));
   }
   impl->open_db();
+  CaptureOptions capture =
+      impl->options.capture ? *impl->options.capture : CaptureOptions::from_environment(std::cerr);
+  if (capture.enabled() && capture.matches(impl->space.kernel))
+    impl->capture = std::make_unique<CaptureWriter>(impl->space, std::move(capture), std::cerr);
   return Launcher(std::move(impl));
 }
 
@@ -322,10 +354,17 @@ void Launcher::launch(const LaunchPlan& plan, std::span<void* const> args, CUstr
   detail::LoadedKernel& k = *plan.loaded_;
   std::call_once(k.load_once, [&] { k.kernel.emplace(impl.options.ordinal, k.cubin, k.lowered_name, k.what); });
   const LaunchGeometry& g = plan.geometry;
+  // Capture reads the inputs before and the outputs after; it never throws into the launch.
+  DeviceCaptureMemory memory(impl.options.ordinal, stream);
+  CaptureWriter::PendingCapture pending;
+  CaptureOutcome outcome = CaptureOutcome::off;
+  if (impl.capture) pending = impl.capture->before({plan.problem, plan.config, args}, memory, outcome);
   k.kernel->launch({g.grid[0], g.grid[1], g.grid[2]}, {g.block[0], g.block[1], g.block[2]}, g.shared_bytes, stream,
                    const_cast<void**>(args.data()),
                    fmt::format("{} problem {} grid [{},{},{}] block [{},{},{}] shared {}", what, plan.problem_text,
                                g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.shared_bytes));
+  if (pending) outcome = impl.capture->after(std::move(pending), memory);
+  impl.last_capture = outcome;
 }
 
 void Launcher::launch(const std::map<std::string, std::int64_t>& sizes, std::span<void* const> args,
@@ -339,5 +378,7 @@ const std::string& Launcher::arch() const noexcept { return impl_->arch; }
 const std::filesystem::path& Launcher::db_path() const noexcept { return impl_->db_path; }
 bool Launcher::db_writable() const noexcept { return impl_->writable; }
 const std::string& Launcher::db_message() const noexcept { return impl_->db_message; }
+const CaptureWriter* Launcher::capture() const noexcept { return impl_->capture.get(); }
+CaptureOutcome Launcher::last_capture() const noexcept { return impl_->last_capture; }
 
 }  // namespace tiletune
