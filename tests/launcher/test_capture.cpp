@@ -14,12 +14,14 @@
 #include <sstream>
 
 #include "test_support.hpp"
+#include "tiletune/cache_db.hpp"
 #include "tiletune/capture.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/data_file.hpp"
 #include "tiletune/launcher.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/sweep.hpp"
+#include "tiletune/trial.hpp"
 #include "tiletune/validate.hpp"
 
 namespace tiletune::testing {
@@ -209,6 +211,57 @@ TEST(Capture, TheCapturedSpaceHasTheApplicationsKernelVersionAndPlans) {
   EXPECT_EQ(plan.summary.valid, 3u);
   EXPECT_EQ(plan.summary.ok, 3u);
   EXPECT_EQ(plan.summary.compile_failed, 0u);
+
+  // And as a user plans it: `tiletune plan CAPTURE/space.yaml`.
+  const CommandResult cli = run_command(shell_quoted(cli_path()) + " plan " +
+                                        shell_quoted(writer.last_written() / "space.yaml") +
+                                        " --arch sm_90 --format json --no-cubin-cache");
+  EXPECT_EQ(cli.exit_code, 0) << cli.output;
+  EXPECT_NE(cli.output.find("\"N\": 4096"), std::string::npos) << cli.output.substr(0, 2000);
+}
+
+// What `tiletune tune CAPTURE/space.yaml` writes (the kernel row of the capture's space, its trials
+// under the capture's problem and params) is what the application's Launcher finds: exact.
+TEST(Capture, ResultsTunedOnACaptureAreTheApplicationsAtMatchExact) {
+  App app;
+  std::ostringstream said;
+  CaptureWriter writer(app.space, options_in(app.dir.path() / "captures"), said);
+  HostLaunch launch(4096);
+  ASSERT_EQ(capture_once(writer, launch, 128), CaptureOutcome::written) << said.str();
+  const Space captured = load_space(writer.last_written() / "space.yaml");
+
+  const QueryDevice device{"GPU-f1c71000-0000-4000-8000-00000000abcd", "Fictional H200", 9, 0};
+  const auto db_path = app.dir.path() / "cache.db";
+  {
+    auto db = CacheDb::open(db_path);
+    DeviceRecord d;
+    d.uuid = device.uuid;
+    d.name = device.name;
+    d.cc_major = 9;
+    d.cc_minor = 0;
+    const auto dev = db.upsert_device(d);
+    KernelSources sources(captured.source);
+    const auto k = db.upsert_kernel(kernel_record(captured, sources.for_options(space_options(captured)), 90));
+    const std::string problem = canonical_problem(captured, all_problems(captured).front());
+    for (auto [block, ms] : std::vector<std::pair<std::int64_t, double>>{{64, 0.010}, {128, 0.020}, {256, 0.015}}) {
+      TrialRecord t;
+      t.key = TrialKey{dev, k, problem, canonical_config(captured, Config{{block}})};
+      t.status = TrialStatus::ok;
+      t.time_ms = ms;
+      (void)db.record_trial(t);
+    }
+  }
+  Launcher::Options o;
+  o.db_path = db_path;
+  o.device = device;
+  o.arch = "sm_90";
+  o.capture = CaptureOptions{};  // off
+  auto launcher = Launcher::open(app.dir.path() / "app" / "space.yaml", o);
+  const LaunchPlan plan = launcher.prepare({{"N", 4096}});
+  EXPECT_EQ(plan.match, MatchLevel::exact) << plan.query_message;
+  EXPECT_EQ(plan.config_text, "BLOCK=64");
+  const LaunchPlan other = launcher.prepare({{"N", 1000}});
+  EXPECT_NE(other.match, MatchLevel::exact) << "only the captured problem was tuned";
 }
 
 TEST(Capture, OncePerKernelAndProblemAcrossWritersUnlessForced) {

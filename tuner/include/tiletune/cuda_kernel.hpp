@@ -5,6 +5,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -18,6 +20,11 @@ namespace tiletune {
 [[nodiscard]] int cuda_device_count();
 /// Why the driver could not be used ("libcuda.so.1: cannot open shared object file"), or empty.
 [[nodiscard]] std::string cuda_unavailable_reason();
+
+/// Waits for `stream` (nullptr: the legacy default stream) in the primary context of device
+/// `ordinal`, then copies `bytes` from the device address `src` to host memory `dst`: how the
+/// launcher's capture reads a launch's buffers. Throws Error naming the driver call.
+void copy_from_device_after(int ordinal, CUstream stream, std::uint64_t src, void* dst, std::size_t bytes);
 
 /// A kernel of a cubin, loaded into the primary context of a device and unloaded on
 /// destruction (the context is retained while it lives). Thread-safe: launch may be called

@@ -54,4 +54,10 @@ void CudaKernel::launch(const std::array<long long, 3>& grid, const std::array<l
                   context);
 }
 
+void copy_from_device_after(int ordinal, CUstream stream, std::uint64_t src, void* dst, std::size_t bytes) {
+  const cu::PrimaryContext context(ordinal);  // retained for the copy, made current
+  TILETUNE_CU_CTX(cuStreamSynchronize(stream), "capture: the launch's stream");
+  if (bytes > 0) TILETUNE_CU_CTX(cuMemcpyDtoH(dst, src, bytes), fmt::format("capture: {} bytes", bytes));
+}
+
 }  // namespace tiletune

@@ -18,7 +18,6 @@
 #include "tiletune/enumerate.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/trial.hpp"
-#include "gpu/driver.hpp"
 
 namespace tiletune {
 
@@ -159,22 +158,14 @@ std::optional<Config> config_from(const Space& space, const Problem& problem, co
 class DeviceCaptureMemory final : public CaptureMemory {
  public:
   DeviceCaptureMemory(int ordinal, CUstream stream) : ordinal_(ordinal), stream_(stream) {}
-  void synchronize() override {
-    context();
-    TILETUNE_CU_CTX(cuStreamSynchronize(stream_), "capture");
-  }
+  void synchronize() override { copy_from_device_after(ordinal_, stream_, 0, nullptr, 0); }
   void read(std::uint64_t address, std::span<std::byte> into) override {
-    context();
-    if (!into.empty()) TILETUNE_CU_CTX(cuMemcpyDtoH(into.data(), address, into.size()), "capture");
+    copy_from_device_after(ordinal_, stream_, address, into.data(), into.size());
   }
 
  private:
-  void context() {
-    if (!context_) context_.emplace(ordinal_);  // retains the primary context, makes it current
-  }
   int ordinal_;
   CUstream stream_;
-  std::optional<cu::PrimaryContext> context_;
 };
 
 Config default_config(const Space& space, const Problem& problem) {
