@@ -56,6 +56,12 @@ struct CaptureOptions {
   [[nodiscard]] bool enabled() const noexcept { return !patterns.empty(); }
 };
 
+/// "transpose, app_*" as its items (trimmed, empty ones dropped): TILETUNE_CAPTURE's and
+/// TILETUNE_ONLINE's lists.
+[[nodiscard]] std::vector<std::string> kernel_patterns(std::string_view text);
+/// True when `kernel` is one of `patterns` or matches one as a shell glob.
+[[nodiscard]] bool kernel_matches(const std::vector<std::string>& patterns, std::string_view kernel);
+
 /// "512", "64K", "3M", "1G" (powers of 1024) as bytes, or nullopt.
 [[nodiscard]] std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 

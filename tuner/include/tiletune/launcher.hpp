@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tiletune/capture.hpp"
+#include "tiletune/online.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/query.hpp"
 #include "tiletune/space.hpp"
@@ -42,8 +43,10 @@ enum class CubinOrigin {
 /// "memory", "database", "compiled".
 [[nodiscard]] const char* cubin_origin_name(CubinOrigin origin) noexcept;
 
+class DeviceWorkbench;
 namespace detail {
 struct LoadedKernel;
+struct TrialOutput;
 }
 
 /// What prepare() chose for one problem: everything launch() needs.
@@ -91,6 +94,8 @@ class Launcher {
     bool read_only = false;
     /// What launch() captures. Unset: CaptureOptions::from_environment (TILETUNE_CAPTURE...).
     std::optional<CaptureOptions> capture;
+    /// Online tuning (tiletune/online.hpp). Unset: OnlineOptions::from_environment (TILETUNE_ONLINE...).
+    std::optional<OnlineOptions> online;
   };
 
   /// Loads the space and its kernel source and opens the cache: read-write when possible (to store
@@ -133,10 +138,27 @@ class Launcher {
   [[nodiscard]] const CaptureWriter* capture() const noexcept;
   /// What capture did with the last launch() of this Launcher (off when capture is off).
   [[nodiscard]] CaptureOutcome last_capture() const noexcept;
+  /// Online tuning's schedule for this kernel, or nullptr when it is off.
+  [[nodiscard]] const OnlineSchedule* online() const noexcept;
+  /// How the last online trial of this Launcher ended (nullopt before the first).
+  [[nodiscard]] std::optional<OnlineVerdict> last_online() const;
 
  private:
   struct Impl;
+  struct OnlineTrial;
   explicit Launcher(std::unique_ptr<Impl> impl) noexcept;
+  /// A plan for a given config (online tuning's candidates and kept configs).
+  [[nodiscard]] LaunchPlan plan_for(const Problem& problem, const Config& config);
+  /// Geometry and cubin of a plan whose config is chosen.
+  void complete(LaunchPlan& plan);
+  void launch_checked(const LaunchPlan& plan, std::span<void* const> args, CUstream stream);
+  void launch_online(const LaunchPlan& plan, std::span<void* const> args, CUstream stream);
+  void run_online_trial(const LaunchPlan& use, std::span<void* const> args, CUstream stream, OnlineTrial& trial);
+  void prepare_trial_outputs(const LaunchPlan& use, std::span<void* const> args, DeviceWorkbench& bench,
+                             std::vector<detail::TrialOutput>& outputs);
+  void finish_trial(const LaunchPlan& use, const LaunchPlan& tried, std::span<void* const> args, CUstream stream,
+                    DeviceWorkbench& bench, const std::vector<detail::TrialOutput>& outputs, OnlineTrial& trial);
+  void record_online_trial(const LaunchPlan& use, const OnlineTrial& trial);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -69,13 +69,15 @@ std::optional<std::string> env(const char* name) {
   return std::string(v);
 }
 
-std::vector<std::string> split_patterns(const std::string& text) {
+}  // namespace
+
+std::vector<std::string> kernel_patterns(std::string_view text) {
   std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(start, comma - start);
+    std::string item(text.substr(start, comma - start));
     while (!item.empty() && item.back() == ' ') item.pop_back();
     while (!item.empty() && item.front() == ' ') item.erase(item.begin());
     if (!item.empty()) out.push_back(item);
@@ -84,7 +86,12 @@ std::vector<std::string> split_patterns(const std::string& text) {
   return out;
 }
 
-}  // namespace
+bool kernel_matches(const std::vector<std::string>& patterns, std::string_view kernel) {
+  const std::string name(kernel);
+  for (const std::string& p : patterns)
+    if (p == name || ::fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
+  return false;
+}
 
 CaptureOptions CaptureOptions::from_environment(std::ostream& diagnostics) {
   CaptureOptions o;
@@ -111,16 +118,11 @@ CaptureOptions CaptureOptions::from_environment(std::ostream& diagnostics) {
     }
     o.skip = *count;
   }
-  o.patterns = split_patterns(*patterns);
+  o.patterns = kernel_patterns(*patterns);
   return o;
 }
 
-bool CaptureOptions::matches(std::string_view kernel) const {
-  const std::string name(kernel);
-  for (const std::string& p : patterns)
-    if (p == name || ::fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
-  return false;
-}
+bool CaptureOptions::matches(std::string_view kernel) const { return kernel_matches(patterns, kernel); }
 
 void HostCaptureMemory::read(std::uint64_t address, std::span<std::byte> into) {
   if (into.empty()) return;
