@@ -14,10 +14,13 @@
 //     --iterations  launches timed per kernel (default 50)
 //
 // Prints one line per kernel: the config used, where it came from, what capture did, the mean
-// time of a launch and whether the result was right. Exit status 0, 1 on an error or a wrong result.
+// time of a launch and whether the result was right; with TILETUNE_ONLINE, a second line: the
+// configs online tuning tried, the time its trials took against the kernel's wall time since its
+// Launcher opened, and the config it kept. Exit status 0, 1 on an error or a wrong result.
 #include <cuda.h>  // CUdeviceptr (the Launcher takes driver-style pointers)
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -74,11 +77,19 @@ double time_launches(int iterations, Launch launch) {
   return ms / iterations;
 }
 
-void report(const tiletune::Launcher& launcher, const tiletune::LaunchPlan& plan, double ms, bool ok) {
+void report(const tiletune::Launcher& launcher, const tiletune::LaunchPlan& plan, double ms, bool ok,
+            double elapsed_s) {
   std::printf("%-20s %-12s config %-32s match=%-16s cubin=%-8s capture=%-9s %9.4f ms/launch  %s\n",
               plan.kernel.c_str(), plan.problem_text.c_str(), plan.config_text.c_str(),
               std::string(tiletune::match_level_name(plan.match)).c_str(), tiletune::cubin_origin_name(plan.cubin_origin),
               tiletune::capture_outcome_name(launcher.last_capture()), ms, ok ? "ok" : "WRONG");
+  if (const tiletune::OnlineSchedule* online = launcher.online()) {
+    const std::optional<tiletune::Config> best = online->best(plan.problem);
+    std::printf("%-20s online: %llu configs tried, %.3f s in trials over %.3f s (%.1f %%), kept %s\n",
+                plan.kernel.c_str(), static_cast<unsigned long long>(online->tried(plan.problem)), online->spent_s(),
+                elapsed_s, elapsed_s > 0 ? 100.0 * online->spent_s() / elapsed_s : 0.0,
+                best ? tiletune::format_config(launcher.space(), *best).c_str() : "the plan's config");
+  }
 }
 
 std::vector<float> pattern(std::size_t n, float scale) {
@@ -89,6 +100,7 @@ std::vector<float> pattern(std::size_t n, float scale) {
 
 /// y = a * x + y, launched once (the launch capture sees) and checked, then timed.
 bool run_scale_add(const std::filesystem::path& spaces, const std::filesystem::path& db, int n, int iterations) {
+  const auto opened = std::chrono::steady_clock::now();
   auto launcher = tiletune::Launcher::open(spaces / "scale_add.yaml", db);
   const tiletune::LaunchPlan plan = launcher.prepare({{"N", n}});
   const std::vector<float> x = pattern(std::size_t(n), 0.001f), y = pattern(std::size_t(n), 0.002f);
@@ -103,12 +115,13 @@ bool run_scale_add(const std::filesystem::path& spaces, const std::filesystem::p
   bool ok = true;
   for (std::size_t i = 0; i < got.size() && ok; ++i) ok = std::fabs(got[i] - (a * x[i] + y[i])) <= 1e-6f;
   const double ms = time_launches(iterations, [&] { launcher.launch(plan, args); });
-  report(launcher, plan, ms, ok);
+  report(launcher, plan, ms, ok, std::chrono::duration<double>(std::chrono::steady_clock::now() - opened).count());
   return ok;
 }
 
 /// out = transpose(in), launched once and checked, then timed.
 bool run_transpose(const std::filesystem::path& spaces, const std::filesystem::path& db, int m, int iterations) {
+  const auto opened = std::chrono::steady_clock::now();
   auto launcher = tiletune::Launcher::open(spaces / "tile_transpose.yaml", db);
   const tiletune::LaunchPlan plan = launcher.prepare({{"N", m}});
   const std::vector<float> in = pattern(std::size_t(m) * m, 1.0f);
@@ -122,7 +135,7 @@ bool run_transpose(const std::filesystem::path& spaces, const std::filesystem::p
   for (int r = 0; r < m && ok; ++r)
     for (int c = 0; c < m && ok; ++c) ok = got[std::size_t(c) * m + r] == in[std::size_t(r) * m + c];
   const double ms = time_launches(iterations, [&] { launcher.launch(plan, args); });
-  report(launcher, plan, ms, ok);
+  report(launcher, plan, ms, ok, std::chrono::duration<double>(std::chrono::steady_clock::now() - opened).count());
   return ok;
 }
 

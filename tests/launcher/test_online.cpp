@@ -120,6 +120,16 @@ TEST(OnlineSchedule, SpendsAtMostItsShareOfTheWallTime) {
   EXPECT_DOUBLE_EQ(schedule.spent_s(), 0.5);
 }
 
+TEST(OnlineSchedule, DoesNotTryAgainWhatAnEarlierRunTried) {
+  Fixture f;
+  OnlineSchedule schedule(f.space, options(), 0.0);
+  schedule.skip(n1000, {Config{{64, 2}}, Config{{128, 1}}});
+  auto c = schedule.next(n1000, Config{{64, 1}}, 1.0);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(*c, (Config{{128, 2}}));
+  EXPECT_EQ(schedule.tried(n1000), 0u) << "skipped configs do not count against the budget";
+}
+
 TEST(OnlineOptions, FromTheEnvironment) {
   ::setenv("TILETUNE_ONLINE", "app_*,test_online", 1);
   ::setenv("TILETUNE_ONLINE_BUDGET", "5", 1);

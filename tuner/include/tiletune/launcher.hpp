@@ -159,6 +159,8 @@ class Launcher {
   void finish_trial(const LaunchPlan& use, const LaunchPlan& tried, std::span<void* const> args, CUstream stream,
                     DeviceWorkbench& bench, const std::vector<detail::TrialOutput>& outputs, OnlineTrial& trial);
   void record_online_trial(const LaunchPlan& use, const OnlineTrial& trial);
+  /// Configs the cache has trials of for this kernel version, device and problem.
+  [[nodiscard]] std::vector<Config> tried_before(const LaunchPlan& plan);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -59,6 +59,8 @@ class OnlineSchedule {
   [[nodiscard]] std::optional<Config> next(const Problem& problem, const Config& current, double now_s);
   /// The trial of `candidate` ended: its verdict, and the seconds it cost the call.
   void record(const Problem& problem, const Config& candidate, OnlineVerdict verdict, double cost_s);
+  /// Configs never to try for a problem: those the cache already has trials of (an earlier run).
+  void skip(const Problem& problem, const std::vector<Config>& configs);
   /// The config a problem uses after its trials (nullopt: none was faster than the plan's).
   [[nodiscard]] std::optional<Config> best(const Problem& problem) const;
   /// Candidates tried for a problem so far.
@@ -71,7 +73,7 @@ class OnlineSchedule {
   struct PerProblem {
     std::optional<Enumerator> candidates;   ///< walked in enumeration order
     std::vector<Config> tried;
-    std::vector<Config> in_use;             ///< configs the calls used (never candidates)
+    std::vector<Config> known;              ///< in use on a call, or tried before: never candidates
     std::optional<Config> best;
     bool exhausted = false;
   };

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <chrono>
 #include <iostream>
 #include <mutex>
@@ -89,6 +90,7 @@ struct Launcher::Impl {
   std::map<std::vector<std::int64_t>, LaunchPlan> online_plans;  // plans of the configs online tuning kept
   std::optional<OnlineVerdict> last_online;
   std::optional<std::int64_t> online_device_id, online_kernel_id;  // rows of its trials (guarded by mutex)
+  std::set<std::vector<std::int64_t>> online_seeded;  // problems whose earlier trials were read
   std::atomic<CaptureOutcome> last_capture{CaptureOutcome::off};
 
   void open_db();
@@ -452,6 +454,7 @@ void Launcher::launch_online(const LaunchPlan& plan, std::span<void* const> args
       it = impl.online_plans.insert_or_assign(plan.problem.sizes, plan_for(plan.problem, *best)).first;
     use = &it->second;
   }
+  if (impl.online_seeded.insert(plan.problem.sizes).second) impl.online->skip(plan.problem, tried_before(plan));
   const std::optional<Config> candidate = impl.online->next(plan.problem, use->config, seconds_since(impl.opened));
   if (!candidate) {
     launch_checked(*use, args, stream);
@@ -660,6 +663,25 @@ void Launcher::finish_trial(const LaunchPlan& use, const LaunchPlan& tried, std:
   }
   trial.status = TrialStatus::ok;
   trial.verdict = *trial.candidate_ms < *trial.current_ms ? OnlineVerdict::faster : OnlineVerdict::slower;
+}
+
+std::vector<Config> Launcher::tried_before(const LaunchPlan& plan) {
+  Impl& impl = *impl_;
+  std::lock_guard lock(impl.mutex);
+  std::vector<Config> configs;
+  if (!impl.db) return configs;
+  try {
+    const auto device = impl.db->device(impl.device.uuid);
+    const int arch = std::atoi(impl.arch.c_str() + (impl.arch.rfind("sm_", 0) == 0 ? 3 : 0));
+    const auto kernel = impl.db->find_kernel(
+        kernel_record(impl.space, impl.sources->for_options(space_options(impl.space)), arch));
+    if (!device || !kernel) return configs;
+    for (const std::string& params : impl.db->existing_trials(device->id, *kernel, plan.problem_text))
+      if (auto c = parse_canonical_config(impl.space, params)) configs.push_back(std::move(*c));
+  } catch (const std::exception&) {
+    configs.clear();  // an unreadable cache: everything is untried
+  }
+  return configs;
 }
 
 void Launcher::record_online_trial(const LaunchPlan& use, const OnlineTrial& trial) {

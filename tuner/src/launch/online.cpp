@@ -78,9 +78,9 @@ std::optional<Config> OnlineSchedule::next(const Problem& problem, const Config&
   if (spent_s_ > options_.share * std::max(0.0, now_s - opened_s_)) return std::nullopt;
   if (!p.candidates) p.candidates.emplace(space_, problem);
   // A config that was in use is measured in every trial: it is never a candidate itself.
-  if (std::find(p.in_use.begin(), p.in_use.end(), current) == p.in_use.end()) p.in_use.push_back(current);
+  if (std::find(p.known.begin(), p.known.end(), current) == p.known.end()) p.known.push_back(current);
   auto known = [&](const Config& c) {
-    return std::find(p.in_use.begin(), p.in_use.end(), c) != p.in_use.end() ||
+    return std::find(p.known.begin(), p.known.end(), c) != p.known.end() ||
            std::find(p.tried.begin(), p.tried.end(), c) != p.tried.end();
   };
   while (auto c = p.candidates->next()) {
@@ -95,6 +95,11 @@ void OnlineSchedule::record(const Problem& problem, const Config& candidate, Onl
   p.tried.push_back(candidate);
   spent_s_ += std::max(0.0, cost_s);
   if (verdict == OnlineVerdict::faster) p.best = candidate;  // wrong and failed configs never are
+}
+
+void OnlineSchedule::skip(const Problem& problem, const std::vector<Config>& configs) {
+  PerProblem& p = problems_[problem.sizes];
+  p.known.insert(p.known.end(), configs.begin(), configs.end());
 }
 
 std::optional<Config> OnlineSchedule::best(const Problem& problem) const {
