@@ -148,8 +148,8 @@ class CaptureWriter {
 [[nodiscard]] std::string capture_space_yaml(const Space& space, const Problem& problem, const Config& config,
                                              const std::vector<std::string>& scalars);
 
-/// Why a space cannot be captured (module globals, a buffer whose count depends on a param, a
-/// `verify: {library: ...}` is fine...), or nullopt.
+/// Why a space cannot be captured, or nullopt: module `globals:` (the Launcher does not fill
+/// them) or a buffer whose count depends on a param (a capture holds one size per buffer).
 [[nodiscard]] std::optional<std::string> capture_refusal(const Space& space);
 
 }  // namespace tiletune

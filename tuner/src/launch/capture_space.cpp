@@ -99,7 +99,12 @@ YAML::Node capture_verify(const Space& space) {
   for (const OutputCheck& c : v.outputs) {
     YAML::Node o;
     o["compare"] = compare_name(c.compare);
-    if (c.count) o["count"] = quoted(c.count->expr.text());
+    if (c.count) {
+      if (c.count->expr.is_python())
+        o["count"]["python"] = quoted(c.count->expr.text());
+      else
+        o["count"] = quoted(c.count->expr.text());
+    }
     o["rtol"] = number_text(c.rtol);
     o["atol"] = number_text(c.atol);
     outputs[c.buffer] = o;
