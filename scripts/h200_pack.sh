@@ -18,6 +18,8 @@ for t in gpu/test_device_gpu gpu/test_occupancy_device runner/test_runner runner
          launcher/test_launcher_gpu cli/test_cli_gpu energy/test_energy_gpu corpus/test_corpus_gpu; do
   [[ -e $build/tests/$t ]] && files+=("tests/$t")
 done
+# The capture round trip's application (examples/capture_app/round_trip.sh).
+[[ -e $build/examples/capture_app/capture_app ]] && files+=(examples/capture_app/capture_app)
 # The strategy benchmark: its CPU per proposal is quoted for the GPU machine's host.
 [[ -e $build/bench/bench_strategies ]] && files+=(bench/bench_strategies)
 for f in "${files[@]}"; do

@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <algorithm>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "gpu/driver.hpp"
 #include "test_support.hpp"
+#include "tiletune/cache_db.hpp"
+#include "tiletune/data_file.hpp"
 #include "tiletune/launcher.hpp"
 
 namespace tiletune::testing {
@@ -50,6 +54,117 @@ TEST(LauncherGpu, Transpose1000MatchesCpu) {
     auto launcher = Launcher::open(source_dir() / "configs" / "transpose.yaml", db, 0);
     run_and_check(launcher, CubinOrigin::database);
   }
+}
+
+// Capture through the device: the inputs read before the launch and the outputs after it are the
+// launch's, and the launch's own result is the same as without capture.
+TEST(LauncherGpu, CapturesATransposeLaunchFromTheDevice) {
+  TempDir dir;
+  Launcher::Options options;
+  options.db_path = dir.path() / "cache.db";
+  options.capture = CaptureOptions{};
+  options.capture->patterns = {"transp*"};
+  options.capture->directory = dir.path() / "captures";
+  auto launcher = Launcher::open(source_dir() / "configs" / "transpose.yaml", options);
+  ASSERT_NE(launcher.capture(), nullptr);
+  run_and_check(launcher, CubinOrigin::compiled);  // checks the launch's output against the CPU
+  EXPECT_EQ(launcher.last_capture(), CaptureOutcome::written);
+  const std::filesystem::path folder = launcher.capture()->last_written();
+  ASSERT_FALSE(folder.empty());
+  const auto in = read_data_file(folder / "inputs" / "in.npy", ElementType::f32, 1000 * 1000, "in");
+  const auto out = read_data_file(folder / "expected" / "out.npy", ElementType::f32, 1000 * 1000, "out");
+  std::vector<float> a(1000 * 1000), b(a.size());
+  std::memcpy(a.data(), in.data(), in.size());
+  std::memcpy(b.data(), out.data(), out.size());
+  std::size_t wrong = 0;
+  for (int r = 0; r < 1000; ++r)
+    for (int c = 0; c < 1000; ++c)
+      if (b[std::size_t(c) * 1000 + r] != a[std::size_t(r) * 1000 + c]) ++wrong;
+  EXPECT_EQ(wrong, 0u) << "the captured output is the transpose of the captured input";
+  const Space captured = load_space(folder / "space.yaml");
+  EXPECT_EQ(captured.problem.at(0).values, std::vector<std::int64_t>{1000});
+
+  run_and_check(launcher, CubinOrigin::memory);
+  EXPECT_EQ(launcher.last_capture(), CaptureOutcome::done) << "once per kernel and problem";
+}
+
+// Online tuning on real calls: a planted wrong config (BLOCK=128 computes 3x instead of 2x) is
+// tried, found wrong against the call's own output and never used; every call's result is right;
+// the trials are in the cache.
+TEST(LauncherGpu, OnlineTuningNeverUsesAWrongConfigAndRecordsItsTrials) {
+  TempDir dir;
+  (void)dir.write("twice.cu", R"cu(extern "C" __global__ void twice(const float* x, float* y, int n) {
+  const int i = blockIdx.x * BLOCK + threadIdx.x;
+  if (i < n) {
+#if BLOCK == 128
+    y[i] = 3.0f * x[i];  // planted: wrong
+#else
+    y[i] = 2.0f * x[i];
+#endif
+  }
+}
+)cu");
+  const auto yaml = dir.write("twice.yaml", R"yaml(kernel: test_online_twice
+source: twice.cu
+entry: twice
+problem:
+  N: [100000]
+params:
+  BLOCK: [32, 64, 128, 256]
+launch:
+  grid: ["ceil_div(N, BLOCK)"]
+  block: [BLOCK]
+buffers:
+  x: {type: float, count: N, init: random}
+  y: {type: float, count: N, output: true}
+args: [x, y, N]
+verify: {reference: {config: {BLOCK: 32}}, rtol: 0}
+default: {BLOCK: 32}
+)yaml");
+  Launcher::Options options;
+  options.db_path = dir.path() / "cache.db";
+  options.capture = CaptureOptions{};
+  options.online = OnlineOptions{};
+  options.online->patterns = {"test_online_*"};
+  options.online->share = 1.0;
+  options.online->samples = 2;
+  auto launcher = Launcher::open(yaml, options);
+  ASSERT_NE(launcher.online(), nullptr);
+
+  constexpr int n = 100000;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i) x[std::size_t(i)] = 0.5f * float(i % 977) - 3.0f;
+  cu::PrimaryContext context(0);
+  cu::DeviceBuffer dx(x.size() * sizeof(float)), dy(y.size() * sizeof(float));
+  dx.upload(x.data(), dx.size());
+  CUdeviceptr px = dx.ptr(), py = dy.ptr();
+  int size = n;
+  void* args[] = {&px, &py, &size};
+  std::vector<OnlineVerdict> verdicts;
+  for (int call = 0; call < 6; ++call) {
+    dy.fill_async(0);
+    launcher.launch({{"N", n}}, args);
+    context.synchronize();
+    dy.download(y.data(), dy.size());
+    std::size_t wrong = 0;
+    for (int i = 0; i < n; ++i) wrong += y[std::size_t(i)] != 2.0f * x[std::size_t(i)];
+    EXPECT_EQ(wrong, 0u) << "call " << call << ": the application's result";
+    if (auto v = launcher.last_online()) verdicts.push_back(*v);
+  }
+  const Problem problem{{n}};
+  EXPECT_EQ(launcher.online()->tried(problem), 3u) << "64, 128 and 256";
+  EXPECT_NE(launcher.online()->best(problem), std::optional<Config>(Config{{128}}));
+  EXPECT_NE(std::find(verdicts.begin(), verdicts.end(), OnlineVerdict::wrong), verdicts.end());
+
+  auto db = CacheDb::open(options.db_path, CacheDb::Mode::read_only);
+  bool wrong_recorded = false;
+  std::size_t ok = 0;
+  for (const TrialRow& row : db.trials()) {
+    if (row.trial.key.params == "BLOCK=128") wrong_recorded = row.trial.status == TrialStatus::wrong_result;
+    ok += row.trial.status == TrialStatus::ok;
+  }
+  EXPECT_TRUE(wrong_recorded);
+  EXPECT_EQ(ok, 3u) << "32 (the config in use), 64 and 256";
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 // from the cache database (compiling it with NVRTC and storing it there on a miss, so a second
 // process starts without compiling), loads it once and launches it with the caller's arguments.
 //
+// With capture on (TILETUNE_CAPTURE in the environment or Options::capture; tiletune/capture.hpp),
+// launch() also writes matching launches to disk as spaces `tiletune tune` takes; a capture never
+// changes a launch's result, and a capture that fails says so in one line and stops.
+//
 // prepare() needs no GPU when a device is given in Launcher::Options (it only reads the cache and
 // compiles); the module is loaded on the first launch() of a plan. One Launcher may be used from
 // several threads (prepare and launch are serialized where they touch shared state).
@@ -18,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "tiletune/capture.hpp"
+#include "tiletune/online.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/query.hpp"
 #include "tiletune/space.hpp"
@@ -37,8 +43,10 @@ enum class CubinOrigin {
 /// "memory", "database", "compiled".
 [[nodiscard]] const char* cubin_origin_name(CubinOrigin origin) noexcept;
 
+class DeviceWorkbench;
 namespace detail {
 struct LoadedKernel;
+struct TrialOutput;
 }
 
 /// What prepare() chose for one problem: everything launch() needs.
@@ -84,6 +92,10 @@ class Launcher {
     std::string arch;
     /// Do not write compiled cubins to the database (they are still read from it).
     bool read_only = false;
+    /// What launch() captures. Unset: CaptureOptions::from_environment (TILETUNE_CAPTURE...).
+    std::optional<CaptureOptions> capture;
+    /// Online tuning (tiletune/online.hpp). Unset: OnlineOptions::from_environment (TILETUNE_ONLINE...).
+    std::optional<OnlineOptions> online;
   };
 
   /// Loads the space and its kernel source and opens the cache: read-write when possible (to store
@@ -122,10 +134,33 @@ class Launcher {
   [[nodiscard]] bool db_writable() const noexcept;
   /// Why the cache is not used, or is used read-only (empty when opened read-write).
   [[nodiscard]] const std::string& db_message() const noexcept;
+  /// The capture of this kernel's launches, or nullptr when capture is off for it.
+  [[nodiscard]] const CaptureWriter* capture() const noexcept;
+  /// What capture did with the last launch() of this Launcher (off when capture is off).
+  [[nodiscard]] CaptureOutcome last_capture() const noexcept;
+  /// Online tuning's schedule for this kernel, or nullptr when it is off.
+  [[nodiscard]] const OnlineSchedule* online() const noexcept;
+  /// How the last online trial of this Launcher ended (nullopt before the first).
+  [[nodiscard]] std::optional<OnlineVerdict> last_online() const;
 
  private:
   struct Impl;
+  struct OnlineTrial;
   explicit Launcher(std::unique_ptr<Impl> impl) noexcept;
+  /// A plan for a given config (online tuning's candidates and kept configs).
+  [[nodiscard]] LaunchPlan plan_for(const Problem& problem, const Config& config);
+  /// Geometry and cubin of a plan whose config is chosen.
+  void complete(LaunchPlan& plan);
+  void launch_checked(const LaunchPlan& plan, std::span<void* const> args, CUstream stream);
+  void launch_online(const LaunchPlan& plan, std::span<void* const> args, CUstream stream);
+  void run_online_trial(const LaunchPlan& use, std::span<void* const> args, CUstream stream, OnlineTrial& trial);
+  void prepare_trial_outputs(const LaunchPlan& use, std::span<void* const> args, DeviceWorkbench& bench,
+                             std::vector<detail::TrialOutput>& outputs);
+  void finish_trial(const LaunchPlan& use, const LaunchPlan& tried, std::span<void* const> args, CUstream stream,
+                    DeviceWorkbench& bench, const std::vector<detail::TrialOutput>& outputs, OnlineTrial& trial);
+  void record_online_trial(const LaunchPlan& use, const OnlineTrial& trial);
+  /// Configs the cache has trials of for this kernel version, device and problem.
+  [[nodiscard]] std::vector<Config> tried_before(const LaunchPlan& plan);
   std::unique_ptr<Impl> impl_;
 };
 
