@@ -64,7 +64,7 @@ constexpr std::size_t kRefitGrowth = 200;
 /// the next local steps go). Below it every fit is whole: fits are cheap then, and the first
 /// ones matter most (a partial fit from the start lost 10-30 evaluations to 95 % on the
 /// published convolution landscapes; bench/results/2026-12-02-devvm-strategies-any-size.md).
-constexpr std::size_t kTreesPerRefit = 12;
+constexpr std::size_t kTreesPerRefit = 8;
 constexpr std::size_t kPoolRefreshFits = 4;
 constexpr std::size_t kWholeFitsBelow = 64;
 
