@@ -45,8 +45,9 @@ TrialRecord planted(std::int64_t device, std::int64_t kernel, const std::string&
 // --- the tie test and the pick rule ------------------------------------------------------------
 
 TEST(TieTest, BelowTheFloorIsATieAboveTheCapNever) {
-  EXPECT_TRUE(tied_with(tie("A=1", 1.000), tie("A=2", 1.004)));   // 0.4 % < 0.5 % floor
-  EXPECT_FALSE(tied_with(tie("A=1", 1.000), tie("A=2", 1.006)));  // 0.6 %, no noise known
+  // Just under and just over the floor (1.5 %), no noise known.
+  EXPECT_TRUE(tied_with(tie("A=1", 1.000), tie("A=2", 1.0 + 0.9 * tie_relative_floor)));
+  EXPECT_FALSE(tied_with(tie("A=1", 1.000), tie("A=2", 1.0 + 1.1 * tie_relative_floor)));
   // Noise: stddev 0.1 ms over 4 samples, se = 1.2533 * 0.05 = 0.063 each; z * sqrt(2) * se = 0.17.
   EXPECT_TRUE(tied_with(tie("A=1", 1.0, 0.1, 4), tie("A=2", 1.03, 0.1, 4)));
   EXPECT_FALSE(tied_with(tie("A=1", 1.0, 0.001, 1000), tie("A=2", 1.03, 0.001, 1000)));
@@ -132,7 +133,7 @@ TEST(Answers, WithoutNoiseColumnsOnlyTheFloorTies) {
   const auto d = db.upsert_device(sample_device(h200_a));
   const auto k = db.upsert_kernel(sample_kernel());
   TrialRecord fast = ok_trial(d, k, "N=1", "T=1", 1.0);
-  TrialRecord slow = ok_trial(d, k, "N=1", "T=2", 1.01);  // 1 %: no tie without a large noise
+  TrialRecord slow = ok_trial(d, k, "N=1", "T=2", 1.0 + 2 * tie_relative_floor);  // no tie without a large noise
   for (TrialRecord* t : {&fast, &slow}) {
     t->stddev_ms.reset();
     t->samples.reset();
