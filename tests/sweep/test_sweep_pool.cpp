@@ -291,7 +291,10 @@ TEST(PoolSweep, TheDevicesMustBeDistinct) {
 TEST(PoolSweep, TheWorkerArgvNamesTheOrdinal) {
   PoolToy toy;
   toy.devices = {fake_gpu(3), fake_gpu(5)};
-  SweepOptions o = toy.options("ok", {"--log", (toy.dir.path() / "worker{ordinal}.log").string()});
+  // Each trial takes 20 ms, so both devices get some (the log is written per trial; without a
+  // delay one device could measure all 20 before the other's worker started).
+  SweepOptions o =
+      toy.options("ok", {"--log", (toy.dir.path() / "worker{ordinal}.log").string(), "--delay-ms", "20"});
   o.devices = toy.devices;
   o.budget.evaluations = 20;
   const SweepReport r = run_sweep(toy.space, o);
