@@ -1,6 +1,7 @@
 // The launcher on a GPU: transpose 1000x1000 (not a multiple of any tile) through the Launcher
 // with real device buffers, checked against a CPU transpose; the second process's path (a new
-// Launcher on the same database) launches from the stored cubin.
+// Launcher on the same database) launches from the stored cubin; a captured launch; a planted
+// wrong config never used, by online tuning or by an offline tune of a capture.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -88,11 +89,9 @@ TEST(LauncherGpu, CapturesATransposeLaunchFromTheDevice) {
   EXPECT_EQ(launcher.last_capture(), CaptureOutcome::done) << "once per kernel and problem";
 }
 
-// Online tuning on real calls: a planted wrong config (BLOCK=128 computes 3x instead of 2x) is
-// tried, found wrong against the call's own output and never used; every call's result is right;
-// the trials are in the cache.
-TEST(LauncherGpu, OnlineTuningNeverUsesAWrongConfigAndRecordsItsTrials) {
-  TempDir dir;
+/// The planted space of these tests: `twice` computes y = 2x, except that BLOCK=128 computes 3x
+/// (wrong); the default BLOCK=32 is right. Returns the YAML's path.
+std::filesystem::path write_planted_twice(const TempDir& dir) {
   (void)dir.write("twice.cu", R"cu(extern "C" __global__ void twice(const float* x, float* y, int n) {
   const int i = blockIdx.x * BLOCK + threadIdx.x;
   if (i < n) {
@@ -104,7 +103,7 @@ TEST(LauncherGpu, OnlineTuningNeverUsesAWrongConfigAndRecordsItsTrials) {
   }
 }
 )cu");
-  const auto yaml = dir.write("twice.yaml", R"yaml(kernel: test_online_twice
+  return dir.write("twice.yaml", R"yaml(kernel: test_online_twice
 source: twice.cu
 entry: twice
 problem:
@@ -121,6 +120,14 @@ args: [x, y, N]
 verify: {reference: {config: {BLOCK: 32}}, rtol: 0}
 default: {BLOCK: 32}
 )yaml");
+}
+
+// Online tuning on real calls: a planted wrong config (BLOCK=128 computes 3x instead of 2x) is
+// tried, found wrong against the call's own output and never used; every call's result is right;
+// the trials are in the cache.
+TEST(LauncherGpu, OnlineTuningNeverUsesAWrongConfigAndRecordsItsTrials) {
+  TempDir dir;
+  const auto yaml = write_planted_twice(dir);
   Launcher::Options options;
   options.db_path = dir.path() / "cache.db";
   options.capture = CaptureOptions{};
@@ -165,6 +172,60 @@ default: {BLOCK: 32}
   }
   EXPECT_TRUE(wrong_recorded);
   EXPECT_EQ(ok, 3u) << "32 (the config in use), 64 and 256";
+}
+
+// Offline: the application's launch (the default, right) is captured; `tiletune tune` on the
+// capture checks every config against the captured outputs, so the planted BLOCK=128 is recorded
+// wrong_result, and the next Launcher takes a right config from the cache at match exact.
+TEST(LauncherGpu, AnOfflineTuneOfACaptureNeverAnswersAWrongConfig) {
+  TempDir dir;
+  const auto yaml = write_planted_twice(dir);
+  const auto db = dir.path() / "cache.db";
+  constexpr int n = 100000;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i) x[std::size_t(i)] = 0.25f * float(i % 613) - 1.0f;
+  cu::PrimaryContext context(0);
+  cu::DeviceBuffer dx(x.size() * sizeof(float)), dy(y.size() * sizeof(float));
+  dx.upload(x.data(), dx.size());
+  CUdeviceptr px = dx.ptr(), py = dy.ptr();
+  int size = n;
+  void* args[] = {&px, &py, &size};
+  std::filesystem::path captured;
+  {
+    Launcher::Options options;
+    options.db_path = db;
+    options.capture = CaptureOptions{};
+    options.capture->patterns = {"test_online_*"};
+    options.capture->directory = dir.path() / "captures";
+    auto launcher = Launcher::open(yaml, options);
+    launcher.launch({{"N", n}}, args);
+    context.synchronize();
+    ASSERT_EQ(launcher.last_capture(), CaptureOutcome::written);
+    captured = launcher.capture()->last_written() / "space.yaml";
+  }
+  const CommandResult tuned = run_command(std::string(TILETUNE_CLI_PATH) + " tune " + shell_quoted(captured) +
+                                          " --strategy exhaustive --db " + shell_quoted(db) + " -q");
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+
+  auto cache = CacheDb::open(db, CacheDb::Mode::read_only);
+  bool wrong_recorded = false;
+  for (const TrialRow& row : cache.trials())
+    if (row.trial.key.params == "BLOCK=128") wrong_recorded = row.trial.status == TrialStatus::wrong_result;
+  EXPECT_TRUE(wrong_recorded) << "the capture's check caught the planted config";
+
+  Launcher::Options again;
+  again.db_path = db;
+  auto next = Launcher::open(yaml, again);
+  const LaunchPlan plan = next.prepare({{"N", n}});
+  EXPECT_EQ(plan.match, MatchLevel::exact);
+  EXPECT_NE(plan.config_text, "BLOCK=128");
+  dy.fill_async(0);
+  next.launch(plan, args);
+  context.synchronize();
+  dy.download(y.data(), dy.size());
+  std::size_t wrong = 0;
+  for (int i = 0; i < n; ++i) wrong += y[std::size_t(i)] != 2.0f * x[std::size_t(i)];
+  EXPECT_EQ(wrong, 0u) << "the tuned config " << plan.config_text;
 }
 
 }  // namespace
