@@ -108,6 +108,42 @@ TEST(Cli, TuneWithoutAGpuSaysSoAndPlans) {
   EXPECT_NE(r.output.find("after constraints 92"), std::string::npos) << r.output;
 }
 
+// `tune FOLDER`: each capture of a capture folder in turn (here planned: no GPU); a folder without
+// captures and a replay of a folder are argument errors.
+TEST(Cli, TuneOfACaptureFolderTakesEachCaptureInTurn) {
+  if (cu::device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  TempDir dir;
+  const std::string space = "source: " + (source_dir() / "kernels" / "transpose.cu").string() + "\n";
+  std::string yaml;
+  {
+    std::ifstream in(source_dir() / "configs" / "transpose.yaml");
+    for (std::string line; std::getline(in, line);)
+      yaml += line.rfind("source:", 0) == 0 ? space : line + "\n";
+  }
+  for (const char* name : {"b_second", "a_first"}) {
+    std::filesystem::create_directories(dir.path() / "captures" / name);
+    std::ofstream(dir.path() / "captures" / name / "space.yaml") << yaml;
+  }
+  std::filesystem::create_directories(dir.path() / "captures" / "not_a_capture");
+  CommandResult r = tiletune_in(dir, "tune captures --arch sm_90");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto first = r.output.find("== capture 1/2: captures/a_first/space.yaml");
+  const auto second = r.output.find("== capture 2/2: captures/b_second/space.yaml");
+  ASSERT_NE(first, std::string::npos) << r.output;
+  ASSERT_NE(second, std::string::npos) << r.output;
+  EXPECT_LT(first, second);
+  EXPECT_NE(r.output.find("after constraints 92", second), std::string::npos) << r.output;
+
+  std::filesystem::create_directories(dir.path() / "empty");
+  r = tiletune_in(dir, "tune empty");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is a folder without captures"), std::string::npos) << r.output;
+  std::ofstream(dir.path() / "x.csv") << "";
+  r = tiletune_in(dir, "tune captures --replay x.csv");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("a replay takes one space"), std::string::npos) << r.output;
+}
+
 TEST(Cli, BadArgumentsAreReported) {
   TempDir dir;
   const auto space = quote(source_dir() / "configs" / "transpose.yaml");

@@ -423,10 +423,143 @@ int run_replay(const Space& space, const TuneOptions& o) {
 
 }  // namespace
 
+namespace {
+
+/// `tune SPACE.yaml`: one sweep (or its replay, or a plan when there is no GPU).
+int tune_space(const std::shared_ptr<TuneOptions>& o) {
+  Space space = load_space(o->plan.space);
+  if (!o->replay.empty()) return run_replay(space, *o);
+  const std::vector<DeviceInfo> devices = list_devices();
+  if (devices.empty()) {
+    std::cout << fmt::format("no CUDA device present ({}): running `plan` on {} instead\n",
+                             cuda_unavailable_reason(), o->plan.space);
+    Plan plan = run_plan(space, o->plan);
+    print_plan(std::cout, space, plan, Format::table);
+    return exit_ok;
+  }
+  SweepOptions options;
+  if (!o->devices.empty()) {
+    options.devices = pick_devices(devices, o->devices);
+  } else {
+    if (o->device >= static_cast<int>(devices.size()))
+      throw UsageError(fmt::format("--device {}: this machine has {} CUDA device{} (0 to {})", o->device,
+                                   devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
+    options.device = devices[static_cast<std::size_t>(o->device)];
+  }
+  options.problems = select_problems(space, o->plan.sizes);
+  options.compile_threads = o->plan.threads;
+  options.compiler = compile_workers();
+  std::optional<CubinCache> cache;
+  if (!o->plan.no_cache) {
+    cache.emplace(o->plan.cubin_cache.empty() ? CubinCache::default_directory()
+                                              : std::filesystem::path(o->plan.cubin_cache));
+    options.cubin_cache = &*cache;
+  }
+  options.db_path = o->db;
+  options.force = o->force;
+  options.budget = parse_budget(o->budget);
+  options.strategy = o->strategy;
+  options.seed = o->seed;
+  options.shard = resolve_shard(o->plan.shard);
+  options.timing.cold = !o->hot;
+  options.timing.min_samples = o->min_samples;
+  options.timing.warmup_runs = o->warmup;
+  options.timing.min_seconds = o->min_time;
+  options.timing.max_seconds = o->max_time;
+  options.timing.max_noise = o->max_noise / 100.0;
+  options.deadline_seconds = o->deadline;
+  options.confirm_finalists = o->confirm;
+  options.good_enough = good_enough_share(o->good_enough, o->objective);
+  if (!o->warm_start.empty()) {
+    std::vector<std::string> tuned;  // the devices of this sweep: their own trials are no warm start
+    for (const DeviceInfo& d : options.devices.empty() ? std::vector<DeviceInfo>{options.device} : options.devices)
+      tuned.push_back(d.uuid);
+    const int arch = (options.devices.empty() ? options.device : options.devices.front()).arch();
+    options.warm_start = load_warm_start(o->warm_start, space, tuned, {}, arch);
+    if (!options.warm_start.note.empty()) std::cerr << text_out::terminal_text(options.warm_start.note) << '\n';
+  }
+  options.objective = *parse_objective(o->objective);
+  options.energy.enabled = o->energy;
+  const bool tty = stderr_is_tty();
+  if (!o->plan.quiet) {
+    auto last_line = std::make_shared<double>(-1e9);
+    options.progress = [tty, last_line](const SweepProgress& p) {
+      const double eta = p.done ? p.elapsed_seconds / double(p.done) * double(p.total - p.done) : NAN;
+      if (tty) {
+        constexpr int width = 30;
+        const int filled = p.total ? static_cast<int>(width * p.done / p.total) : width;
+        std::cerr << fmt::format("\r\033[K[{}{}] {}/{} ETA {} | {} | {}", std::string(filled, '='),
+                                 std::string(width - filled, ' '), p.done, p.total, format_duration(eta),
+                                 counts_text(p.counts), p.current.substr(0, 50))
+                  << std::flush;
+        if (p.done == p.total) std::cerr << "\r\033[K" << std::flush;
+      } else if (p.elapsed_seconds - *last_line >= 10 || p.done == p.total) {
+        *last_line = p.elapsed_seconds;
+        std::cerr << fmt::format("tune: {}/{} trials, {} elapsed, ETA {} ({})\n", p.done, p.total,
+                                 format_duration(p.elapsed_seconds), format_duration(eta), counts_text(p.counts));
+      }
+    };
+  }
+  const InterruptSignals signals;
+  options.interrupted = [] { return InterruptSignals::received() != 0; };
+  SweepReport report = run_sweep(space, options);
+  print_report(std::cout, space, report, o->top);
+  if (report.interrupted) {
+    std::cerr << fmt::format("tiletune: tune: interrupted ({}) after {} trials: they are in {}; run the same "
+                             "command again to resume\n",
+                             InterruptSignals::received() == SIGTERM ? "SIGTERM" : "SIGINT", report.trials.size(),
+                             report.db_path.string());
+    return exit_interrupted;
+  }
+  bool any_ok = std::any_of(report.problems.begin(), report.problems.end(),
+                            [](const ProblemOutcome& p) { return !p.ranked.empty(); });
+  for (const DeviceOutcome& d : report.pool)
+    for (const ProblemOutcome& p : d.problems) any_ok = any_ok || !p.ranked.empty();
+  // A model whose every GPU left the pool is an error; the other models' results stand.
+  for (const std::string& e : report.pool_errors) std::cerr << "tiletune: tune: " << e << '\n';
+  if (!report.pool_errors.empty()) return exit_error;
+  if (!any_ok) std::cerr << "tiletune: tune: no config of any problem ran ok: there is no best config to use\n";
+  return any_ok ? exit_ok : exit_no_result;
+}
+
+/// The capture folders of `folder` (each FOLDER/NAME/space.yaml), in name order.
+std::vector<std::filesystem::path> capture_spaces(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> spaces;
+  for (const auto& entry : std::filesystem::directory_iterator(folder))
+    if (entry.is_directory() && std::filesystem::is_regular_file(entry.path() / "space.yaml"))
+      spaces.push_back(entry.path() / "space.yaml");
+  std::sort(spaces.begin(), spaces.end());
+  if (spaces.empty())
+    throw UsageError(fmt::format("{} is a folder without captures (NAME/space.yaml in it): name a space, or the "
+                                 "folder TILETUNE_CAPTURE_DIR names",
+                                 quote(folder.string())));
+  return spaces;
+}
+
+/// `tune FOLDER`: each capture of a capture folder tuned in turn, with the same options. The exit
+/// status is the worst of theirs (an interruption stops at once).
+int tune_captures(const std::shared_ptr<TuneOptions>& o) {
+  const std::vector<std::filesystem::path> spaces = capture_spaces(o->plan.space);
+  int worst = exit_ok;
+  for (std::size_t i = 0; i < spaces.size(); ++i) {
+    std::cout << fmt::format("== capture {}/{}: {}\n", i + 1, spaces.size(), spaces[i].string()) << std::flush;
+    auto one = std::make_shared<TuneOptions>(*o);
+    one->plan.space = spaces[i].string();
+    const int status = tune_space(one);
+    if (status == exit_interrupted) return status;
+    if (status == exit_error || (status == exit_no_result && worst == exit_ok)) worst = status;
+  }
+  return worst;
+}
+
+}  // namespace
+
 Runner add_tune_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tune", "Run a tuning sweep on the GPU (plans the space when there is no GPU)");
   auto o = std::make_shared<TuneOptions>();
-  cmd->add_option("space", o->plan.space, "Search space (YAML); default: the shipped configs/transpose.yaml")
+  cmd->add_option("space", o->plan.space,
+                  "Search space (YAML), or a capture folder (each NAME/space.yaml in it, in turn); default: the "
+                  "shipped configs/transpose.yaml")
       ->check(CLI::ExistingPath);
   add_plan_options(*cmd, o->plan);
   auto* device = cmd->add_option("--device", o->device, "CUDA device ordinal (see `tiletune devices`)")
@@ -578,99 +711,10 @@ is printed, the exit status is 130, and the same command resumes. A second Ctrl-
 )" + std::string(exit_status_help));
   return [o]() {
     if (o->plan.space.empty()) o->plan.space = default_space_path().string();
-    Space space = load_space(o->plan.space);
-    if (!o->replay.empty()) return run_replay(space, *o);
-    const std::vector<DeviceInfo> devices = list_devices();
-    if (devices.empty()) {
-      std::cout << fmt::format("no CUDA device present ({}): running `plan` on {} instead\n",
-                               cuda_unavailable_reason(), o->plan.space);
-      Plan plan = run_plan(space, o->plan);
-      print_plan(std::cout, space, plan, Format::table);
-      return exit_ok;
-    }
-    SweepOptions options;
-    if (!o->devices.empty()) {
-      options.devices = pick_devices(devices, o->devices);
-    } else {
-      if (o->device >= static_cast<int>(devices.size()))
-        throw UsageError(fmt::format("--device {}: this machine has {} CUDA device{} (0 to {})", o->device,
-                                     devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
-      options.device = devices[static_cast<std::size_t>(o->device)];
-    }
-    options.problems = select_problems(space, o->plan.sizes);
-    options.compile_threads = o->plan.threads;
-    options.compiler = compile_workers();
-    std::optional<CubinCache> cache;
-    if (!o->plan.no_cache) {
-      cache.emplace(o->plan.cubin_cache.empty() ? CubinCache::default_directory()
-                                                : std::filesystem::path(o->plan.cubin_cache));
-      options.cubin_cache = &*cache;
-    }
-    options.db_path = o->db;
-    options.force = o->force;
-    options.budget = parse_budget(o->budget);
-    options.strategy = o->strategy;
-    options.seed = o->seed;
-    options.shard = resolve_shard(o->plan.shard);
-    options.timing.cold = !o->hot;
-    options.timing.min_samples = o->min_samples;
-    options.timing.warmup_runs = o->warmup;
-    options.timing.min_seconds = o->min_time;
-    options.timing.max_seconds = o->max_time;
-    options.timing.max_noise = o->max_noise / 100.0;
-    options.deadline_seconds = o->deadline;
-    options.confirm_finalists = o->confirm;
-    options.good_enough = good_enough_share(o->good_enough, o->objective);
-    if (!o->warm_start.empty()) {
-      std::vector<std::string> tuned;  // the devices of this sweep: their own trials are no warm start
-      for (const DeviceInfo& d : options.devices.empty() ? std::vector<DeviceInfo>{options.device} : options.devices)
-        tuned.push_back(d.uuid);
-      const int arch = (options.devices.empty() ? options.device : options.devices.front()).arch();
-      options.warm_start = load_warm_start(o->warm_start, space, tuned, {}, arch);
-      if (!options.warm_start.note.empty()) std::cerr << text_out::terminal_text(options.warm_start.note) << '\n';
-    }
-    options.objective = *parse_objective(o->objective);
-    options.energy.enabled = o->energy;
-    const bool tty = stderr_is_tty();
-    if (!o->plan.quiet) {
-      auto last_line = std::make_shared<double>(-1e9);
-      options.progress = [tty, last_line](const SweepProgress& p) {
-        const double eta = p.done ? p.elapsed_seconds / double(p.done) * double(p.total - p.done) : NAN;
-        if (tty) {
-          constexpr int width = 30;
-          const int filled = p.total ? static_cast<int>(width * p.done / p.total) : width;
-          std::cerr << fmt::format("\r\033[K[{}{}] {}/{} ETA {} | {} | {}", std::string(filled, '='),
-                                   std::string(width - filled, ' '), p.done, p.total, format_duration(eta),
-                                   counts_text(p.counts), p.current.substr(0, 50))
-                    << std::flush;
-          if (p.done == p.total) std::cerr << "\r\033[K" << std::flush;
-        } else if (p.elapsed_seconds - *last_line >= 10 || p.done == p.total) {
-          *last_line = p.elapsed_seconds;
-          std::cerr << fmt::format("tune: {}/{} trials, {} elapsed, ETA {} ({})\n", p.done, p.total,
-                                   format_duration(p.elapsed_seconds), format_duration(eta), counts_text(p.counts));
-        }
-      };
-    }
-    const InterruptSignals signals;
-    options.interrupted = [] { return InterruptSignals::received() != 0; };
-    SweepReport report = run_sweep(space, options);
-    print_report(std::cout, space, report, o->top);
-    if (report.interrupted) {
-      std::cerr << fmt::format("tiletune: tune: interrupted ({}) after {} trials: they are in {}; run the same "
-                               "command again to resume\n",
-                               InterruptSignals::received() == SIGTERM ? "SIGTERM" : "SIGINT", report.trials.size(),
-                               report.db_path.string());
-      return exit_interrupted;
-    }
-    bool any_ok = std::any_of(report.problems.begin(), report.problems.end(),
-                              [](const ProblemOutcome& p) { return !p.ranked.empty(); });
-    for (const DeviceOutcome& d : report.pool)
-      for (const ProblemOutcome& p : d.problems) any_ok = any_ok || !p.ranked.empty();
-    // A model whose every GPU left the pool is an error; the other models' results stand.
-    for (const std::string& e : report.pool_errors) std::cerr << "tiletune: tune: " << e << '\n';
-    if (!report.pool_errors.empty()) return exit_error;
-    if (!any_ok) std::cerr << "tiletune: tune: no config of any problem ran ok: there is no best config to use\n";
-    return any_ok ? exit_ok : exit_no_result;
+    if (!std::filesystem::is_directory(o->plan.space)) return tune_space(o);
+    if (!o->replay.empty()) throw UsageError(fmt::format("--replay: {} is a folder; a replay takes one space",
+                                                         quote(o->plan.space)));
+    return tune_captures(o);
   };
 }
 
