@@ -268,14 +268,15 @@ DataFileInfo inspect_gzip(GzipStream& gz, const std::filesystem::path& path) {
   return info;
 }
 
-// The elements of an .npy.gz file after its header: `bytes` of them, grown as they are inflated
-// (a header that announces more than the stream holds allocates no more than it holds, twice),
-// then the end of the gzip data.
+// The elements of an .npy.gz file after its header: `bytes` of them, the buffer grown as they are
+// inflated (a header that announces more than the stream holds costs at most twice what it holds,
+// plus 1 MiB), then the end of the gzip data.
 std::vector<std::byte> read_gzip_data(GzipStream& gz, std::uint64_t bytes) {
   constexpr std::uint64_t kFirstStep = std::uint64_t{1} << 20;
   std::vector<std::byte> data;
   while (data.size() < bytes) {
-    const auto step = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - data.size(), std::max<std::uint64_t>(data.size(), kFirstStep)));
+    const std::uint64_t left = bytes - data.size();
+    const auto step = static_cast<std::size_t>(std::min<std::uint64_t>(left, std::max<std::uint64_t>(data.size(), kFirstStep)));
     const std::size_t at = data.size();
     data.resize(at + step);
     if (gz.read(reinterpret_cast<char*>(data.data() + at), step) < step)
