@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -149,14 +150,14 @@ TEST(Capture, WritesTheSpaceTheInputsAndTheOutputsAsExpected) {
   EXPECT_EQ(entries(captures).size(), 1u) << "no temporary folder left beside it";
 
   // Inputs as they were before the launch (hits is in/out), outputs as it left them.
-  EXPECT_EQ(read_npy<float>(folder / "inputs" / "in.npy", ElementType::f32), launch.in);
-  EXPECT_EQ(read_npy<int>(folder / "inputs" / "hits.npy", ElementType::i32), hits_before);
-  EXPECT_EQ(read_npy<float>(folder / "expected" / "out.npy", ElementType::f32), launch.out);
-  EXPECT_EQ(read_npy<int>(folder / "expected" / "hits.npy", ElementType::i32), launch.hits);
-  EXPECT_EQ(read_npy<float>(folder / "inputs" / "arg3.npy", ElementType::f32), std::vector<float>{3.0f});
-  EXPECT_EQ(read_npy<int>(folder / "inputs" / "arg4.npy", ElementType::i32), std::vector<int>{1000});
-  EXPECT_FALSE(std::filesystem::exists(folder / "inputs" / "out.npy")) << "out is written whole: not an input";
-  const DataFileInfo info = inspect_data_file(folder / "inputs" / "in.npy");
+  EXPECT_EQ(read_npy<float>(folder / "inputs" / "in.npy.gz", ElementType::f32), launch.in);
+  EXPECT_EQ(read_npy<int>(folder / "inputs" / "hits.npy.gz", ElementType::i32), hits_before);
+  EXPECT_EQ(read_npy<float>(folder / "expected" / "out.npy.gz", ElementType::f32), launch.out);
+  EXPECT_EQ(read_npy<int>(folder / "expected" / "hits.npy.gz", ElementType::i32), launch.hits);
+  EXPECT_EQ(read_npy<float>(folder / "inputs" / "arg3.npy.gz", ElementType::f32), std::vector<float>{3.0f});
+  EXPECT_EQ(read_npy<int>(folder / "inputs" / "arg4.npy.gz", ElementType::i32), std::vector<int>{1000});
+  EXPECT_FALSE(std::filesystem::exists(folder / "inputs" / "out.npy.gz")) << "out is written whole: not an input";
+  const DataFileInfo info = inspect_data_file(folder / "inputs" / "in.npy.gz");
   EXPECT_TRUE(info.npy);
   EXPECT_EQ(info.type, ElementType::f32);
   EXPECT_EQ(info.shape, std::vector<std::uint64_t>{1000});
@@ -314,6 +315,47 @@ TEST(Capture, OverTheSizeCapNothingIsWrittenAndItIsSaidOnce) {
   CaptureWriter at_cap(app.space, o, said);
   HostLaunch c(1000);
   EXPECT_EQ(capture_once(at_cap, c), CaptureOutcome::written);
+  // The cap counts the buffers' bytes, not the (smaller) .npy.gz files they are written to.
+  std::uintmax_t on_disk = 0;
+  for (const char* sub : {"inputs", "expected"})
+    for (const auto& f : entries(at_cap.last_written() / sub)) on_disk += std::filesystem::file_size(f);
+  EXPECT_LT(on_disk, 16000u);
+}
+
+TEST(Capture, FilesAreGzipAndADamagedOneIsOneLocatedError) {
+  App app;
+  std::ostringstream said;
+  CaptureWriter writer(app.space, options_in(app.dir.path() / "captures"), said);
+  HostLaunch launch(1000);
+  ASSERT_EQ(capture_once(writer, launch), CaptureOutcome::written) << said.str();
+  const auto folder = writer.last_written();
+  const std::string in = read_file(folder / "inputs" / "in.npy.gz");
+  ASSERT_GE(in.size(), 2u);
+  EXPECT_EQ(in.substr(0, 2), "\x1f\x8b") << "gzip's magic";
+
+  // Cut inside the header: the space's check names the file and says so.
+  const auto out = folder / "expected" / "out.npy.gz";
+  const std::string whole = read_file(out);
+  const auto write_file = [](const std::filesystem::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  };
+  write_file(out, whole.substr(0, 12));
+  try {
+    validate_inputs_and_checks(load_space(folder / "space.yaml"), {"sm_90", nullptr});
+    ADD_FAILURE() << "a truncated expected output passed the check";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("out.npy.gz: a truncated .gz file"), std::string::npos) << what;
+  }
+  // Cut inside the data: the header passes the space's check, reading the data does not.
+  write_file(out, whole.substr(0, whole.size() - 10));
+  EXPECT_NO_THROW(validate_inputs_and_checks(load_space(folder / "space.yaml"), {"sm_90", nullptr}));
+  try {
+    (void)read_data_file(out, ElementType::f32, 1000, "expected output 'out'");
+    ADD_FAILURE() << "a truncated expected output was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(out.string() + ": a truncated .gz file"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Capture, SkipsTheFirstLaunches) {
@@ -326,7 +368,7 @@ TEST(Capture, SkipsTheFirstLaunches) {
   EXPECT_EQ(capture_once(writer, l1), CaptureOutcome::skipped);
   EXPECT_EQ(capture_once(writer, l2), CaptureOutcome::skipped);
   EXPECT_EQ(capture_once(writer, l3), CaptureOutcome::written);
-  EXPECT_EQ(read_npy<float>(writer.last_written() / "inputs" / "in.npy", ElementType::f32), l3.in)
+  EXPECT_EQ(read_npy<float>(writer.last_written() / "inputs" / "in.npy.gz", ElementType::f32), l3.in)
       << "the third launch's inputs";
 }
 

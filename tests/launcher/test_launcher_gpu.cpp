@@ -72,8 +72,8 @@ TEST(LauncherGpu, CapturesATransposeLaunchFromTheDevice) {
   EXPECT_EQ(launcher.last_capture(), CaptureOutcome::written);
   const std::filesystem::path folder = launcher.capture()->last_written();
   ASSERT_FALSE(folder.empty());
-  const auto in = read_data_file(folder / "inputs" / "in.npy", ElementType::f32, 1000 * 1000, "in");
-  const auto out = read_data_file(folder / "expected" / "out.npy", ElementType::f32, 1000 * 1000, "out");
+  const auto in = read_data_file(folder / "inputs" / "in.npy.gz", ElementType::f32, 1000 * 1000, "in");
+  const auto out = read_data_file(folder / "expected" / "out.npy.gz", ElementType::f32, 1000 * 1000, "out");
   std::vector<float> a(1000 * 1000), b(a.size());
   std::memcpy(a.data(), in.data(), in.size());
   std::memcpy(b.data(), out.data(), out.size());

@@ -1,7 +1,8 @@
-// .npy and raw data files: every element type round-trips, the header's dtype, shape and order
+// .npy, .npy.gz and raw data files: every element type round-trips, the header's dtype, shape and order
 // are read and checked, and each kind of bad file is refused with its path and what is wrong.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <fstream>
@@ -332,6 +333,115 @@ TEST(NpyHeader, SpecialFilesAreRefusedAtOnce) {
                {"/dev/zero: not a regular file (a character device)"});
   // A control byte in the file's name is shown escaped.
   expect_error([&] { (void)inspect_data_file(dir.path() / "a\x1b[2Jb.npy"); }, {"a\\x1b[2Jb.npy: no such file"});
+}
+
+// `content` gzip'd into dir/name (as gzip(1) or Python's gzip module writes it).
+std::filesystem::path gzip_file(const testing::TempDir& dir, const std::string& name, const std::string& content) {
+  const auto path = dir.path() / name;
+  gzFile out = gzopen(path.c_str(), "wb9");
+  EXPECT_NE(out, nullptr);
+  EXPECT_EQ(gzwrite(out, content.data(), static_cast<unsigned>(content.size())), static_cast<int>(content.size()));
+  EXPECT_EQ(gzclose(out), Z_OK);
+  return path;
+}
+
+TEST(NpyGz, RoundTripsAndIsGzipOnDisk) {
+  testing::TempDir dir;
+  const std::vector<std::byte> data = pattern(48);
+  const auto path = dir.path() / "x.npy.gz";
+  write_npy(path, ElementType::f32, data, {3, 4});
+  const std::string disk = testing::read_file(path);
+  ASSERT_GE(disk.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(disk[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(disk[1]), 0x8b);
+  const DataFileInfo info = inspect_data_file(path);
+  EXPECT_TRUE(info.npy);
+  EXPECT_TRUE(info.gzip);
+  EXPECT_EQ(info.type, ElementType::f32);
+  EXPECT_EQ(info.shape, (std::vector<std::uint64_t>{3, 4}));
+  EXPECT_EQ(info.data_bytes, 48u);
+  EXPECT_EQ(read_data_file(path, ElementType::f32, 12, "buffer 'x'"), data);
+  EXPECT_EQ(read_data_file(path, ElementType::f32, std::nullopt, "buffer 'x'"), data);
+  expect_error([&] { (void)read_data_file(path, ElementType::f32, 13, "buffer 'x'"); },
+               {"x.npy.gz", "buffer 'x' has 13 elements, the file holds 12"});
+  // Another .gz name is a raw file, as before: its bytes are the elements.
+  const auto raw = dir.write("r.gz", std::string(8, '\x02'));
+  EXPECT_EQ(read_data_file(raw, ElementType::u8, 8, "buffer 'r'").size(), 8u);
+  // A header NumPy wrote by hand, gzip'd by another writer (level 9), reads the same.
+  const auto hand = hand_npy(dir, "h.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (5,), }", 10);
+  const auto hand_gz = gzip_file(dir, "h.npy.gz", testing::read_file(hand));
+  EXPECT_EQ(read_data_file(hand_gz, ElementType::i16, 5, "buffer 'h'"), read_data_file(hand, ElementType::i16, 5, "h"));
+}
+
+TEST(NpyGz, ABombStopsAtTheAnnouncedSize) {
+  testing::TempDir dir;
+  // 4 floats announced, 64 MiB after them: a few tens of KiB on disk.
+  const std::string npy = testing::read_file(
+      hand_npy(dir, "b.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", std::size_t{64} << 20));
+  const auto bomb = gzip_file(dir, "bomb.npy.gz", npy);
+  EXPECT_LT(std::filesystem::file_size(bomb), std::uintmax_t{1} << 20);
+  EXPECT_EQ(inspect_data_file(bomb).count(ElementType::f32), 4u) << "the header alone is inflated";
+  for (const std::optional<std::uint64_t> count : {std::optional<std::uint64_t>{4}, std::optional<std::uint64_t>{}})
+    expect_error([&] { (void)read_data_file(bomb, ElementType::f32, count, "buffer 'x'"); },
+                 {"bomb.npy.gz: the gzip data inflate past the 16 bytes the .npy header announces (a gzip bomb?)"});
+  // A header that announces 2^40 floats over 8 bytes of data: refused against the buffer's count
+  // before anything is inflated, and, with no count, when the data end (no 4 TiB allocation).
+  const auto liar = gzip_file(dir, "liar.npy.gz", testing::read_file(hand_npy(
+      dir, "l.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }", 8)));
+  expect_error([&] { (void)read_data_file(liar, ElementType::f32, 4, "buffer 'x'"); },
+               {"liar.npy.gz", "buffer 'x' has 4 elements, the file holds 1099511627776"});
+  expect_error([&] { (void)read_data_file(liar, ElementType::f32, std::nullopt, "buffer 'x'"); },
+               {"liar.npy.gz: the .npy header announces 4398046511104 bytes of data, the gzip data hold fewer"});
+}
+
+// Bytes that deflate does not shrink much (an LCG), so that the middle of the file is data.
+std::vector<std::byte> noise(std::size_t bytes) {
+  std::vector<std::byte> v(bytes);
+  std::uint32_t x = 12345;
+  for (std::byte& b : v) b = static_cast<std::byte>((x = x * 1664525u + 1013904223u) >> 24);
+  return v;
+}
+
+TEST(NpyGz, CorruptAndTruncatedFilesAreOneLocatedError) {
+  testing::TempDir dir;
+  const auto good = dir.path() / "g.npy.gz";
+  write_npy(good, ElementType::f64, noise(8 * 4000));
+  const std::string bytes = testing::read_file(good);
+  ASSERT_GT(bytes.size(), 200u);
+
+  const auto truncated = dir.write("t.npy.gz", bytes.substr(0, bytes.size() / 2));
+  expect_error([&] { (void)read_data_file(truncated, ElementType::f64, 4000, "buffer 'x'"); },
+               {"t.npy.gz: a truncated .gz file: it ends inside the compressed data"});
+  std::string flipped = bytes;
+  for (std::size_t i = bytes.size() / 2; i < bytes.size() / 2 + 40; ++i) flipped[i] = static_cast<char>(~flipped[i]);
+  const auto corrupt = dir.write("c.npy.gz", flipped);
+  try {  // what zlib finds first depends on the bytes: the message is one of the gzip ones
+    (void)read_data_file(corrupt, ElementType::f64, 4000, "buffer 'x'");
+    ADD_FAILURE() << "a corrupt .gz was read";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(corrupt.string() + ": ", 0), 0u) << what;
+    const auto has = [&what](const char* text) { return what.find(text) != std::string::npos; };
+    EXPECT_TRUE(has("not valid gzip data (") || has("gzip data hold fewer") || has("inflate past"))
+        << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  std::string bad_crc = bytes;
+  bad_crc[bad_crc.size() - 6] = static_cast<char>(~bad_crc[bad_crc.size() - 6]);
+  const auto crc = dir.write("crc.npy.gz", bad_crc);
+  expect_error([&] { (void)read_data_file(crc, ElementType::f64, 4000, "buffer 'x'"); },
+               {"crc.npy.gz: not valid gzip data (incorrect data check)"});
+  const auto trailing = dir.write("tr.npy.gz", bytes + "xyz");
+  expect_error([&] { (void)read_data_file(trailing, ElementType::f64, 4000, "buffer 'x'"); },
+               {"tr.npy.gz: bytes after the end of the gzip data"});
+  const auto plain = dir.write("p.npy.gz", testing::read_file(hand_npy(
+      dir, "p.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8)));
+  expect_error([&] { (void)inspect_data_file(plain); }, {"p.npy.gz: not valid gzip data (incorrect header check)"});
+  const auto not_npy = gzip_file(dir, "n.npy.gz", "just some text, not an array");
+  expect_error([&] { (void)inspect_data_file(not_npy); }, {"n.npy.gz: not an .npy file"});
+  const auto short_header = gzip_file(dir, "s.npy.gz", bytes.substr(0, 4));
+  expect_error([&] { (void)inspect_data_file(short_header); }, {"s.npy.gz: the gzip data end inside the .npy header"});
+  EXPECT_EQ(read_data_file(good, ElementType::f64, 4000, "buffer 'x'"), noise(8 * 4000)) << "the good one reads";
 }
 
 }  // namespace

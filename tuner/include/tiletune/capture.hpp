@@ -1,7 +1,7 @@
 // Capture (issue 25, part 1): the Launcher writes a real launch of a kernel to disk as a space
 // that `tiletune tune` takes as it is: the space's YAML with the problem of the launch, its input
-// buffers and scalars as .npy files and its outputs (read after the launch) as the expected
-// outputs of the check. Tuning that space fills the cache rows the application's Launcher reads
+// buffers and scalars as gzip'd .npy files (.npy.gz) and its outputs (read after the launch) as
+// the expected outputs of the check. Tuning that space fills the cache rows the application's Launcher reads
 // at its next start (same kernel name and kernel version: the capture names the application's
 // source and options, it does not copy them).
 //
@@ -41,7 +41,8 @@ struct CaptureOptions {
   /// Capture every launch whose inputs differ from the captures already there (by content hash),
   /// not only the first of each kernel and problem.
   bool force = false;
-  /// A capture whose buffers (inputs and outputs) would exceed this many bytes is not written.
+  /// A capture whose buffers (inputs and outputs) would exceed this many bytes is not written:
+  /// their sizes in memory, not those of the compressed files.
   std::uint64_t max_bytes = kDefaultCaptureMaxBytes;
   /// Launches of each matching kernel to let pass before the first capture.
   std::uint64_t skip = 0;
@@ -140,9 +141,9 @@ class CaptureWriter {
 
 /// The capture's space (the text of space.yaml) for one launch of `space`: its source, entry and
 /// options as absolute paths (the kernel version of the application's space), the launch's
-/// problem, the launched config as `default:`, the inputs from `inputs/NAME.npy`, scalars that
+/// problem, the launched config as `default:`, the inputs from `inputs/NAME.npy.gz`, scalars that
 /// do not depend on params as the values passed, and the outputs checked against
-/// `expected/NAME.npy` with the space's tolerances. `scalars` holds the captured value text of
+/// `expected/NAME.npy.gz` with the space's tolerances. `scalars` holds the captured value text of
 /// each argument (empty for a buffer or a scalar kept as an expression). Throws Error when the
 /// space cannot be captured (see capture_refusal).
 [[nodiscard]] std::string capture_space_yaml(const Space& space, const Problem& problem, const Config& config,

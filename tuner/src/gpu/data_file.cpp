@@ -2,12 +2,16 @@
 // literal of exactly 'descr', 'fortran_order' and 'shape', at most 64 KiB, sizes multiplied with
 // overflow checks), checked against the file's size and what a buffer needs before anything is
 // allocated, and the elements read through one descriptor (InputFile: a FIFO or device is
-// refused at once). Every error names the file and says what to do about it.
+// refused at once). An .npy.gz file is inflated with zlib as it is read, never further than
+// its header announces (a gzip bomb stops there). Every error names the file and says what to do
+// about it.
 #include "tiletune/data_file.hpp"
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <iterator>
 #include <span>
@@ -38,7 +42,10 @@ constexpr DtypeName kReadAlso[] = {{ElementType::u8, "|b1"}};
   throw Error(fmt::format("{}: {}", shown_path(path), what));
 }
 
-bool is_npy_path(const std::filesystem::path& path) { return path.extension() == ".npy"; }
+bool is_npy_gz_path(const std::filesystem::path& path) {
+  return path.extension() == ".gz" && path.stem().extension() == ".npy";
+}
+bool is_npy_path(const std::filesystem::path& path) { return path.extension() == ".npy" || is_npy_gz_path(path); }
 
 // Bytes of a header or a dtype quoted in a message: enough to recognise it, never the whole.
 constexpr std::size_t kQuotedChars = 60;
@@ -176,9 +183,116 @@ std::uint64_t little_endian(std::string_view bytes) {
   return v;
 }
 
+// The inflated bytes of a gzip file (one member, nothing after it), read as they are wanted.
+// Throws Error with the reason alone when the data are not gzip, are corrupt or end early.
+class GzipStream {
+ public:
+  explicit GzipStream(InputFile& file) : file_(file) {
+    if (inflateInit2(&zs_, 15 + 16) != Z_OK) throw Error("zlib could not start inflating");
+  }
+  ~GzipStream() { inflateEnd(&zs_); }
+  GzipStream(const GzipStream&) = delete;
+  GzipStream& operator=(const GzipStream&) = delete;
+
+  /// Up to n inflated bytes into out; fewer only where the gzip data end.
+  std::size_t read(char* out, std::size_t n) {
+    std::size_t produced = 0;
+    while (produced < n && !ended_) {
+      if (zs_.avail_in == 0) refill();
+      if (zs_.avail_in == 0) throw Error("a truncated .gz file: it ends inside the compressed data");
+      zs_.next_out = reinterpret_cast<Bytef*>(out + produced);
+      zs_.avail_out = static_cast<uInt>(std::min<std::size_t>(n - produced, kChunk));
+      const uInt wanted = zs_.avail_out;
+      const int rc = inflate(&zs_, Z_NO_FLUSH);
+      produced += wanted - zs_.avail_out;
+      if (rc == Z_STREAM_END) ended_ = true;
+      else if (rc != Z_OK && !(rc == Z_BUF_ERROR && zs_.avail_in == 0))
+        throw Error(fmt::format("not valid gzip data ({})", zs_.msg ? zs_.msg : "zlib error " + std::to_string(rc)));
+    }
+    return produced;
+  }
+
+  /// Throws unless the gzip data end here: no more inflated bytes (`announced` names what the
+  /// header announced, for the message) and nothing after the gzip member.
+  void expect_end(std::uint64_t announced) {
+    char extra = 0;
+    if (read(&extra, 1) != 0)
+      throw Error(fmt::format("the gzip data inflate past the {} bytes the .npy header announces (a gzip bomb?)",
+                              announced));
+    if (zs_.avail_in == 0) refill();
+    if (zs_.avail_in != 0) throw Error("bytes after the end of the gzip data (one gzip member is read)");
+  }
+
+ private:
+  static constexpr std::size_t kChunk = std::size_t{1} << 16;
+  void refill() {
+    zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+    zs_.avail_in = static_cast<uInt>(file_.read(in_.data(), in_.size()));
+  }
+
+  InputFile& file_;
+  z_stream zs_{};
+  std::array<char, kChunk> in_{};
+  bool ended_ = false;
+};
+
+// Exactly n inflated bytes appended to text; `what` names them for the message when fewer come.
+void read_exactly(GzipStream& gz, std::string& text, std::size_t n, std::string_view what) {
+  const std::size_t at = text.size();
+  text.resize(at + n);
+  const std::size_t got = gz.read(text.data() + at, n);
+  if (got < n) throw Error(fmt::format("the gzip data end inside the {}", what));
+}
+
+// The header of an .npy.gz file: its prefix, then exactly the header its prefix announces (at
+// most kMaxNpyHeaderBytes), inflated and parsed; the data are not read. data_bytes is what the
+// header announces: the data are checked against it when they are read.
+DataFileInfo inspect_gzip(GzipStream& gz, const std::filesystem::path& path) {
+  std::string head;
+  read_exactly(gz, head, 10, ".npy header");
+  if (head.compare(0, kMagicBytes, std::string_view(kMagic, kMagicBytes)) == 0 &&
+      (head[6] == 2 || head[6] == 3))
+    read_exactly(gz, head, 2, ".npy header");
+  const std::uint64_t header_bytes = little_endian(std::string_view(head).substr(8));
+  if (head.compare(0, kMagicBytes, std::string_view(kMagic, kMagicBytes)) == 0 && head[6] >= 1 && head[6] <= 3 &&
+      header_bytes <= kMaxNpyHeaderBytes)
+    read_exactly(gz, head, static_cast<std::size_t>(header_bytes), ".npy header");
+  const NpyHeader h = parse_npy_header(head);  // throws for what was not read above
+  DataFileInfo info;
+  info.path = path;
+  info.npy = info.gzip = true;
+  info.type = h.type;
+  info.shape = h.shape;
+  info.data_offset = h.data_offset;
+  info.data_bytes = h.data_bytes;
+  return info;
+}
+
+// The elements of an .npy.gz file after its header: `bytes` of them, the buffer grown as they are
+// inflated (a header that announces more than the stream holds costs at most twice what it holds,
+// plus 1 MiB), then the end of the gzip data.
+std::vector<std::byte> read_gzip_data(GzipStream& gz, std::uint64_t bytes) {
+  constexpr std::uint64_t kFirstStep = std::uint64_t{1} << 20;
+  std::vector<std::byte> data;
+  while (data.size() < bytes) {
+    const std::uint64_t left = bytes - data.size();
+    const auto step = static_cast<std::size_t>(std::min<std::uint64_t>(left, std::max<std::uint64_t>(data.size(), kFirstStep)));
+    const std::size_t at = data.size();
+    data.resize(at + step);
+    if (gz.read(reinterpret_cast<char*>(data.data() + at), step) < step)
+      throw Error(fmt::format("the .npy header announces {} bytes of data, the gzip data hold fewer", bytes));
+  }
+  gz.expect_end(bytes);
+  return data;
+}
+
 // The header of the open file at path, checked against the file's size before anything else is
 // read or allocated.
 DataFileInfo inspect_open(InputFile& file, const std::filesystem::path& path) {
+  if (is_npy_gz_path(path)) {
+    GzipStream gz(file);
+    return inspect_gzip(gz, path);
+  }
   DataFileInfo info;
   info.path = path;
   if (!is_npy_path(path)) {
@@ -206,6 +320,21 @@ auto located(const std::filesystem::path& path, Fn&& fn) {
   } catch (const Error& e) {
     fail(path, e.what());
   }
+}
+
+// Writes parts, one after the other, as one gzip member. Level 1: a capture is written while the
+// application runs, and its floats gain little from a slower level.
+void write_gzip(const std::filesystem::path& path, std::span<const std::span<const char>> parts) {
+  gzFile out = gzopen(path.c_str(), "wb1");
+  if (out == nullptr) fail(path, "cannot create the file");
+  bool written = true;
+  for (const auto& part : parts)
+    for (std::size_t at = 0; written && at < part.size();) {
+      const auto n = static_cast<unsigned>(std::min<std::size_t>(part.size() - at, std::size_t{1} << 30));
+      written = gzwrite(out, part.data() + at, n) == static_cast<int>(n);
+      at += n;
+    }
+  if (gzclose(out) != Z_OK || !written) fail(path, "cannot write the file");
 }
 
 }  // namespace
@@ -284,7 +413,9 @@ void check_data_file(const DataFileInfo& info, ElementType type, std::uint64_t c
 std::vector<std::byte> read_data_file(const std::filesystem::path& path, ElementType type,
                                       std::optional<std::uint64_t> count, std::string_view what) {
   InputFile file = located(path, [&] { return InputFile(path, "a data file"); });
-  const DataFileInfo info = located(path, [&] { return inspect_open(file, path); });
+  std::optional<GzipStream> gz;
+  if (is_npy_gz_path(path)) located(path, [&] { gz.emplace(file); });
+  const DataFileInfo info = located(path, [&] { return gz ? inspect_gzip(*gz, path) : inspect_open(file, path); });
   const std::size_t size = element_size(type);
   if (!count) {
     if (!info.npy && info.data_bytes % size != 0)
@@ -294,6 +425,8 @@ std::vector<std::byte> read_data_file(const std::filesystem::path& path, Element
   }
   // Checked before the allocation: what is allocated is what the file holds, no more.
   check_data_file(info, type, *count, what);
+  // Compressed: inflated no further than the count checked above allows (a gzip bomb stops there).
+  if (gz) return located(path, [&] { return read_gzip_data(*gz, *count * size); });
   std::vector<std::byte> bytes(*count * size);
   located(path, [&] { file.read_at(info.data_offset, reinterpret_cast<char*>(bytes.data()), bytes.size()); });
   return bytes;
@@ -320,13 +453,14 @@ void write_npy(const std::filesystem::path& path, ElementType type, std::span<co
   const std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail(path, "cannot create the file");
   const char prefix[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(header.size() & 0xFF),
                            static_cast<char>(header.size() >> 8)};
-  out.write(prefix, sizeof prefix);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  header.insert(0, prefix, sizeof prefix);
+  const std::span<const char> parts[] = {header, {reinterpret_cast<const char*>(data.data()), data.size()}};
+  if (is_npy_gz_path(path)) return write_gzip(path, parts);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) fail(path, "cannot create the file");
+  for (const auto& part : parts) out.write(part.data(), static_cast<std::streamsize>(part.size()));
   if (!out) fail(path, "cannot write the file");
 }
 

@@ -169,7 +169,7 @@ bool is_hash(std::string_view s) {
 
 /// One buffer or scalar read from the launch.
 struct Captured {
-  std::string file;  ///< "inputs/in.npy", "expected/out.npy"
+  std::string file;  ///< "inputs/in.npy.gz", "expected/out.npy.gz"
   ElementType type = ElementType::f32;
   std::vector<std::byte> bytes;
 };
@@ -437,7 +437,7 @@ CaptureWriter::PendingCapture CaptureWriter::before(const CaptureLaunch& launch,
       std::memcpy(&address, launch.args[u.arg], sizeof address);
       p->addresses.push_back(address);
       if (!u.input) continue;
-      Captured c{"inputs/" + impl.space.buffers[u.buffer].name + ".npy", u.type,
+      Captured c{"inputs/" + impl.space.buffers[u.buffer].name + ".npy.gz", u.type,
                  std::vector<std::byte>(u.bytes)};
       memory.read(address, c.bytes);
       XXH3_128bits_update(state, c.bytes.data(), c.bytes.size());
@@ -447,7 +447,7 @@ CaptureWriter::PendingCapture CaptureWriter::before(const CaptureLaunch& launch,
       const ArgSpec& arg = impl.space.args[a];
       if (arg.kind != ArgSpec::Kind::scalar) continue;
       const ElementType t = resolved_type(impl.space, arg.scalar_type, arg.type_param, launch.config);
-      Captured c{fmt::format("inputs/arg{}.npy", a), t, std::vector<std::byte>(element_size(t))};
+      Captured c{fmt::format("inputs/arg{}.npy.gz", a), t, std::vector<std::byte>(element_size(t))};
       std::memcpy(c.bytes.data(), launch.args[a], c.bytes.size());
       XXH3_128bits_update(state, c.bytes.data(), c.bytes.size());
       p->inputs.push_back(std::move(c));
@@ -479,7 +479,7 @@ CaptureOutcome CaptureWriter::after(PendingCapture pending, CaptureMemory& memor
     for (std::size_t i = 0; i < pending->buffers.size(); ++i) {
       const BufferUse& u = pending->buffers[i];
       if (!u.output) continue;
-      Captured c{"expected/" + impl.space.buffers[u.buffer].name + ".npy", u.type, std::vector<std::byte>(u.bytes)};
+      Captured c{"expected/" + impl.space.buffers[u.buffer].name + ".npy.gz", u.type, std::vector<std::byte>(u.bytes)};
       memory.read(pending->addresses[i], c.bytes);
       outputs.push_back(std::move(c));
     }

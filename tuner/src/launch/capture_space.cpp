@@ -92,7 +92,7 @@ YAML::Node capture_verify(const Space& space) {
   } else {
     YAML::Node files;
     for (const BufferSpec& b : space.buffers)
-      if (b.output) files[b.name] = quoted("expected/" + b.name + ".npy");
+      if (b.output) files[b.name] = quoted("expected/" + b.name + ".npy.gz");
     verify["reference"]["files"] = files;
   }
   YAML::Node outputs;
@@ -182,7 +182,7 @@ std::string capture_space_yaml(const Space& space, const Problem& problem, const
         b.output && (b.init.kind == BufferInit::zero || b.init.kind == BufferInit::none);
     if (written_whole) continue;
     YAML::Node init;
-    init["file"] = quoted("inputs/" + b.name + ".npy");
+    init["file"] = quoted("inputs/" + b.name + ".npy.gz");
     root["buffers"][b.name]["init"] = init;
   }
 

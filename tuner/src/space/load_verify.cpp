@@ -213,7 +213,7 @@ void SpaceLoader::read_files_reference(const YamlValue& v) {
     if (b < 0 || !space_.buffers[static_cast<std::size_t>(b)].output)
       yaml_.fail(e.key_mark, "reference.files: '" + excerpt(e.key) + "' is not an output buffer",
                  "name each output buffer (output: true) and the file of its expected contents");
-    const std::string path = yaml_.string(e.value, "a path", "a .npy or raw file; {N} stands for the problem size N");
+    const std::string path = yaml_.string(e.value, "a path", "a .npy, .npy.gz or raw file; {N} stands for the problem size N");
     for (std::size_t open = path.find('{'); open != std::string::npos; open = path.find('{', open + 1)) {
       const std::size_t close = path.find('}', open);
       const std::string name = close == std::string::npos ? std::string() : path.substr(open + 1, close - open - 1);
@@ -221,7 +221,7 @@ void SpaceLoader::read_files_reference(const YamlValue& v) {
         yaml_.fail(e.value, e.value.name() + ": '{" + excerpt(name) + "}' in the path is not a problem size",
                    "{NAME} in a path stands for a problem size");
     }
-    if (path.find('{') == std::string::npos) (void)read_path(e.value, "expected output file", "a .npy or raw file");
+    if (path.find('{') == std::string::npos) (void)read_path(e.value, "expected output file", "a .npy, .npy.gz or raw file");
     space_.verify.files.emplace_back(e.key, path);
   }
   if (space_.verify.files.empty())
