@@ -122,6 +122,45 @@ default: {BLOCK: 32}
 )yaml");
 }
 
+/// One `twice` call's buffers on device 0: x filled with scale * (i % period) + offset, y the
+/// output, and the arguments as Launcher::launch takes them (pointers into this object: it does
+/// not move).
+struct TwiceCall {
+  static constexpr int n = 100000;
+  std::vector<float> x = std::vector<float>(n), y = std::vector<float>(n);
+  cu::PrimaryContext context{0};
+  cu::DeviceBuffer dx{n * sizeof(float)}, dy{n * sizeof(float)};
+  CUdeviceptr px = 0, py = 0;
+  int size = n;
+  void* args[3] = {&px, &py, &size};
+
+  TwiceCall(float scale, int period, float offset) {
+    for (int i = 0; i < n; ++i) x[std::size_t(i)] = scale * float(i % period) + offset;
+    dx.upload(x.data(), dx.size());
+    px = dx.ptr();
+    py = dy.ptr();
+  }
+  TwiceCall(const TwiceCall&) = delete;
+  TwiceCall& operator=(const TwiceCall&) = delete;
+
+  /// After the launches queued so far: the elements of y that are not 2x.
+  std::size_t wrong_outputs() {
+    context.synchronize();
+    dy.download(y.data(), dy.size());
+    std::size_t wrong = 0;
+    for (int i = 0; i < n; ++i) wrong += y[std::size_t(i)] != 2.0f * x[std::size_t(i)];
+    return wrong;
+  }
+};
+
+/// Whether the cache recorded the planted BLOCK=128 as wrong_result.
+bool planted_recorded_wrong(const std::vector<TrialRow>& rows) {
+  bool wrong = false;
+  for (const TrialRow& row : rows)
+    if (row.trial.key.params == "BLOCK=128") wrong = row.trial.status == TrialStatus::wrong_result;
+  return wrong;
+}
+
 // Online tuning on real calls: a planted wrong config (BLOCK=128 computes 3x instead of 2x) is
 // tried, found wrong against the call's own output and never used; every call's result is right;
 // the trials are in the cache.
@@ -138,40 +177,25 @@ TEST(LauncherGpu, OnlineTuningNeverUsesAWrongConfigAndRecordsItsTrials) {
   auto launcher = Launcher::open(yaml, options);
   ASSERT_NE(launcher.online(), nullptr);
 
-  constexpr int n = 100000;
-  std::vector<float> x(n), y(n);
-  for (int i = 0; i < n; ++i) x[std::size_t(i)] = 0.5f * float(i % 977) - 3.0f;
-  cu::PrimaryContext context(0);
-  cu::DeviceBuffer dx(x.size() * sizeof(float)), dy(y.size() * sizeof(float));
-  dx.upload(x.data(), dx.size());
-  CUdeviceptr px = dx.ptr(), py = dy.ptr();
-  int size = n;
-  void* args[] = {&px, &py, &size};
+  TwiceCall call(0.5f, 977, -3.0f);
   std::vector<OnlineVerdict> verdicts;
-  for (int call = 0; call < 6; ++call) {
-    dy.fill_async(0);
-    launcher.launch({{"N", n}}, args);
-    context.synchronize();
-    dy.download(y.data(), dy.size());
-    std::size_t wrong = 0;
-    for (int i = 0; i < n; ++i) wrong += y[std::size_t(i)] != 2.0f * x[std::size_t(i)];
-    EXPECT_EQ(wrong, 0u) << "call " << call << ": the application's result";
+  for (int i = 0; i < 6; ++i) {
+    call.dy.fill_async(0);
+    launcher.launch({{"N", TwiceCall::n}}, call.args);
+    EXPECT_EQ(call.wrong_outputs(), 0u) << "call " << i << ": the application's result";
     if (auto v = launcher.last_online()) verdicts.push_back(*v);
   }
-  const Problem problem{{n}};
+  const Problem problem{{TwiceCall::n}};
   EXPECT_EQ(launcher.online()->tried(problem), 3u) << "64, 128 and 256";
   EXPECT_NE(launcher.online()->best(problem), std::optional<Config>(Config{{128}}));
   EXPECT_NE(std::find(verdicts.begin(), verdicts.end(), OnlineVerdict::wrong), verdicts.end());
 
   auto db = CacheDb::open(options.db_path, CacheDb::Mode::read_only);
-  bool wrong_recorded = false;
-  std::size_t ok = 0;
-  for (const TrialRow& row : db.trials()) {
-    if (row.trial.key.params == "BLOCK=128") wrong_recorded = row.trial.status == TrialStatus::wrong_result;
-    ok += row.trial.status == TrialStatus::ok;
-  }
-  EXPECT_TRUE(wrong_recorded);
-  EXPECT_EQ(ok, 3u) << "32 (the config in use), 64 and 256";
+  const std::vector<TrialRow> rows = db.trials();
+  EXPECT_TRUE(planted_recorded_wrong(rows));
+  EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [](const TrialRow& r) { return r.trial.status == TrialStatus::ok; }),
+            3)
+      << "32 (the config in use), 64 and 256";
 }
 
 // Offline: the application's launch (the default, right) is captured; `tiletune tune` on the
@@ -181,15 +205,8 @@ TEST(LauncherGpu, AnOfflineTuneOfACaptureNeverAnswersAWrongConfig) {
   TempDir dir;
   const auto yaml = write_planted_twice(dir);
   const auto db = dir.path() / "cache.db";
-  constexpr int n = 100000;
-  std::vector<float> x(n), y(n);
-  for (int i = 0; i < n; ++i) x[std::size_t(i)] = 0.25f * float(i % 613) - 1.0f;
-  cu::PrimaryContext context(0);
-  cu::DeviceBuffer dx(x.size() * sizeof(float)), dy(y.size() * sizeof(float));
-  dx.upload(x.data(), dx.size());
-  CUdeviceptr px = dx.ptr(), py = dy.ptr();
-  int size = n;
-  void* args[] = {&px, &py, &size};
+  constexpr int n = TwiceCall::n;
+  TwiceCall call(0.25f, 613, -1.0f);
   std::filesystem::path captured;
   {
     Launcher::Options options;
@@ -198,8 +215,8 @@ TEST(LauncherGpu, AnOfflineTuneOfACaptureNeverAnswersAWrongConfig) {
     options.capture->patterns = {"test_online_*"};
     options.capture->directory = dir.path() / "captures";
     auto launcher = Launcher::open(yaml, options);
-    launcher.launch({{"N", n}}, args);
-    context.synchronize();
+    launcher.launch({{"N", n}}, call.args);
+    call.context.synchronize();
     ASSERT_EQ(launcher.last_capture(), CaptureOutcome::written);
     captured = launcher.capture()->last_written() / "space.yaml";
   }
@@ -208,10 +225,7 @@ TEST(LauncherGpu, AnOfflineTuneOfACaptureNeverAnswersAWrongConfig) {
   ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
 
   auto cache = CacheDb::open(db, CacheDb::Mode::read_only);
-  bool wrong_recorded = false;
-  for (const TrialRow& row : cache.trials())
-    if (row.trial.key.params == "BLOCK=128") wrong_recorded = row.trial.status == TrialStatus::wrong_result;
-  EXPECT_TRUE(wrong_recorded) << "the capture's check caught the planted config";
+  EXPECT_TRUE(planted_recorded_wrong(cache.trials())) << "the capture's check caught the planted config";
 
   Launcher::Options again;
   again.db_path = db;
@@ -219,13 +233,9 @@ TEST(LauncherGpu, AnOfflineTuneOfACaptureNeverAnswersAWrongConfig) {
   const LaunchPlan plan = next.prepare({{"N", n}});
   EXPECT_EQ(plan.match, MatchLevel::exact);
   EXPECT_NE(plan.config_text, "BLOCK=128");
-  dy.fill_async(0);
-  next.launch(plan, args);
-  context.synchronize();
-  dy.download(y.data(), dy.size());
-  std::size_t wrong = 0;
-  for (int i = 0; i < n; ++i) wrong += y[std::size_t(i)] != 2.0f * x[std::size_t(i)];
-  EXPECT_EQ(wrong, 0u) << "the tuned config " << plan.config_text;
+  call.dy.fill_async(0);
+  next.launch(plan, call.args);
+  EXPECT_EQ(call.wrong_outputs(), 0u) << "the tuned config " << plan.config_text;
 }
 
 }  // namespace
