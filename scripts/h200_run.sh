@@ -22,7 +22,8 @@
 #   guard   the planted skip_work space (a kernel that skips work for some configs and passes a
 #           weak check): its suspect trials and best; then every shipped family tuned with
 #           --budget $GUARD_BUDGET (default 60) into one cache and `best` with each headroom
-#   ties    transpose (N=8192) and reduction swept twice into two caches, merged: `best` of each
+#   ties    transpose (N=8192) and reduction swept twice into two caches, merged, and swept again
+#           into a copy of the first (--force): `best` of each
 #           and of the merge (answers, tie sets) and `diff` of the two sweeps
 #   kt      the Kernel Tuner scripts of tests/kernel_tuner through tiletune.kernel_tuner, then each
 #           one's wall through the module against the same space through the CLI (run_gpu.sh)
@@ -338,6 +339,14 @@ phase_ties() {
   note "ties: best of the merge"; cat "$L/ties_best_merged.log" >> "$summary"
   $T diff /tmp/tt/ties-1.db /tmp/tt/ties-2.db --fail-on changed-winner,untied > "$L/ties_diff.log" 2>&1
   note "diff sweep 1 -> sweep 2 (--fail-on changed-winner,untied): rc=$?"; cat "$L/ties_diff.log" >> "$summary"
+  # A rerun into the same cache (--force measures every config again): the standing answer.
+  cp /tmp/tt/ties-1.db /tmp/tt/ties-rerun.db
+  timeout 300 $T tune configs/transpose.yaml --size N=8192 --db /tmp/tt/ties-rerun.db -q --force > "$L/ties_rerun_transpose.log" 2>&1
+  timeout 300 $T tune configs/reduction.yaml --db /tmp/tt/ties-rerun.db -q --force > "$L/ties_rerun_reduction.log" 2>&1
+  $T best --db /tmp/tt/ties-rerun.db > "$L/ties_best_rerun.log" 2>&1
+  note "ties: best after a rerun (--force) into sweep 1's cache"; cat "$L/ties_best_rerun.log" >> "$summary"
+  $T diff /tmp/tt/ties-1.db /tmp/tt/ties-rerun.db --fail-on changed-winner,untied > "$L/ties_diff_rerun.log" 2>&1
+  note "diff sweep 1 -> its rerun (--fail-on changed-winner,untied): rc=$?"; cat "$L/ties_diff_rerun.log" >> "$summary"
 }
 
 phase_kt() {

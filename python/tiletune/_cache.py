@@ -46,8 +46,10 @@ class Match:
     tie_count: how many configs of that device and problem are tied with the fastest within the
     noise (the answer is the pick rule's choice among them; 1: a clear winner; 0: no tie set, as
     for portable_default, pinned and the energy objectives). tie_spread: (slowest tied - fastest)
-    / fastest. fastest_ms: the fastest median of the tie set. pin_scope and pin_reason: for
-    "pinned", what the pin names ("device", "model", "architecture") and why."""
+    / fastest. fastest_ms: the fastest median of the tie set. headroom_pct: how far the answer is
+    from its ceiling, 100 x (1 - share), and bound: "bandwidth" or "compute" (None where the cache
+    has no ceiling for it). pin_scope and pin_reason: for "pinned", what the pin names ("device",
+    "model", "architecture") and why."""
 
     kernel: str
     match: str
@@ -59,6 +61,8 @@ class Match:
     tie_count: int = 0
     tie_spread: float = 0.0
     fastest_ms: Optional[float] = None
+    headroom_pct: Optional[float] = None
+    bound: Optional[str] = None
     pin_scope: Optional[str] = None
     pin_reason: Optional[str] = None
 
@@ -133,6 +137,7 @@ class Cache:
             problem = check.decoded(lib.tiletune_result_problem(r))
             device_name = check.decoded(lib.tiletune_result_device_name(r))
             fastest = lib.tiletune_result_fastest_ms(r)
+            headroom = lib.tiletune_result_headroom_percent(r)
             level = MATCH_LEVELS[lib.tiletune_result_match_level(r)]
             return Match(kernel=kernel, match=level, params=params,
                          problem=_parse_assignments(problem) if problem else None,
@@ -140,6 +145,8 @@ class Cache:
                          device=device_name or None, tie_count=lib.tiletune_result_tie_count(r),
                          tie_spread=lib.tiletune_result_tie_spread(r),
                          fastest_ms=fastest if fastest >= 0 else None,
+                         headroom_pct=headroom if headroom >= 0 else None,
+                         bound=check.decoded(lib.tiletune_result_bound(r)) or None,
                          pin_scope=check.decoded(lib.tiletune_result_pin_scope(r)) or None,
                          pin_reason=(check.decoded(lib.tiletune_result_pin_reason(r)) if level == "pinned"
                                      else None))

@@ -42,6 +42,8 @@ def _declare(lib):
         "tiletune_result_tie_count": (sz, [vp]),
         "tiletune_result_tie_spread": (c.c_double, [vp]),
         "tiletune_result_fastest_ms": (c.c_double, [vp]),
+        "tiletune_result_headroom_percent": (c.c_double, [vp]),
+        "tiletune_result_bound": (cp, [vp]),
         "tiletune_result_pin_scope": (cp, [vp]),
         "tiletune_result_pin_reason": (cp, [vp]),
         "tiletune_result_problem": (cp, [vp]),

@@ -169,7 +169,7 @@ TEST(Answers, HistoryCountsRunsAndTheRunsWhoseAnswerChanged) {
   EXPECT_EQ(e.winner_changes, 1);
 }
 
-TEST(Answers, AMergeIsARunOfItsOwn) {
+TEST(Answers, AMergeCopiesTheSourcesRunsAndIsARunOfItsOwn) {
   TempDir dir;
   {
     CacheDb a = CacheDb::open(dir.path() / "a.db");
@@ -183,7 +183,7 @@ TEST(Answers, AMergeIsARunOfItsOwn) {
   (void)merge_cache(a, CacheDb::open(dir.path() / "b.db", CacheDb::Mode::read_only));
   const BestEntry e = a.best().at(0);
   EXPECT_EQ(e.trial.key.params, "TILE=64");
-  EXPECT_EQ(e.runs, 2);
+  EXPECT_EQ(e.runs, 3);  // a's sweep, b's sweep (copied), the merge
   EXPECT_EQ(e.winner_changes, 1);
 }
 

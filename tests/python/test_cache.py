@@ -162,3 +162,18 @@ def test_a_pin_answers_python_lookups(fixture_db, tmp_path):
     assert m.tie_count == 0
     assert other.match == "exact"
     assert by_name.match == "exact"
+
+
+def test_a_lookup_says_the_answers_headroom(fixture_db, tmp_path):
+    import sqlite3
+    db = tmp_path / "ceilings.db"
+    db.write_bytes(fixture_db.read_bytes())
+    with tiletune.Cache(fixture_db) as cache:
+        assert cache.best("transpose", {"N": 8192}, device=H200).headroom_pct is None  # no ceilings recorded
+    con = sqlite3.connect(db)
+    with con:  # every trial at 3000 GB/s of a 4000 GB/s ceiling: 25 % headroom, bandwidth-bound
+        con.execute("UPDATE trials SET gbps = 3000.0, ceiling_gbps = 4000.0, gflops = NULL, ceiling_gflops = NULL")
+    con.close()
+    with tiletune.Cache(db) as cache:
+        m = cache.best("transpose", {"N": 8192}, device=H200)
+    assert m.headroom_pct == pytest.approx(25.0) and m.bound == "bandwidth"

@@ -26,6 +26,14 @@
 // (params compared name by name, values as integers). So two sweeps, two GPUs of a model and a
 // merge whose tie sets hold the same configs give the same answer, whichever was fastest.
 //
+// The standing answer. A tie set's edge moves with the noise: a config 1.4 % from the fastest in
+// one sweep is 1.6 % in the next, and the pick rule may then land on another member (measured on
+// the H200: a 7 us reduction, bench/results/2026-12-02-h200-answers-guard-capture.md). So an
+// answer, once given, stands while it is still in the tie set: the answer of a key is the latest
+// answer its cache recorded (answer_history, schema 9) when that config is still tied with the
+// fastest, and the pick rule's choice only when it is not (or there is none). A rerun or a merge
+// therefore changes an answer only when the measurements say the old one is slower.
+//
 // Needs only the C++ standard library (the query library includes it).
 #pragma once
 
@@ -149,13 +157,22 @@ struct TieTrial {
 /// The tie set of a group of ok trials, as indexes into it.
 struct TieSet {
   std::size_t fastest = 0;              ///< the lowest median (the best table's row)
-  std::size_t pick = 0;                 ///< the answer: the pick rule's choice in the set
+  std::size_t pick = 0;                 ///< the answer: the standing answer while it is a member, else the pick rule's choice
   std::vector<std::size_t> members;     ///< the tied trials, fastest first
   double spread = 0.0;                  ///< (slowest member - fastest) / fastest, >= 0
 };
 
+/// The standing answer of a key: the params of its latest answer_history row before run ?4
+/// (?1 device id, ?2 kernel id, ?3 problem; ?4 the running version's used_seq for the engine's
+/// own run, the largest integer for a reader, which takes the latest row of all).
+inline constexpr const char* standing_answer_sql =
+    "SELECT params FROM answer_history WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3 AND run_seq < ?4 "
+    "ORDER BY run_seq DESC LIMIT 1";
+
 /// The tie set of `trials` (ok trials of one device, kernel version and problem; not empty).
-[[nodiscard]] inline TieSet tie_set(const std::vector<TieTrial>& trials) {
+/// `standing`: the key's standing answer (params; empty: none), which stays the pick while it is
+/// a member of the set.
+[[nodiscard]] inline TieSet tie_set(const std::vector<TieTrial>& trials, std::string_view standing = {}) {
   TieSet set;
   for (std::size_t i = 1; i < trials.size(); ++i) {
     const TieTrial& t = trials[i];
@@ -175,6 +192,9 @@ struct TieSet {
     if (picked_before(trials[i], trials[set.pick])) set.pick = i;
     slowest = std::max(slowest, trials[i].time_ms);
   }
+  if (!standing.empty())
+    for (const std::size_t i : set.members)
+      if (trials[i].params == standing) set.pick = i;
   set.spread = fastest.time_ms > 0.0 ? (slowest - fastest.time_ms) / fastest.time_ms : 0.0;
   return set;
 }

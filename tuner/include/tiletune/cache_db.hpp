@@ -155,6 +155,19 @@ struct BestEntry {
   [[nodiscard]] const std::string& answer_params() const noexcept { return pin ? pin->params : trial.key.params; }
 };
 
+/// One row of answer_history (schema 9): the answer a run left for a device, kernel version and
+/// problem (the tie set's pick, or the standing answer while it was still tied: answers.hpp).
+struct AnswerRecord {
+  std::string device_uuid;
+  KernelRecord kernel;
+  bool current = false;                   ///< its kernel version is the latest one tuned
+  std::string problem;
+  std::int64_t run_seq = 0;               ///< the run: a value of the version's used_seq
+  std::string params;
+  double time_ms = 0.0;
+  std::int64_t ties = 0;                  ///< the tie set's size
+};
+
 /// Filters for best(); an unset field matches everything.
 struct BestFilter {
   std::optional<std::string> kernel;      ///< kernel name
@@ -252,6 +265,14 @@ class CacheDb {
   /// Stored pins (none in a cache older than schema 9), by kernel, problem, scope and target;
   /// kernel filters when not empty.
   [[nodiscard]] std::vector<PinRecord> pins(std::string_view kernel = {}) const;
+
+  /// The answer history, by kernel version, run, device and problem (none before schema 9).
+  [[nodiscard]] std::vector<AnswerRecord> answer_history() const;
+  /// Stores the answers of one run of another cache (a merge copies its sources' histories) as a
+  /// new run of kernel version `kernel_id`: raises the version's used_seq, as a sweep does, and
+  /// keeps each answer under it for the device of its UUID (read-write, schema 9; the devices
+  /// must be stored already). The run after it takes the latest of them as its standing answer.
+  void append_answer_run(std::int64_t kernel_id, const std::vector<AnswerRecord>& answers);
 
   /// Stores (or replaces) a cubin under its key.
   void put_cubin(const CubinRecord& cubin);

@@ -79,8 +79,17 @@ struct CeilingShare {
   /// "3.7 %" of headroom as people read it: 100 x (1 - fraction), never below 0.
   [[nodiscard]] double headroom_percent() const noexcept { return fraction >= 1 ? 0 : 100 * (1 - fraction); }
 };
-[[nodiscard]] std::optional<CeilingShare> ceiling_share(std::optional<double> gbps, std::optional<double> gflops,
-                                                        std::optional<double> ceiling_gbps,
-                                                        std::optional<double> ceiling_gflops);
+/// Inline: the query library reports the headroom of an answer without the engine.
+[[nodiscard]] inline std::optional<CeilingShare> ceiling_share(std::optional<double> gbps, std::optional<double> gflops,
+                                                               std::optional<double> ceiling_gbps,
+                                                               std::optional<double> ceiling_gflops) {
+  std::optional<CeilingShare> share;
+  if (gbps && ceiling_gbps && *ceiling_gbps > 0) share = CeilingShare{*gbps / *ceiling_gbps, false};
+  if (gflops && ceiling_gflops && *ceiling_gflops > 0) {
+    const double f = *gflops / *ceiling_gflops;
+    if (!share || f > share->fraction) share = CeilingShare{f, true};
+  }
+  return share;
+}
 
 }  // namespace tiletune

@@ -132,6 +132,15 @@ struct TILETUNE_QUERY_API QueryResult {
   double tie_spread = 0.0;
   /// The fastest median of the tie set, ms (time_ms is the answer's own); -1 without a tie set.
   double fastest_ms = -1.0;
+  /// The headroom of the answer: 100 x (1 - its share of its ceiling), the share being its GB/s
+  /// over the bandwidth ceiling or its GFLOP/s over the arithmetic one, whichever is larger
+  /// (tiletune/physics.hpp); -1 where the cache has no ceiling or no rate for it (a space without
+  /// `metrics:`, a cache before schema 8, a pin, the portable default).
+  double headroom_percent = -1.0;
+  /// That share (1 = at the ceiling; a little over 1 happens); -1 with headroom_percent.
+  double ceiling_fraction = -1.0;
+  /// Which ceiling bounds it: "bandwidth" or "compute"; empty without a headroom.
+  std::string bound;
   /// pinned only: what the pin names, "device", "model" or "architecture", and the reason the
   /// person gave (may be empty).
   std::string pin_scope;

@@ -122,6 +122,13 @@ TILETUNE_API double tiletune_result_tie_spread(const tiletune_result* result);
 /** The fastest median of the tie set in ms (tiletune_result_time_ms is the answer's own); -1
  *  without a tie set. */
 TILETUNE_API double tiletune_result_fastest_ms(const tiletune_result* result);
+/** The answer's headroom in percent: 100 x (1 - its share of its ceiling, the larger of its GB/s
+ *  over the bandwidth ceiling and its GFLOP/s over the arithmetic one; tiletune/physics.hpp), e.g.
+ *  4.2; -1 where the cache has no ceiling or rate for it (no `metrics:` in the space, a cache
+ *  before schema 8, pinned, portable default, NULL). */
+TILETUNE_API double tiletune_result_headroom_percent(const tiletune_result* result);
+/** Which ceiling bounds the answer: "bandwidth" or "compute"; "" without a headroom. */
+TILETUNE_API const char* tiletune_result_bound(const tiletune_result* result);
 /** For TILETUNE_MATCH_PINNED: what the pin names, "device", "model" or "architecture" ("" for
  *  other levels). */
 TILETUNE_API const char* tiletune_result_pin_scope(const tiletune_result* result);

@@ -356,6 +356,10 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
       j["tie_spread"] = r.tie_spread;
       j["fastest_ms"] = r.fastest_ms;
     }
+    if (r.headroom_percent >= 0) {
+      j["headroom_pct"] = r.headroom_percent;
+      j["bound"] = r.bound;
+    }
     if (r.match == MatchLevel::pinned) {
       j["pin_scope"] = r.pin_scope;
       j["pin_reason"] = r.pin_reason;
@@ -381,7 +385,8 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
       if (r.match == MatchLevel::pinned)
         how = fmt::format(" by {} pin{}", r.pin_scope, r.pin_reason.empty() ? "" : ": " + terminal_text(r.pin_reason));
       else if (r.tie_count > 1)
-        how = fmt::format("; {} configs tied within {:.2f} %, this one by the pick rule", r.tie_count, 100.0 * r.tie_spread);
+        how = fmt::format("; {} configs tied within {:.2f} %; this one by the tie rules", r.tie_count, 100.0 * r.tie_spread);
+      if (r.headroom_percent >= 0) how += fmt::format("; headroom {:.1f} % ({})", r.headroom_percent, r.bound);
       std::cout << fmt::format("{}: {} ({}{}{}{})\n", kernel, terminal_text(r.params_text), level,
                                r.problem.empty() ? "" : ", measured at " + terminal_text(r.problem),
                                r.device_name.empty() ? "" : " on " + terminal_text(r.device_name), how);

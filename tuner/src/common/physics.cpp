@@ -105,15 +105,4 @@ std::optional<std::string> physics_violation(const Ceilings& ceilings, std::opti
   return std::nullopt;
 }
 
-std::optional<CeilingShare> ceiling_share(std::optional<double> gbps, std::optional<double> gflops,
-                                          std::optional<double> ceiling_gbps, std::optional<double> ceiling_gflops) {
-  std::optional<CeilingShare> share;
-  if (gbps && ceiling_gbps && *ceiling_gbps > 0) share = CeilingShare{*gbps / *ceiling_gbps, false};
-  if (gflops && ceiling_gflops && *ceiling_gflops > 0) {
-    const double f = *gflops / *ceiling_gflops;
-    if (!share || f > share->fraction) share = CeilingShare{f, true};
-  }
-  return share;
-}
-
 }  // namespace tiletune

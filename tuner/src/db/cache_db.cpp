@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "db/embedded_sql.hpp"
 #include "tiletune/answers.hpp"
@@ -448,8 +449,22 @@ struct CacheDb::Impl {
     return e;
   }
 
-  // The tie set of a key whose fastest ok trial takes fastest_ms (answers.hpp).
-  StoredTies ties(std::int64_t device_id, std::int64_t kernel_id, std::string_view problem, double fastest_ms) {
+  // The standing answer of a key (answers.hpp): its latest answer_history row before run
+  // `before`; empty when it has none (or the cache predates the history).
+  std::string standing_answer(std::int64_t device_id, std::int64_t kernel_id, std::string_view problem,
+                              std::int64_t before = std::numeric_limits<std::int64_t>::max()) {
+    if (version < cache_pins_schema) return {};
+    auto q = conn.cached(standing_answer_sql);
+    q->bind(1, device_id);
+    q->bind(2, kernel_id);
+    q->bind(3, problem);
+    q->bind(4, before);
+    return q->step() ? q->text(0) : std::string();
+  }
+
+  // The tie set of a key whose fastest ok trial takes fastest_ms (answers.hpp), keeping `standing`.
+  StoredTies ties(std::int64_t device_id, std::int64_t kernel_id, std::string_view problem, double fastest_ms,
+                  std::string_view standing) {
     StoredTies out;
     auto q = conn.cached(ties_sql);
     q->bind(1, device_id);
@@ -462,7 +477,7 @@ struct CacheDb::Impl {
       out.trials.push_back(read_trial(*q, 1, conn.path()));
       tie_trials.push_back(tie_trial_of(out.trials.back()));
     }
-    if (!tie_trials.empty()) out.set = tie_set(tie_trials);
+    if (!tie_trials.empty()) out.set = tie_set(tie_trials, standing);
     return out;
   }
 
@@ -470,7 +485,8 @@ struct CacheDb::Impl {
   void settle_ties(BestEntry& e) {
     e.fastest_params = e.trial.key.params;
     e.fastest_ms = e.trial.time_ms.value_or(0.0);
-    const StoredTies t = ties(e.device.id, e.kernel_id, e.trial.key.problem, e.fastest_ms);
+    const std::string standing = standing_answer(e.device.id, e.kernel_id, e.trial.key.problem);
+    const StoredTies t = ties(e.device.id, e.kernel_id, e.trial.key.problem, e.fastest_ms, standing);
     if (t.trials.empty()) return;
     for (const std::size_t i : t.set.members) e.tie_params.push_back(t.trials[i].key.params);
     e.fastest_params = t.trials[t.set.fastest].key.params;  // equal times: the first in config order
@@ -496,6 +512,13 @@ struct CacheDb::Impl {
     }
   }
 
+  // The run a write to a kernel version belongs to: the version's used_seq.
+  std::int64_t run_of(std::int64_t kernel_id) {
+    auto q = conn.cached("SELECT used_seq FROM kernels WHERE id = ?1");
+    q->bind(1, kernel_id);
+    return q->step() ? q->int64(0) : std::numeric_limits<std::int64_t>::max();
+  }
+
   // After a write to a key: its answer as this run (the version's used_seq) leaves it.
   void record_answer(const TrialKey& key) {
     std::optional<double> fastest;
@@ -507,7 +530,10 @@ struct CacheDb::Impl {
       if (q->step()) fastest = q->real(0);
     }
     if (!fastest) return;
-    const StoredTies t = ties(key.device_id, key.kernel_id, key.problem, *fastest);
+    // The answer this run leaves: the previous runs' answer while it is still tied.
+    const StoredTies t =
+        ties(key.device_id, key.kernel_id, key.problem, *fastest,
+             standing_answer(key.device_id, key.kernel_id, key.problem, run_of(key.kernel_id)));
     if (t.trials.empty()) return;
     const TrialRecord& pick = t.trials[t.set.pick];
     auto up = conn.cached(
@@ -973,6 +999,57 @@ std::vector<PinRecord> CacheDb::pins(std::string_view kernel) const {
     out.push_back(PinRecord{*parsed, q->text(1), q->text(2), q->text(3), q->text(4), q->text(5), q->text(6)});
   }
   return out;
+}
+
+std::vector<AnswerRecord> CacheDb::answer_history() const {
+  if (impl_->version < cache_pins_schema) return {};
+  auto q = impl_->conn.cached(fmt::format(
+      "SELECT d.uuid, {}, {}, h.problem, h.run_seq, h.params, h.time_ms, h.ties FROM answer_history h "
+      "JOIN devices d ON d.id = h.device_id JOIN kernels k ON k.id = h.kernel_id "
+      "ORDER BY k.id, h.run_seq, d.uuid, h.problem",
+      kernel_columns, kernel_is_current));
+  std::vector<AnswerRecord> out;
+  while (q->step()) {
+    AnswerRecord a;
+    a.device_uuid = q->text(0);
+    (void)read_kernel(*q, 1, a.kernel);
+    int c = 1 + kernel_column_count;
+    a.current = q->int64(c++) != 0;
+    a.problem = q->text(c++);
+    a.run_seq = q->int64(c++);
+    a.params = q->text(c++);
+    a.time_ms = q->real(c++);
+    a.ties = q->int64(c++);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+void CacheDb::append_answer_run(std::int64_t kernel_id, const std::vector<AnswerRecord>& answers) {
+  impl_->require_writable("append_answer_run");
+  if (impl_->version < cache_pins_schema || answers.empty()) return;
+  auto& conn = impl_->conn;
+  Transaction tx(conn);
+  {
+    auto bump = conn.cached("UPDATE kernels SET used_seq = (SELECT max(used_seq) + 1 FROM kernels) WHERE id = ?1");
+    bump->bind(1, kernel_id);
+    bump->run();
+  }
+  for (const AnswerRecord& a : answers) {
+    auto up = conn.cached(
+        "INSERT INTO answer_history(device_id, kernel_id, problem, run_seq, params, time_ms, ties) "
+        "SELECT d.id, k.id, ?3, k.used_seq, ?4, ?5, ?6 FROM devices d, kernels k WHERE d.uuid = ?1 AND k.id = ?2 "
+        "ON CONFLICT(device_id, kernel_id, problem, run_seq) DO UPDATE SET params = excluded.params, "
+        "time_ms = excluded.time_ms, ties = excluded.ties");
+    up->bind(1, a.device_uuid);
+    up->bind(2, kernel_id);
+    up->bind(3, a.problem);
+    up->bind(4, a.params);
+    up->bind(5, a.time_ms);
+    up->bind(6, a.ties);
+    up->run();
+  }
+  tx.commit();
 }
 
 // --- cubins and meta -------------------------------------------------------------------------

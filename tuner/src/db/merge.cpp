@@ -1,5 +1,6 @@
-// merge_cache: the caches of several machines into one, keeping the better trial per key and the
-// newer pin per pin key.
+// merge_cache: the caches of several machines into one, keeping the better trial per key, the
+// newer pin per pin key and every source's answer history (as runs of the target, in the order the
+// sources are given).
 // Every source is read whole and checked before the target is opened for writing, and all that a
 // merge writes is one transaction (a CacheDb::Batch) in the rollback journal, switched to WAL
 // only after it commits, so a merge that fails leaves the target as it was, byte for byte.
@@ -38,6 +39,7 @@ struct Snapshot {
   std::vector<DeviceRow> devices;
   std::vector<TrialRow> trials;
   std::vector<PinRecord> pins;
+  std::vector<AnswerRecord> answers;
 };
 
 using PinKey = std::tuple<PinScope, std::string, std::string, std::string>;
@@ -58,6 +60,29 @@ std::uint64_t merge_pins(CacheDb& into, const std::vector<PinRecord>& pins) {
   return copied;
 }
 
+/// Copies the source's answer history, a run of the target per run of the source (older kernel
+/// versions first, as the trials below), so that `best` counts the source's runs and changes and
+/// the merge's own run keeps the source's latest answer while it is still tied (answers.hpp).
+void merge_answer_history(CacheDb& into, const std::vector<AnswerRecord>& answers) {
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<AnswerRecord> run;
+    auto flush = [&] {
+      if (run.empty()) return;
+      std::optional<std::int64_t> id = into.find_kernel(run.front().kernel);
+      if (!id) id = into.upsert_kernel(run.front().kernel);
+      into.append_answer_run(*id, run);
+      run.clear();
+    };
+    for (const AnswerRecord& a : answers) {
+      if (a.current != (pass == 1)) continue;
+      if (!run.empty() && (kernel_key(a.kernel) != kernel_key(run.front().kernel) || a.run_seq != run.front().run_seq))
+        flush();
+      run.push_back(a);
+    }
+    flush();
+  }
+}
+
 Snapshot read_source(const CacheDb& from) {
   Snapshot s;
   TrialFilter all;
@@ -65,6 +90,7 @@ Snapshot read_source(const CacheDb& from) {
   s.trials = from.trials(all);
   s.devices = from.devices();
   s.pins = from.pins();
+  s.answers = from.answer_history();
   auto bad = [&from](const std::string& defect) {
     return DbError(fmt::format("merge: {}: {}; nothing was merged", from.path().string(), defect), "merge", {},
                    from.path());
@@ -86,6 +112,7 @@ MergeStats merge_snapshot(CacheDb& into, const Snapshot& from) {
 
   std::map<std::string, std::int64_t> device_ids;
   for (const DeviceRow& d : from.devices) device_ids[d.device.uuid] = into.upsert_device(d.device);
+  merge_answer_history(into, from.answers);
 
   // Older versions first, so that the source's current versions end up current in the target.
   std::map<KernelKey, std::int64_t> kernel_ids;

@@ -217,6 +217,8 @@ double tiletune_result_energy_mj(const tiletune_result* r) { return r ? r->resul
 size_t tiletune_result_tie_count(const tiletune_result* r) { return r ? r->result.tie_count : 0; }
 double tiletune_result_tie_spread(const tiletune_result* r) { return r ? r->result.tie_spread : 0.0; }
 double tiletune_result_fastest_ms(const tiletune_result* r) { return r ? r->result.fastest_ms : -1.0; }
+double tiletune_result_headroom_percent(const tiletune_result* r) { return r ? r->result.headroom_percent : -1.0; }
+const char* tiletune_result_bound(const tiletune_result* r) { return r ? r->result.bound.c_str() : ""; }
 const char* tiletune_result_pin_scope(const tiletune_result* r) { return r ? r->result.pin_scope.c_str() : ""; }
 const char* tiletune_result_pin_reason(const tiletune_result* r) { return r ? r->result.pin_reason.c_str() : ""; }
 const char* tiletune_result_problem(const tiletune_result* r) { return r ? r->result.problem.c_str() : ""; }

@@ -37,6 +37,7 @@
 #include "common/cache_file.hpp"
 #include "query/reader.hpp"
 #include "tiletune/answers.hpp"
+#include "tiletune/physics.hpp"
 #include "tiletune/query.hpp"
 #include "tiletune/trial_record.hpp"
 
@@ -63,6 +64,7 @@ constexpr int oldest_schema = cache_oldest_schema;
 constexpr int newest_schema = cache_newest_schema;
 constexpr int energy_schema = trial_column("energy_mj").since_schema;
 constexpr int pins_schema = cache_pins_schema;
+constexpr int ceilings_schema = trial_column("ceiling_gbps").since_schema;
 constexpr std::size_t memory_limit = 1 << 16;  // answers kept; all forgotten when full
 
 // A refusal by cache_file.hpp's checks, as a Failure with its status.
@@ -271,7 +273,8 @@ struct QueryCache::Impl {
   // what that needs) and kept for the connection's life.
   enum Sql { begin_sql, commit_sql, kernel_sql, kernel_names_sql, device_by_uuid_sql, device_by_name_sql,
              device_by_cc_sql, best_sql, ok_trials_sql, data_version_sql, best_energy_sql, best_edp_sql,
-             ok_trials_energy_sql, ok_trials_edp_sql, ties_sql, pins_sql, pin_time_sql, sql_count };
+             ok_trials_energy_sql, ok_trials_edp_sql, ties_sql, pins_sql, pin_time_sql, standing_sql,
+             headroom_sql, sql_count };
   static constexpr const char* sql_text[sql_count] = {
       "BEGIN DEFERRED",
       "COMMIT",
@@ -303,6 +306,10 @@ struct QueryCache::Impl {
       "SELECT scope, target, params, reason FROM pins WHERE kernel = ?1 AND problem = ?2",
       "SELECT time_ms FROM trials WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3 AND params = ?4 "
       "AND status = 'ok' AND time_ms > 0",
+      standing_answer_sql,  // schema 9
+      // The answer's rates and the ceilings the guard held it against (schema 8).
+      "SELECT gbps, gflops, ceiling_gbps, ceiling_gflops FROM trials WHERE device_id = ?1 AND kernel_id = ?2 "
+      "AND problem = ?3 AND params = ?4",
   };
 
   fs::path path;
@@ -445,7 +452,10 @@ struct QueryCache::Impl {
   QueryResult answer(Candidate c, MatchLevel level, std::int64_t kernel_id, Objective objective) {
     const std::int64_t device_id = c.device_id;
     QueryResult r = from_candidate(std::move(c), level);
-    if (objective != Objective::time) return r;
+    if (objective != Objective::time) {
+      read_headroom(r, device_id, kernel_id);
+      return r;
+    }
     std::vector<TieTrial> trials;
     {
       Statement& q = stmt(ties_sql);
@@ -465,8 +475,11 @@ struct QueryCache::Impl {
         trials.push_back(std::move(t));
       }
     }
-    if (trials.empty()) return r;  // a hand-edited best row: keep what it says
-    const TieSet set = tie_set(trials);
+    if (trials.empty()) {  // a hand-edited best row: keep what it says
+      read_headroom(r, device_id, kernel_id);
+      return r;
+    }
+    const TieSet set = tie_set(trials, standing_answer(device_id, kernel_id, r.problem));
     r.tie_count = set.members.size();
     r.tie_spread = set.spread;
     r.fastest_ms = trials[set.fastest].time_ms;
@@ -476,7 +489,38 @@ struct QueryCache::Impl {
       r.params_text = std::move(pick.params);
       r.time_ms = pick.time_ms;
     }
+    read_headroom(r, device_id, kernel_id);
     return r;
+  }
+
+  // The key's standing answer (answers.hpp): its latest recorded answer; empty before schema 9.
+  std::string standing_answer(std::int64_t device_id, std::int64_t kernel_id, const std::string& problem) {
+    if (version < pins_schema) return {};
+    Statement& q = stmt(standing_sql);
+    Statement::Use use(q);
+    q.bind(1, device_id);
+    q.bind(2, kernel_id);
+    q.bind(3, problem);
+    q.bind(4, std::numeric_limits<std::int64_t>::max());
+    return q.step() ? std::string(q.text(0)) : std::string();
+  }
+
+  // The answer's share of its ceiling (tiletune/physics.hpp), where the cache recorded both.
+  void read_headroom(QueryResult& r, std::int64_t device_id, std::int64_t kernel_id) {
+    if (version < ceilings_schema) return;
+    Statement& q = stmt(headroom_sql);
+    Statement::Use use(q);
+    q.bind(1, device_id);
+    q.bind(2, kernel_id);
+    q.bind(3, r.problem);
+    q.bind(4, r.params_text);
+    if (!q.step()) return;
+    auto real = [&q](int i) { return q.is_null(i) ? std::optional<double>() : std::optional<double>(q.real(i)); };
+    if (const auto share = ceiling_share(real(0), real(1), real(2), real(3))) {
+      r.headroom_percent = share->headroom_percent();
+      r.ceiling_fraction = share->fraction;
+      r.bound = share->compute_bound ? "compute" : "bandwidth";
+    }
   }
 
   // Level 0: the pin of the request's device UUID, else its model, else its architecture.
