@@ -25,6 +25,8 @@
 #   ties    transpose (N=8192) and reduction swept twice into two caches, merged, and swept again
 #           into a copy of the first (--force): `best` of each
 #           and of the merge (answers, tie sets) and `diff` of the two sweeps
+#   l2      small problems (their working sets fit in L2) swept --hot: the fastest GB/s against
+#           the copy ceiling, and how many trials the guard called suspect (the L2 factor)
 #   kt      the Kernel Tuner scripts of tests/kernel_tuner through tiletune.kernel_tuner, then each
 #           one's wall through the module against the same space through the CLI (run_gpu.sh)
 set -u
@@ -324,6 +326,29 @@ phase_guard() {
   done
   $T best --db $families > "$L/families_best.log" 2>&1
   cat "$L/families_best.log" >> "$summary"
+}
+
+phase_l2() {
+  rm -rf /tmp/tt && mkdir -p /tmp/tt
+  local db=/tmp/tt/l2.db
+  for spec in "vector_add N=1000003" "reduction N=1000003" "transpose N=1024"; do
+    set -- $spec
+    timeout 300 $T tune "configs/$1.yaml" --size "$2" --hot --db $db -q > "$L/l2_$1.log" 2>&1
+    note "l2: tune $1 $2 --hot rc=$?"
+  done
+  $T show --db $db --format csv > "$L/l2_trials.csv" 2>&1
+  python3 - "$L/l2_trials.csv" $db >> "$summary" <<'PY'
+import csv, sqlite3, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+copy = sqlite3.connect(sys.argv[2]).execute("SELECT max(copy_gbps) FROM devices").fetchone()[0]
+for kernel in sorted({r["kernel"] for r in rows}):
+    mine = [r for r in rows if r["kernel"] == kernel]
+    ok = [float(r["gbps"]) for r in mine if r["status"] == "ok" and r.get("gbps")]
+    sus = sum(r["status"] == "suspect" for r in mine)
+    top = max(ok) if ok else 0.0
+    ratio = f"{top / copy:.2f}x the copy ({copy:.0f} GB/s)" if copy else "copy unknown"
+    print(f"l2 hot {kernel}: max ok {top:.0f} GB/s = {ratio}; {sus} suspect of {len(mine)}")
+PY
 }
 
 phase_ties() {
