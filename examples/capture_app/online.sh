@@ -9,12 +9,8 @@
 #
 #   examples/capture_app/online.sh [BUILD_DIR] [WORK_DIR]
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-build="$(cd "${1:-$here/../../build}" && pwd)"
-work="${2:-$(mktemp -d /tmp/tiletune-online-XXXXXX)}"
-mkdir -p "$work"
-app="$build/examples/capture_app/capture_app"
-[[ -x $app ]] || { echo "online.sh: $app is not built" >&2; exit 1; }
+source "$(dirname "$0")/common.sh" "$@"
+require_built "$app"
 
 echo "== 1. online tuning, every trial allowed"
 TILETUNE_DB="$work/online.db" TILETUNE_ONLINE='app_*' TILETUNE_ONLINE_SHARE=1 \

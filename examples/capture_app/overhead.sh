@@ -8,14 +8,10 @@
 #
 #   examples/capture_app/overhead.sh [BUILD_DIR] [WORK_DIR] [LAUNCHES] [LONG]
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-build="$(cd "${1:-$here/../../build}" && pwd)"
-work="${2:-$(mktemp -d /tmp/tiletune-overhead-XXXXXX)}"
+source "$(dirname "$0")/common.sh" "$@"
 launches="${3:-20000}"
 long="${4:-100000}"
-mkdir -p "$work"
-app="$build/examples/capture_app/capture_app"
-[[ -x $app ]] || { echo "overhead.sh: $app is not built" >&2; exit 1; }
+require_built "$app"
 
 echo "== 1. every config tried (online, share 1)"
 TILETUNE_DB="$work/tuned.db" TILETUNE_ONLINE='app_*' TILETUNE_ONLINE_SHARE=1 \

@@ -11,15 +11,8 @@
 #                examples/capture_app/capture_app
 #     WORK_DIR   for the cache, the captures and the logs (default: a new folder under /tmp)
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-build="$(cd "${1:-$here/../../build}" && pwd)"
-work="${2:-$(mktemp -d /tmp/tiletune-round-trip-XXXXXX)}"
-mkdir -p "$work"
-tiletune="$build/tuner/tiletune"
-app="$build/examples/capture_app/capture_app"
-for f in "$tiletune" "$app"; do
-  [[ -x $f ]] || { echo "round_trip.sh: $f is not built (cmake --build $build --target tiletune capture_app)" >&2; exit 1; }
-done
+source "$(dirname "$0")/common.sh" "$@"
+require_built "$tiletune" "$app"
 export TILETUNE_DB="$work/cache.db"   # a cache of its own: the first run has nothing tuned
 
 echo "== 1. the application, capturing its launches (defaults: nothing tuned yet)"

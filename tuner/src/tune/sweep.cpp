@@ -278,8 +278,8 @@ SweepReport run_sweep(const Space& space, const SweepOptions& options) {
   const std::vector<DeviceInfo> devices = options.devices.empty() ? std::vector{options.device} : options.devices;
   const auto start = Clock::now();
   check_distinct(devices);
-  EnergySettings energy;  // what needs no worker is checked before any file is touched
-  for (const DeviceInfo& d : devices) energy = check_before_work(space, options, d);
+  // What needs no worker is checked before any file is touched.
+  const EnergySettings energy = check_before_work(space, options, devices);
   const std::filesystem::path db_path = options.db_path.empty() ? default_cache_path() : options.db_path;
   Sweep s{space, options, devices, start, CacheDb::open(db_path), {}, {}, {}, {}, energy, {}, {}};
   s.report.db_path = db_path;

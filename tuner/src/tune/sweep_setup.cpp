@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include "tune/sweep_stages.hpp"
 #include "tiletune/replay.hpp"
@@ -77,22 +78,27 @@ DeviceRecord device_record(const DeviceInfo& d, std::optional<double> copy_gbps)
   return r;
 }
 
-/// Checks what needs no worker: the device description, the objective's NVML, the space's
-/// inputs and checks. Returns the energy settings the trials get.
-EnergySettings check_before_work(const Space& space, const SweepOptions& options, const DeviceInfo& device) {
-  if (device.uuid.empty() || device.arch() == 0)
-    throw Error("run_sweep: no device described (SweepOptions::device, from list_devices(); a sweep needs a GPU, "
-                "`tiletune plan` needs none)");
-  // An impossible check or input is the space's error: say so before any GPU work.
-  validate_inputs_and_checks(space, {fmt::format("sm_{}", device.arch()), options.cubin_cache});
+/// Checks what needs no worker: each device's description and the objective's NVML on it, and
+/// the space's inputs and checks once per architecture. Returns the energy settings the trials get.
+EnergySettings check_before_work(const Space& space, const SweepOptions& options,
+                                 const std::vector<DeviceInfo>& devices) {
   EnergySettings energy = options.energy;
-  if (options.objective != Objective::time) {
-    // Fail before measuring anything: a search for the least energy without energy is no search.
-    std::string why;
-    if (!NvmlEnergySource::open(device.uuid, why))
-      throw Error(fmt::format("--objective {} needs NVML on {} ({}): {}", objective_name(options.objective),
-                              device.name, device.uuid, why));
-    energy.enabled = true;
+  std::set<int> archs_checked;
+  for (const DeviceInfo& device : devices) {
+    if (device.uuid.empty() || device.arch() == 0)
+      throw Error("run_sweep: no device described (SweepOptions::device, from list_devices(); a sweep needs a GPU, "
+                  "`tiletune plan` needs none)");
+    // An impossible check or input is the space's error: say so before any GPU work.
+    if (archs_checked.insert(device.arch()).second)
+      validate_inputs_and_checks(space, {fmt::format("sm_{}", device.arch()), options.cubin_cache});
+    if (options.objective != Objective::time) {
+      // Fail before measuring anything: a search for the least energy without energy is no search.
+      std::string why;
+      if (!NvmlEnergySource::open(device.uuid, why))
+        throw Error(fmt::format("--objective {} needs NVML on {} ({}): {}", objective_name(options.objective),
+                                device.name, device.uuid, why));
+      energy.enabled = true;
+    }
   }
   return energy;
 }

@@ -206,10 +206,10 @@ double measure_trial(const DeviceStages& stages, const ProblemWork& work, const 
 
 /// The cache's row of a device (copy_gbps nullopt keeps what the cache has).
 [[nodiscard]] DeviceRecord device_record(const DeviceInfo& d, std::optional<double> copy_gbps);
-/// Checks what needs no worker: the device description, the objective's NVML, the space's
-/// inputs and checks. Returns the energy settings the trials get.
+/// Checks what needs no worker: each device's description and the objective's NVML on it, and
+/// the space's inputs and checks once per architecture. Returns the energy settings the trials get.
 [[nodiscard]] EnergySettings check_before_work(const Space& space, const SweepOptions& options,
-                                               const DeviceInfo& device);
+                                               const std::vector<DeviceInfo>& devices);
 /// The schedule of a sweep whose problems' work is `work`, on `devices` GPUs: `auto` resolved
 /// on what is left to measure (ProblemWork::unknown over the problems); its strategy and
 /// estimate into the report.
