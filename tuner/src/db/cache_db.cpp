@@ -12,6 +12,7 @@
 #include "tiletune/answers.hpp"
 #include "db/records.hpp"
 #include "common/cache_file.hpp"
+#include "common/kernel_version.hpp"
 #include "db/sqlite.hpp"
 
 #ifndef TILETUNE_VERSION
@@ -196,6 +197,14 @@ std::string trial_upsert_sql() {
                      names, values, updates);
 }
 
+// Binds a column's value (a trial's measurement, a device's field) to parameter `index`.
+void bind_value(Statement& s, int index, const TrialValue& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) s.bind(index, *i);
+  else if (const auto* d = std::get_if<double>(&v)) s.bind(index, *d);
+  else if (const auto* text = std::get_if<std::string>(&v)) s.bind(index, std::string_view(*text));
+  else s.bind_null(index);
+}
+
 void bind_trial(Statement& s, const TrialRecord& t) {
   s.bind(1, t.key.device_id);
   s.bind(2, t.key.kernel_id);
@@ -204,24 +213,15 @@ void bind_trial(Statement& s, const TrialRecord& t) {
   s.bind(5, status_name(t.status));
   s.bind(6, t.detail);
   int parameter = trial_fixed_column_count;
-  for (const TrialColumn& c : trial_columns) {
-    const TrialValue v = c.get(t);
-    ++parameter;
-    if (const auto* i = std::get_if<std::int64_t>(&v)) s.bind(parameter, *i);
-    else if (const auto* d = std::get_if<double>(&v)) s.bind(parameter, *d);
-    else if (const auto* text = std::get_if<std::string>(&v)) s.bind(parameter, std::string_view(*text));
-    else s.bind_null(parameter);
-  }
+  for (const TrialColumn& c : trial_columns) bind_value(s, ++parameter, c.get(t));
 }
 
 constexpr std::string_view kernel_columns =
     "k.id, k.name, k.source_hash, k.options, k.nvrtc_version";
 constexpr int kernel_column_count = 5;
 
-// A kernel version is current when no version of the same name was tuned after it.
-constexpr std::string_view kernel_is_current =
-    "(NOT EXISTS (SELECT 1 FROM kernels k2 WHERE k2.name = k.name AND "
-    "(k2.used_seq > k.used_seq OR (k2.used_seq = k.used_seq AND k2.id > k.id))))";
+// Whether the kernels row k is its name's current version (common/kernel_version.hpp).
+const std::string kernel_is_current = kernel_version::is_current_sql("k");
 
 TrialRecord read_trial(const Statement& s, int c, const fs::path& path) {
   TrialRecord t;
@@ -693,12 +693,15 @@ std::int64_t CacheDb::upsert_kernel(const KernelRecord& k) {
   auto& conn = impl_->conn;
   Transaction tx(conn);
   {
-    // used_seq: one more than any version so far, which makes this version the current one.
-    auto up = conn.cached(
+    // used_seq: one more than any version so far, which makes this version the current one
+    // (common/kernel_version.hpp).
+    static const std::string upsert_sql = fmt::format(
         "INSERT INTO kernels(name, source_hash, options, nvrtc_version, used_seq) "
-        "VALUES (?1, ?2, ?3, ?4, (SELECT coalesce(max(used_seq), 0) + 1 FROM kernels)) "
+        "VALUES (?1, ?2, ?3, ?4, {}) "
         "ON CONFLICT(name, source_hash, options, nvrtc_version) DO UPDATE SET "
-        "used_seq = excluded.used_seq");
+        "used_seq = excluded.used_seq",
+        kernel_version::next_used_seq_sql);
+    auto up = conn.cached(upsert_sql);
     up->bind(1, k.name);
     up->bind(2, k.source_hash);
     up->bind(3, k.options);
