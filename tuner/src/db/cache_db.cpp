@@ -248,22 +248,45 @@ std::int64_t read_kernel(const Statement& s, int c, KernelRecord& k) {
   return s.int64(c);
 }
 
-constexpr int device_column_count = 11;
+// A device as a row reads it: its id, the device_columns (NULL where the cache's schema predates
+// one), its last_seen.
+std::string device_select(int version) {
+  std::string out = "d.id";
+  for (const DeviceColumn& c : device_columns) out += version >= c.since_schema ? ", d." + std::string(c.name) : ", NULL";
+  return out + ", d.last_seen";
+}
+constexpr int device_column_count = 2 + static_cast<int>(std::size(device_columns));
 
 DeviceRow read_device(const Statement& s, int c) {
   DeviceRow r;
-  r.id = s.int64(c + 0);
-  r.device.uuid = s.text(c + 1);
-  r.device.name = s.text(c + 2);
-  r.device.cc_major = static_cast<int>(s.int64(c + 3));
-  r.device.cc_minor = static_cast<int>(s.int64(c + 4));
-  if (auto v = s.opt_int64(c + 5)) r.device.sm_count = static_cast<int>(*v);
-  r.device.memory_bytes = s.opt_int64(c + 6);
-  r.device.l2_bytes = s.opt_int64(c + 7);
-  if (auto v = s.opt_int64(c + 8)) r.device.driver_version = static_cast<int>(*v);
-  r.last_seen = s.text(c + 9);
-  r.device.copy_gbps = s.opt_real(c + 10);
+  r.id = s.int64(c++);
+  for (const DeviceColumn& column : device_columns) {
+    const int at = c++;
+    if (s.is_null(at)) column.set(r.device, TrialValue());
+    else if (column.type == DeviceColumn::Type::integer) column.set(r.device, TrialValue(s.int64(at)));
+    else if (column.type == DeviceColumn::Type::real) column.set(r.device, TrialValue(s.real(at)));
+    else column.set(r.device, TrialValue(s.text(at)));
+  }
+  r.last_seen = s.text(c);
   return r;
+}
+
+// Inserts a device or refreshes it by UUID; a column kept_when_unknown keeps its stored value
+// when the record does not know it.
+std::string upsert_device_sql() {
+  std::string columns, values, updates;
+  int parameter = 0;
+  for (const DeviceColumn& c : device_columns) {
+    const std::string name(c.name);
+    const std::string separator = parameter++ > 0 ? ", " : "";
+    columns += separator + name;
+    values += separator + "?" + std::to_string(parameter);
+    if (name == "uuid") continue;  // the key
+    updates += c.kept_when_unknown ? fmt::format("{0} = coalesce(excluded.{0}, devices.{0}), ", name)
+                                   : fmt::format("{0} = excluded.{0}, ", name);
+  }
+  return fmt::format("INSERT INTO devices({}) VALUES ({}) ON CONFLICT(uuid) DO UPDATE SET {}last_seen = excluded.last_seen",
+                     columns, values, updates);
 }
 
 // "N=8192;R=3" → {"N":8192,"R":3}; a value that is not a plain number becomes a JSON string.
@@ -371,7 +394,7 @@ struct CacheDb::Impl {
   Options options;
   int version = 0;
   // SQL that depends on the schema version: an older cache opened read-only lacks some columns.
-  std::string device_columns;
+  std::string device_select_list;
   std::string trials_sql;
   std::string best_sql;
   std::string best_objective_sql[3];  // by Objective; empty: not available in this schema
@@ -383,12 +406,9 @@ struct CacheDb::Impl {
 
   Impl(Connection c, Options o, int v) : conn(std::move(c)), options(o), version(v) {
     const std::string trial_cols = trial_select(version);
-    device_columns = fmt::format(
-        "d.id, d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.memory_bytes, d.l2_bytes, "
-        "d.driver_version, d.last_seen, {}",
-        version >= 3 ? "d.copy_gbps" : "NULL");
-    device_sql = fmt::format("SELECT {} FROM devices d WHERE d.uuid = ?1", device_columns);
-    devices_sql = fmt::format("SELECT {} FROM devices d ORDER BY d.id", device_columns);
+    device_select_list = device_select(version);
+    device_sql = fmt::format("SELECT {} FROM devices d WHERE d.uuid = ?1", device_select_list);
+    devices_sql = fmt::format("SELECT {} FROM devices d ORDER BY d.id", device_select_list);
     trials_sql = fmt::format(
         "SELECT t.id, {0}, d.uuid, d.name, {1}, t.created_at, b.trial_id IS NOT NULL, {2} "
         "FROM trials t JOIN devices d ON d.id = t.device_id JOIN kernels k ON k.id = t.kernel_id "
@@ -402,7 +422,7 @@ struct CacheDb::Impl {
           "SELECT b.trial_id, {0}, {1}, {2}, {3} "
           "FROM {4} b JOIN trials t ON t.id = b.trial_id JOIN devices d ON d.id = b.device_id "
           "JOIN kernels k ON k.id = b.kernel_id ",
-          device_columns, kernel_columns, trial_cols, kernel_is_current, best_rows);
+          device_select_list, kernel_columns, trial_cols, kernel_is_current, best_rows);
     };
     const std::string best_where = fmt::format(
         "WHERE (?1 IS NULL OR k.name = ?1) AND (?2 IS NULL OR d.uuid = ?2 OR d.name = ?2) "
@@ -640,25 +660,12 @@ std::int64_t CacheDb::upsert_device(const DeviceRecord& d) {
   auto& conn = impl_->conn;
   Transaction tx(conn);
   {
-    // copy_gbps is kept when not measured this time (a sweep that skips the copy benchmark).
-    auto up = conn.cached(
-        "INSERT INTO devices(uuid, name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, "
-        "driver_version, copy_gbps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
-        "ON CONFLICT(uuid) DO UPDATE SET name = excluded.name, cc_major = excluded.cc_major, "
-        "cc_minor = excluded.cc_minor, sm_count = excluded.sm_count, "
-        "memory_bytes = excluded.memory_bytes, l2_bytes = excluded.l2_bytes, "
-        "driver_version = excluded.driver_version, "
-        "copy_gbps = coalesce(excluded.copy_gbps, devices.copy_gbps), "
-        "last_seen = excluded.last_seen");
-    up->bind(1, d.uuid);
-    up->bind(2, d.name);
-    up->bind(3, d.cc_major);
-    up->bind(4, d.cc_minor);
-    up->bind(5, d.sm_count);
-    up->bind(6, d.memory_bytes);
-    up->bind(7, d.l2_bytes);
-    up->bind(8, d.driver_version);
-    up->bind(9, d.copy_gbps);
+    // A field kept_when_unknown keeps the stored value when not known this time (copy_gbps: a
+    // sweep that skips the copy benchmark).
+    static const std::string upsert_sql = upsert_device_sql();
+    auto up = conn.cached(upsert_sql);
+    int parameter = 0;
+    for (const DeviceColumn& c : device_columns) bind_value(*up, ++parameter, c.get(d));
     up->run();
   }
   std::int64_t id = 0;
