@@ -4,16 +4,20 @@
 // change with the checkout's path; failed compiles are cached, so a second plan compiles
 // nothing; problem sizes (`problem_defines`) and ${EXPR} in options reach NVRTC and the keys;
 // `plan` exits 4 when no config compiles (with the most common reason), 3 with --strict when
-// some fail; warnings reach --logs and the JSON.
+// some fail; warnings reach --logs and the JSON; plan, the sweep and the Launcher compile a
+// config under one key.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "test_support.hpp"
+#include "tiletune/cache_db.hpp"
 #include "tiletune/compile.hpp"
+#include "tiletune/launcher.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/sweep.hpp"
+#include "tune/sweep_stages.hpp"
 
 namespace tiletune {
 namespace {
@@ -24,11 +28,12 @@ using tiletune::testing::TempDir;
 
 std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
-// A space of two configs (P = 1, 2) for `entry` in kernels/k.cu, with `options`.
+// A space of two configs (P = 1, 2) for `entry` in kernels/k.cu, with `options` (and the YAML
+// lines `problem`, if any).
 fs::path write_space(const TempDir& dir, const std::string& root, const std::string& entry,
-                     const std::string& options = "[-Iinclude]") {
+                     const std::string& options = "[-Iinclude]", const std::string& problem = "") {
   return dir.write(root + "/space.yaml",
-                   "kernel: stale\nsource: kernels/k.cu\nentry: " + entry + "\noptions: " + options +
+                   "kernel: stale\nsource: kernels/k.cu\nentry: " + entry + "\n" + problem + "options: " + options +
                        "\nparams:\n  P: [1, 2]\nlaunch: {grid: [1], block: [32]}\n"
                        "buffers:\n  p: {type: float, count: 64}\nargs: [p]\n"
                        "verify: none\n");
@@ -179,6 +184,61 @@ TEST(PlanCompile, ProblemSizesAndOptionExpressionsReachTheCompilerAndTheKeys) {
   const KernelRecord version = kernel_record(space, sources.for_options(space_options(space)), 90);
   EXPECT_NE(version.options.find("-DWIDTH=${2 * N} -DINV=${100 / (P - 1)}"), std::string::npos) << version.options;
   EXPECT_NE(version.options.find(" problem_defines "), std::string::npos) << version.options;
+}
+
+// plan, the sweep's compiles (CompileAhead) and the Launcher build a config's compile in one place
+// (config_compile_request): a config whose options hold a problem size, an ${} expression and a
+// relative -I compiles under one cubin key in all three. One that assembled its request again
+// (another option order, a -I left relative, the problem sizes left out, another source) would
+// get another key.
+TEST(PlanCompile, PlanSweepAndLauncherCompileAConfigUnderOneKey) {
+  TempDir dir;
+  dir.write("c/include/lib/scale.cuh", "#pragma once\n#define LIB_SCALE 2\n");
+  dir.write("c/kernels/k.cu",
+            "#include <lib/scale.cuh>\nstatic_assert(WIDTH == LIB_SCALE * N, \"WIDTH follows N\");\n"
+            "extern \"C\" __global__ void k(float* p) {\n  if (p) p[threadIdx.x] = P;\n}\n");
+  const fs::path yaml = write_space(dir, "c", "k", "[-Iinclude, \"-DWIDTH=${2 * N}\"]",
+                                    "problem:\n  N: [1024]\nproblem_defines: true\n");
+  const Space space = load_space(yaml);
+  const Problem problem{{1024}};
+  const Config config{{2}};
+
+  const CubinCache cache(dir.path() / "cubin");
+  PlanOptions options;
+  options.device = *builtin_device_limits(90);
+  options.problem = problem;
+  options.cache = &cache;
+  const Plan plan = plan_space(space, options);
+  ASSERT_EQ(plan.rows.size(), 2u);
+  ASSERT_EQ(plan.rows[1].status, TrialStatus::ok) << plan.rows[1].detail;
+  const std::string key = plan.rows[1].cubin_key;
+  ASSERT_FALSE(key.empty());
+
+  sweep_detail::CompileAhead ahead(space, "sm_90", 1, cache);
+  const CompileResult swept = ahead.config(problem, config).get();
+  EXPECT_EQ(swept.cache_key, key) << "the sweep compiles the config under another key than plan";
+  EXPECT_TRUE(swept.cache_hit);
+
+  // The Launcher's answer for N=1024 on a fictional device is the same config.
+  const fs::path db_path = dir.path() / "cache.db";
+  {
+    CacheDb db = CacheDb::open(db_path);
+    TrialRecord t;
+    t.key = TrialKey{db.upsert_device(DeviceRecord{.uuid = "GPU-c0ffee00-0000-4000-8000-000000000001",
+                                                   .name = "Fictional H200", .cc_major = 9, .cc_minor = 0}),
+                     db.upsert_kernel(KernelRecord{"stale", "fixture", "", "13.0"}), "N=1024", "P=2"};
+    t.status = TrialStatus::ok;
+    t.time_ms = 0.01;
+    (void)db.record_trial(t);
+  }
+  Launcher::Options launch;
+  launch.db_path = db_path;
+  launch.device = QueryDevice{"GPU-c0ffee00-0000-4000-8000-000000000001", "Fictional H200", 9, 0};
+  launch.arch = "sm_90";
+  auto launcher = Launcher::open(yaml, launch);
+  const LaunchPlan launched = launcher.prepare({{"N", 1024}});
+  EXPECT_EQ(launched.config_text, "P=2") << launched.query_message;
+  EXPECT_EQ(launched.cubin_key, key) << "the Launcher compiles the config under another key than plan";
 }
 
 CommandResult tiletune_plan(const TempDir& dir, const std::string& args) {

@@ -3,6 +3,8 @@
 // cubins, and errors that name the call, the SQL and the file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "db_test_util.hpp"
 #include "test_support.hpp"
 
@@ -45,6 +47,60 @@ TEST_F(CacheDbTest, DeviceUpsertRefreshesAndKeepsTheMeasuredCopyBandwidth) {
   EXPECT_NE(db().upsert_device(sample_device("GPU-second")), device_);
   EXPECT_EQ(db().devices().size(), 2u);
   EXPECT_FALSE(db().device("GPU-none").has_value());
+}
+
+// A device's fields are declared once (device_columns): they are the devices table's columns, in
+// its order, and each maps a field of its own, so every field is stored and read back as it was.
+TEST_F(CacheDbTest, DeviceColumnsAreTheDevicesTableAndRoundTripEveryField) {
+  std::vector<std::string> table;
+  {
+    auto conn = raw_connection(db().path());
+    auto q = conn.cached("SELECT name FROM pragma_table_info('devices') ORDER BY cid");
+    while (q->step()) table.push_back(q->text(0));
+  }
+  std::vector<std::string> declared{"id"};
+  for (const DeviceColumn& c : device_columns) declared.emplace_back(c.name);
+  declared.emplace_back("last_seen");
+  std::sort(table.begin(), table.end());
+  std::sort(declared.begin(), declared.end());
+  EXPECT_EQ(declared, table) << "a column of devices that device_columns does not declare, or the reverse";
+
+  // A distinct value per column, set through the table: two columns of one field would lose one.
+  DeviceRecord d;
+  std::int64_t n = 0;
+  for (const DeviceColumn& c : device_columns) {
+    ++n;
+    if (c.type == DeviceColumn::Type::text) c.set(d, TrialValue("GPU-field-" + std::to_string(n)));
+    else if (c.type == DeviceColumn::Type::real) c.set(d, TrialValue(n + 0.5));
+    else c.set(d, TrialValue(n * 1000));
+  }
+  n = 0;
+  for (const DeviceColumn& c : device_columns) {
+    SCOPED_TRACE(std::string(c.name));
+    ++n;
+    const TrialValue expected = c.type == DeviceColumn::Type::text   ? TrialValue("GPU-field-" + std::to_string(n))
+                                : c.type == DeviceColumn::Type::real ? TrialValue(n + 0.5)
+                                                                     : TrialValue(n * 1000);
+    EXPECT_EQ(c.get(d), expected);
+  }
+  const std::int64_t id = db().upsert_device(d);
+  auto row = db().device(d.uuid);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->id, id);
+  EXPECT_EQ(row->device, d);
+  ASSERT_EQ(db().devices().size(), 2u);
+  EXPECT_EQ(db().devices()[1].device, d);
+
+  // Unknown now: a column kept_when_unknown keeps its value, the others are unknown too.
+  DeviceRecord unknown;
+  unknown.uuid = d.uuid;
+  EXPECT_EQ(db().upsert_device(unknown), id);
+  row = db().device(d.uuid);
+  ASSERT_TRUE(row.has_value());
+  for (const DeviceColumn& c : device_columns) {
+    SCOPED_TRACE(std::string(c.name));
+    EXPECT_EQ(c.get(row->device), c.kept_when_unknown ? c.get(d) : c.get(unknown));
+  }
 }
 
 TEST_F(CacheDbTest, KernelVersionsAreDistinctRows) {

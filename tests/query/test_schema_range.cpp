@@ -157,5 +157,135 @@ TEST(QuerySchemaRange, TrialsJsonCarriesEveryColumnOfTheTable) {
   }
 }
 
+// --- the current kernel version ------------------------------------------------------------
+
+// Which version of "transpose" each reader takes for the current one, named by its source hash
+// ("v<n>": its one trial has the params "V=<n>"): "" where a reader finds none, "several" where it
+// finds more than one.
+struct CurrentVersionViews {
+  std::string engine_trials;  // CacheDb::trials, the rows marked current
+  std::string engine_show;    // CacheDb::trials with current_only
+  std::string engine_best;    // CacheDb::best (current_only)
+  std::string query_lookup;   // QueryCache::lookup, exact
+  std::string query_json;     // tiletune_trials_json, the trials marked current
+  std::string query_current;  // tiletune_trials_json of the current versions only
+};
+
+void take(std::string& view, const std::string& hash) { view = view.empty() || view == hash ? hash : "several"; }
+
+// (params, current) of every trial in a tiletune_trials_json text.
+std::vector<std::pair<std::string, bool>> json_trials(const std::string& json) {
+  std::vector<std::pair<std::string, bool>> out;
+  const std::string key = R"("params": "V=)";
+  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+    const auto start = at + key.size();
+    const auto end_of_object = json.find('}', start);
+    const std::string object = json.substr(start, end_of_object - start);
+    out.emplace_back("v" + object.substr(0, object.find('"')), object.find(R"("current": true)") != std::string::npos);
+  }
+  return out;
+}
+
+std::string trials_json_of(const fs::path& path, bool all_versions) {
+  tiletune_cache* cache = nullptr;
+  EXPECT_EQ(tiletune_open(path.c_str(), &cache), TILETUNE_OK) << tiletune_last_error();
+  if (cache == nullptr) return "";
+  char* json = nullptr;
+  EXPECT_EQ(tiletune_trials_json(cache, "transpose", nullptr, nullptr, all_versions ? 1 : 0, &json), TILETUNE_OK)
+      << tiletune_last_error();
+  const std::string text = json != nullptr ? json : "";
+  tiletune_string_free(json);
+  tiletune_close(cache);
+  return text;
+}
+
+CurrentVersionViews current_version_views(const fs::path& path) {
+  CurrentVersionViews v;
+  {
+    const CacheDb db = CacheDb::open(path, CacheDb::Mode::read_only);
+    TrialFilter all;
+    all.kernel = "transpose";
+    for (const TrialRow& r : db.trials(all))
+      if (r.current) take(v.engine_trials, r.kernel.source_hash);
+    TrialFilter current = all;
+    current.current_only = true;
+    for (const TrialRow& r : db.trials(current)) take(v.engine_show, r.kernel.source_hash);
+    BestFilter best;
+    best.kernel = "transpose";
+    for (const BestEntry& e : db.best(best)) take(v.engine_best, e.kernel.source_hash);
+  }
+  const auto answer = QueryCache::open(path).lookup({"transpose", QueryDevice{testing::h200_a, "", 0, 0}, {{"N", 1024}}});
+  EXPECT_EQ(answer.match, MatchLevel::exact) << answer.message;
+  if (answer.params_text.rfind("V=", 0) == 0) take(v.query_lookup, "v" + answer.params_text.substr(2));
+  for (const auto& [hash, current] : json_trials(trials_json_of(path, true)))
+    if (current) take(v.query_json, hash);
+  for (const auto& [hash, current] : json_trials(trials_json_of(path, false))) take(v.query_current, hash);
+  return v;
+}
+
+// Every reader of the engine and of the query library takes `expected` for the current version.
+void expect_current(const fs::path& path, const std::string& expected) {
+  const CurrentVersionViews v = current_version_views(path);
+  EXPECT_EQ(v.engine_trials, expected) << "CacheDb::trials' current flag";
+  EXPECT_EQ(v.engine_show, expected) << "CacheDb::trials with current_only";
+  EXPECT_EQ(v.engine_best, expected) << "CacheDb::best";
+  EXPECT_EQ(v.query_lookup, expected) << "QueryCache::lookup";
+  EXPECT_EQ(v.query_json, expected) << "tiletune_trials_json's current flag";
+  EXPECT_EQ(v.query_current, expected) << "tiletune_trials_json of the current versions";
+}
+
+// Tunes version `hash` ("v<n>") of transpose (one trial, V=<n>, on the H200 at N=1024), as a sweep does.
+void tune_version(const fs::path& path, const std::string& hash) {
+  CacheDb db = CacheDb::open(path, CacheDb::Options{.wal = false});
+  TrialRecord t;
+  t.key = TrialKey{db.upsert_device(testing::fixture_device(testing::h200_a)),
+                   db.upsert_kernel(testing::transpose_version(hash)), "N=1024", "V=" + hash.substr(1)};
+  t.status = TrialStatus::ok;
+  t.time_ms = 1.0;
+  (void)db.record_trial(t);
+}
+
+// The engine (best, show, merge) and the query library (lookups, trials JSON) read one rule
+// (common/kernel_version.hpp); if one of them wrote its own again, a case below would tell them
+// apart: the version tuned last, not the one stored last, nor the newest id.
+TEST(QueryCurrentVersion, EngineAndQueryLibraryAgreeOnWhichVersionIsCurrent) {
+  testing::TempDir dir;
+  const fs::path a = dir.path() / "a.db";
+  {
+    SCOPED_TRACE("two versions: the one tuned last");
+    tune_version(a, "v1");
+    tune_version(a, "v2");
+    expect_current(a, "v2");
+  }
+  {
+    SCOPED_TRACE("an older version tuned again (its id is still the smaller)");
+    tune_version(a, "v1");
+    expect_current(a, "v1");
+  }
+  {
+    SCOPED_TRACE("a tie in used_seq (a hand-edited cache): the higher id");
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(a.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "UPDATE kernels SET used_seq = 5", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    expect_current(a, "v2");
+  }
+  {
+    SCOPED_TRACE("merged caches: the source's current version, though another was new to the target");
+    const fs::path b = dir.path() / "b.db";
+    tune_version(b, "v2");
+    tune_version(b, "v3");
+    tune_version(b, "v2");
+    expect_current(b, "v2");
+    tune_version(a, "v1");
+    expect_current(a, "v1");
+    (void)merge_cache_files(a, {b});
+    expect_current(a, "v2");
+    // And back: the target's versions, older in the source, do not win by being copied last.
+    (void)merge_cache_files(b, {a});
+    expect_current(b, "v2");
+  }
+}
+
 }  // namespace
 }  // namespace tiletune

@@ -15,7 +15,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
 #include "tiletune/error.hpp"
@@ -59,6 +61,92 @@ struct DeviceRecord {
   std::optional<std::int64_t> l2_bytes;
   std::optional<int> driver_version;      ///< cuDriverGetVersion, e.g. 12040
   std::optional<double> copy_gbps;        ///< measured D2D copy bandwidth; nullopt keeps the stored one
+  /// "9.0": the compute capability as outputs write it (export, landscape, T4).
+  [[nodiscard]] std::string compute_capability() const {
+    return std::to_string(cc_major) + "." + std::to_string(cc_minor);
+  }
+  friend bool operator==(const DeviceRecord&, const DeviceRecord&) = default;
+};
+
+/// One field of a DeviceRecord as a column of the devices table, declared once: CacheDb's reads
+/// and writes of a device and the outputs that list a device's fields (`export`'s devices, a
+/// landscape's header) go through device_columns, so a field is added here and nowhere else.
+struct DeviceColumn {
+  using Type = TrialColumn::Type;
+  std::string_view name;   ///< SQL column, and the key where an output lists the field
+  Type type;
+  int since_schema;        ///< the migration that added it: older caches read NULL
+  /// Beyond the device's identity (UUID, name, compute capability): optional, and listed by
+  /// outputs only where known.
+  bool description;
+  /// An upsert that does not know the value (nullopt: a sweep that skipped the copy benchmark)
+  /// keeps the stored one.
+  bool kept_when_unknown;
+  TrialValue (*get)(const DeviceRecord&);
+  void (*set)(DeviceRecord&, const TrialValue&);  ///< NULL: nullopt, or "" and 0 for the identity
+};
+
+namespace device_column_detail {
+template <class T>
+struct Field {
+  using type = T;
+  static constexpr bool optional = false;
+};
+template <class T>
+struct Field<std::optional<T>> {
+  using type = T;
+  static constexpr bool optional = true;
+};
+
+template <auto member>
+TrialValue get(const DeviceRecord& d) {
+  const auto& field = d.*member;
+  using F = Field<std::remove_cvref_t<decltype(field)>>;
+  const auto value = [](const typename F::type& v) -> TrialValue {
+    if constexpr (std::is_same_v<typename F::type, std::string>) return v;
+    else if constexpr (std::is_floating_point_v<typename F::type>) return static_cast<double>(v);
+    else return static_cast<std::int64_t>(v);
+  };
+  if constexpr (F::optional) return field ? value(*field) : TrialValue();
+  else return value(field);
+}
+
+template <auto member>
+void set(DeviceRecord& d, const TrialValue& v) {
+  auto& field = d.*member;
+  using F = Field<std::remove_cvref_t<decltype(field)>>;
+  using T = typename F::type;
+  std::optional<T> value;
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (const auto* text = std::get_if<std::string>(&v)) value = *text;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (const auto* real = std::get_if<double>(&v)) value = *real;
+  } else {
+    if (const auto* integer = std::get_if<std::int64_t>(&v)) value = static_cast<T>(*integer);
+  }
+  if constexpr (F::optional) field = value;
+  else field = value.value_or(T{});
+}
+
+template <auto member>
+constexpr DeviceColumn column(std::string_view name, DeviceColumn::Type type, int since_schema, bool description,
+                              bool kept_when_unknown = false) {
+  return {name, type, since_schema, description, kept_when_unknown, &get<member>, &set<member>};
+}
+}  // namespace device_column_detail
+
+/// The columns of the devices table besides id and last_seen (tests/db/test_cache_db.cpp checks
+/// them against the schema).
+inline constexpr DeviceColumn device_columns[] = {
+    device_column_detail::column<&DeviceRecord::uuid>("uuid", DeviceColumn::Type::text, 1, false),
+    device_column_detail::column<&DeviceRecord::name>("name", DeviceColumn::Type::text, 1, false),
+    device_column_detail::column<&DeviceRecord::cc_major>("cc_major", DeviceColumn::Type::integer, 1, false),
+    device_column_detail::column<&DeviceRecord::cc_minor>("cc_minor", DeviceColumn::Type::integer, 1, false),
+    device_column_detail::column<&DeviceRecord::sm_count>("sm_count", DeviceColumn::Type::integer, 1, true),
+    device_column_detail::column<&DeviceRecord::memory_bytes>("memory_bytes", DeviceColumn::Type::integer, 1, true),
+    device_column_detail::column<&DeviceRecord::l2_bytes>("l2_bytes", DeviceColumn::Type::integer, 1, true),
+    device_column_detail::column<&DeviceRecord::driver_version>("driver_version", DeviceColumn::Type::integer, 1, true),
+    device_column_detail::column<&DeviceRecord::copy_gbps>("copy_gbps", DeviceColumn::Type::real, 3, true, true),
 };
 
 struct DeviceRow {

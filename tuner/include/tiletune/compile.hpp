@@ -87,6 +87,8 @@ struct KernelSource {
 /// its name and text like a loaded one, so that the cubin cache can keep its compiles.
 [[nodiscard]] KernelSource memory_source(std::string name, std::string text);
 
+struct CompileRequest;
+
 /// The sources of one kernel file for each include search its requests use, loaded once each
 /// (a space whose options differ per config may search different -I). Not thread-safe; the
 /// sources live as long as this object.
@@ -95,6 +97,9 @@ class KernelSources {
   explicit KernelSources(std::filesystem::path path) : path_(std::move(path)) {}
   /// The source for requests with these options (their -I and --pre-include).
   [[nodiscard]] const KernelSource& for_options(const std::vector<std::string>& options);
+  /// A compile of this file: the options with the source loaded for them (for_options), the arch
+  /// and the entry. Valid while this object lives.
+  [[nodiscard]] CompileRequest request(std::vector<std::string> options, std::string arch, std::string entry);
 
  private:
   std::filesystem::path path_;
@@ -120,7 +125,7 @@ struct Resources {
 /// One compile: a source, its options (-D... and extras, -I with absolute directories; -arch,
 /// -Xptxas -v and the toolkit's -I are added), an arch ("sm_90") and the entry point (a name
 /// or template instantiation expression). The source must have been loaded for the options'
-/// include search (KernelSources::for_options).
+/// include search: KernelSources::request builds one so.
 struct CompileRequest {
   const KernelSource* source = nullptr;
   std::vector<std::string> options;

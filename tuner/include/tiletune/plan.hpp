@@ -52,6 +52,13 @@ struct LaunchGeometry {
 [[nodiscard]] std::vector<std::string> compile_options(const Space& space, const Problem& problem,
                                                        const Config& config);
 
+/// The compile of one config of one problem: compile_options, the source loaded for them, the
+/// arch ("sm_90") and the space's entry. `plan`, the sweep's compiles and the Launcher all build
+/// theirs here, so that a config has one cubin key whoever compiles it. Throws EvalError like
+/// compile_options. The request points into `sources`.
+[[nodiscard]] CompileRequest config_compile_request(const Space& space, const Problem& problem, const Config& config,
+                                                    KernelSources& sources, std::string arch);
+
 /// The space's own options as written (`options:` with ${EXPR} unevaluated, -I made absolute
 /// like compile_options): what the kernel version records besides NVRTC's defaults.
 [[nodiscard]] std::vector<std::string> space_options(const Space& space);

@@ -42,6 +42,12 @@ namespace tiletune {
 /// problem_defines is set, then its own options (-I made absolute against the YAML's directory).
 [[nodiscard]] std::vector<std::string> reference_kernel_options(const Space& space, const Problem& problem,
                                                                 const Config& candidate);
+/// The compile of the reference kernel for a candidate: reference_kernel_options, the source
+/// loaded for them (`sources` of the reference kernel's file), the arch and its entry. Validation
+/// and the sweep build theirs here. The request points into `sources`.
+[[nodiscard]] CompileRequest reference_kernel_compile_request(const Space& space, const Problem& problem,
+                                                              const Config& candidate, KernelSources& sources,
+                                                              std::string arch);
 
 /// The request that runs the reference kernel first on a problem (is_reference set): its
 /// launch and arguments from its own params; the space's buffers and globals with its params

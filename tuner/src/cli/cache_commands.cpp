@@ -167,18 +167,21 @@ PrintTable trials_table(const std::vector<TrialRow>& rows, bool with_version) {
   return table;
 }
 
-/// The devices of a cache, for `export`.
+/// The devices of a cache, for `export`: the identity, then each described field of the devices
+/// table (device_columns), then last_seen.
 PrintTable devices_table(const std::vector<DeviceRow>& devices) {
   PrintTable table{.name = "devices"};
-  for (const char* key : {"uuid", "name", "compute_capability", "sm_count", "memory_bytes", "l2_bytes",
-                          "driver_version", "copy_gbps", "last_seen"})
-    table.columns.push_back({.key = key});
-  auto opt_int = [](const auto& v) { return v ? PrintCell(std::int64_t{*v}) : PrintCell(); };
-  for (const DeviceRow& d : devices)
-    table.rows.push_back({d.device.uuid, d.device.name, fmt::format("{}.{}", d.device.cc_major, d.device.cc_minor),
-                          opt_int(d.device.sm_count), opt_int(d.device.memory_bytes), opt_int(d.device.l2_bytes),
-                          opt_int(d.device.driver_version),
-                          d.device.copy_gbps ? PrintCell(*d.device.copy_gbps) : PrintCell(), d.last_seen});
+  for (const char* key : {"uuid", "name", "compute_capability"}) table.columns.push_back({.key = key});
+  for (const DeviceColumn& c : device_columns)
+    if (c.description) table.columns.push_back({.key = std::string(c.name)});
+  table.columns.push_back({.key = "last_seen"});
+  for (const DeviceRow& d : devices) {
+    std::vector<PrintCell> row{d.device.uuid, d.device.name, d.device.compute_capability()};
+    for (const DeviceColumn& c : device_columns)
+      if (c.description) row.push_back(cell(c.get(d.device)));
+    row.push_back(d.last_seen);
+    table.rows.push_back(std::move(row));
+  }
   return table;
 }
 

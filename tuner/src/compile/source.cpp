@@ -319,4 +319,9 @@ const KernelSource& KernelSources::for_options(const std::vector<std::string>& o
   return it->second;
 }
 
+CompileRequest KernelSources::request(std::vector<std::string> options, std::string arch, std::string entry) {
+  const KernelSource& source = for_options(options);
+  return CompileRequest{&source, std::move(options), std::move(arch), std::move(entry)};
+}
+
 }  // namespace tiletune

@@ -13,6 +13,7 @@
 #include "tiletune/answers.hpp"
 #include "db/records.hpp"
 #include "common/cache_file.hpp"
+#include "common/kernel_version.hpp"
 #include "db/sqlite.hpp"
 
 #ifndef TILETUNE_VERSION
@@ -197,6 +198,14 @@ std::string trial_upsert_sql() {
                      names, values, updates);
 }
 
+// Binds a column's value (a trial's measurement, a device's field) to parameter `index`.
+void bind_value(Statement& s, int index, const TrialValue& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) s.bind(index, *i);
+  else if (const auto* d = std::get_if<double>(&v)) s.bind(index, *d);
+  else if (const auto* text = std::get_if<std::string>(&v)) s.bind(index, std::string_view(*text));
+  else s.bind_null(index);
+}
+
 void bind_trial(Statement& s, const TrialRecord& t) {
   s.bind(1, t.key.device_id);
   s.bind(2, t.key.kernel_id);
@@ -205,24 +214,15 @@ void bind_trial(Statement& s, const TrialRecord& t) {
   s.bind(5, status_name(t.status));
   s.bind(6, t.detail);
   int parameter = trial_fixed_column_count;
-  for (const TrialColumn& c : trial_columns) {
-    const TrialValue v = c.get(t);
-    ++parameter;
-    if (const auto* i = std::get_if<std::int64_t>(&v)) s.bind(parameter, *i);
-    else if (const auto* d = std::get_if<double>(&v)) s.bind(parameter, *d);
-    else if (const auto* text = std::get_if<std::string>(&v)) s.bind(parameter, std::string_view(*text));
-    else s.bind_null(parameter);
-  }
+  for (const TrialColumn& c : trial_columns) bind_value(s, ++parameter, c.get(t));
 }
 
 constexpr std::string_view kernel_columns =
     "k.id, k.name, k.source_hash, k.options, k.nvrtc_version";
 constexpr int kernel_column_count = 5;
 
-// A kernel version is current when no version of the same name was tuned after it.
-constexpr std::string_view kernel_is_current =
-    "(NOT EXISTS (SELECT 1 FROM kernels k2 WHERE k2.name = k.name AND "
-    "(k2.used_seq > k.used_seq OR (k2.used_seq = k.used_seq AND k2.id > k.id))))";
+// Whether the kernels row k is its name's current version (common/kernel_version.hpp).
+const std::string kernel_is_current = kernel_version::is_current_sql("k");
 
 TrialRecord read_trial(const Statement& s, int c, const fs::path& path) {
   TrialRecord t;
@@ -249,22 +249,45 @@ std::int64_t read_kernel(const Statement& s, int c, KernelRecord& k) {
   return s.int64(c);
 }
 
-constexpr int device_column_count = 11;
+// A device as a row reads it: its id, the device_columns (NULL where the cache's schema predates
+// one), its last_seen.
+std::string device_select(int version) {
+  std::string out = "d.id";
+  for (const DeviceColumn& c : device_columns) out += version >= c.since_schema ? ", d." + std::string(c.name) : ", NULL";
+  return out + ", d.last_seen";
+}
+constexpr int device_column_count = 2 + static_cast<int>(std::size(device_columns));
 
 DeviceRow read_device(const Statement& s, int c) {
   DeviceRow r;
-  r.id = s.int64(c + 0);
-  r.device.uuid = s.text(c + 1);
-  r.device.name = s.text(c + 2);
-  r.device.cc_major = static_cast<int>(s.int64(c + 3));
-  r.device.cc_minor = static_cast<int>(s.int64(c + 4));
-  if (auto v = s.opt_int64(c + 5)) r.device.sm_count = static_cast<int>(*v);
-  r.device.memory_bytes = s.opt_int64(c + 6);
-  r.device.l2_bytes = s.opt_int64(c + 7);
-  if (auto v = s.opt_int64(c + 8)) r.device.driver_version = static_cast<int>(*v);
-  r.last_seen = s.text(c + 9);
-  r.device.copy_gbps = s.opt_real(c + 10);
+  r.id = s.int64(c++);
+  for (const DeviceColumn& column : device_columns) {
+    const int at = c++;
+    if (s.is_null(at)) column.set(r.device, TrialValue());
+    else if (column.type == DeviceColumn::Type::integer) column.set(r.device, TrialValue(s.int64(at)));
+    else if (column.type == DeviceColumn::Type::real) column.set(r.device, TrialValue(s.real(at)));
+    else column.set(r.device, TrialValue(s.text(at)));
+  }
+  r.last_seen = s.text(c);
   return r;
+}
+
+// Inserts a device or refreshes it by UUID; a column kept_when_unknown keeps its stored value
+// when the record does not know it.
+std::string upsert_device_sql() {
+  std::string columns, values, updates;
+  int parameter = 0;
+  for (const DeviceColumn& c : device_columns) {
+    const std::string name(c.name);
+    const std::string separator = parameter++ > 0 ? ", " : "";
+    columns += separator + name;
+    values += separator + "?" + std::to_string(parameter);
+    if (name == "uuid") continue;  // the key
+    updates += c.kept_when_unknown ? fmt::format("{0} = coalesce(excluded.{0}, devices.{0}), ", name)
+                                   : fmt::format("{0} = excluded.{0}, ", name);
+  }
+  return fmt::format("INSERT INTO devices({}) VALUES ({}) ON CONFLICT(uuid) DO UPDATE SET {}last_seen = excluded.last_seen",
+                     columns, values, updates);
 }
 
 // "N=8192;R=3" → {"N":8192,"R":3}; a value that is not a plain number becomes a JSON string.
@@ -372,7 +395,7 @@ struct CacheDb::Impl {
   Options options;
   int version = 0;
   // SQL that depends on the schema version: an older cache opened read-only lacks some columns.
-  std::string device_columns;
+  std::string device_select_list;
   std::string trials_sql;
   std::string best_sql;
   std::string best_objective_sql[3];  // by Objective; empty: not available in this schema
@@ -384,12 +407,9 @@ struct CacheDb::Impl {
 
   Impl(Connection c, Options o, int v) : conn(std::move(c)), options(o), version(v) {
     const std::string trial_cols = trial_select(version);
-    device_columns = fmt::format(
-        "d.id, d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.memory_bytes, d.l2_bytes, "
-        "d.driver_version, d.last_seen, {}",
-        version >= 3 ? "d.copy_gbps" : "NULL");
-    device_sql = fmt::format("SELECT {} FROM devices d WHERE d.uuid = ?1", device_columns);
-    devices_sql = fmt::format("SELECT {} FROM devices d ORDER BY d.id", device_columns);
+    device_select_list = device_select(version);
+    device_sql = fmt::format("SELECT {} FROM devices d WHERE d.uuid = ?1", device_select_list);
+    devices_sql = fmt::format("SELECT {} FROM devices d ORDER BY d.id", device_select_list);
     trials_sql = fmt::format(
         "SELECT t.id, {0}, d.uuid, d.name, {1}, t.created_at, b.trial_id IS NOT NULL, {2} "
         "FROM trials t JOIN devices d ON d.id = t.device_id JOIN kernels k ON k.id = t.kernel_id "
@@ -403,7 +423,7 @@ struct CacheDb::Impl {
           "SELECT b.trial_id, {0}, {1}, {2}, {3} "
           "FROM {4} b JOIN trials t ON t.id = b.trial_id JOIN devices d ON d.id = b.device_id "
           "JOIN kernels k ON k.id = b.kernel_id ",
-          device_columns, kernel_columns, trial_cols, kernel_is_current, best_rows);
+          device_select_list, kernel_columns, trial_cols, kernel_is_current, best_rows);
     };
     const std::string best_where = fmt::format(
         "WHERE (?1 IS NULL OR k.name = ?1) AND (?2 IS NULL OR d.uuid = ?2 OR d.name = ?2) "
@@ -666,25 +686,12 @@ std::int64_t CacheDb::upsert_device(const DeviceRecord& d) {
   auto& conn = impl_->conn;
   Transaction tx(conn);
   {
-    // copy_gbps is kept when not measured this time (a sweep that skips the copy benchmark).
-    auto up = conn.cached(
-        "INSERT INTO devices(uuid, name, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes, "
-        "driver_version, copy_gbps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
-        "ON CONFLICT(uuid) DO UPDATE SET name = excluded.name, cc_major = excluded.cc_major, "
-        "cc_minor = excluded.cc_minor, sm_count = excluded.sm_count, "
-        "memory_bytes = excluded.memory_bytes, l2_bytes = excluded.l2_bytes, "
-        "driver_version = excluded.driver_version, "
-        "copy_gbps = coalesce(excluded.copy_gbps, devices.copy_gbps), "
-        "last_seen = excluded.last_seen");
-    up->bind(1, d.uuid);
-    up->bind(2, d.name);
-    up->bind(3, d.cc_major);
-    up->bind(4, d.cc_minor);
-    up->bind(5, d.sm_count);
-    up->bind(6, d.memory_bytes);
-    up->bind(7, d.l2_bytes);
-    up->bind(8, d.driver_version);
-    up->bind(9, d.copy_gbps);
+    // A field kept_when_unknown keeps the stored value when not known this time (copy_gbps: a
+    // sweep that skips the copy benchmark).
+    static const std::string upsert_sql = upsert_device_sql();
+    auto up = conn.cached(upsert_sql);
+    int parameter = 0;
+    for (const DeviceColumn& c : device_columns) bind_value(*up, ++parameter, c.get(d));
     up->run();
   }
   std::int64_t id = 0;
@@ -719,12 +726,15 @@ std::int64_t CacheDb::upsert_kernel(const KernelRecord& k) {
   auto& conn = impl_->conn;
   Transaction tx(conn);
   {
-    // used_seq: one more than any version so far, which makes this version the current one.
-    auto up = conn.cached(
+    // used_seq: one more than any version so far, which makes this version the current one
+    // (common/kernel_version.hpp).
+    static const std::string upsert_sql = fmt::format(
         "INSERT INTO kernels(name, source_hash, options, nvrtc_version, used_seq) "
-        "VALUES (?1, ?2, ?3, ?4, (SELECT coalesce(max(used_seq), 0) + 1 FROM kernels)) "
+        "VALUES (?1, ?2, ?3, ?4, {}) "
         "ON CONFLICT(name, source_hash, options, nvrtc_version) DO UPDATE SET "
-        "used_seq = excluded.used_seq");
+        "used_seq = excluded.used_seq",
+        kernel_version::next_used_seq_sql);
+    auto up = conn.cached(upsert_sql);
     up->bind(1, k.name);
     up->bind(2, k.source_hash);
     up->bind(3, k.options);

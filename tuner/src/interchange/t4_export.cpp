@@ -126,7 +126,7 @@ std::string export_t4(const CacheDb& db, const TrialFilter& filter, Objective ob
   for (const DeviceRow& d : db.devices())
     devices.push_back({{"name", d.device.name},
                        {"uuid", d.device.uuid},
-                       {"compute_capability", fmt::format("{}.{}", d.device.cc_major, d.device.cc_minor)}});
+                       {"compute_capability", d.device.compute_capability()}});
   const Json doc = {{"schema_version", "1.0.0"},
                     {"metadata",
                      {{"autotuner", "tiletune"},

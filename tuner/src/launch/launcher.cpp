@@ -98,6 +98,12 @@ struct Launcher::Impl {
   std::string describe(const std::string& config_text) const {
     return fmt::format("kernel '{}' config {} ({})", space.kernel, config_text.empty() ? "?" : config_text, arch);
   }
+
+  // The kernel version of this Launcher's space on its arch, as a sweep records it (with mutex held).
+  KernelRecord kernel_version() {
+    const int arch_number = std::atoi(arch.c_str() + (arch.rfind("sm_", 0) == 0 ? 3 : 0));
+    return kernel_record(space, sources->for_options(space_options(space)), arch_number);
+  }
 };
 
 /// One online trial: the candidate and the config in use, each timed `samples` times on scratch
@@ -337,14 +343,11 @@ void Launcher::complete(LaunchPlan& plan) {
   std::lock_guard lock(impl.mutex);
   CompileRequest request;
   try {
-    request.options = compile_options(space, plan.problem, plan.config);
+    request = config_compile_request(space, plan.problem, plan.config, *impl.sources, impl.arch);
   } catch (const EvalError& e) {
     throw Error(fmt::format("Launcher::prepare: {} problem {}: compile_options: {}", what, plan.problem_text,
                             e.what()));
   }
-  request.source = &impl.sources->for_options(request.options);
-  request.arch = impl.arch;
-  request.entry = space.entry;
   plan.cubin_key = impl.keyer.key(request);
 
   if (auto it = impl.kernels.find(plan.cubin_key); it != impl.kernels.end()) {
@@ -672,9 +675,7 @@ std::vector<Config> Launcher::tried_before(const LaunchPlan& plan) {
   if (!impl.db) return configs;
   try {
     const auto device = impl.db->device(impl.device.uuid);
-    const int arch = std::atoi(impl.arch.c_str() + (impl.arch.rfind("sm_", 0) == 0 ? 3 : 0));
-    const auto kernel = impl.db->find_kernel(
-        kernel_record(impl.space, impl.sources->for_options(space_options(impl.space)), arch));
+    const auto kernel = impl.db->find_kernel(impl.kernel_version());
     if (!device || !kernel) return configs;
     for (const std::string& params : impl.db->existing_trials(device->id, *kernel, plan.problem_text))
       if (auto c = parse_canonical_config(impl.space, params)) configs.push_back(std::move(*c));
@@ -696,9 +697,7 @@ void Launcher::record_online_trial(const LaunchPlan& use, const OnlineTrial& tri
       d.cc_major = impl.device.cc_major;
       d.cc_minor = impl.device.cc_minor;
       impl.online_device_id = impl.db->upsert_device(d);
-      const int arch = std::atoi(impl.arch.c_str() + (impl.arch.rfind("sm_", 0) == 0 ? 3 : 0));
-      impl.online_kernel_id = impl.db->upsert_kernel(
-          kernel_record(impl.space, impl.sources->for_options(space_options(impl.space)), arch));
+      impl.online_kernel_id = impl.db->upsert_kernel(impl.kernel_version());
     }
     auto record = [&](const Config& config, TrialStatus status, std::optional<double> ms, const std::string& detail) {
       TrialRecord t;

@@ -2,7 +2,8 @@
 // in-process memory of answers. See tiletune/query.hpp for the contract.
 //
 // Match rules (only `ok` trials of the kernel's current version count: the kernels row with the
-// highest used_seq for the name, ties to the highest id, exactly as the engine decides):
+// highest used_seq for the name, ties to the highest id, common/kernel_version.hpp's rule, which
+// the engine applies too):
 //  0. pinned (schema 9): a pin of the kernel and the exact problem for the request's device UUID,
 //     else its model (the request's name, or the name the cache stores for its UUID), else its
 //     architecture ("sm_90", from the request or the cache as in 3).
@@ -35,6 +36,7 @@
 #include <unordered_map>
 
 #include "common/cache_file.hpp"
+#include "common/kernel_version.hpp"
 #include "query/reader.hpp"
 #include "tiletune/answers.hpp"
 #include "tiletune/physics.hpp"
@@ -278,7 +280,7 @@ struct QueryCache::Impl {
   static constexpr const char* sql_text[sql_count] = {
       "BEGIN DEFERRED",
       "COMMIT",
-      "SELECT id FROM kernels WHERE name = ?1 ORDER BY used_seq DESC, id DESC LIMIT 1",
+      kernel_version::current_id_sql,
       "SELECT DISTINCT name FROM kernels ORDER BY name LIMIT 20",
       "SELECT id, uuid, name, cc_major, cc_minor FROM devices WHERE uuid = ?1",
       "SELECT id, uuid, name, cc_major, cc_minor FROM devices WHERE name = ?1 ORDER BY id",

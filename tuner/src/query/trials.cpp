@@ -6,22 +6,16 @@
 // were written as U+FFFD in "invalid_utf8_bytes" (absent when none).
 #include "query/trials.hpp"
 
+#include "common/kernel_version.hpp"
 #include "common/text_out.hpp"
 #include "tiletune/trial_record.hpp"
 
 namespace tiletune::query_detail {
-namespace {
-
-// A kernel version is current when no version of the same name was tuned after it (the rule
-// of the engine and of lookups).
-constexpr const char* current_sql =
-    "(NOT EXISTS (SELECT 1 FROM kernels k2 WHERE k2.name = k.name AND "
-    "(k2.used_seq > k.used_seq OR (k2.used_seq = k.used_seq AND k2.id > k.id))))";
-
-}  // namespace
 
 std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
   Connection conn(cache.path().string(), checked_read_only_uri(cache.path()), 5000);
+  // The rule of the engine and of lookups (common/kernel_version.hpp).
+  const std::string current_sql = kernel_version::is_current_sql("k");
   std::string sql =
       "SELECT t.id, k.name, d.name, d.uuid, t.problem, t.params, t.status, t.detail, t.created_at, "
       "b.trial_id IS NOT NULL, ";

@@ -319,12 +319,13 @@ Landscape landscape_from_cache(const CacheDb& db, const std::string& kernel, con
     if (d.device.uuid != first.device_uuid) continue;
     l.header.emplace_back("device", d.device.name);
     l.header.emplace_back("device_uuid", d.device.uuid);
-    l.header.emplace_back("compute_capability", fmt::format("{}.{}", d.device.cc_major, d.device.cc_minor));
-    if (d.device.sm_count) l.header.emplace_back("sm_count", std::to_string(*d.device.sm_count));
-    if (d.device.memory_bytes) l.header.emplace_back("memory_bytes", std::to_string(*d.device.memory_bytes));
-    if (d.device.l2_bytes) l.header.emplace_back("l2_bytes", std::to_string(*d.device.l2_bytes));
-    if (d.device.driver_version) l.header.emplace_back("driver_version", std::to_string(*d.device.driver_version));
-    if (d.device.copy_gbps) l.header.emplace_back("copy_gbps", number(*d.device.copy_gbps));
+    l.header.emplace_back("compute_capability", d.device.compute_capability());
+    for (const DeviceColumn& c : device_columns) {  // each described field the cache knows
+      if (!c.description) continue;
+      const TrialValue v = c.get(d.device);
+      if (const auto* i = std::get_if<std::int64_t>(&v)) l.header.emplace_back(c.name, std::to_string(*i));
+      else if (const auto* real = std::get_if<double>(&v)) l.header.emplace_back(c.name, number(*real));
+    }
   }
   l.header.emplace_back("source_hash", first.kernel.source_hash);
   l.header.emplace_back("options", first.kernel.options);

@@ -78,6 +78,11 @@ std::vector<std::string> compile_options(const Space& space, const Problem& prob
   return resolve_include_dirs(options, space.yaml_path.parent_path());
 }
 
+CompileRequest config_compile_request(const Space& space, const Problem& problem, const Config& config,
+                                      KernelSources& sources, std::string arch) {
+  return sources.request(compile_options(space, problem, config), std::move(arch), space.entry);
+}
+
 Problem select_problem(const Space& space, const std::vector<std::string>& overrides) {
   Problem p;
   for (const Axis& a : space.problem) p.sizes.push_back(a.values.empty() ? 0 : a.values.front());
@@ -234,16 +239,13 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
     }
     CompileRequest request;
     try {
-      request.options = compile_options(space, options.problem, row.config);
+      request = config_compile_request(space, options.problem, row.config, sources, arch);
     } catch (const EvalError& e) {  // an ${} of `options:` that fails for this config
       row.status = TrialStatus::pruned;
       row.detail = e.what();
       plan.rows.push_back(std::move(row));
       continue;
     }
-    request.source = &sources.for_options(request.options);
-    request.arch = arch;
-    request.entry = space.entry;
     pending.push_back(pool.submit(std::move(request)));
     pending_row.push_back(plan.rows.size());
     plan.rows.push_back(std::move(row));

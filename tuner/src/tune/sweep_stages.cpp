@@ -59,28 +59,24 @@ CompileAhead::CompileAhead(const Space& space, std::string arch, unsigned thread
   if (space.verify.kernel) reference_sources_.emplace(space.verify.kernel->source);
 }
 
-std::shared_future<CompileResult> CompileAhead::submit(Compiles& compiles, KernelSources& sources,
-                                                       std::vector<std::string> options, const std::string& entry) {
-  const std::lock_guard lock(mutex_);
-  if (auto it = compiles.find(options); it != compiles.end()) return it->second;
-  CompileRequest request;
-  request.source = &sources.for_options(options);
-  request.options = options;
-  request.arch = arch_;
-  request.entry = entry;
+std::shared_future<CompileResult> CompileAhead::submit(Compiles& compiles, CompileRequest request) {
+  if (auto it = compiles.find(request.options); it != compiles.end()) return it->second;
+  std::vector<std::string> options = request.options;
   auto future = pool_.submit(std::move(request)).share();
   compiles.emplace(std::move(options), future);
   return future;
 }
 
 std::shared_future<CompileResult> CompileAhead::config(const Problem& problem, const Config& config) {
-  return submit(compiles_, sources_, compile_options(space_, problem, config), space_.entry);
+  const std::lock_guard lock(mutex_);
+  return submit(compiles_, config_compile_request(space_, problem, config, sources_, arch_));
 }
 
 std::shared_future<CompileResult> CompileAhead::reference_kernel(const Problem& problem, const Config& candidate) {
   if (!reference_sources_) throw Error(fmt::format("{}: the space has no reference kernel", space_.yaml_path.string()));
-  return submit(reference_compiles_, *reference_sources_, reference_kernel_options(space_, problem, candidate),
-                space_.verify.kernel->entry);
+  const std::lock_guard lock(mutex_);
+  return submit(reference_compiles_,
+                reference_kernel_compile_request(space_, problem, candidate, *reference_sources_, arch_));
 }
 
 const KernelSource& CompileAhead::main_source() {

@@ -75,8 +75,8 @@ class CompileAhead {
 
  private:
   using Compiles = std::map<std::vector<std::string>, std::shared_future<CompileResult>>;
-  std::shared_future<CompileResult> submit(Compiles& compiles, KernelSources& sources, std::vector<std::string> options,
-                                           const std::string& entry);
+  // With mutex_ held: the compile of `request`, submitted once per distinct options.
+  std::shared_future<CompileResult> submit(Compiles& compiles, CompileRequest request);
 
   const Space& space_;
   std::string arch_;

@@ -333,6 +333,12 @@ std::vector<std::string> reference_kernel_options(const Space& space, const Prob
   return options;
 }
 
+CompileRequest reference_kernel_compile_request(const Space& space, const Problem& problem, const Config& candidate,
+                                                KernelSources& sources, std::string arch) {
+  return sources.request(reference_kernel_options(space, problem, candidate), std::move(arch),
+                         space.verify.kernel->entry);
+}
+
 TrialRequest make_reference_kernel_request(const Space& space, const Problem& problem, const Config& candidate,
                                            const CompiledKernel& kernel) {
   const ReferenceKernel& k = *space.verify.kernel;

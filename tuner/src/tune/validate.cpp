@@ -396,12 +396,14 @@ void check_reference_config(const Space& space, const std::vector<Problem>& prob
 void check_reference_kernel(const Space& space, const std::vector<Problem>& problems, const ValidationOptions& options) {
   const ReferenceKernel& k = *space.verify.kernel;
   check_reference_params(space, k);
+  // One compile (the first problem, the first value of each type param): a misspelt entry or
+  // a source that does not build is found here, not after the first candidate's GPU run.
   const Config first = type_configs(space).front();
-  const std::vector<std::string> kernel_options =
-      reference_kernel_options(space, problems.empty() ? Problem{} : problems.front(), first);
-  KernelSource source;
+  KernelSources sources(k.source);
+  CompileRequest request;
   try {
-    source = KernelSources(k.source).for_options(kernel_options);
+    request = reference_kernel_compile_request(space, problems.empty() ? Problem{} : problems.front(), first, sources,
+                                               options.arch);
   } catch (const Error& e) {
     throw SpaceError(k.where, fmt::format("the reference kernel's source cannot be read: {}", e.what()));
   }
@@ -423,13 +425,6 @@ void check_reference_kernel(const Space& space, const std::vector<Problem>& prob
                                             e.what()));
     }
   }
-  // One compile (the first problem, the first value of each type param): a misspelt entry or
-  // a source that does not build is found here, not after the first candidate's GPU run.
-  CompileRequest request;
-  request.source = &source;
-  request.options = kernel_options;
-  request.arch = options.arch;
-  request.entry = k.entry;
   const CompileResult result =
       options.cache != nullptr ? compile_cached(request, *options.cache) : compile_nvrtc(request);
   if (!result.ok()) {
