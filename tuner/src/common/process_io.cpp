@@ -1,6 +1,6 @@
 // The POSIX helpers of process_io.hpp: pipes, SIGPIPE kept off writes, reads and writes under a
 // deadline, reaping.
-#include "gpu/process_io.hpp"
+#include "common/process_io.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

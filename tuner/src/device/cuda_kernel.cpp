@@ -1,5 +1,5 @@
-// CudaKernel and the driver's presence, over the private driver layer (gpu/driver.hpp): the
-// one place where a stage after gpu reaches the CUDA driver.
+// CudaKernel and the driver's presence, over the private driver layer (device/driver.hpp): the
+// one place where a stage after the worker reaches the CUDA driver.
 #include "tiletune/cuda_kernel.hpp"
 
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include <vector>
 #include <optional>
 
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 
 namespace tiletune {
 

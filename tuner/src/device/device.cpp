@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 
 namespace tiletune {
 namespace {

@@ -1,7 +1,7 @@
 // Loading of the CUDA driver with dlopen, checked calls, and the RAII owners of driver
 // handles. Nothing here links against libcuda: a machine without a driver gets a null Api
 // and a reason, and everything that needs no GPU keeps working.
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 
 #include <atomic>
 
@@ -107,7 +107,7 @@ std::optional<Api> load_api(const char* library, std::string& reason) {
   Api loaded_api;
   std::string missing;
 #define TILETUNE_CU_FN(name) ::tiletune::detail::resolve_symbol(handle, TILETUNE_CU_STRINGIZE(name), loaded_api.name, missing);
-#include "gpu/driver_functions.inc"
+#include "device/driver_functions.inc"
 #undef TILETUNE_CU_FN
   if (!missing.empty()) {
     reason = fmt::format("{} lacks driver functions tiletune needs (driver too old?): {}", library,

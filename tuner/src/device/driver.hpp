@@ -19,7 +19,7 @@ namespace tiletune::cu {
 /// cuMemAlloc is cuMemAlloc_v2).
 struct Api {
 #define TILETUNE_CU_FN(name) decltype(&::name) name = nullptr;
-#include "gpu/driver_functions.inc"
+#include "device/driver_functions.inc"
 #undef TILETUNE_CU_FN
 };
 

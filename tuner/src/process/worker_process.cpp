@@ -29,7 +29,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/process_io.hpp"
+#include "common/process_io.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/worker.hpp"
 

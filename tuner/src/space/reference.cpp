@@ -1,5 +1,6 @@
-// The CPU references of the shipped kernel families, the loader of a user's reference library
-// and the host side of the deterministic inputs shared with the GPU worker. References are
+// The CPU references of the shipped kernel families and the loader of a user's reference
+// library: host-only knowledge that validating a space needs (whether a named reference fits its
+// buffers) as much as the worker does (computing the expected outputs). References are
 // plain loops, written for obviousness rather than speed: they run once per problem, and a
 // reference that is wrong makes every candidate wrong, so it must be easy to check by eye.
 #include "tiletune/reference.hpp"
@@ -12,8 +13,6 @@
 
 #include <fmt/format.h>
 
-#include "gpu/generators.hpp"
-#include "tiletune/data_file.hpp"
 #include "tiletune/reference.h"
 
 namespace tiletune {
@@ -382,43 +381,5 @@ void LibraryReference::compute(const ProblemSizes& sizes, const std::vector<Host
                                std::vector<HostBuffer>& outputs) const {
   call_library(function_, name_, sizes, inputs, outputs);
 }
-
-HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed, const HostBuffer* source) {
-  HostBuffer b;
-  b.name = plan.name;
-  b.type = plan.type;
-  const InitPlan& init = plan.init;
-  const bool needs_source = init.kind == BufferInit::copy || init.kind == BufferInit::csr_columns;
-  if (needs_source && source == nullptr)
-    throw Error(fmt::format("buffer '{}': filling it on the host needs the buffer it derives from", plan.name));
-  if (init.kind == BufferInit::file) {
-    b.bytes = read_data_file(init.file, plan.type, plan.count, fmt::format("buffer '{}'", plan.name));
-    return b;
-  }
-  if (init.kind == BufferInit::copy) {
-    if (source->type != plan.type || source->count() != plan.count)
-      throw Error(fmt::format("buffer '{}' ({} x {}) cannot be a copy of '{}' ({} x {})", plan.name, plan.count,
-                              element_type_name(plan.type), source->name, source->count(),
-                              element_type_name(source->type)));
-    b.bytes = source->bytes;
-    return b;
-  }
-  b.bytes.assign(plan.count * host_element_bytes(plan.type), std::byte{0});
-  if (!is_generated(init.kind)) return b;
-  tiletune_gen::Params params = generator_params(plan.name, plan.type, plan.count, init, seed);
-  if (init.kind == BufferInit::csr_columns) {
-    if (source->count() < init.rows + 1)
-      throw Error(fmt::format("buffer '{}': the row offsets '{}' hold {} elements, {} rows need {}", plan.name,
-                              source->name, source->count(), init.rows, init.rows + 1));
-    params.offsets = source->bytes.data();
-    params.offsets_type = static_cast<int>(source->type);
-  }
-  generate_on_host(params, b.bytes.data());
-  return b;
-}
-
-std::uint16_t float_to_half_bits(float value) noexcept { return tiletune_gen::half_bits(value); }
-
-float half_bits_to_float(std::uint16_t bits) noexcept { return tiletune_gen::half_value(bits); }
 
 }  // namespace tiletune

@@ -1,6 +1,6 @@
 // The device versions of the simple built-in references: each checks that the problem fits it
-// (else the CPU version runs) and launches its kernel from gpu/reference_kernels.cu.inc.
-#include "gpu/device_reference.hpp"
+// (else the CPU version runs) and launches its kernel from worker/reference_kernels.cu.inc.
+#include "worker/device_reference.hpp"
 
 #include <optional>
 

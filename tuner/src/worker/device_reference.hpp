@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpu/worker_kernels.hpp"
+#include "worker/worker_kernels.hpp"
 #include "tiletune/reference.hpp"
 
 namespace tiletune {

@@ -1,5 +1,10 @@
-// The host side of the input generators: streams, parameters and the host loop.
-#include "gpu/generators.hpp"
+// The host side of the input generators: streams, parameters, the host loop and a buffer filled
+// on the host as the worker fills it on the device.
+#include "worker/generators.hpp"
+
+#include <fmt/format.h>
+
+#include "tiletune/data_file.hpp"
 
 namespace tiletune {
 
@@ -75,5 +80,43 @@ static_assert(static_cast<int>(ElementType::f32) == tiletune_gen::type_f32 &&
               static_cast<int>(ElementType::u16) == tiletune_gen::type_u16 &&
               static_cast<int>(ElementType::u64) == tiletune_gen::type_u64,
               "the generators number the element types like ElementType");
+
+HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed, const HostBuffer* source) {
+  HostBuffer b;
+  b.name = plan.name;
+  b.type = plan.type;
+  const InitPlan& init = plan.init;
+  const bool needs_source = init.kind == BufferInit::copy || init.kind == BufferInit::csr_columns;
+  if (needs_source && source == nullptr)
+    throw Error(fmt::format("buffer '{}': filling it on the host needs the buffer it derives from", plan.name));
+  if (init.kind == BufferInit::file) {
+    b.bytes = read_data_file(init.file, plan.type, plan.count, fmt::format("buffer '{}'", plan.name));
+    return b;
+  }
+  if (init.kind == BufferInit::copy) {
+    if (source->type != plan.type || source->count() != plan.count)
+      throw Error(fmt::format("buffer '{}' ({} x {}) cannot be a copy of '{}' ({} x {})", plan.name, plan.count,
+                              element_type_name(plan.type), source->name, source->count(),
+                              element_type_name(source->type)));
+    b.bytes = source->bytes;
+    return b;
+  }
+  b.bytes.assign(plan.count * host_element_bytes(plan.type), std::byte{0});
+  if (!is_generated(init.kind)) return b;
+  tiletune_gen::Params params = generator_params(plan.name, plan.type, plan.count, init, seed);
+  if (init.kind == BufferInit::csr_columns) {
+    if (source->count() < init.rows + 1)
+      throw Error(fmt::format("buffer '{}': the row offsets '{}' hold {} elements, {} rows need {}", plan.name,
+                              source->name, source->count(), init.rows, init.rows + 1));
+    params.offsets = source->bytes.data();
+    params.offsets_type = static_cast<int>(source->type);
+  }
+  generate_on_host(params, b.bytes.data());
+  return b;
+}
+
+std::uint16_t float_to_half_bits(float value) noexcept { return tiletune_gen::half_bits(value); }
+
+float half_bits_to_float(std::uint16_t bits) noexcept { return tiletune_gen::half_value(bits); }
 
 }  // namespace tiletune

@@ -1,13 +1,15 @@
-// The host side of the input generators (gpu/input_generators.h): a buffer's stream and the
-// parameters of its generator, and the loop that runs it on the host. The worker runs the same
-// generator on the device (gpu/worker_kernels.hpp), so both sides give the same values.
+// The host side of the input generators (worker/input_generators.h): a buffer's stream and the
+// parameters of its generator, the loop that runs it on the host, and a whole buffer filled on
+// the host (what a CPU reference reads, and the tests of the generators). The worker runs the same
+// generator on the device (worker/worker_kernels.hpp), so both sides give the same values.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-#include "gpu/input_generators.h"
+#include "worker/input_generators.h"
 #include "tiletune/measure.hpp"
+#include "tiletune/reference.hpp"
 
 namespace tiletune {
 
@@ -26,5 +28,19 @@ namespace tiletune {
 
 /// Runs a generator on the host: params.count elements into `out`.
 void generate_on_host(const tiletune_gen::Params& params, void* out);
+
+/// A buffer filled on the host the way the worker fills it on the device (the generators of
+/// worker/input_generators.h, seeded by `seed` and the buffer's name): `random` draws uniform
+/// floats in [-1, 1) (f16 too) and small integers (signed ones in [-64, 64), unsigned ones in
+/// [0, 128), u8 in [0, 256)); `iota` is 0, 1, 2, ... (converted to the type modulo 2^bits);
+/// `constant`, `uniform`, `normal` and the CSR kinds as BufferInit says; `zero` and `none` are
+/// zeros; `file` reads the file (type and count checked). `copy` copies `source` and `csr_columns` reads its row
+/// offsets from `source`: for those two, `source` must be given (Error otherwise).
+[[nodiscard]] HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed,
+                                          const HostBuffer* source = nullptr);
+
+/// IEEE half bits of a float (round to nearest even) and back; for f16 buffers.
+[[nodiscard]] std::uint16_t float_to_half_bits(float value) noexcept;
+[[nodiscard]] float half_bits_to_float(std::uint16_t bits) noexcept;
 
 }  // namespace tiletune

@@ -3,7 +3,7 @@
 // read and write bounded by the trial's deadline. Whatever the program does wrong ends the
 // check with a HostCheckError that names the command and what it did; the worker then reports
 // the trial as the check's failure (TrialResult::host_check_failed), not the candidate's.
-#include "gpu/host_check.hpp"
+#include "worker/host_check.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/scratch_dir.hpp"
-#include "gpu/process_io.hpp"
+#include "common/process_io.hpp"
 #include "tiletune/data_file.hpp"
 
 extern char** environ;  // NOLINT: POSIX; the program's environment is the worker's

@@ -1,4 +1,4 @@
-// NVML loaded at run time with dlopen (never linked, like the CUDA driver in gpu/driver.cpp), so
+// NVML loaded at run time with dlopen (never linked, like the CUDA driver in device/driver.cpp), so
 // that tiletune runs where there is no NVIDIA driver and the tests run against a fake library.
 // Only the few entry points the energy measurement and the clock check need are resolved; the
 // clock ones are optional (a library without them gives no clock readings, not an error). The types and codes are

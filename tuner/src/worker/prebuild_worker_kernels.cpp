@@ -1,6 +1,6 @@
-// Build-time tool: compiles the worker's kernels (gpu/worker_kernels_compile.cpp) for each arch
+// Build-time tool: compiles the worker's kernels (worker/worker_kernels_compile.cpp) for each arch
 // named that this NVRTC supports, and writes them as a C++ source of string literals, which the
-// gpu stage compiles in (gpu/prebuilt_worker_kernels.hpp). A worker on one of those archs then
+// worker stage compiles in (worker/prebuilt_worker_kernels.hpp). A worker on one of those archs then
 // starts without NVRTC: on the H200's host that compile was 0.6-0.8 s of a 0.9 s start.
 //
 //   tiletune_prebuild_worker_kernels OUTPUT.cpp ARCH...     (ARCH: 90, or sm_90)
@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/worker_kernels_compile.hpp"
+#include "worker/worker_kernels_compile.hpp"
 #include "tiletune/error.hpp"
 
 namespace {
@@ -39,8 +39,8 @@ void write_literal(std::ostream& out, std::string_view bytes) {
 
 std::string generated_source(const std::vector<std::pair<int, std::string>>& images) {
   std::ostringstream out;
-  out << "// Generated at build time by tiletune_prebuild_worker_kernels (gpu/prebuild_worker_kernels.cpp).\n"
-         "#include \"gpu/prebuilt_worker_kernels.hpp\"\n\nnamespace tiletune {\nnamespace {\n\n";
+  out << "// Generated at build time by tiletune_prebuild_worker_kernels (worker/prebuild_worker_kernels.cpp).\n"
+         "#include \"worker/prebuilt_worker_kernels.hpp\"\n\nnamespace tiletune {\nnamespace {\n\n";
   for (const auto& [arch, cubin] : images) {
     out << fmt::format("constexpr char kSm{}[] =\n", arch);
     write_literal(out, cubin);

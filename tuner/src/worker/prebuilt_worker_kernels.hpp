@@ -1,4 +1,4 @@
-// The worker's kernels as the build compiled them (gpu/prebuild_worker_kernels.cpp, for the
+// The worker's kernels as the build compiled them (worker/prebuild_worker_kernels.cpp, for the
 // archs of TILETUNE_PREBUILT_ARCHS that the build's NVRTC supports), embedded in tiletune: a
 // worker on one of those archs starts without NVRTC.
 #pragma once

@@ -2,13 +2,13 @@
 // device (one kernel launch per buffer), read from files or copied on the device; host copies
 // exist only where a CPU reference reads them, downloaded from what the GPU generated, so that
 // the reference and the kernel see the same bits. The simple built-in references run on the
-// device (gpu/device_reference.hpp) and need no host copy at all.
-#include "gpu/problem_setup.hpp"
+// device (worker/device_reference.hpp) and need no host copy at all.
+#include "worker/problem_setup.hpp"
 
 #include <fmt/format.h>
 
-#include "gpu/device_reference.hpp"
-#include "gpu/generators.hpp"
+#include "worker/device_reference.hpp"
+#include "worker/generators.hpp"
 #include "tiletune/data_file.hpp"
 #include "tiletune/reference.hpp"
 
@@ -236,7 +236,7 @@ void ProblemSetup::expected_from_host(const TrialRequest& request, WorkerKernels
   reference_ready_ = true;
 }
 
-// The built-in reference on the device (gpu/device_reference.hpp): each output's expected buffer
+// The built-in reference on the device (worker/device_reference.hpp): each output's expected buffer
 // starts as its initial contents (what the CPU version's output starts from) and the reference
 // kernel writes it. False, with no expected output kept, when the reference has no device version
 // or the problem does not fit it.

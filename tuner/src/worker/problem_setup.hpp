@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu/driver.hpp"
-#include "gpu/worker_kernels.hpp"
+#include "device/driver.hpp"
+#include "worker/worker_kernels.hpp"
 #include "tiletune/measure.hpp"
 
 namespace tiletune {

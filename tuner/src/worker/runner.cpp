@@ -2,9 +2,10 @@
 // go wrong: load the cubin (a bad image is launch_failed), fill the module globals, launch once
 // on poisoned outputs and synchronize (a fault is runtime_fault and kills the context), check
 // each output against the reference on the GPU (wrong_result), then, when the space has one,
-// hand every buffer to the host check (gpu/host_check.hpp; wrong_result too), and only then
-// time it. Inputs and expected outputs are built once per problem (gpu/problem_setup.hpp) and
+// hand every buffer to the host check (worker/host_check.hpp; wrong_result too), and only then
+// time it. Inputs and expected outputs are built once per problem (worker/problem_setup.hpp) and
 // reused by every config of that problem.
+#include "worker/generators.hpp"
 #include "tiletune/runner.hpp"
 
 #include <algorithm>
@@ -23,10 +24,10 @@
 
 #include <fmt/format.h>
 
-#include "gpu/driver.hpp"
-#include "gpu/host_check.hpp"
-#include "gpu/problem_setup.hpp"
-#include "gpu/worker_kernels.hpp"
+#include "device/driver.hpp"
+#include "worker/host_check.hpp"
+#include "worker/problem_setup.hpp"
+#include "worker/worker_kernels.hpp"
 #include "tiletune/device.hpp"
 #include "tiletune/energy.hpp"
 #include "tiletune/reference.hpp"
@@ -761,7 +762,7 @@ TrialResult GpuRunner::run_trial(const TrialRequest& request) {
     result.verify_ms = ms_since(verify_start);
     if (failure) return fail(std::move(*failure));
 
-    // 5. Time; 6. energy, when asked for (gpu/energy.cpp).
+    // 5. Time; 6. energy, when asked for (worker/energy.cpp).
     s.time(function, request, params.data(), result);
     if (request.energy.enabled) s.measure_energy(function, request, params.data(), result);
     result.status = TrialStatus::ok;

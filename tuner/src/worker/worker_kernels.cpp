@@ -1,7 +1,7 @@
 // The GPU worker's own kernels: one program (generators, comparison, sum, references, the
 // stream blocker), prebuilt or compiled for the device at start, and the launches that use it.
 // Grids are grid-stride: enough blocks to fill the device (16 per SM), not one per 256 elements.
-#include "gpu/worker_kernels.hpp"
+#include "worker/worker_kernels.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/prebuilt_worker_kernels.hpp"
+#include "worker/prebuilt_worker_kernels.hpp"
 
 namespace tiletune {
 namespace {

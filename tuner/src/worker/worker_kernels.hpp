@@ -1,9 +1,9 @@
 // The GPU worker's own kernels, one module per worker: the image the build made for the
-// device's arch (gpu/prebuilt_worker_kernels.hpp), else compiled with NVRTC when the worker
-// starts (gpu/worker_kernels_compile.hpp). They are the input generators
-// (gpu/input_generators.h), the comparison of an output with the expected one, the sum of an
-// output and the stream blocker of a timing sample (gpu/compare_kernel.cu.inc), and the device
-// versions of the simple built-in references (gpu/reference_kernels.cu.inc).
+// device's arch (worker/prebuilt_worker_kernels.hpp), else compiled with NVRTC when the worker
+// starts (worker/worker_kernels_compile.hpp). They are the input generators
+// (worker/input_generators.h), the comparison of an output with the expected one, the sum of an
+// output and the stream blocker of a timing sample (worker/compare_kernel.cu.inc), and the device
+// versions of the simple built-in references (worker/reference_kernels.cu.inc).
 #pragma once
 
 #include <cuda.h>
@@ -13,9 +13,9 @@
 #include <optional>
 #include <string>
 
-#include "gpu/driver.hpp"
-#include "gpu/input_generators.h"
-#include "gpu/worker_kernels_compile.hpp"
+#include "device/driver.hpp"
+#include "worker/input_generators.h"
+#include "worker/worker_kernels_compile.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/space.hpp"
 

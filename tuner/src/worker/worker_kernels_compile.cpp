@@ -1,4 +1,4 @@
-#include "gpu/worker_kernels_compile.hpp"
+#include "worker/worker_kernels_compile.hpp"
 
 #include <unistd.h>
 
@@ -13,13 +13,13 @@ namespace tiletune {
 namespace {
 
 constexpr char kGeneratorSource[] =
-#include "gpu/input_generators.cu.inc"
+#include "worker/input_generators.cu.inc"
     ;
 constexpr char kCompareSource[] =
-#include "gpu/compare_kernel.cu.inc"
+#include "worker/compare_kernel.cu.inc"
     ;
 constexpr char kReferenceSource[] =
-#include "gpu/reference_kernels.cu.inc"
+#include "worker/reference_kernels.cu.inc"
     ;
 
 std::string for_whom(int ordinal) { return ordinal < 0 ? std::string("the build") : fmt::format("device {}", ordinal); }

@@ -1,8 +1,8 @@
 // The worker's own kernels as NVRTC compiles them: the text, the options and the compile, in one
-// place for the two that compile them: the build (gpu/prebuild_worker_kernels.cpp, an image for
+// place for the two that compile them: the build (worker/prebuild_worker_kernels.cpp, an image for
 // each common arch, embedded in tiletune) and a worker at start, for an arch the build did not
-// cover (gpu/worker_kernels.cpp). An object library of its own: the build's tool links it
-// before the gpu stage exists.
+// cover (worker/worker_kernels.cpp). An object library of its own: the build's tool links it
+// before the worker stage exists.
 #pragma once
 
 #include <string>
@@ -12,8 +12,8 @@
 
 namespace tiletune {
 
-/// The text NVRTC compiles: the generators (gpu/input_generators.h), the comparison and sum
-/// kernels (gpu/compare_kernel.cu.inc) and the device references (gpu/reference_kernels.cu.inc).
+/// The text NVRTC compiles: the generators (worker/input_generators.h), the comparison and sum
+/// kernels (worker/compare_kernel.cu.inc) and the device references (worker/reference_kernels.cu.inc).
 [[nodiscard]] std::string worker_kernels_source();
 
 /// The options the worker's kernels compile with: no contraction into FMAs, so that a generated
