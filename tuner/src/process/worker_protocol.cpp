@@ -1,13 +1,17 @@
 // The messages between the parent and a GPU worker: every field of a TrialRequest,
-// TrialResult and CopyCeiling as a CBOR map (the cubin as CBOR binary), and the 4-byte
-// little-endian length that frames them. Both sides decode what the other sent, so decoding
+// TrialResult, CopyCeiling, compile job and compile result as a CBOR map (a cubin as CBOR
+// binary), each message's fields listed once (Wire<T> below) for both directions, and the
+// 4-byte little-endian length that frames them. Both sides decode what the other sent, so decoding
 // trusts nothing: the CBOR is parsed with a nesting limit, then every field is checked for
 // presence, type and range, and anything off is an Error naming the field.
 #include <cmath>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
+#include <map>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -200,496 +204,560 @@ class Fields {
 };
 
 // Wire names of the enums: fixed here, independent of how messages spell them.
-constexpr std::pair<ElementType, const char*> kWireElementTypes[] = {
-    {ElementType::f32, "f32"}, {ElementType::f64, "f64"}, {ElementType::i32, "i32"},
-    {ElementType::u32, "u32"}, {ElementType::i64, "i64"}, {ElementType::u8, "u8"},
-    {ElementType::f16, "f16"}, {ElementType::i8, "i8"},   {ElementType::i16, "i16"},
-    {ElementType::u16, "u16"}, {ElementType::u64, "u64"}};
-static_assert(std::size(kWireElementTypes) == kElementTypeCount, "a wire name for every element type");
-constexpr std::pair<BufferInit, const char*> kBufferInits[] = {
-    {BufferInit::zero, "zero"},         {BufferInit::none, "none"},
-    {BufferInit::random, "random"},     {BufferInit::iota, "iota"},
-    {BufferInit::constant, "constant"}, {BufferInit::uniform, "uniform"},
-    {BufferInit::normal, "normal"},     {BufferInit::file, "file"},
-    {BufferInit::copy, "copy"},         {BufferInit::csr_offsets, "csr_offsets"},
-    {BufferInit::csr_columns, "csr_columns"}};
-constexpr std::pair<VerifySettings::Mode, const char*> kVerifyModes[] = {
-    {VerifySettings::Mode::none, "none"},
-    {VerifySettings::Mode::cpu, "cpu"},
-    {VerifySettings::Mode::reference_run, "reference_run"},
-    {VerifySettings::Mode::library, "library"},
-    {VerifySettings::Mode::files, "files"}};
-constexpr std::pair<AxisKind, const char*> kAxisKinds[] = {
-    {AxisKind::integer, "integer"}, {AxisKind::real, "real"}, {AxisKind::text, "text"}};
-constexpr std::pair<OutputCheck::Compare, const char*> kCompares[] = {
-    {OutputCheck::Compare::elements, "elements"},
-    {OutputCheck::Compare::sum, "sum"},
-    {OutputCheck::Compare::none, "none"}};
+template <class E>
+struct WireEnum;
+template <>
+struct WireEnum<ElementType> {
+  static constexpr std::pair<ElementType, const char*> names[] = {
+      {ElementType::f32, "f32"}, {ElementType::f64, "f64"}, {ElementType::i32, "i32"},
+      {ElementType::u32, "u32"}, {ElementType::i64, "i64"}, {ElementType::u8, "u8"},
+      {ElementType::f16, "f16"}, {ElementType::i8, "i8"},   {ElementType::i16, "i16"},
+      {ElementType::u16, "u16"}, {ElementType::u64, "u64"}};
+};
+static_assert(std::size(WireEnum<ElementType>::names) == kElementTypeCount, "a wire name for every element type");
+template <>
+struct WireEnum<BufferInit> {
+  static constexpr std::pair<BufferInit, const char*> names[] = {
+      {BufferInit::zero, "zero"},         {BufferInit::none, "none"},
+      {BufferInit::random, "random"},     {BufferInit::iota, "iota"},
+      {BufferInit::constant, "constant"}, {BufferInit::uniform, "uniform"},
+      {BufferInit::normal, "normal"},     {BufferInit::file, "file"},
+      {BufferInit::copy, "copy"},         {BufferInit::csr_offsets, "csr_offsets"},
+      {BufferInit::csr_columns, "csr_columns"}};
+};
+template <>
+struct WireEnum<VerifySettings::Mode> {
+  static constexpr std::pair<VerifySettings::Mode, const char*> names[] = {
+      {VerifySettings::Mode::none, "none"},
+      {VerifySettings::Mode::cpu, "cpu"},
+      {VerifySettings::Mode::reference_run, "reference_run"},
+      {VerifySettings::Mode::library, "library"},
+      {VerifySettings::Mode::files, "files"}};
+};
+template <>
+struct WireEnum<AxisKind> {
+  static constexpr std::pair<AxisKind, const char*> names[] = {
+      {AxisKind::integer, "integer"}, {AxisKind::real, "real"}, {AxisKind::text, "text"}};
+};
+template <>
+struct WireEnum<OutputCheck::Compare> {
+  static constexpr std::pair<OutputCheck::Compare, const char*> names[] = {
+      {OutputCheck::Compare::elements, "elements"},
+      {OutputCheck::Compare::sum, "sum"},
+      {OutputCheck::Compare::none, "none"}};
+};
+template <>
+struct WireEnum<WorkerMessage::Type> {
+  static constexpr std::pair<WorkerMessage::Type, const char*> names[] = {
+      {WorkerMessage::Type::trial, "trial"},
+      {WorkerMessage::Type::copy, "copy"},
+      {WorkerMessage::Type::compile, "compile"},
+      {WorkerMessage::Type::result, "result"},
+      {WorkerMessage::Type::copy_result, "copy_result"},
+      {WorkerMessage::Type::compile_result, "compile_result"},
+      {WorkerMessage::Type::error, "error"}};
+};
 
-template <class E, std::size_t N>
-const char* enum_name(const std::pair<E, const char*> (&table)[N], E value) {
-  for (const auto& [e, name] : table)
+template <class E>
+const char* enum_name(E value) {
+  for (const auto& [e, name] : WireEnum<E>::names)
     if (e == value) return name;
   throw Error(fmt::format("worker protocol: enum value {} has no wire name", static_cast<int>(value)));
 }
 
-template <class E, std::size_t N>
-E enum_value(const std::pair<E, const char*> (&table)[N], const Fields& f, const char* key) {
-  std::string s = f.str(key);
-  for (const auto& [e, name] : table)
-    if (s == name) return e;
-  malformed(fmt::format("field '{}': unknown value '{}'", f.name(key), s));
+// --- the fields of each message, declared once ------------------------------------------
+//
+// Wire<T>::fields lists every member of T once: its name on the wire and how it travels (the
+// Codec of the member's type, or one named where the type does not say: a cubin is CBOR binary,
+// not text). Encoding and decoding both walk that one list, and a static_assert counts T's
+// members against it, so a member added to a message and not to its list does not compile:
+// adding a field is one line here. Names and types on the wire are those the protocol had when
+// each field was written out by hand in an encoder and a decoder.
+
+template <class M>
+struct Codec;  // static Json put(const M&); static void get(const Fields&, const char* key, M&)
+template <class T>
+struct Wire;  // static constexpr WireField<T> fields[]; optionally static void check(const T&, const Fields&)
+
+template <class E>
+concept WireEnumType = requires { WireEnum<E>::names; };
+
+template <class T>
+struct WireField {
+  const char* name;   // the key on the wire; nullptr: not sent (the member stays the parent's)
+  std::size_t slots;  // initializers the member takes in T{...}: an array's extent, else 1
+  void (*put)(const T&, const char* key, Json& map);
+  void (*get)(const Fields& map, const char* key, T&);
+};
+
+template <class>
+struct MemberPointer;
+template <class C, class M>
+struct MemberPointer<M C::*> {
+  using Class = C;
+  using Type = M;
+};
+template <auto Member>
+using ClassOf = typename MemberPointer<decltype(Member)>::Class;
+template <auto Member>
+using TypeOf = typename MemberPointer<decltype(Member)>::Type;
+
+template <auto Member>
+constexpr std::size_t slots_of = std::is_array_v<TypeOf<Member>> ? std::extent_v<TypeOf<Member>> : 1;
+
+// A member that travels under `name`, by the codec of its type or by `C`.
+template <auto Member, class C = Codec<TypeOf<Member>>>
+constexpr WireField<ClassOf<Member>> field(const char* name) {
+  using T = ClassOf<Member>;
+  return {name, slots_of<Member>, [](const T& t, const char* key, Json& map) { map[key] = C::put(t.*Member); },
+          [](const Fields& f, const char* key, T& t) { C::get(f, key, t.*Member); }};
+}
+// A member that does not travel (the parent's own; named so that the count of members holds).
+template <auto Member>
+constexpr WireField<ClassOf<Member>> not_sent() {
+  return {nullptr, slots_of<Member>, nullptr, nullptr};
 }
 
-Json strings_json(const std::vector<std::string>& v) { return Json(v); }
-Json paths_json(const std::vector<std::filesystem::path>& v) {
-  Json out = Json::array();
-  for (const auto& p : v) out.push_back(p.string());
-  return out;
+// How many initializers T{...} takes: its members, an array member counting its extent (brace
+// elision). For the static_assert that a message's list names every member.
+struct AnyMember {
+  template <class M>
+  operator M() const;  // never defined: only in the requires-expression below
+};
+template <class T, class... Taken>
+constexpr std::size_t aggregate_initializers() {
+  if constexpr (requires { T{Taken{}..., AnyMember{}}; })
+    return aggregate_initializers<T, Taken..., AnyMember>();
+  else
+    return sizeof...(Taken);
+}
+template <class T>
+constexpr bool lists_every_member() {
+  std::size_t slots = 0;
+  for (const WireField<T>& f : Wire<T>::fields) slots += f.slots;
+  return slots == aggregate_initializers<T>();
 }
 
-std::vector<std::string> strings_from(const Fields& f, const char* key) {
-  std::vector<std::string> out;
-  for (const Json& v : f.array(key)) {
-    if (!v.is_string()) f.wrong(key, "an array of strings");
-    out.push_back(v.get<std::string>());
+template <class T>
+Json record_json(const T& t) {
+  Json map = Json::object();
+  for (const WireField<T>& f : Wire<T>::fields)
+    if (f.name != nullptr) f.put(t, f.name, map);
+  return map;
+}
+template <class T>
+T record_from(const Fields& f) {
+  static_assert(lists_every_member<T>(), "Wire<T>::fields must name every member of T (field or not_sent)");
+  T t{};
+  for (const WireField<T>& w : Wire<T>::fields)
+    if (w.name != nullptr) w.get(f, w.name, t);
+  if constexpr (requires { Wire<T>::check(t, f); }) Wire<T>::check(t, f);
+  return t;
+}
+
+template <class T>
+concept WireRecord = requires { Wire<T>::fields; };
+
+// --- codecs by type ------------------------------------------------------------------------
+
+template <>
+struct Codec<std::string> {
+  static Json put(const std::string& v) { return v; }
+  static void get(const Fields& f, const char* key, std::string& out) { out = f.str(key); }
+};
+template <>
+struct Codec<bool> {
+  static Json put(bool v) { return v; }
+  static void get(const Fields& f, const char* key, bool& out) { out = f.boolean(key); }
+};
+template <>
+struct Codec<int> {
+  static Json put(int v) { return v; }
+  static void get(const Fields& f, const char* key, int& out) { out = f.i32(key); }
+};
+template <class I>
+  requires(std::is_integral_v<I> && std::is_signed_v<I> && sizeof(I) == 8)
+struct Codec<I> {
+  static Json put(I v) { return v; }
+  static void get(const Fields& f, const char* key, I& out) { out = static_cast<I>(f.i64(key)); }
+};
+template <>
+struct Codec<std::uint64_t> {
+  static Json put(std::uint64_t v) { return v; }
+  static void get(const Fields& f, const char* key, std::uint64_t& out) { out = f.u64(key); }
+};
+template <>
+struct Codec<double> {
+  static Json put(double v) { return v; }
+  static void get(const Fields& f, const char* key, double& out) { out = f.f64(key); }
+};
+template <>
+struct Codec<std::filesystem::path> {
+  static Json put(const std::filesystem::path& v) { return v.string(); }
+  static void get(const Fields& f, const char* key, std::filesystem::path& out) { out = f.str(key); }
+};
+template <>
+struct Codec<std::vector<std::string>> {
+  static Json put(const std::vector<std::string>& v) { return Json(v); }
+  static void get(const Fields& f, const char* key, std::vector<std::string>& out) {
+    out.clear();
+    for (const Json& v : f.array(key)) {
+      if (!v.is_string()) f.wrong(key, "an array of strings");
+      out.push_back(v.get<std::string>());
+    }
   }
-  return out;
-}
-std::vector<std::filesystem::path> paths_from(const Fields& f, const char* key) {
-  std::vector<std::string> s = strings_from(f, key);
-  return {s.begin(), s.end()};
-}
+};
+template <>
+struct Codec<std::vector<std::filesystem::path>> {
+  static Json put(const std::vector<std::filesystem::path>& v) {
+    Json out = Json::array();
+    for (const auto& p : v) out.push_back(p.string());
+    return out;
+  }
+  static void get(const Fields& f, const char* key, std::vector<std::filesystem::path>& out) {
+    std::vector<std::string> s;
+    Codec<std::vector<std::string>>::get(f, key, s);
+    out.assign(s.begin(), s.end());
+  }
+};
+// A grid or a block: three integers.
+template <>
+struct Codec<long long[3]> {
+  static Json put(const long long (&v)[3]) { return Json::array({v[0], v[1], v[2]}); }
+  static void get(const Fields& f, const char* key, long long (&out)[3]) { f.dims(key, out); }
+};
+// Problem sizes: a map of names to integers.
+template <>
+struct Codec<std::map<std::string, std::int64_t>> {
+  static Json put(const std::map<std::string, std::int64_t>& v) {
+    Json out = Json::object();
+    for (const auto& [name, value] : v) out[name] = value;
+    return out;
+  }
+  static void get(const Fields& f, const char* key, std::map<std::string, std::int64_t>& out) {
+    const Json& map = f.map(key);
+    const Fields sizes(map, f.name(key));
+    out.clear();
+    for (auto it = map.begin(); it != map.end(); ++it) out[it.key()] = sizes.i64(it.key().c_str());
+  }
+};
+template <WireEnumType E>
+struct Codec<E> {
+  static Json put(E v) { return enum_name(v); }
+  static void get(const Fields& f, const char* key, E& out) {
+    const std::string s = f.str(key);
+    for (const auto& [e, name] : WireEnum<E>::names)
+      if (s == name) {
+        out = e;
+        return;
+      }
+    malformed(fmt::format("field '{}': unknown value '{}'", f.name(key), s));
+  }
+};
+template <>
+struct Codec<TrialStatus> {
+  static Json put(TrialStatus v) { return status_name(v); }
+  static void get(const Fields& f, const char* key, TrialStatus& out) {
+    const std::string status = f.str(key);
+    const std::optional<TrialStatus> parsed = parse_status(status);
+    if (!parsed) malformed(fmt::format("field '{}': unknown status '{}'", f.name(key), status));
+    out = *parsed;
+  }
+};
+// A nested message: a map, named "outer.key" in errors.
+template <WireRecord R>
+struct Codec<R> {
+  static Json put(const R& v) { return record_json(v); }
+  static void get(const Fields& f, const char* key, R& out) { out = record_from<R>(Fields(f.map(key), f.name(key))); }
+};
+template <WireRecord R>
+struct Codec<std::vector<R>> {
+  static Json put(const std::vector<R>& v) {
+    Json out = Json::array();
+    for (const R& r : v) out.push_back(record_json(r));
+    return out;
+  }
+  static void get(const Fields& f, const char* key, std::vector<R>& out) {
+    const Json& items = f.array(key);
+    out.clear();
+    for (std::size_t i = 0; i < items.size(); ++i)
+      out.push_back(record_from<R>(Fields(items[i], fmt::format("{}[{}]", f.name(key), i))));
+  }
+};
+// A nested message that may be absent: null.
+template <WireRecord R>
+struct Codec<std::optional<R>> {
+  static Json put(const std::optional<R>& v) { return v ? record_json(*v) : Json(nullptr); }
+  static void get(const Fields& f, const char* key, std::optional<R>& out) {
+    const Json& v = f.at(key);
+    if (v.is_null())
+      out.reset();
+    else
+      out = record_from<R>(Fields(v, f.name(key)));
+  }
+};
+// Bytes (a cubin): CBOR binary, never inflated as text.
+struct Binary {
+  static Json put(const std::string& v) { return Json::binary(std::vector<std::uint8_t>(v.begin(), v.end())); }
+  static void get(const Fields& f, const char* key, std::string& out) { out = f.bytes(key); }
+};
+// A trial's samples: numbers, at most the trial_times_max_samples a trial keeps.
+struct Samples {
+  static Json put(const std::vector<double>& v) { return Json(v); }
+  static void get(const Fields& f, const char* key, std::vector<double>& out) {
+    const Json& times = f.array(key);
+    if (times.size() > trial_times_max_samples)
+      malformed(fmt::format("field '{}': {} samples, over the {} a trial keeps", f.name(key), times.size(),
+                            trial_times_max_samples));
+    out.clear();
+    for (const Json& t : times) {
+      if (!t.is_number()) f.wrong(key, "an array of numbers");
+      out.push_back(t.get<double>());
+    }
+  }
+};
 
-Json init_json(const InitPlan& i) {
-  return {{"kind", enum_name(kBufferInits, i.kind)},
-          {"a", i.a},
-          {"b", i.b},
-          {"rows", i.rows},
-          {"columns", i.columns},
-          {"nnz", i.nnz},
-          {"source", i.source},
-          {"file", i.file}};
-}
+// --- the messages --------------------------------------------------------------------------
 
-// An index into the request's buffers (0 <= index < buffers).
-int buffer_index(const Fields& f, const char* key, std::size_t buffers) {
-  const int index = f.i32(key);
+template <>
+struct Wire<InitPlan> {
+  static constexpr WireField<InitPlan> fields[] = {
+      field<&InitPlan::kind>("kind"),   field<&InitPlan::a>("a"),         field<&InitPlan::b>("b"),
+      field<&InitPlan::rows>("rows"),   field<&InitPlan::columns>("columns"), field<&InitPlan::nnz>("nnz"),
+      field<&InitPlan::source>("source"), field<&InitPlan::file>("file")};
+};
+template <>
+struct Wire<BufferPlan> {
+  static constexpr WireField<BufferPlan> fields[] = {
+      field<&BufferPlan::name>("name"), field<&BufferPlan::type>("type"), field<&BufferPlan::count>("count"),
+      field<&BufferPlan::init>("init"), field<&BufferPlan::output>("output")};
+};
+template <>
+struct Wire<GlobalPlan> {
+  static constexpr WireField<GlobalPlan> fields[] = {
+      field<&GlobalPlan::name>("name"),   field<&GlobalPlan::symbol>("symbol"), field<&GlobalPlan::type>("type"),
+      field<&GlobalPlan::count>("count"), field<&GlobalPlan::init>("init")};
+};
+template <>
+struct Wire<ArgPlan> {
+  static constexpr WireField<ArgPlan> fields[] = {
+      field<&ArgPlan::is_buffer>("is_buffer"), field<&ArgPlan::buffer>("buffer"), field<&ArgPlan::type>("type"),
+      field<&ArgPlan::int_value>("int_value"), field<&ArgPlan::float_value>("float_value")};
+};
+template <>
+struct Wire<CheckPlan> {
+  static constexpr WireField<CheckPlan> fields[] = {
+      field<&CheckPlan::buffer>("buffer"), field<&CheckPlan::compare>("compare"), field<&CheckPlan::count>("count"),
+      field<&CheckPlan::rtol>("rtol"),     field<&CheckPlan::atol>("atol"),
+      field<&CheckPlan::expected_file>("expected_file")};
+};
+template <>
+struct Wire<HostCommand> {
+  static constexpr WireField<HostCommand> fields[] = {field<&HostCommand::argv>("argv"),
+                                                      field<&HostCommand::program>("program"),
+                                                      field<&HostCommand::directory>("directory")};
+  static void check(const HostCommand& c, const Fields& f) {
+    if (!c.argv.empty() && c.program.empty()) malformed(fmt::format("field '{}': empty", f.name("program")));
+  }
+};
+template <>
+struct Wire<VerifySettings> {
+  static constexpr WireField<VerifySettings> fields[] = {
+      field<&VerifySettings::mode>("mode"),         field<&VerifySettings::cpu_reference>("cpu_reference"),
+      field<&VerifySettings::library>("library"),   field<&VerifySettings::function>("function"),
+      field<&VerifySettings::checks>("checks"),     field<&VerifySettings::command>("command")};
+};
+template <>
+struct Wire<ParamValue> {
+  static constexpr WireField<ParamValue> fields[] = {
+      field<&ParamValue::name>("name"), field<&ParamValue::kind>("kind"), field<&ParamValue::label>("label")};
+};
+template <>
+struct Wire<TimingSettings> {
+  static constexpr WireField<TimingSettings> fields[] = {
+      field<&TimingSettings::cold>("cold"),           field<&TimingSettings::warmup_runs>("warmup_runs"),
+      field<&TimingSettings::min_samples>("min_samples"), field<&TimingSettings::max_noise>("max_noise"),
+      field<&TimingSettings::min_seconds>("min_seconds"), field<&TimingSettings::max_seconds>("max_seconds")};
+};
+template <>
+struct Wire<EnergySettings> {
+  static constexpr WireField<EnergySettings> fields[] = {field<&EnergySettings::enabled>("enabled"),
+                                                         field<&EnergySettings::min_seconds>("min_seconds"),
+                                                         field<&EnergySettings::max_seconds>("max_seconds")};
+};
+
+// A field holding an index into the request's buffers (0 <= index < buffers).
+void check_buffer_index(int index, const std::string& field, std::size_t buffers) {
   if (index < 0 || static_cast<std::size_t>(index) >= buffers)
-    malformed(fmt::format("field '{}': {} is not a buffer index (there are {})", f.name(key), index, buffers));
-  return index;
+    malformed(fmt::format("field '{}': {} is not a buffer index (there are {})", field, index, buffers));
+}
+void check_init_source(const InitPlan& init, const std::string& path, std::size_t buffers) {
+  if (init.kind == BufferInit::copy || init.kind == BufferInit::csr_columns)
+    check_buffer_index(init.source, path + ".init.source", buffers);
 }
 
-// `buffers`: how many buffers a `source` may index.
-InitPlan init_from(const Fields& f, std::size_t buffers) {
-  InitPlan i;
-  i.kind = enum_value(kBufferInits, f, "kind");
-  i.a = f.f64("a");
-  i.b = f.f64("b");
-  i.rows = f.u64("rows");
-  i.columns = f.u64("columns");
-  i.nnz = f.u64("nnz");
-  const bool derived = i.kind == BufferInit::copy || i.kind == BufferInit::csr_columns;
-  i.source = derived ? buffer_index(f, "source", buffers) : f.i32("source");
-  i.file = f.str("file");
-  return i;
-}
-
-Json verify_json(const VerifySettings& v) {
-  Json checks = Json::array();
-  for (const CheckPlan& c : v.checks)
-    checks.push_back({{"buffer", c.buffer},
-                      {"compare", enum_name(kCompares, c.compare)},
-                      {"count", c.count},
-                      {"rtol", c.rtol},
-                      {"atol", c.atol},
-                      {"expected_file", c.expected_file}});
-  return {{"mode", enum_name(kVerifyModes, v.mode)},
-          {"cpu_reference", v.cpu_reference},
-          {"library", v.library},
-          {"function", v.function},
-          {"checks", std::move(checks)},
-          {"command",
-           {{"argv", strings_json(v.command.argv)},
-            {"program", v.command.program},
-            {"directory", v.command.directory}}}};
-}
-
-VerifySettings verify_from(const Fields& v, std::size_t buffers) {
-  VerifySettings s;
-  s.mode = enum_value(kVerifyModes, v, "mode");
-  s.cpu_reference = v.str("cpu_reference");
-  s.library = v.str("library");
-  s.function = v.str("function");
-  const Json& checks = v.array("checks");
-  for (std::size_t i = 0; i < checks.size(); ++i) {
-    Fields c(checks[i], fmt::format("verify.checks[{}]", i));
-    CheckPlan check;
-    check.buffer = buffer_index(c, "buffer", buffers);
-    check.compare = enum_value(kCompares, c, "compare");
-    check.count = c.u64("count");
-    check.rtol = c.f64("rtol");
-    check.atol = c.f64("atol");
-    check.expected_file = c.str("expected_file");
-    s.checks.push_back(std::move(check));
-  }
-  Fields command(v.map("command"), v.name("command"));
-  s.command.argv = strings_from(command, "argv");
-  s.command.program = command.str("program");
-  s.command.directory = command.str("directory");
-  if (!s.command.argv.empty() && s.command.program.empty()) malformed("field 'verify.command.program': empty");
-  return s;
-}
-
-Json request_json(const TrialRequest& r) {
-  Json buffers = Json::array();
-  for (const BufferPlan& b : r.buffers)
-    buffers.push_back({{"name", b.name},
-                       {"type", enum_name(kWireElementTypes, b.type)},
-                       {"count", b.count},
-                       {"init", init_json(b.init)},
-                       {"output", b.output}});
-  Json globals = Json::array();
-  for (const GlobalPlan& g : r.globals)
-    globals.push_back({{"name", g.name},
-                       {"symbol", g.symbol},
-                       {"type", enum_name(kWireElementTypes, g.type)},
-                       {"count", g.count},
-                       {"init", init_json(g.init)}});
-  Json args = Json::array();
-  for (const ArgPlan& a : r.args)
-    args.push_back({{"is_buffer", a.is_buffer},
-                    {"buffer", a.buffer},
-                    {"type", enum_name(kWireElementTypes, a.type)},
-                    {"int_value", a.int_value},
-                    {"float_value", a.float_value}});
-  Json sizes = Json::object();
-  for (const auto& [name, value] : r.sizes) sizes[name] = value;
-  Json params = Json::array();
-  for (const ParamValue& p : r.params)
-    params.push_back({{"name", p.name}, {"kind", enum_name(kAxisKinds, p.kind)}, {"label", p.label}});
-  return {
-      {"type", "trial"},
-      {"id", r.id},
-      {"kernel", r.kernel},
-      {"config_text", r.config_text},
-      {"problem_key", r.problem_key},
-      {"sizes", std::move(sizes)},
-      {"params", std::move(params)},
-      {"cubin", Json::binary(std::vector<std::uint8_t>(r.cubin.begin(), r.cubin.end()))},
-      {"function", r.function},
-      {"grid", {r.grid[0], r.grid[1], r.grid[2]}},
-      {"block", {r.block[0], r.block[1], r.block[2]}},
-      {"shared_bytes", r.shared_bytes},
-      {"buffers", std::move(buffers)},
-      {"globals", std::move(globals)},
-      {"args", std::move(args)},
-      {"verify", verify_json(r.verify)},
-      {"timing",
-       {{"cold", r.timing.cold},
-        {"warmup_runs", r.timing.warmup_runs},
-        {"min_samples", r.timing.min_samples},
-        {"max_noise", r.timing.max_noise},
-        {"min_seconds", r.timing.min_seconds},
-        {"max_seconds", r.timing.max_seconds}}},
-      {"seed", r.seed},
-      {"is_reference", r.is_reference},
-      {"deadline_seconds", r.deadline_seconds},
-      {"energy",
-       {{"enabled", r.energy.enabled},
-        {"min_seconds", r.energy.min_seconds},
-        {"max_seconds", r.energy.max_seconds}}},
+template <>
+struct Wire<TrialRequest> {
+  static constexpr WireField<TrialRequest> fields[] = {
+      field<&TrialRequest::id>("id"),
+      field<&TrialRequest::kernel>("kernel"),
+      field<&TrialRequest::config_text>("config_text"),
+      field<&TrialRequest::problem_key>("problem_key"),
+      field<&TrialRequest::sizes>("sizes"),
+      field<&TrialRequest::params>("params"),
+      field<&TrialRequest::cubin, Binary>("cubin"),
+      field<&TrialRequest::function>("function"),
+      field<&TrialRequest::grid>("grid"),
+      field<&TrialRequest::block>("block"),
+      field<&TrialRequest::shared_bytes>("shared_bytes"),
+      field<&TrialRequest::buffers>("buffers"),
+      field<&TrialRequest::globals>("globals"),
+      field<&TrialRequest::args>("args"),
+      field<&TrialRequest::verify>("verify"),
+      field<&TrialRequest::timing>("timing"),
+      field<&TrialRequest::seed>("seed"),
+      field<&TrialRequest::is_reference>("is_reference"),
+      field<&TrialRequest::deadline_seconds>("deadline_seconds"),
+      field<&TrialRequest::energy>("energy"),
   };
-}
+  // The indices into the buffers, once every buffer is known (a buffer may derive from a later one).
+  static void check(const TrialRequest& r, const Fields&) {
+    const std::size_t n = r.buffers.size();
+    for (std::size_t i = 0; i < n; ++i) check_init_source(r.buffers[i].init, fmt::format("buffers[{}]", i), n);
+    for (std::size_t i = 0; i < r.globals.size(); ++i)
+      check_init_source(r.globals[i].init, fmt::format("globals[{}]", i), n);
+    for (std::size_t i = 0; i < r.args.size(); ++i)
+      if (r.args[i].is_buffer) check_buffer_index(r.args[i].buffer, fmt::format("args[{}].buffer", i), n);
+    for (std::size_t i = 0; i < r.verify.checks.size(); ++i)
+      check_buffer_index(r.verify.checks[i].buffer, fmt::format("verify.checks[{}].buffer", i), n);
+  }
+};
 
-TrialRequest request_from(const Fields& f) {
-  TrialRequest r;
-  r.id = f.u64("id");
-  r.kernel = f.str("kernel");
-  r.config_text = f.str("config_text");
-  r.problem_key = f.str("problem_key");
-  const Json& sizes = f.map("sizes");
-  for (auto it = sizes.begin(); it != sizes.end(); ++it) {
-    Fields s(sizes, "sizes");
-    r.sizes[it.key()] = s.i64(it.key().c_str());
-  }
-  const Json& params = f.array("params");
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    Fields p(params[i], fmt::format("params[{}]", i));
-    r.params.push_back({p.str("name"), enum_value(kAxisKinds, p, "kind"), p.str("label")});
-  }
-  r.cubin = f.bytes("cubin");
-  r.function = f.str("function");
-  f.dims("grid", r.grid);
-  f.dims("block", r.block);
-  r.shared_bytes = f.i64("shared_bytes");
-  const Json& buffers = f.array("buffers");
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    Fields b(buffers[i], fmt::format("buffers[{}]", i));
-    BufferPlan plan;
-    plan.name = b.str("name");
-    plan.type = enum_value(kWireElementTypes, b, "type");
-    plan.count = b.u64("count");
-    plan.output = b.boolean("output");
-    r.buffers.push_back(std::move(plan));
-  }
-  // Sources are checked once every buffer is known: a buffer may derive from a later one.
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    Fields b(buffers[i], fmt::format("buffers[{}]", i));
-    r.buffers[i].init = init_from(Fields(b.map("init"), b.name("init")), r.buffers.size());
-  }
-  const Json& globals = f.array("globals");
-  for (std::size_t i = 0; i < globals.size(); ++i) {
-    Fields g(globals[i], fmt::format("globals[{}]", i));
-    GlobalPlan plan;
-    plan.name = g.str("name");
-    plan.symbol = g.str("symbol");
-    plan.type = enum_value(kWireElementTypes, g, "type");
-    plan.count = g.u64("count");
-    plan.init = init_from(Fields(g.map("init"), g.name("init")), r.buffers.size());
-    r.globals.push_back(std::move(plan));
-  }
-  const Json& args = f.array("args");
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    Fields a(args[i], fmt::format("args[{}]", i));
-    ArgPlan plan;
-    plan.is_buffer = a.boolean("is_buffer");
-    plan.buffer = plan.is_buffer ? buffer_index(a, "buffer", r.buffers.size()) : a.i32("buffer");
-    plan.type = enum_value(kWireElementTypes, a, "type");
-    plan.int_value = a.i64("int_value");
-    plan.float_value = a.f64("float_value");
-    r.args.push_back(plan);
-  }
-  r.verify = verify_from(Fields(f.map("verify"), "verify"), r.buffers.size());
-  Fields t(f.map("timing"), "timing");
-  r.timing.cold = t.boolean("cold");
-  r.timing.warmup_runs = t.i32("warmup_runs");
-  r.timing.min_samples = t.i32("min_samples");
-  r.timing.max_noise = t.f64("max_noise");
-  r.timing.min_seconds = t.f64("min_seconds");
-  r.timing.max_seconds = t.f64("max_seconds");
-  r.seed = f.u64("seed");
-  r.is_reference = f.boolean("is_reference");
-  r.deadline_seconds = f.f64("deadline_seconds");
-  Fields e(f.map("energy"), "energy");
-  r.energy.enabled = e.boolean("enabled");
-  r.energy.min_seconds = e.f64("min_seconds");
-  r.energy.max_seconds = e.f64("max_seconds");
-  return r;
-}
-
-Json result_json(const TrialResult& r) {
-  return {
-      {"type", "result"},
-      {"id", r.id},
-      {"status", status_name(r.status)},
-      {"detail", r.detail},
-      {"median_ms", r.median_ms},
-      {"mean_ms", r.mean_ms},
-      {"min_ms", r.min_ms},
-      {"stddev_ms", r.stddev_ms},
-      {"samples", r.samples},
-      {"throttled_samples", r.throttled_samples},
-      {"sm_clock_mhz", r.sm_clock_mhz},
-      {"cpu_mean_ms", r.cpu_mean_ms},
-      {"driver_blocks_per_sm", r.driver_blocks_per_sm},
-      {"max_error", r.max_error},
-      {"first_bad_index", r.first_bad_index},
-      {"load_ms", r.load_ms},
-      {"setup_ms", r.setup_ms},
-      {"verify_ms", r.verify_ms},
-      {"measure_ms", r.measure_ms},
-      {"energy_mj", r.energy_mj},
-      {"power_w", r.power_w},
-      {"energy_note", r.energy_note},
-      {"times_ms", r.times_ms},
-      {"host_check_failed", r.host_check_failed},
+template <>
+struct Wire<TrialResult> {
+  static constexpr WireField<TrialResult> fields[] = {
+      field<&TrialResult::id>("id"),
+      field<&TrialResult::status>("status"),
+      field<&TrialResult::detail>("detail"),
+      field<&TrialResult::median_ms>("median_ms"),
+      field<&TrialResult::mean_ms>("mean_ms"),
+      field<&TrialResult::min_ms>("min_ms"),
+      field<&TrialResult::stddev_ms>("stddev_ms"),
+      field<&TrialResult::samples>("samples"),
+      field<&TrialResult::throttled_samples>("throttled_samples"),
+      field<&TrialResult::sm_clock_mhz>("sm_clock_mhz"),
+      field<&TrialResult::cpu_mean_ms>("cpu_mean_ms"),
+      field<&TrialResult::driver_blocks_per_sm>("driver_blocks_per_sm"),
+      field<&TrialResult::max_error>("max_error"),
+      field<&TrialResult::first_bad_index>("first_bad_index"),
+      field<&TrialResult::load_ms>("load_ms"),
+      field<&TrialResult::setup_ms>("setup_ms"),
+      field<&TrialResult::verify_ms>("verify_ms"),
+      field<&TrialResult::measure_ms>("measure_ms"),
+      field<&TrialResult::energy_mj>("energy_mj"),
+      field<&TrialResult::power_w>("power_w"),
+      field<&TrialResult::energy_note>("energy_note"),
+      field<&TrialResult::times_ms, Samples>("times_ms"),
+      field<&TrialResult::host_check_failed>("host_check_failed"),
   };
-}
+};
 
-TrialResult result_from(const Fields& f) {
-  TrialResult r;
-  r.id = f.u64("id");
-  std::string status = f.str("status");
-  std::optional<TrialStatus> parsed = parse_status(status);
-  if (!parsed) malformed(fmt::format("field 'status': unknown status '{}'", status));
-  r.status = *parsed;
-  r.detail = f.str("detail");
-  r.median_ms = f.f64("median_ms");
-  r.mean_ms = f.f64("mean_ms");
-  r.min_ms = f.f64("min_ms");
-  r.stddev_ms = f.f64("stddev_ms");
-  r.samples = f.i32("samples");
-  r.throttled_samples = f.i32("throttled_samples");
-  r.sm_clock_mhz = f.f64("sm_clock_mhz");
-  r.cpu_mean_ms = f.f64("cpu_mean_ms");
-  r.driver_blocks_per_sm = f.i32("driver_blocks_per_sm");
-  r.max_error = f.f64("max_error");
-  r.first_bad_index = f.i64("first_bad_index");
-  r.load_ms = f.f64("load_ms");
-  r.setup_ms = f.f64("setup_ms");
-  r.verify_ms = f.f64("verify_ms");
-  r.measure_ms = f.f64("measure_ms");
-  r.energy_mj = f.f64("energy_mj");
-  r.power_w = f.f64("power_w");
-  r.energy_note = f.str("energy_note");
-  const Json& times = f.array("times_ms");
-  if (times.size() > trial_times_max_samples)
-    malformed(fmt::format("field 'times_ms': {} samples, over the {} a trial keeps", times.size(),
-                          trial_times_max_samples));
-  for (const Json& t : times) {
-    if (!t.is_number()) f.wrong("times_ms", "an array of numbers");
-    r.times_ms.push_back(t.get<double>());
+template <>
+struct Wire<CopyCeiling> {
+  static constexpr WireField<CopyCeiling> fields[] = {
+      field<&CopyCeiling::bytes>("bytes"),     field<&CopyCeiling::median_ms>("median_ms"),
+      field<&CopyCeiling::gbps>("gbps"),       field<&CopyCeiling::samples>("samples"),
+      field<&CopyCeiling::throttled_samples>("throttled_samples")};
+};
+
+template <>
+struct Wire<SourceFile> {
+  static constexpr WireField<SourceFile> fields[] = {field<&SourceFile::name>("name"),
+                                                     field<&SourceFile::text>("text")};
+};
+template <>
+struct Wire<HeaderDependency> {
+  static constexpr WireField<HeaderDependency> fields[] = {field<&HeaderDependency::name>("name"),
+                                                           field<&HeaderDependency::path>("path"),
+                                                           field<&HeaderDependency::hash>("hash")};
+};
+template <>
+struct Wire<IncludeSearch> {
+  static constexpr WireField<IncludeSearch> fields[] = {field<&IncludeSearch::include_dirs>("include_dirs"),
+                                                        field<&IncludeSearch::pre_includes>("pre_includes"),
+                                                        field<&IncludeSearch::toolkit_dirs>("toolkit_dirs")};
+};
+template <>
+struct Wire<KernelSource> {
+  static constexpr WireField<KernelSource> fields[] = {
+      field<&KernelSource::main>("main"), field<&KernelSource::headers>("headers"),
+      field<&KernelSource::dependencies>("dependencies"), field<&KernelSource::search>("search"),
+      field<&KernelSource::hash>("hash")};
+};
+template <>
+struct Wire<CompileJob> {
+  static constexpr WireField<CompileJob> fields[] = {
+      field<&CompileJob::source>("source"), field<&CompileJob::options>("options"), field<&CompileJob::arch>("arch"),
+      field<&CompileJob::entry>("entry")};
+};
+template <>
+struct Wire<Resources> {
+  static constexpr WireField<Resources> fields[] = {
+      field<&Resources::registers>("registers"),
+      field<&Resources::static_shared_bytes>("static_shared_bytes"),
+      field<&Resources::spill_store_bytes>("spill_store_bytes"),
+      field<&Resources::spill_load_bytes>("spill_load_bytes"),
+      field<&Resources::stack_frame_bytes>("stack_frame_bytes"),
+      field<&Resources::barriers>("barriers"),
+      field<&Resources::constant_bytes>("constant_bytes")};
+};
+template <>
+struct Wire<CompiledKernel> {
+  static constexpr WireField<CompiledKernel> fields[] = {
+      field<&CompiledKernel::cubin, Binary>("cubin"),      field<&CompiledKernel::lowered_name>("lowered_name"),
+      field<&CompiledKernel::resources>("resources"),      field<&CompiledKernel::log>("log"),
+      field<&CompiledKernel::warnings>("warnings"),        field<&CompiledKernel::extra_options>("extra_options")};
+};
+template <>
+struct Wire<CompileResult> {
+  static constexpr WireField<CompileResult> fields[] = {
+      field<&CompileResult::kernel>("kernel"),
+      field<&CompileResult::error>("error"),
+      field<&CompileResult::log>("log"),
+      field<&CompileResult::warnings>("warnings"),
+      field<&CompileResult::options>("options"),
+      field<&CompileResult::seconds>("seconds"),
+      not_sent<&CompileResult::cache_hit>(),
+      field<&CompileResult::transient>("transient"),
+      not_sent<&CompileResult::cache_key>(),
+  };
+  static void check(const CompileResult& r, const Fields&) {
+    if (!r.kernel && r.error.empty()) malformed("a compile_result with neither a kernel nor an error");
   }
-  r.host_check_failed = f.boolean("host_check_failed");
-  return r;
-}
+};
 
-Json source_file_json(const SourceFile& file) { return {{"name", file.name}, {"text", file.text}}; }
-SourceFile source_file_from(const Fields& f) { return {f.str("name"), f.str("text")}; }
-
-Json kernel_source_json(const KernelSource& k) {
-  Json headers = Json::array();
-  for (const SourceFile& h : k.headers) headers.push_back(source_file_json(h));
-  Json dependencies = Json::array();
-  for (const HeaderDependency& d : k.dependencies)
-    dependencies.push_back({{"name", d.name}, {"path", d.path.string()}, {"hash", d.hash}});
-  return {{"main", source_file_json(k.main)},
-          {"headers", headers},
-          {"dependencies", dependencies},
-          {"search",
-           {{"include_dirs", paths_json(k.search.include_dirs)},
-            {"pre_includes", strings_json(k.search.pre_includes)},
-            {"toolkit_dirs", paths_json(k.search.toolkit_dirs)}}},
-          {"hash", k.hash}};
-}
-
-KernelSource kernel_source_from(const Fields& f) {
-  KernelSource k;
-  k.main = source_file_from(Fields(f.map("main"), f.name("main")));
-  for (const Json& h : f.array("headers")) k.headers.push_back(source_file_from(Fields(h, f.name("headers[]"))));
-  for (const Json& d : f.array("dependencies")) {
-    Fields dep(d, f.name("dependencies[]"));
-    k.dependencies.push_back({dep.str("name"), dep.str("path"), dep.str("hash")});
-  }
-  Fields search(f.map("search"), f.name("search"));
-  k.search.include_dirs = paths_from(search, "include_dirs");
-  k.search.pre_includes = strings_from(search, "pre_includes");
-  k.search.toolkit_dirs = paths_from(search, "toolkit_dirs");
-  k.hash = f.str("hash");
-  return k;
-}
-
-CompileJob compile_job_from(const Fields& f) {
-  CompileJob job;
-  job.source = kernel_source_from(Fields(f.map("source"), "source"));
-  job.options = strings_from(f, "options");
-  job.arch = f.str("arch");
-  job.entry = f.str("entry");
-  return job;
-}
-
-Json compiled_kernel_json(const CompiledKernel& k) {
-  const Resources& r = k.resources;
-  return {{"cubin", Json::binary(std::vector<std::uint8_t>(k.cubin.begin(), k.cubin.end()))},
-          {"lowered_name", k.lowered_name},
-          {"resources",
-           {{"registers", r.registers},
-            {"static_shared_bytes", r.static_shared_bytes},
-            {"spill_store_bytes", r.spill_store_bytes},
-            {"spill_load_bytes", r.spill_load_bytes},
-            {"stack_frame_bytes", r.stack_frame_bytes},
-            {"barriers", r.barriers},
-            {"constant_bytes", r.constant_bytes}}},
-          {"log", k.log},
-          {"warnings", strings_json(k.warnings)},
-          {"extra_options", strings_json(k.extra_options)}};
-}
-
-CompiledKernel compiled_kernel_from(const Fields& f) {
-  CompiledKernel k;
-  k.cubin = f.bytes("cubin");
-  k.lowered_name = f.str("lowered_name");
-  Fields r(f.map("resources"), f.name("resources"));
-  k.resources = {r.i32("registers"),        r.i32("static_shared_bytes"), r.i32("spill_store_bytes"),
-                 r.i32("spill_load_bytes"), r.i32("stack_frame_bytes"),   r.i32("barriers"),
-                 r.i32("constant_bytes")};
-  k.log = f.str("log");
-  k.warnings = strings_from(f, "warnings");
-  k.extra_options = strings_from(f, "extra_options");
-  return k;
-}
-
-Json compile_result_json(const CompileResult& r) {
-  return {{"type", "compile_result"},
-          {"kernel", r.kernel ? compiled_kernel_json(*r.kernel) : Json(nullptr)},
-          {"error", r.error},
-          {"log", r.log},
-          {"warnings", strings_json(r.warnings)},
-          {"options", strings_json(r.options)},
-          {"seconds", r.seconds},
-          {"transient", r.transient}};
-}
-
-CompileResult compile_result_from(const Fields& f) {
-  CompileResult r;
-  if (const Json& kernel = f.at("kernel"); !kernel.is_null())
-    r.kernel = compiled_kernel_from(Fields(kernel, "kernel"));
-  r.error = f.str("error");
-  r.log = f.str("log");
-  r.warnings = strings_from(f, "warnings");
-  r.options = strings_from(f, "options");
-  r.seconds = f.f64("seconds");
-  r.transient = f.boolean("transient");
-  if (!r.kernel && r.error.empty()) malformed("a compile_result with neither a kernel nor an error");
-  return r;
-}
-
-WorkerMessage::Type message_type(const Fields& f) {
-  std::string type = f.str("type");
-  if (type == "trial") return WorkerMessage::Type::trial;
-  if (type == "copy") return WorkerMessage::Type::copy;
-  if (type == "compile") return WorkerMessage::Type::compile;
-  if (type == "result") return WorkerMessage::Type::result;
-  if (type == "copy_result") return WorkerMessage::Type::copy_result;
-  if (type == "compile_result") return WorkerMessage::Type::compile_result;
-  if (type == "error") return WorkerMessage::Type::error;
-  malformed(fmt::format("unknown message type '{}'", type));
-}
-
-const char* type_name(WorkerMessage::Type t) {
-  switch (t) {
-    case WorkerMessage::Type::trial: return "trial";
-    case WorkerMessage::Type::copy: return "copy";
-    case WorkerMessage::Type::compile: return "compile";
-    case WorkerMessage::Type::result: return "result";
-    case WorkerMessage::Type::copy_result: return "copy_result";
-    case WorkerMessage::Type::compile_result: return "compile_result";
-    case WorkerMessage::Type::error: return "error";
-  }
-  return "?";
+// A whole message: its record's fields and its "type".
+template <class T>
+std::string message_payload(WorkerMessage::Type type, const T& t) {
+  Json map = record_json(t);
+  map["type"] = enum_name(type);
+  return to_payload(map);
 }
 
 WorkerMessage decode_expecting(const std::string& payload, std::optional<WorkerMessage::Type> want) {
   Json root = parse_cbor(payload);
   Fields f(root, "");
   WorkerMessage m;
-  m.type = message_type(f);
+  Codec<WorkerMessage::Type>::get(f, "type", m.type);
   if (want && m.type != *want)
-    malformed(fmt::format("expected a '{}' message, got '{}'", type_name(*want), type_name(m.type)));
+    malformed(fmt::format("expected a '{}' message, got '{}'", enum_name(*want), enum_name(m.type)));
   switch (m.type) {
-    case WorkerMessage::Type::trial: m.trial = request_from(f); break;
+    case WorkerMessage::Type::trial: m.trial = record_from<TrialRequest>(f); break;
     case WorkerMessage::Type::copy: m.copy_bytes = f.u64("bytes"); break;
-    case WorkerMessage::Type::compile: m.compile = compile_job_from(f); break;
-    case WorkerMessage::Type::compile_result: m.compiled = compile_result_from(f); break;
-    case WorkerMessage::Type::result: m.result = result_from(f); break;
-    case WorkerMessage::Type::copy_result:
-      m.copy.bytes = f.u64("bytes");
-      m.copy.median_ms = f.f64("median_ms");
-      m.copy.gbps = f.f64("gbps");
-      m.copy.samples = f.i32("samples");
-      m.copy.throttled_samples = f.i32("throttled_samples");
-      break;
+    case WorkerMessage::Type::compile: m.compile = record_from<CompileJob>(f); break;
+    case WorkerMessage::Type::compile_result: m.compiled = record_from<CompileResult>(f); break;
+    case WorkerMessage::Type::result: m.result = record_from<TrialResult>(f); break;
+    case WorkerMessage::Type::copy_result: m.copy = record_from<CopyCeiling>(f); break;
     case WorkerMessage::Type::error: m.error = f.str("message"); break;
   }
   return m;
@@ -697,41 +765,41 @@ WorkerMessage decode_expecting(const std::string& payload, std::optional<WorkerM
 
 }  // namespace
 
-std::string encode_request(const TrialRequest& request) { return to_payload(request_json(request)); }
+std::string encode_request(const TrialRequest& request) {
+  return message_payload(WorkerMessage::Type::trial, request);
+}
 
 TrialRequest decode_request(const std::string& payload) {
   return std::move(decode_expecting(payload, WorkerMessage::Type::trial).trial);
 }
 
-std::string encode_result(const TrialResult& result) { return to_payload(result_json(result)); }
+std::string encode_result(const TrialResult& result) { return message_payload(WorkerMessage::Type::result, result); }
 
 TrialResult decode_result(const std::string& payload) {
   return std::move(decode_expecting(payload, WorkerMessage::Type::result).result);
 }
 
 std::string encode_copy_request(std::uint64_t bytes) {
-  return to_payload({{"type", "copy"}, {"bytes", bytes}});
+  return to_payload({{"type", enum_name(WorkerMessage::Type::copy)}, {"bytes", bytes}});
 }
 
 std::string encode_copy_result(const CopyCeiling& copy) {
-  return to_payload(
-      {{"type", "copy_result"}, {"bytes", copy.bytes}, {"median_ms", copy.median_ms}, {"gbps", copy.gbps},
-                     {"samples", copy.samples}, {"throttled_samples", copy.throttled_samples}});
+  return message_payload(WorkerMessage::Type::copy_result, copy);
 }
 
 std::string encode_compile_request(const CompileRequest& request) {
   if (request.source == nullptr) throw Error("encode_compile_request: a request without a source");
-  return to_payload({{"type", "compile"},
-                     {"source", kernel_source_json(*request.source)},
-                     {"options", strings_json(request.options)},
-                     {"arch", request.arch},
-                     {"entry", request.entry}});
+  // The job a compile worker decodes, so that one list of fields serves both sides.
+  const CompileJob job{*request.source, request.options, request.arch, request.entry};
+  return message_payload(WorkerMessage::Type::compile, job);
 }
 
-std::string encode_compile_result(const CompileResult& result) { return to_payload(compile_result_json(result)); }
+std::string encode_compile_result(const CompileResult& result) {
+  return message_payload(WorkerMessage::Type::compile_result, result);
+}
 
 std::string encode_error(const std::string& message) {
-  return to_payload({{"type", "error"}, {"message", message}});
+  return to_payload({{"type", enum_name(WorkerMessage::Type::error)}, {"message", message}});
 }
 
 WorkerMessage decode_message(const std::string& payload) { return decode_expecting(payload, std::nullopt); }
