@@ -6,6 +6,7 @@
 // presence, type and range, and anything off is an Error naming the field.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -322,7 +323,9 @@ constexpr WireField<ClassOf<Member>> not_sent() {
 // elision). For the static_assert that a message's list names every member.
 struct AnyMember {
   template <class M>
-  operator M() const;  // never defined: only in the requires-expression below
+  operator M() const {  // only named in the requires-expression below, never called
+    std::abort();
+  }
 };
 template <class T, class... Taken>
 constexpr std::size_t aggregate_initializers() {
