@@ -67,7 +67,7 @@ Libs: -L\${libdir} -l$<TARGET_FILE_BASE_NAME:tiletune_query> -lsqlite3 -lstdc++ 
 endif()
 set(_engine_libs "")
 # Later stages first, as a static link needs them.
-foreach(stage interchange report launch query tune strategy db gpu compile space common)
+foreach(stage interchange report launch query tune strategy db process worker device compile space common)
   string(APPEND _engine_libs " -l$<TARGET_FILE_BASE_NAME:tiletune_${stage}>")
 endforeach()
 file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/tiletune-engine.pc CONTENT

@@ -8,7 +8,7 @@
 #include <regex>
 
 #include "cli_fixture.hpp"
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 

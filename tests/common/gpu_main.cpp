@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 
 int main(int argc, char** argv) {
   // As in tiletune's main: NVRTC hits in the driver's compute cache carry no ptxas report.

@@ -11,6 +11,7 @@
 
 #include "corpus.hpp"
 #include "test_support.hpp"
+#include "worker/generators.hpp"
 #include "tiletune/data_file.hpp"
 #include "tiletune/plan.hpp"
 #include "tiletune/reference.hpp"

@@ -14,6 +14,7 @@
 #include "cuda_shim.hpp"
 #include "emulated.hpp"
 #include "test_support.hpp"
+#include "worker/generators.hpp"
 #include "tiletune/data_file.hpp"
 #include "tiletune/reference.hpp"
 

@@ -8,7 +8,7 @@
 #include <regex>
 #include <vector>
 
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 #include "tiletune/device.hpp"
 
 namespace tiletune {

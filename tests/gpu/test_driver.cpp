@@ -8,7 +8,7 @@
 #include <regex>
 #include <string>
 
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 #include "test_support.hpp"
 #include "tiletune/device.hpp"
 

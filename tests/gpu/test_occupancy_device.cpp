@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 #include "test_support.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/device.hpp"

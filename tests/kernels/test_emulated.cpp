@@ -17,6 +17,7 @@
 
 #include "cuda_shim.hpp"
 #include "emulated.hpp"
+#include "worker/generators.hpp"
 #include "tiletune/reference.hpp"
 #include "tiletune/space.hpp"
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/data_file.hpp"

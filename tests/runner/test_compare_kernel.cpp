@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "gpu/prebuilt_worker_kernels.hpp"
-#include "gpu/worker_kernels.hpp"
+#include "worker/prebuilt_worker_kernels.hpp"
+#include "worker/worker_kernels.hpp"
 #include "tiletune/compile.hpp"
 
 namespace tiletune {
@@ -30,7 +30,7 @@ void expect_compiles_for(int arch) {
   }
   const Resources generate = parse_ptxas_report(result.log, "tiletune_generate");
   EXPECT_EQ(generate.static_shared_bytes, 0);
-  // The device versions of the simple built-in references (gpu/reference_kernels.cu.inc).
+  // The device versions of the simple built-in references (worker/reference_kernels.cu.inc).
   for (const char* reference : {"tiletune_ref_transpose", "tiletune_ref_vector_add_f32", "tiletune_ref_vector_add_f64",
                                 "tiletune_ref_vector_add_i32", "tiletune_ref_vector_add_i64", "tiletune_ref_stencil_1d"}) {
     EXPECT_EQ(parse_ptxas_report(result.log, reference).spill_store_bytes, 0) << reference;

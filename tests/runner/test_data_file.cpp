@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "test_support.hpp"
+#include "worker/generators.hpp"
 #include "tiletune/data_file.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/reference.hpp"

@@ -1,4 +1,4 @@
-// The device versions of the simple built-in references (gpu/device_reference.hpp) against
+// The device versions of the simple built-in references (worker/device_reference.hpp) against
 // their CPU versions (reference.cpp), on the same random inputs (gpu label): the same bits, the
 // reduction within one float ulp (a tree of double adds against a sequence); a problem the
 // device version does not fit runs on the host; and the time of each for a transpose of 8192^2,
@@ -15,10 +15,11 @@
 #include <cstring>
 #include <thread>
 
-#include "gpu/device_reference.hpp"
-#include "gpu/driver.hpp"
-#include "gpu/worker_kernels.hpp"
+#include "worker/device_reference.hpp"
+#include "device/driver.hpp"
+#include "worker/worker_kernels.hpp"
 #include "worker_device.hpp"
+#include "worker/generators.hpp"
 #include "tiletune/reference.hpp"
 
 namespace tiletune {

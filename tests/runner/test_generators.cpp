@@ -11,7 +11,7 @@
 #include <set>
 #include <tuple>
 
-#include "gpu/generators.hpp"
+#include "worker/generators.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/reference.hpp"
 

@@ -1,4 +1,4 @@
-// The host check (gpu/host_check.hpp) without a GPU: the request line a trial sends (its fields,
+// The host check (worker/host_check.hpp) without a GPU: the request line a trial sends (its fields,
 // their order, one line), the .npy files of the buffers (dtype and count), the reply's parsing,
 // and the program itself driven through checker scripts written here (sh and Python): it answers
 // ok, not ok with a detail, garbage, a line over 64 KiB, two lines; it exits, hangs (bounded by
@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpu/host_check.hpp"
+#include "worker/host_check.hpp"
 #include "test_support.hpp"
 #include "tiletune/data_file.hpp"
 

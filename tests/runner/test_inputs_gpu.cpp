@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "gpu/driver.hpp"
-#include "gpu/generators.hpp"
-#include "gpu/worker_kernels.hpp"
+#include "device/driver.hpp"
+#include "worker/generators.hpp"
+#include "worker/worker_kernels.hpp"
 #include "worker_device.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/reference.hpp"

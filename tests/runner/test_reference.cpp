@@ -6,7 +6,8 @@
 #include <functional>
 #include <set>
 
-#include "gpu/problem_setup.hpp"
+#include "worker/problem_setup.hpp"
+#include "worker/generators.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/reference.hpp"
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "test_support.hpp"
+#include "worker/generators.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/data_file.hpp"
 #include "tiletune/error.hpp"

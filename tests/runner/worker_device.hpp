@@ -4,8 +4,8 @@
 
 #include <chrono>
 
-#include "gpu/driver.hpp"
-#include "gpu/worker_kernels.hpp"
+#include "device/driver.hpp"
+#include "worker/worker_kernels.hpp"
 
 namespace tiletune::testing {
 

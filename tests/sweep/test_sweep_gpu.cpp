@@ -14,7 +14,7 @@
 #include <set>
 #include <thread>
 
-#include "gpu/driver.hpp"
+#include "device/driver.hpp"
 #include "test_support.hpp"
 #include "tiletune/landscape.hpp"
 

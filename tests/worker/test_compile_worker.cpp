@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gpu/worker_kernels.hpp"
+#include "worker/worker_kernels.hpp"
 #include "test_support.hpp"
 #include "tiletune/compile.hpp"
 #include "tiletune/error.hpp"

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -475,6 +476,165 @@ TEST(WorkerProtocol, EachResultFieldIsChecked) {
   Json most = base;
   most["times_ms"] = std::vector<double>(trial_times_max_samples, 0.5);
   EXPECT_EQ(decode_result(to_payload(most)).times_ms.size(), trial_times_max_samples);
+}
+
+// --- every field of every message, once more: the round trip and the bytes ----------------
+
+// A request with every field away from its default (full_request leaves energy at its defaults,
+// and a global's CSR and file fields).
+TrialRequest every_field_request() {
+  TrialRequest r = full_request();
+  r.energy = {true, 0.75, 9.5};
+  InitPlan table;  // a global read from a file, with the CSR fields set too
+  table.kind = BufferInit::file;
+  table.rows = 2;
+  table.columns = 3;
+  table.nnz = 4;
+  table.file = "/data/table.npy";
+  r.globals.push_back({"table", "table", ElementType::i32, 6, table});
+  return r;
+}
+
+TrialResult every_field_result() {
+  TrialResult r = full_result(TrialStatus::wrong_result);
+  r.throttled_samples = 4;
+  r.sm_clock_mhz = 1980;
+  r.cpu_mean_ms = 0.25;
+  r.energy_mj = 12.5;
+  r.power_w = 640;
+  r.energy_note = "NVML: no counter";
+  return r;
+}
+
+KernelSource every_field_source() {
+  KernelSource k;
+  k.main = {"transpose.cu", "extern \"C\" __global__ void t() {}"};
+  k.headers = {{"tile.cuh", "#pragma once"}, {"pad.cuh", "#define PAD 1"}};
+  k.dependencies = {{"tile.cuh", "/src/include/tile.cuh", "00ff"}};
+  k.search.include_dirs = {"/src/include", "/opt/x"};
+  k.search.pre_includes = {"pre.cuh"};
+  k.search.toolkit_dirs = {"/usr/local/cuda/include"};
+  k.hash = "abcdef0123456789";
+  return k;
+}
+
+CompileResult every_field_compile_result() {
+  CompiledKernel k;
+  k.cubin = std::string("\x7f" "ELF\0\x01\xff", 7);
+  k.lowered_name = "_Z1tv";
+  k.resources = {32, 4096, 8, 12, 16, 1, 360};
+  k.log = "ptxas info: 32 registers";
+  k.warnings = {"warning: unused"};
+  k.extra_options = {"-lineinfo"};
+  CompileResult r;
+  r.kernel = k;
+  r.error = "not really an error";
+  r.log = "the NVRTC log";
+  r.warnings = {"w1", "w2"};
+  r.options = {"-DTILE=32", "--gpu-architecture=sm_90"};
+  r.seconds = 1.25;
+  r.transient = true;
+  return r;
+}
+
+// The paths of the leaves of `empty` (a message of defaults whose arrays of maps hold one
+// default element) that no candidate in `fulls` changes: each is a field a fixture leaves at
+// its default, so that a round trip of the fixture would not show that the field travels.
+void unchanged_leaves(const std::vector<const Json*>& fulls, const Json& empty, const std::string& path,
+                      std::vector<std::string>& out) {
+  if (empty.is_object()) {
+    for (auto it = empty.begin(); it != empty.end(); ++it) {
+      if (path.empty() && it.key() == "type") continue;
+      std::vector<const Json*> next;
+      for (const Json* f : fulls)
+        if (f->is_object() && f->contains(it.key())) next.push_back(&f->at(it.key()));
+      unchanged_leaves(next, it.value(), path + "." + it.key(), out);
+    }
+  } else if (empty.is_array() && empty.size() == 1 && empty[0].is_object()) {
+    std::vector<const Json*> next;
+    for (const Json* f : fulls)
+      if (f->is_array())
+        for (const Json& e : *f) next.push_back(&e);
+    unchanged_leaves(next, empty[0], path + "[]", out);
+  } else if (std::none_of(fulls.begin(), fulls.end(), [&](const Json* f) { return *f != empty; })) {
+    out.push_back(path);
+  }
+}
+
+void expect_every_leaf_set(const std::string& full, const std::string& empty) {
+  const Json f = as_json(full);
+  std::vector<std::string> unchanged;
+  unchanged_leaves({&f}, as_json(empty), "", unchanged);
+  EXPECT_TRUE(unchanged.empty()) << "fields the fixture leaves at their default: " << ::testing::PrintToString(unchanged);
+}
+
+// FNV-1a of a payload, to pin the bytes on the wire.
+std::uint64_t fnv1a(const std::string& bytes) {
+  std::uint64_t h = 0xCBF29CE484222325ull;
+  for (const char c : bytes) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001B3ull;
+  }
+  return h;
+}
+
+TEST(WorkerProtocol, ARoundTripOfEveryMessageKeepsEveryField) {
+  // The fixtures set every field on the wire (checked against messages of defaults).
+  TrialRequest empty_request;
+  empty_request.sizes = {{"N", 0}};
+  empty_request.params = {ParamValue{}};
+  empty_request.buffers = {BufferPlan{}};
+  empty_request.globals = {GlobalPlan{}};
+  empty_request.args = {ArgPlan{}};
+  empty_request.verify.checks = {CheckPlan{}};
+  expect_every_leaf_set(encode_request(every_field_request()), encode_request(empty_request));
+  expect_every_leaf_set(encode_result(every_field_result()), encode_result(TrialResult{}));
+  const CopyCeiling copy{1ull << 30, 0.75, 2863.3, 21, 2};
+  expect_every_leaf_set(encode_copy_result(copy), encode_copy_result(CopyCeiling{}));
+  KernelSource empty_source;
+  empty_source.headers = {SourceFile{}};
+  empty_source.dependencies = {HeaderDependency{}};
+  const KernelSource source = every_field_source();
+  const CompileRequest request{&source, {"-DTILE=32"}, "sm_90", "transpose"};
+  expect_every_leaf_set(encode_compile_request(request),
+                              encode_compile_request(CompileRequest{&empty_source, {}, "", ""}));
+  CompileResult empty_result;
+  empty_result.kernel = CompiledKernel{};
+  expect_every_leaf_set(encode_compile_result(every_field_compile_result()), encode_compile_result(empty_result));
+
+  // Every field comes back: whole structs compared (operator== covers every member), and what
+  // has no operator== re-encoded to the same bytes.
+  const TrialRequest in = every_field_request();
+  EXPECT_TRUE(decode_request(encode_request(in)) == in);
+  const TrialResult result = every_field_result();
+  EXPECT_TRUE(decode_result(encode_result(result)) == result);
+  EXPECT_TRUE(decode_message(encode_copy_result(copy)).copy == copy);
+  const WorkerMessage job = decode_message(encode_compile_request(request));
+  ASSERT_EQ(job.type, WorkerMessage::Type::compile);
+  EXPECT_EQ(encode_compile_request(job.compile.request()), encode_compile_request(request));
+  EXPECT_EQ(job.compile.source.search.toolkit_dirs, source.search.toolkit_dirs);
+  EXPECT_EQ(job.compile.entry, "transpose");
+  const CompileResult compiled = every_field_compile_result();
+  const WorkerMessage back = decode_message(encode_compile_result(compiled));
+  ASSERT_EQ(back.type, WorkerMessage::Type::compile_result);
+  EXPECT_EQ(encode_compile_result(back.compiled), encode_compile_result(compiled));
+  ASSERT_TRUE(back.compiled.kernel.has_value());
+  EXPECT_EQ(back.compiled.kernel->resources.constant_bytes, 360);
+  EXPECT_TRUE(back.compiled.transient);
+}
+
+// The bytes of each message, as the protocol wrote them when each field was encoded by hand: a
+// worker and a parent of different builds keep understanding each other.
+TEST(WorkerProtocol, TheBytesOnTheWireAreUnchanged) {
+  const KernelSource source = every_field_source();
+  EXPECT_EQ(fnv1a(encode_request(every_field_request())), 0xbed3516f059f5a7full);
+  EXPECT_EQ(fnv1a(encode_request(TrialRequest{})), 0x50797cd6a6f2e67bull);
+  EXPECT_EQ(fnv1a(encode_result(every_field_result())), 0x49d65559ba213906ull);
+  EXPECT_EQ(fnv1a(encode_copy_result(CopyCeiling{1ull << 30, 0.75, 2863.3, 21, 2})), 0xbac57726d043ae31ull);
+  EXPECT_EQ(fnv1a(encode_copy_request(1ull << 40)), 0x01d047e634b935f8ull);
+  EXPECT_EQ(fnv1a(encode_compile_request(CompileRequest{&source, {"-DTILE=32"}, "sm_90", "transpose"})), 0x2c4ade4417e6d8ebull);
+  EXPECT_EQ(fnv1a(encode_compile_result(every_field_compile_result())), 0x68966bb025e85c7bull);
+  EXPECT_EQ(fnv1a(encode_error("bad frame")), 0x03d2c1c882e0ce9dull);
 }
 
 // --- serve_worker in-process -------------------------------------------------------------

@@ -1,7 +1,8 @@
-// The gpu stage's narrow public face for code after it (the application-side launcher, the
+// The device stage's narrow public face for code after it (the application-side launcher, the
 // CLI): whether a CUDA driver is there, and one cubin's kernel loaded on a device's primary
-// context and launched. The driver itself (gpu/driver.hpp: dlopen, checked calls, every RAII
-// owner) stays private to the stage; this header needs no toolkit header.
+// context and launched. The driver itself (device/driver.hpp: dlopen, checked calls, every RAII
+// owner) stays private to the stage and to the worker, which drives the GPU through it; this
+// header needs no toolkit header.
 #pragma once
 
 #include <array>

@@ -27,6 +27,7 @@ struct EnergySettings {
   bool enabled = false;
   double min_seconds = 0.2;  ///< at least this long between the two counter edges
   double max_seconds = 3.0;  ///< give up (no energy for this trial) after this long
+  friend bool operator==(const EnergySettings&, const EnergySettings&) = default;
 };
 
 /// One trial's energy: per run, and the mean power while it ran back to back.

@@ -63,6 +63,7 @@ struct ArgPlan {
   ElementType type = ElementType::i32;     ///< scalar type: any element type
   std::int64_t int_value = 0;
   double float_value = 0;
+  friend bool operator==(const ArgPlan&, const ArgPlan&) = default;
 };
 
 /// How one output buffer is checked (an OutputCheck evaluated for one run).
@@ -97,6 +98,7 @@ struct VerifySettings {
   /// for the worker's life, answers ok or not (tiletune/host_check.hpp). Empty: none. A reference
   /// run (is_reference) is never host-checked.
   HostCommand command;
+  friend bool operator==(const VerifySettings&, const VerifySettings&) = default;
 };
 
 /// One param of a trial's config, as the host check's request shows it.
@@ -135,6 +137,7 @@ struct TrialRequest {
   bool is_reference = false;
   double deadline_seconds = 10;              ///< the parent kills the worker after this
   EnergySettings energy;                     ///< measure power and energy after timing
+  friend bool operator==(const TrialRequest&, const TrialRequest&) = default;
 };
 
 /// What a worker reports for one trial.
@@ -167,6 +170,7 @@ struct TrialResult {
   /// The status is runtime_fault and `detail` says what the program did; the sweep stops there
   /// (sweep_detail::WorkerSession::run) rather than record such a failure for every config.
   bool host_check_failed = false;
+  friend bool operator==(const TrialResult&, const TrialResult&) = default;
 };
 
 /// A device-to-device copy: the bandwidth ceiling a sweep compares kernels with.
@@ -176,6 +180,7 @@ struct CopyCeiling {
   double gbps = 0;               ///< (bytes read + bytes written) / median time
   int samples = 0;               ///< kept, under the same stopping rule as a kernel
   int throttled_samples = 0;     ///< discarded because the GPU throttled
+  friend bool operator==(const CopyCeiling&, const CopyCeiling&) = default;
 };
 
 }  // namespace tiletune

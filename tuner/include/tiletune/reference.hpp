@@ -1,9 +1,9 @@
 // CPU references: the built-in ones of the shipped kernel families (named explicitly in a
 // space: `verify: {reference: {builtin: transpose}}`), a user's in a shared library
-// (tiletune/reference.h), and the deterministic host-side inputs they start from. A reference
+// (tiletune/reference.h), and the host buffers they read and write. A reference
 // computes the expected outputs of one problem from its inputs and sizes, on the host; the
 // worker uploads them once per problem and checks every candidate against them. Adding a
-// built-in is one function and one entry in the registry (reference.cpp).
+// built-in is one function and one entry in the registry (space/reference.cpp).
 #pragma once
 
 #include <cstddef>
@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "tiletune/error.hpp"
-#include "tiletune/measure.hpp"
 #include "tiletune/space.hpp"
 
 namespace tiletune {
@@ -170,19 +169,5 @@ class LibraryReference {
   void* function_ = nullptr;
   std::string name_;  ///< "function in library", for messages
 };
-
-/// A buffer filled on the host the way the worker fills it on the device (the generators of
-/// gpu/input_generators.h, seeded by `seed` and the buffer's name): `random` draws uniform
-/// floats in [-1, 1) (f16 too) and small integers (signed ones in [-64, 64), unsigned ones in
-/// [0, 128), u8 in [0, 256)); `iota` is 0, 1, 2, ... (converted to the type modulo 2^bits);
-/// `constant`, `uniform`, `normal` and the CSR kinds as BufferInit says; `zero` and `none` are
-/// zeros; `file` reads the file (type and count checked). `copy` copies `source` and `csr_columns` reads its row
-/// offsets from `source`: for those two, `source` must be given (Error otherwise).
-[[nodiscard]] HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed,
-                                          const HostBuffer* source = nullptr);
-
-/// IEEE half bits of a float (round to nearest even) and back; for f16 buffers.
-[[nodiscard]] std::uint16_t float_to_half_bits(float value) noexcept;
-[[nodiscard]] float half_bits_to_float(std::uint16_t bits) noexcept;
 
 }  // namespace tiletune

@@ -14,15 +14,26 @@
 
 #include "tiletune/measure.hpp"
 #include "tiletune/timing.hpp"
-#include "tiletune/worker.hpp"
 
 namespace tiletune {
+
+/// What runs inside the worker process: the GPU measurement, or a fake in tests. The worker's
+/// serve loop (serve_worker, worker.hpp) hands it each request that arrives.
+class TrialHandler {
+ public:
+  virtual ~TrialHandler() = default;
+  virtual TrialResult run_trial(const TrialRequest& request) = 0;
+  virtual CopyCeiling measure_copy(std::uint64_t bytes) = 0;
+  /// True once the handler's CUDA context is unusable (a kernel faulted): the worker then
+  /// exits after answering, and the parent starts a fresh one for the next trial.
+  [[nodiscard]] virtual bool context_lost() const noexcept { return false; }
+};
 
 /// Runs, verifies and times trials on one GPU: what `tiletune __worker --device K` serves.
 ///
 /// Per problem (problem_cache_key: the problem key, seed, verify settings and generated
 /// buffers) it allocates the buffers, generates the inputs on the device (the generators of
-/// gpu/input_generators.h; files read and copies made once) and computes the expected outputs:
+/// worker/input_generators.h; files read and copies made once) and computes the expected outputs:
 /// Mode::cpu from the built-in CPU reference and Mode::library from the user's library (on
 /// host copies downloaded from the device), Mode::files from the expected files, and
 /// Mode::reference_run from the outputs of the request marked is_reference, which must come

@@ -22,6 +22,7 @@ struct TimingSettings {
   double max_noise = 0.02;      ///< relative standard deviation of the samples (nvbench: 0.005)
   double min_seconds = 0.005;   ///< GPU time accumulated before the noise rule may stop
   double max_seconds = 0.5;     ///< stop here whatever the noise (wall time of the sampling loop)
+  friend bool operator==(const TimingSettings&, const TimingSettings&) = default;
 };
 
 /// Summary of timing samples (milliseconds).

@@ -16,6 +16,7 @@
 
 #include "tiletune/compile.hpp"
 #include "tiletune/measure.hpp"
+#include "tiletune/runner.hpp"
 
 namespace tiletune {
 
@@ -72,18 +73,8 @@ struct WorkerMessage {
 };
 [[nodiscard]] WorkerMessage decode_message(const std::string& payload);
 
-/// What runs inside the worker process: the GPU measurement, or a fake in tests.
-class TrialHandler {
- public:
-  virtual ~TrialHandler() = default;
-  virtual TrialResult run_trial(const TrialRequest& request) = 0;
-  virtual CopyCeiling measure_copy(std::uint64_t bytes) = 0;
-  /// True once the handler's CUDA context is unusable (a kernel faulted): the worker then
-  /// exits after answering, and the parent starts a fresh one for the next trial.
-  [[nodiscard]] virtual bool context_lost() const noexcept { return false; }
-};
-
-/// The worker's main loop: reads requests from in_fd, writes results to out_fd, until EOF.
+/// The worker's main loop: reads requests from in_fd, writes results to out_fd, until EOF, and
+/// hands each trial to `handler` (TrialHandler, runner.hpp: the GPU measurement, or a fake in tests).
 /// A "compile" request is compiled with compile_nvrtc in the worker (no GPU needed), whatever
 /// the handler.
 /// Returns the process exit code: 0 at EOF, 2 after a malformed frame (answered with an

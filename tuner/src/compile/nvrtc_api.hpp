@@ -1,4 +1,4 @@
-// NVRTC loaded at run time with dlopen (never linked, like the CUDA driver in gpu/driver.hpp), so
+// NVRTC loaded at run time with dlopen (never linked, like the CUDA driver in device/driver.hpp), so
 // that the commands that compile nothing (best, show, export, merge, report, ...) start on a
 // machine with the driver alone. Only the compile stage calls it (compile/nvrtc.cpp).
 #pragma once

@@ -1,3 +1,3 @@
-// The CLI reaching into the gpu stage.
-#include "gpu/driver.hpp"
+// The CLI reaching into the device stage.
+#include "device/driver.hpp"
 #include "tiletune/sweep.hpp"  // a later stage may be included by cli: fine

@@ -1,0 +1,2 @@
+// A private header of the device stage (the worker stage is its friend).
+#pragma once

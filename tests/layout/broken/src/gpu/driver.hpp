@@ -1,2 +1,0 @@
-// A private header of the gpu stage.
-#pragma once
