@@ -1,4 +1,4 @@
-// The toy space of the sweep tests against tests/worker/fake_worker: a kernel whose configs
+// The toy space of the sweep tests against tests/process/fake_worker: a kernel whose configs
 // compile in tens of milliseconds, its recording (the landscape the fake worker answers from),
 // a fake H200, and a fixture that writes them to a temp directory and builds SweepOptions.
 #pragma once

@@ -1,5 +1,5 @@
 // The real sweep (run_sweep: NVRTC compiles, the worker protocol, SQLite writes) in CI, against
-// tests/worker/fake_worker answering from a recording: faults and hangs of the worker, count
+// tests/process/fake_worker answering from a recording: faults and hangs of the worker, count
 // and time budgets, resume, a sweep killed with SIGKILL between trials and run again, a sweep
 // interrupted by SIGINT and run again, one GPU as a pool of one, the
 // worker session's reference-run bookkeeping, and the acceptance test of issue 13: a replay of
