@@ -13,9 +13,9 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/.h200/lib"
 files=(tuner/tiletune)
 for f in "$build"/tuner/src/query/libtiletune-query.so*; do files+=("${f#"$build"/}"); done
-for t in gpu/test_device_gpu gpu/test_occupancy_device runner/test_runner runner/test_inputs_gpu \
-         runner/test_device_reference_gpu runner/libtiletune_test_reference_library.so sweep/test_sweep_gpu \
-         launcher/test_launcher_gpu cli/test_cli_gpu energy/test_energy_gpu corpus/test_corpus_gpu; do
+for t in device/test_device_gpu device/test_occupancy_device worker/test_runner worker/test_inputs_gpu \
+         worker/test_device_reference_gpu worker/libtiletune_test_reference_library.so tune/test_sweep_gpu \
+         launch/test_launcher_gpu cli/test_cli_gpu worker/test_energy_gpu corpus/test_corpus_gpu; do
   [[ -e $build/tests/$t ]] && files+=("tests/$t")
 done
 # The capture round trip's application (examples/capture_app/round_trip.sh).

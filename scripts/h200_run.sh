@@ -27,7 +27,7 @@
 #           and of the merge (answers, tie sets) and `diff` of the two sweeps
 #   l2      small problems (their working sets fit in L2) swept --hot: the fastest GB/s against
 #           the copy ceiling, and how many trials the guard called suspect (the L2 factor)
-#   kt      the Kernel Tuner scripts of tests/kernel_tuner through tiletune.kernel_tuner, then each
+#   kt      the Kernel Tuner scripts of tests/interchange/kernel_tuner through tiletune.kernel_tuner, then each
 #           one's wall through the module against the same space through the CLI (run_gpu.sh)
 set -u
 cd "$(dirname "$0")/.."
@@ -70,9 +70,9 @@ phase_env() {
 
 phase_tests() {
   step nvml_idle 30 $T nvml --seconds 5
-  for t in gpu/test_device_gpu gpu/test_occupancy_device runner/test_runner runner/test_inputs_gpu \
-           runner/test_device_reference_gpu \
-           sweep/test_sweep_gpu launcher/test_launcher_gpu cli/test_cli_gpu energy/test_energy_gpu \
+  for t in device/test_device_gpu device/test_occupancy_device worker/test_runner worker/test_inputs_gpu \
+           worker/test_device_reference_gpu \
+           tune/test_sweep_gpu launch/test_launcher_gpu cli/test_cli_gpu worker/test_energy_gpu \
            corpus/test_corpus_gpu; do
     [[ -x $B/tests/$t ]] || { note "$(basename "$t"): not built"; continue; }
     TILETUNE_CORPUS_RESULTS=$OUT/logs/corpus.md step "$(basename "$t")" 420 "$B/tests/$t"
@@ -376,7 +376,7 @@ phase_ties() {
 
 phase_kt() {
   OUT=$L TILETUNE_CLI=$PWD/$T PYTHONPATH=$PWD/python KT_TIMEOUT=${KT_TIMEOUT:-120} \
-    step kt_scripts 450 bash tests/kernel_tuner/run_gpu.sh
+    step kt_scripts 450 bash tests/interchange/kernel_tuner/run_gpu.sh
   note "kernel_tuner scripts: $(grep -c ' PASS ' "$L/kt/summary.txt" 2>/dev/null || echo 0) passed of $(wc -l < "$L/kt/summary.txt" 2>/dev/null || echo 0)"
   cat "$L/kt/summary.txt" "$L/kt/timing.txt" >> "$summary" 2>/dev/null
 }

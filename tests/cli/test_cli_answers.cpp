@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.hpp"
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 
@@ -40,24 +41,10 @@ struct Planted {
 
 /// A cache of one H200 and transpose, one run of the trials given.
 fs::path write(const fs::path& path, const std::vector<Planted>& trials) {
-  CacheDb db = CacheDb::open(path);
-  DeviceRecord d;
-  d.uuid = gpu;
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  const auto dev = db.upsert_device(d);
-  const auto k = db.upsert_kernel(KernelRecord{"transpose", "h1", "", "12.4"});
-  for (const Planted& p : trials) {
-    TrialRecord t;
-    t.key = TrialKey{dev, k, p.problem, p.params};
-    t.time_ms = p.ms;
-    t.stddev_ms = p.ms * 0.001;
-    t.samples = 100;
-    t.occupancy_driver = p.occupancy;
-    t.registers = 32;
-    (void)db.record_trial(t);
-  }
-  return path;
+  CacheBuilder cache;
+  cache.device(gpu).kernel();
+  for (const Planted& p : trials) cache.trial(p.problem, p.params, p.ms, with_low_noise(p.occupancy));
+  return cache.build(path);
 }
 
 // --- best and pins ---------------------------------------------------------------------------
@@ -271,17 +258,7 @@ TEST_F(Diff, BadArgumentsAreUsageErrors) {
 TEST_F(Diff, DevicesByNameMatchCachesOfOtherMachines) {
   // The same answers measured on another H200: by UUID every key is new or missing, by name same.
   {
-    CacheDb db = CacheDb::open(new_);
-    DeviceRecord d;
-    d.uuid = "GPU-bbbbbbbb-2222-4000-8000-000000000002";
-    d.name = "NVIDIA H200";
-    d.cc_major = 9;
-    const auto dev = db.upsert_device(d);
-    const auto k = db.upsert_kernel(KernelRecord{"transpose", "h1", "", "12.4"});
-    TrialRecord t;
-    t.key = TrialKey{dev, k, "N=8192", "T=1"};
-    t.time_ms = 1.0;
-    (void)db.record_trial(t);
+    CacheBuilder().device("GPU-bbbbbbbb-2222-4000-8000-000000000002").kernel().trial("N=8192", "T=1", 1.0).build(new_);
   }
   EXPECT_EQ(diff("--fail-on missing").exit_code, cli::exit_gate_failed);
   const CommandResult by_name = diff("--devices name --fail-on missing --format json 2>/dev/null");

@@ -1,5 +1,5 @@
 // Every column of the trial column table (tiletune/trial_record.hpp) goes through the whole path:
-// written with CacheDb, read back by `tiletune show` and `tiletune export` as CSV and as JSON,
+// written with CacheDb (CacheBuilder), read back by `tiletune show` and `tiletune export` as CSV and as JSON,
 // with its exact value (CSV and JSON keep every digit), and an unmeasured column stays empty
 // (CSV) or absent (JSON). The human formats print through the same printers. CPU only, fast.
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 
@@ -32,22 +33,16 @@ TrialValue distinct_value(const TrialColumn& c, std::size_t i) {
 
 // One ok trial with every column set, one timeout with none, of one kernel on one device.
 void write_cache(const fs::path& path) {
-  CacheDb db = CacheDb::open(path);
-  DeviceRecord d;
-  d.uuid = "GPU-11111111-0000-0000-0000-000000000000";
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  const auto dev = db.upsert_device(d);
-  const auto ker = db.upsert_kernel(KernelRecord{"transpose", "hash1", "-O3", "12.4"});
-  TrialRecord ok;
-  ok.key = TrialKey{dev, ker, "N=8192", "TILE=64;PAD=1"};
-  for (std::size_t i = 0; i < trial_column_count; ++i) trial_columns[i].set(ok, distinct_value(trial_columns[i], i));
-  (void)db.record_trial(ok);
-  TrialRecord timeout;
-  timeout.key = TrialKey{dev, ker, "N=8192", "TILE=8;PAD=0"};
-  timeout.status = TrialStatus::timeout;
-  timeout.detail = "overran, by far";
-  (void)db.record_trial(timeout);
+  CacheBuilder()
+      .device("GPU-11111111-0000-0000-0000-000000000000")
+      .kernel("transpose", "hash1", "-O3", "12.4")
+      .trial("N=8192", "TILE=64;PAD=1", 0,
+             [](TrialRecord& ok) {
+               for (std::size_t i = 0; i < trial_column_count; ++i)
+                 trial_columns[i].set(ok, distinct_value(trial_columns[i], i));
+             })
+      .failed("N=8192", "TILE=8;PAD=0", TrialStatus::timeout, "overran, by far")
+      .build(path);
 }
 
 double number_of(const TrialValue& v) {

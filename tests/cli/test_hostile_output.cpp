@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/text_out.hpp"
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/landscape.hpp"
@@ -60,15 +61,8 @@ Hostile hostile(Flavor f) {
 /// Returns the number of trials written.
 std::size_t write_hostile_cache(const fs::path& path, Flavor flavor) {
   const Hostile h = hostile(flavor);
-  CacheDb::Options o;
-  o.wal = false;
-  CacheDb db = CacheDb::open(path, o);
-  DeviceRecord d;
-  d.uuid = kUuid;
-  d.name = h.device;
-  d.cc_major = 9;
-  const auto device = db.upsert_device(d);
-  const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "hash" + h.value, "--opt=" + h.value, "13.0"});
+  CacheBuilder cache;
+  cache.wal(false).device(kUuid, h.device).kernel("transpose", "hash" + h.value, "--opt=" + h.value, "13.0");
   // The fastest has integer params, so that a lookup (whose params are integers) finds it.
   const std::vector<std::pair<std::string, TrialStatus>> trials = {
       {"TILE=8;T=1", TrialStatus::ok},                 {"TILE=32;T=" + h.value, TrialStatus::ok},       {"TILE=32;T=a b", TrialStatus::ok},
@@ -76,24 +70,22 @@ std::size_t write_hostile_cache(const fs::path& path, Flavor flavor) {
       {"TILE=16;T=x" + h.value + "y", TrialStatus::wrong_result}, {"TILE=4;T=plain", TrialStatus::ok}};
   double time = 0.1;
   for (const auto& [params, status] : trials) {
-    TrialRecord t;
-    t.key = TrialKey{device, kernel, "N=8192", params};
-    t.status = status;
-    t.detail = h.detail;
     if (status == TrialStatus::ok) {
-      t.time_ms = time;
-      t.stddev_ms = time / 10;
-      t.gbps = 100 / time;
-      t.registers = 32;
-      t.occupancy_offline = 0.5;
-      t.compile_ms = 10;
-      t.measure_ms = 5;
+      cache.trial("N=8192", params, time, [&](TrialRecord& t) {
+        t.detail = h.detail;
+        t.stddev_ms = time / 10;
+        t.gbps = 100 / time;
+        t.registers = 32;
+        t.occupancy_offline = 0.5;
+        t.compile_ms = 10;
+        t.measure_ms = 5;
+      });
     } else {
-      t.compile_log = h.detail;
+      cache.failed("N=8192", params, status, h.detail, [&](TrialRecord& t) { t.compile_log = h.detail; });
     }
     time += 0.1;
-    (void)db.record_trial(t);
   }
+  cache.build(path);
   if (flavor == Flavor::infinite) {  // record_trial refuses them; a hand-edited cache has them
     const CommandResult edit = run_command(
         "sqlite3 " + quote(path) +
@@ -380,19 +372,7 @@ std::size_t report_size(std::size_t n) {
   TempDir dir;
   const fs::path cache = dir.path() / "many.db";
   {
-    CacheDb::Options o;
-    o.wal = false;
-    CacheDb db = CacheDb::open(cache, o);
-    DeviceRecord d;
-    d.uuid = kUuid;
-    d.name = "H200";
-    d.cc_major = 9;
-    const auto device = db.upsert_device(d);
-    const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "h", "", "13.0"});
-    TrialRecord t;
-    t.key = TrialKey{device, kernel, "N=8192", "TILE=0;ID=0"};
-    t.time_ms = 1;
-    (void)db.record_trial(t);
+    CacheBuilder().wal(false).device(kUuid, "H200").kernel("transpose", "h", "", "13.0").trial("N=8192", "TILE=0;ID=0", 1).build(cache);
   }
   const CommandResult fill = run_command(
       "sqlite3 " + quote(cache) + " \"WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c WHERE n < " +

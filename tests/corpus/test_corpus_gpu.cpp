@@ -105,7 +105,7 @@ TEST_P(CorpusGpu, TunesWithItsCheckAndCatchesThePlantedBug) {
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusGpu, ::testing::ValuesIn(testing::corpus_spaces()),
                          [](const auto& info) { return info.param; });
 
-// The corpus's axpy checked against a user's reference library (tests/runner/reference_library.c,
+// The corpus's axpy checked against a user's reference library (tests/worker/reference_library.c,
 // the C ABI of tiletune/reference.h) through the whole sweep: ok, and its planted bug wrong_result.
 TEST(CorpusGpuLibrary, AxpyAgainstAReferenceLibrary) {
   testing::TempDir dir;

@@ -4,6 +4,7 @@
 // device, model and architecture, kept across merges, and a cache of schema 7 migrated.
 #include <gtest/gtest.h>
 
+#include "cache_builder.hpp"
 #include "db_test_util.hpp"
 #include "test_support.hpp"
 #include "tiletune/answers.hpp"
@@ -32,14 +33,18 @@ TieTrial tie(std::string params, double ms, double stddev = 0.0, std::int64_t sa
 
 // An ok trial with a chosen occupancy and register count, and a small noise (0.1 % stddev over
 // 100 samples: its median's standard error is far below the 0.5 % floor).
-TrialRecord planted(std::int64_t device, std::int64_t kernel, const std::string& params, double ms, double occupancy,
-                    std::int64_t registers) {
-  TrialRecord t = ok_trial(device, kernel, "N=8192", params, ms);
-  t.stddev_ms = ms * 0.001;
-  t.samples = 100;
-  t.occupancy_driver = occupancy;
-  t.registers = registers;
+// (CacheBuilder sets the device and kernel.)
+TrialRecord planted(const std::string& params, double ms, double occupancy, std::int64_t registers) {
+  TrialRecord t = ok_trial(0, 0, "N=8192", params, ms);
+  with_low_noise(occupancy, registers)(t);
   return t;
+}
+
+/// A cache of H200 A and db_test_util's transpose, the trials to come.
+CacheBuilder on_h200_a() {
+  CacheBuilder cache;
+  cache.device(sample_device(h200_a)).kernel(sample_kernel());
+  return cache;
 }
 
 // --- the tie test and the pick rule ------------------------------------------------------------
@@ -87,11 +92,11 @@ TEST(TieTest, ThePickIsTheHighestOccupancyThenFewestRegistersThenConfigOrder) {
 TEST(Answers, BestReturnsThePickOfTheTieSetWithItsSizeAndSpread) {
   TempDir dir;
   CacheDb db = CacheDb::open(dir.path() / "c.db");
-  const auto d = db.upsert_device(sample_device(h200_a));
-  const auto k = db.upsert_kernel(sample_kernel());
-  (void)db.record_trial(planted(d, k, "TILE=32", 1.000, 0.5, 32));  // fastest
-  (void)db.record_trial(planted(d, k, "TILE=64", 1.003, 1.0, 40));  // tied, highest occupancy
-  (void)db.record_trial(planted(d, k, "TILE=16", 1.200, 1.0, 16));  // not tied
+  on_h200_a()
+      .trial(planted("TILE=32", 1.000, 0.5, 32))  // fastest
+      .trial(planted("TILE=64", 1.003, 1.0, 40))  // tied, highest occupancy
+      .trial(planted("TILE=16", 1.200, 1.0, 16))  // not tied
+      .build(db);
   const auto best = db.best();
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].trial.key.params, "TILE=64");
@@ -106,13 +111,14 @@ TEST(Answers, BestReturnsThePickOfTheTieSetWithItsSizeAndSpread) {
 TEST(Answers, TwoSweepsWithTheFastestSwappedAndTheirMergeGiveOneAnswer) {
   TempDir dir;
   auto sweep = [&](const std::string& name, double t32, double t64) {
-    CacheDb db = CacheDb::open(dir.path() / name);
-    const auto d = db.upsert_device(sample_device(name == "a.db" ? h200_a : h200_b));
-    const auto k = db.upsert_kernel(sample_kernel());
-    (void)db.record_trial(planted(d, k, "TILE=32", t32, 0.5, 32));
-    (void)db.record_trial(planted(d, k, "TILE=64", t64, 0.5, 24));
-    (void)db.record_trial(planted(d, k, "TILE=16", 1.5, 1.0, 16));
-    return db.best().at(0);
+    const fs::path path = CacheBuilder()
+                              .device(sample_device(name == "a.db" ? h200_a : h200_b))
+                              .kernel(sample_kernel())
+                              .trial(planted("TILE=32", t32, 0.5, 32))
+                              .trial(planted("TILE=64", t64, 0.5, 24))
+                              .trial(planted("TILE=16", 1.5, 1.0, 16))
+                              .build(dir.path() / name);
+    return CacheDb::open(path).best().at(0);
   };
   const BestEntry a = sweep("a.db", 1.000, 1.002);  // TILE=32 fastest on one GPU
   const BestEntry b = sweep("b.db", 1.002, 1.000);  // TILE=64 fastest on the other
@@ -150,19 +156,15 @@ TEST(Answers, WithoutNoiseColumnsOnlyTheFloorTies) {
 TEST(Answers, HistoryCountsRunsAndTheRunsWhoseAnswerChanged) {
   TempDir dir;
   CacheDb db = CacheDb::open(dir.path() / "c.db");
-  const auto d = db.upsert_device(sample_device(h200_a));
   // Run 1: TILE=32 wins (its answer changes within the run: that is not counted).
-  auto k = db.upsert_kernel(sample_kernel());
-  (void)db.record_trial(planted(d, k, "TILE=16", 2.0, 0.5, 32));
-  (void)db.record_trial(planted(d, k, "TILE=32", 1.0, 0.5, 32));
+  on_h200_a().trial(planted("TILE=16", 2.0, 0.5, 32)).trial(planted("TILE=32", 1.0, 0.5, 32)).build(db);
   EXPECT_EQ(db.best().at(0).runs, 1);
   EXPECT_EQ(db.best().at(0).winner_changes, 0);
-  // Run 2 (a rerun: the version tuned again): TILE=64 measured much faster.
-  k = db.upsert_kernel(sample_kernel());
-  (void)db.record_trial(planted(d, k, "TILE=64", 0.5, 0.5, 32));
-  // Run 3: TILE=32 re-measured, still slower; the answer stays TILE=64.
-  k = db.upsert_kernel(sample_kernel());
-  (void)db.record_trial(planted(d, k, "TILE=32", 1.0, 0.5, 32));
+  on_h200_a()  // run 2 (a rerun: the version tuned again): TILE=64 measured much faster
+      .trial(planted("TILE=64", 0.5, 0.5, 32))
+      .kernel(sample_kernel())  // run 3: TILE=32 re-measured, still slower; the answer stays TILE=64
+      .trial(planted("TILE=32", 1.0, 0.5, 32))
+      .build(db);
   const BestEntry e = db.best().at(0);
   EXPECT_EQ(e.trial.key.params, "TILE=64");
   EXPECT_EQ(e.runs, 3);
@@ -172,12 +174,8 @@ TEST(Answers, HistoryCountsRunsAndTheRunsWhoseAnswerChanged) {
 TEST(Answers, AMergeCopiesTheSourcesRunsAndIsARunOfItsOwn) {
   TempDir dir;
   {
-    CacheDb a = CacheDb::open(dir.path() / "a.db");
-    (void)a.record_trial(planted(a.upsert_device(sample_device(h200_a)), a.upsert_kernel(sample_kernel()), "TILE=32",
-                                 1.0, 0.5, 32));
-    CacheDb b = CacheDb::open(dir.path() / "b.db");
-    (void)b.record_trial(planted(b.upsert_device(sample_device(h200_a)), b.upsert_kernel(sample_kernel()), "TILE=64",
-                                 0.8, 0.5, 32));
+    on_h200_a().trial(planted("TILE=32", 1.0, 0.5, 32)).build(dir.path() / "a.db");
+    on_h200_a().trial(planted("TILE=64", 0.8, 0.5, 32)).build(dir.path() / "b.db");
   }
   CacheDb a = CacheDb::open(dir.path() / "a.db");
   (void)merge_cache(a, CacheDb::open(dir.path() / "b.db", CacheDb::Mode::read_only));
@@ -197,16 +195,13 @@ PinRecord pin_of(PinScope scope, std::string target, std::string params, std::st
 TEST(Pins, TheMostSpecificPinAnswersForEachDevice) {
   TempDir dir;
   CacheDb db = CacheDb::open(dir.path() / "c.db");
-  const auto k = db.upsert_kernel(sample_kernel());
-  const auto a = db.upsert_device(sample_device(h200_a));
-  const auto b = db.upsert_device(sample_device(h200_b));
   DeviceRecord a100 = sample_device("GPU-a100a100-0000-0000-0000-000000000003", "NVIDIA A100");
   a100.cc_major = 8;
-  const auto c = db.upsert_device(a100);
-  for (const auto d : {a, b, c}) {
-    (void)db.record_trial(planted(d, k, "TILE=32", 1.0, 0.5, 32));
-    (void)db.record_trial(planted(d, k, "TILE=16", 1.5, 0.5, 32));
-  }
+  CacheBuilder cache;
+  cache.kernel(sample_kernel());
+  for (const DeviceRecord& d : {sample_device(h200_a), sample_device(h200_b), a100})
+    cache.device(d).trial(planted("TILE=32", 1.0, 0.5, 32)).trial(planted("TILE=16", 1.5, 0.5, 32));
+  cache.build(db);
   db.pin(pin_of(PinScope::architecture, "sm_90", "TILE=8"));
   db.pin(pin_of(PinScope::model, "NVIDIA H200", "TILE=16"));
   db.pin(pin_of(PinScope::device, h200_b, "TILE=64"));
@@ -236,11 +231,9 @@ TEST(Pins, TheMostSpecificPinAnswersForEachDevice) {
 TEST(Pins, AProblemIsStoredWithItsSizesSortedAndMatchesInAnyOrder) {
   TempDir dir;
   CacheDb db = CacheDb::open(dir.path() / "c.db");
-  const auto d = db.upsert_device(sample_device(h200_a));
-  const auto k = db.upsert_kernel(sample_kernel("h", "matmul"));
-  TrialRecord t = planted(d, k, "BM=64", 1.0, 0.5, 32);
+  TrialRecord t = planted("BM=64", 1.0, 0.5, 32);
   t.key.problem = "M=64;N=32;K=16";  // the space's order
-  (void)db.record_trial(t);
+  CacheBuilder().device(sample_device(h200_a)).kernel(sample_kernel("h", "matmul")).trial(t).build(db);
   db.pin(PinRecord{PinScope::device, h200_a, "matmul", "N=32;K=16;M=64", "BM=128", "", ""});
   ASSERT_EQ(db.pins().size(), 1u);
   EXPECT_EQ(db.pins()[0].problem, "K=16;M=64;N=32");

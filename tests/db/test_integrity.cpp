@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "db/embedded_sql.hpp"
+#include "cache_builder.hpp"
 #include "db_test_util.hpp"
 #include "common/cache_file.hpp"
 #include "test_support.hpp"
@@ -21,13 +22,12 @@ namespace fs = std::filesystem;
 // A tiletune cache with one ok trial, closed (so its -wal and -shm are gone), in WAL mode unless
 // wal is false.
 fs::path cache_with_one_trial(const fs::path& path, bool wal = true, const std::string& uuid = "GPU-aaaa") {
-  CacheDb::Options o;
-  o.wal = wal;
-  CacheDb db = CacheDb::open(path, o);
-  const auto d = db.upsert_device(sample_device(uuid));
-  const auto k = db.upsert_kernel(sample_kernel());
-  (void)db.record_trial(ok_trial(d, k, "N=1024", "TILE=32", 1.5));
-  return path;
+  return CacheBuilder()
+      .wal(wal)
+      .device(sample_device(uuid))
+      .kernel(sample_kernel())
+      .trial(ok_trial(0, 0, "N=1024", "TILE=32", 1.5))
+      .build(path);
 }
 
 // Sets a header field of a closed file through a raw connection in the rollback journal.

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "cache_builder.hpp"
 #include "db_test_util.hpp"
 #include "test_support.hpp"
 
@@ -26,20 +27,27 @@ TEST(Merge, KeepsTheBetterTrialPerKeyAndAddsTheRest) {
   CacheDb b = CacheDb::open(dir.path() / "b.db");
   const auto h200 = sample_device("GPU-aaaaaaaa-0000-0000-0000-000000000001", "NVIDIA H200");
   const auto a100 = sample_device("GPU-bbbbbbbb-0000-0000-0000-000000000002", "NVIDIA A100");
-  const auto ka = a.upsert_kernel(sample_kernel());
-  const auto da = a.upsert_device(h200);
-  (void)a.record_trial(ok_trial(da, ka, "N=8192", "TILE=32", 2.0));           // b is faster
-  (void)a.record_trial(ok_trial(da, ka, "N=8192", "TILE=64", 1.0));           // a is faster
-  (void)a.record_trial(failed_trial(da, ka, "N=8192", "TILE=16", TrialStatus::timeout, "hung"));  // b ok
+  // (ok_trial: every measured column set; CacheBuilder sets the device and kernel.)
+  CacheBuilder()
+      .kernel(sample_kernel())
+      .device(h200)
+      .trial(ok_trial(0, 0, "N=8192", "TILE=32", 2.0))  // b is faster
+      .trial(ok_trial(0, 0, "N=8192", "TILE=64", 1.0))  // a is faster
+      .failed("N=8192", "TILE=16", TrialStatus::timeout, "hung")  // b ok
+      .build(a);
 
-  const auto kb = b.upsert_kernel(sample_kernel());
-  const auto db1 = b.upsert_device(h200);
-  const auto db2 = b.upsert_device(a100);
-  (void)b.record_trial(ok_trial(db1, kb, "N=8192", "TILE=32", 1.5));
-  (void)b.record_trial(ok_trial(db1, kb, "N=8192", "TILE=64", 1.2));
-  (void)b.record_trial(ok_trial(db1, kb, "N=8192", "TILE=16", 3.0));
-  (void)b.record_trial(failed_trial(db1, kb, "N=8192", "TILE=8", TrialStatus::wrong_result, "bad"));
-  (void)b.record_trial(ok_trial(db2, kb, "N=8192", "TILE=32", 4.0));         // another device
+  CacheBuilder()
+      .kernel(sample_kernel())
+      .device(h200)
+      .device(a100)
+      .device(h200)
+      .trial(ok_trial(0, 0, "N=8192", "TILE=32", 1.5))
+      .trial(ok_trial(0, 0, "N=8192", "TILE=64", 1.2))
+      .trial(ok_trial(0, 0, "N=8192", "TILE=16", 3.0))
+      .failed("N=8192", "TILE=8", TrialStatus::wrong_result, "bad")
+      .device(a100)
+      .trial(ok_trial(0, 0, "N=8192", "TILE=32", 4.0))  // another device
+      .build(b);
 
   const MergeStats s = merge_cache(a, b);
   EXPECT_EQ(s.trials_read, 5u);
@@ -75,11 +83,13 @@ TEST(Merge, TheSourcesCurrentVersionStaysCurrent) {
   TempDir dir;
   CacheDb a = CacheDb::open(dir.path() / "a.db");
   CacheDb b = CacheDb::open(dir.path() / "b.db");
-  const auto d = b.upsert_device(sample_device());
-  const auto old_kernel = b.upsert_kernel(sample_kernel("old"));
-  (void)b.record_trial(ok_trial(d, old_kernel, "N=1", "T=1", 1.0));
-  const auto new_kernel = b.upsert_kernel(sample_kernel("new"));
-  (void)b.record_trial(ok_trial(d, new_kernel, "N=1", "T=1", 2.0));
+  CacheBuilder()
+      .device(sample_device())
+      .kernel(sample_kernel("old"))
+      .trial(ok_trial(0, 0, "N=1", "T=1", 1.0))
+      .kernel(sample_kernel("new"))
+      .trial(ok_trial(0, 0, "N=1", "T=1", 2.0))
+      .build(b);
   (void)merge_cache(a, b);
   const auto best = a.best();  // current versions only
   ASSERT_EQ(best.size(), 1u);
@@ -92,14 +102,17 @@ TEST(Merge, AMergeThatFailsInTheTargetLeavesItByteForByteAndItsJournal) {
   TempDir dir;
   const fs::path into = dir.path() / "into.db", from = dir.path() / "from.db";
   {
-    CacheDb::Options rollback;
-    rollback.wal = false;
-    CacheDb a = CacheDb::open(into, rollback);
-    const auto d = a.upsert_device(sample_device("GPU-aaaaaaaa-0000-0000-0000-000000000001", "NVIDIA H200"));
-    (void)a.record_trial(ok_trial(d, a.upsert_kernel(sample_kernel()), "N=8192", "TILE=32", 2.0));
-    CacheDb b = CacheDb::open(from);
-    const auto db = b.upsert_device(sample_device("GPU-bbbbbbbb-0000-0000-0000-000000000002", "NVIDIA A100"));
-    (void)b.record_trial(ok_trial(db, b.upsert_kernel(sample_kernel()), "N=8192", "TILE=32", 1.0));
+    CacheBuilder()
+        .wal(false)
+        .device(sample_device("GPU-aaaaaaaa-0000-0000-0000-000000000001", "NVIDIA H200"))
+        .kernel(sample_kernel())
+        .trial(ok_trial(0, 0, "N=8192", "TILE=32", 2.0))
+        .build(into);
+    CacheBuilder()
+        .device(sample_device("GPU-bbbbbbbb-0000-0000-0000-000000000002", "NVIDIA A100"))
+        .kernel(sample_kernel())
+        .trial(ok_trial(0, 0, "N=8192", "TILE=32", 1.0))
+        .build(from);
   }
   const CommandResult t = run_command("sqlite3 '" + into.string() +
                                       "' 'CREATE TRIGGER refuse BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, \"refused\"); END'");

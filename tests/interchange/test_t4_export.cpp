@@ -12,6 +12,7 @@
 #include <map>
 #include <regex>
 
+#include "cache_builder.hpp"
 #include "report_fixture.hpp"
 #include "test_support.hpp"
 #include "tiletune/interchange.hpp"
@@ -157,20 +158,19 @@ TEST(T4Export, RuntimesAreTheSamplesAndValidationTheVerifyTime) {
   testing::TempDir dir;
   const auto path = dir.path() / "cache.db";
   {
-    CacheDb db = CacheDb::open(path);
-    const auto device = db.upsert_device({.uuid = "GPU-t4", .name = "NVIDIA H200", .cc_major = 9});
-    const auto kernel = db.upsert_kernel({"scale", "h", "", ""});
-    auto trial = [&](const std::string& params, std::optional<std::string> times) {
-      TrialRecord t;
-      t.key = TrialKey{device, kernel, "N=1024", params};
-      t.time_ms = 0.2;
-      t.times_ms = std::move(times);
-      t.verify_ms = 1.5;
-      (void)db.record_trial(t);
+    auto samples = [](std::optional<std::string> times) {
+      return [times](TrialRecord& t) {
+        t.times_ms = times;
+        t.verify_ms = 1.5;
+      };
     };
-    trial("B=1", times_ms_of({0.25, 0.2, 0.125}));
-    trial("B=2", std::nullopt);
-    trial("B=3", "[0.1, \"x\"]");  // not numbers: the median alone
+    testing::CacheBuilder()
+        .device("GPU-t4")
+        .kernel("scale", "h", "", "")
+        .trial("N=1024", "B=1", 0.2, samples(times_ms_of({0.25, 0.2, 0.125})))
+        .trial("N=1024", "B=2", 0.2, samples(std::nullopt))
+        .trial("N=1024", "B=3", 0.2, samples("[0.1, \"x\"]"))  // not numbers: the median alone
+        .build(path);
   }
   const CacheDb db = CacheDb::open(path, CacheDb::Mode::read_only);
   const Json doc = Json::parse(export_t4(db, {}, Objective::time));

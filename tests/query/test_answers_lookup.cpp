@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "db/sqlite.hpp"
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/query.hpp"
@@ -20,42 +21,21 @@ const std::string gpu_a = "GPU-aaaaaaaa-1111-4000-8000-000000000001";
 const std::string gpu_b = "GPU-bbbbbbbb-1111-4000-8000-000000000002";
 const std::string gpu_old = "GPU-0a100a10-1111-4000-8000-000000000003";
 
-DeviceRecord device(const std::string& uuid, const std::string& name, int cc_major) {
-  DeviceRecord d;
-  d.uuid = uuid;
-  d.name = name;
-  d.cc_major = cc_major;
-  return d;
-}
-
-TrialRecord timed(std::int64_t dev, std::int64_t kernel, const std::string& problem, const std::string& params,
-                  double ms, double occupancy, std::int64_t registers) {
-  TrialRecord t;
-  t.key = TrialKey{dev, kernel, problem, params};
-  t.time_ms = ms;
-  t.stddev_ms = ms * 0.001;
-  t.samples = 100;
-  t.occupancy_driver = occupancy;
-  t.registers = registers;
-  return t;
-}
-
 // On each H200 at N=8192: T=32 fastest, T=64 0.3 % slower with the higher occupancy (tied), T=16
 // 20 % slower. At N=1024 on A: T=16 alone. On the A100 (sm_80): T=32 at N=8192.
 fs::path write_cache(const fs::path& path) {
-  CacheDb db = CacheDb::open(path);
-  const auto k = db.upsert_kernel(KernelRecord{"transpose", "h1", "", "12.4"});
-  for (const std::string& uuid : {gpu_a, gpu_b}) {
-    const auto d = db.upsert_device(device(uuid, "NVIDIA H200", 9));
-    (void)db.record_trial(timed(d, k, "N=8192", "TILE=32;PAD=1", 1.000, 0.5, 32));
-    (void)db.record_trial(timed(d, k, "N=8192", "TILE=64;PAD=1", 1.003, 1.0, 40));
-    (void)db.record_trial(timed(d, k, "N=8192", "TILE=16;PAD=1", 1.200, 1.0, 16));
-  }
-  const auto a = db.upsert_device(device(gpu_a, "NVIDIA H200", 9));
-  (void)db.record_trial(timed(a, k, "N=1024", "TILE=16;PAD=0", 0.1, 0.5, 32));
-  const auto old = db.upsert_device(device(gpu_old, "NVIDIA A100", 8));
-  (void)db.record_trial(timed(old, k, "N=8192", "TILE=32;PAD=1", 2.0, 0.5, 32));
-  return path;
+  CacheBuilder cache;
+  cache.kernel();
+  for (const std::string& uuid : {gpu_a, gpu_b})
+    cache.device(uuid)
+        .trial("N=8192", "TILE=32;PAD=1", 1.000, with_low_noise(0.5, 32))
+        .trial("N=8192", "TILE=64;PAD=1", 1.003, with_low_noise(1.0, 40))
+        .trial("N=8192", "TILE=16;PAD=1", 1.200, with_low_noise(1.0, 16));
+  return cache.device(gpu_a)
+      .trial("N=1024", "TILE=16;PAD=0", 0.1, with_low_noise(0.5, 32))
+      .device(gpu_old, "NVIDIA A100", 8)
+      .trial("N=8192", "TILE=32;PAD=1", 2.0, with_low_noise(0.5, 32))
+      .build(path);
 }
 
 QueryResult look(const QueryCache& cache, QueryDevice dev, std::int64_t n) {

@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "cache_builder.hpp"
 #include "report_fixture.hpp"
 #include "test_support.hpp"
 #include "tiletune/landscape.hpp"
@@ -18,7 +19,9 @@
 namespace tiletune {
 namespace {
 
+using testing::CacheBuilder;
 using testing::TempDir;
+using testing::with_occupancy;
 
 std::filesystem::path transpose_landscape() { return testing::test_data_dir() / "data/landscapes/transpose.csv"; }
 
@@ -279,29 +282,17 @@ namespace {
 TEST(Report, EachGroupShowsItsAnswerTiesHistoryAndPin) {
   TempDir dir;
   const auto path = dir.path() / "ties.db";
-  {
-    CacheDb db = CacheDb::open(path);
-    DeviceRecord d;
-    d.uuid = "GPU-aaaaaaaa-3333-4000-8000-000000000001";
-    d.name = "NVIDIA H200";
-    d.cc_major = 9;
-    const auto dev = db.upsert_device(d);
-    const auto k = db.upsert_kernel(KernelRecord{"transpose", "h1", "", "12.4"});
-    auto trial = [&](const std::string& problem, const std::string& params, double ms, double occupancy) {
-      TrialRecord t;
-      t.key = TrialKey{dev, k, problem, params};
-      t.time_ms = ms;
-      t.occupancy_driver = occupancy;
-      (void)db.record_trial(t);
-    };
-    trial("N=8192", "TILE=32", 1.000, 0.5);
-    trial("N=8192", "TILE=64", 1.002, 1.0);
-    trial("N=8192", "TILE=16", 1.500, 1.0);
-    trial("N=1024", "TILE=16", 0.100, 0.5);
-    (void)db.upsert_kernel(KernelRecord{"transpose", "h1", "", "12.4"});  // a second run
-    trial("N=1024", "TILE=8", 0.050, 0.5);
-    db.pin(PinRecord{PinScope::architecture, "sm_90", "transpose", "N=1024", "TILE=16", "v1 <numerics>", ""});
-  }
+  CacheBuilder()
+      .device("GPU-aaaaaaaa-3333-4000-8000-000000000001")
+      .kernel()
+      .trial("N=8192", "TILE=32", 1.000, with_occupancy(0.5))
+      .trial("N=8192", "TILE=64", 1.002, with_occupancy(1.0))
+      .trial("N=8192", "TILE=16", 1.500, with_occupancy(1.0))
+      .trial("N=1024", "TILE=16", 0.100, with_occupancy(0.5))
+      .kernel()  // a second run
+      .trial("N=1024", "TILE=8", 0.050, with_occupancy(0.5))
+      .pin(PinRecord{PinScope::architecture, "sm_90", "transpose", "N=1024", "TILE=16", "v1 <numerics>", ""})
+      .build(path);
   const std::string html = render_report(CacheDb::open(path, CacheDb::Mode::read_only), {});
   EXPECT_NE(html.find("answer: TILE=64 — the pick of 2 configs tied within 0.20 %"), std::string::npos) << html;
   EXPECT_NE(html.find("fastest TILE=32"), std::string::npos);

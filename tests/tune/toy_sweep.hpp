@@ -1,4 +1,4 @@
-// The toy space of the sweep tests against tests/worker/fake_worker: a kernel whose configs
+// The toy space of the sweep tests against tests/process/fake_worker: a kernel whose configs
 // compile in tens of milliseconds, its recording (the landscape the fake worker answers from),
 // a fake H200, and a fixture that writes them to a temp directory and builds SweepOptions.
 #pragma once
@@ -87,11 +87,11 @@ DeviceInfo fake_h200() {
   return d;
 }
 
-/// The compiled toys, shared by every test of this process (content-addressed, so a hit is
-/// exactly what a compile would give).
+/// The compiled toys, shared by every test (content-addressed, so a hit is exactly what a compile
+/// would give). On disk in the build tree: ctest runs each case in its own process, and a cache
+/// of the process alone would compile the toys again for every case.
 const CubinCache& shared_cubins() {
-  static const TempDir dir;
-  static const CubinCache cache(dir.path() / "cubins");
+  static const CubinCache cache{std::filesystem::path(TILETUNE_TOY_CUBIN_CACHE)};
   return cache;
 }
 

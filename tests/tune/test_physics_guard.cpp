@@ -1,4 +1,4 @@
-// The physics guard on the CPU (issue 24): a sweep against tests/worker/fake_worker whose
+// The physics guard on the CPU (issue 24): a sweep against tests/process/fake_worker whose
 // recording plants an impossibly fast trial (it ends `suspect`, with its reason and a hint at the
 // check, and is never the winner nor best), `--good-enough` ending a search at a share of the
 // ceiling, a replay of the shipped H200 recording with a planted impossible trial (suspect, not

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/capture.hpp"
@@ -234,23 +235,13 @@ TEST(Capture, ResultsTunedOnACaptureAreTheApplicationsAtMatchExact) {
   const QueryDevice device{"GPU-f1c71000-0000-4000-8000-00000000abcd", "Fictional H200", 9, 0};
   const auto db_path = app.dir.path() / "cache.db";
   {
-    auto db = CacheDb::open(db_path);
-    DeviceRecord d;
-    d.uuid = device.uuid;
-    d.name = device.name;
-    d.cc_major = 9;
-    d.cc_minor = 0;
-    const auto dev = db.upsert_device(d);
     KernelSources sources(captured.source);
-    const auto k = db.upsert_kernel(kernel_record(captured, sources.for_options(space_options(captured)), 90));
+    CacheBuilder cache;
+    cache.device(device.uuid, device.name).kernel(kernel_record(captured, sources.for_options(space_options(captured)), 90));
     const std::string problem = canonical_problem(captured, all_problems(captured).front());
-    for (auto [block, ms] : std::vector<std::pair<std::int64_t, double>>{{64, 0.010}, {128, 0.020}, {256, 0.015}}) {
-      TrialRecord t;
-      t.key = TrialKey{dev, k, problem, canonical_config(captured, Config{{block}})};
-      t.status = TrialStatus::ok;
-      t.time_ms = ms;
-      (void)db.record_trial(t);
-    }
+    for (auto [block, ms] : std::vector<std::pair<std::int64_t, double>>{{64, 0.010}, {128, 0.020}, {256, 0.015}})
+      cache.trial(problem, canonical_config(captured, Config{{block}}), ms);
+    cache.build(db_path);
   }
   Launcher::Options o;
   o.db_path = db_path;

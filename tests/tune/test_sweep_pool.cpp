@@ -1,5 +1,5 @@
 // A sweep over several GPUs of one host (SweepOptions::devices) against fake GPUs: one
-// tests/worker/fake_worker per fake device. Configs are spread over the devices of a model and
+// tests/process/fake_worker per fake device. Configs are spread over the devices of a model and
 // each is measured once (plus the finalists confirmed on every device), never two trials at once on one
 // device while the devices do run at the same time, a device whose worker cannot start or
 // breaks mid-sweep leaves the pool without stopping the others, and each model searches alone.

@@ -1,4 +1,4 @@
-// Ties on the real sweep (issue 24), against tests/worker/fake_worker answering from the toy
+// Ties on the real sweep (issue 24), against tests/process/fake_worker answering from the toy
 // recording: two GPUs of one model whose sweeps find a different fastest config among two within
 // the noise give the same answer, with the finalists confirmed, and so does the merge of their
 // caches, through CacheDb::best and the query library alike. CPU: NVRTC, no GPU.

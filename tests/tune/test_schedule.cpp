@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/enumerate.hpp"
@@ -24,16 +25,21 @@ namespace {
 Space transpose() { return shipped_space("transpose"); }
 DomainSize exact(std::uint64_t n) { return DomainSize{n, true, 0}; }
 
+DeviceRecord gpu(const std::string& uuid, const std::string& name, int cc_major, int sm_count) {
+  DeviceRecord d = h200_record(uuid, name);
+  d.cc_major = cc_major;
+  d.sm_count = sm_count;
+  return d;
+}
+
 /// A cache holding one ok trial (1 ms) of `kernel` on one sm_90 device.
 void write_one_trial_cache(const std::filesystem::path& db_path, const std::string& uuid, const std::string& kernel,
                            const std::string& problem, const std::string& params) {
-  CacheDb db = CacheDb::open(db_path);
-  const auto device = db.upsert_device(DeviceRecord{uuid, "This GPU", 9, 0, 132, {}, {}, {}, {}});
-  const auto k = db.upsert_kernel(KernelRecord{kernel, "h", "--gpu-architecture=sm_90", "13.0"});
-  TrialRecord t;
-  t.key = TrialKey{device, k, problem, params};
-  t.time_ms = 1;
-  (void)db.record_trial(t);
+  CacheBuilder()
+      .device(gpu(uuid, "This GPU", 9, 132))
+      .kernel(kernel, "h", "--gpu-architecture=sm_90", "13.0")
+      .trial(problem, params, 1)
+      .build(db_path);
 }
 
 TEST(Schedule, AutoIsExhaustiveUpToAMinuteAndTheLargeSpaceStrategyBeyond) {
@@ -239,25 +245,22 @@ TEST(WarmStart, FromACacheTheOtherDeviceWithTheMostOkTrials) {
   const Space s = transpose();
   const auto db_path = dir.path() / "other.db";
   {
-    CacheDb db = CacheDb::open(db_path);
-    const auto here = db.upsert_device(DeviceRecord{"GPU-HERE", "This GPU", 9, 0, 132, {}, {}, {}, {}});
-    const auto few = db.upsert_device(DeviceRecord{"GPU-FEW", "Few GPU", 9, 0, 132, {}, {}, {}, {}});
-    const auto many = db.upsert_device(DeviceRecord{"GPU-MANY", "Many GPU", 8, 0, 108, {}, {}, {}, {}});
-    const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "h", "--gpu-architecture=sm_90", "13.0"});
+    const DeviceRecord here = gpu("GPU-HERE", "This GPU", 9, 132), few = gpu("GPU-FEW", "Few GPU", 9, 132),
+                       many = gpu("GPU-MANY", "Many GPU", 8, 108);
+    CacheBuilder cache;
+    cache.device(here).device(few).device(many).kernel("transpose", "h", "--gpu-architecture=sm_90", "13.0");
     Enumerator e(s, Problem{{4096}});
     int i = 0;
     while (auto c = e.next()) {
       const std::string params = canonical_config(s, *c);
-      for (const auto device : {here, few, many}) {
-        if (device == few && i % 2 == 0) continue;  // half as many
-        TrialRecord t;
-        t.key = TrialKey{device, kernel, "N=4096", params};
+      for (const DeviceRecord* device : {&here, &few, &many}) {
+        if (device == &few && i % 2 == 0) continue;  // half as many
         // "Many GPU" ranks by i, the others against it.
-        t.time_ms = device == many ? 1.0 + i : 1000.0 - i;
-        (void)db.record_trial(t);
+        cache.device(*device).trial("N=4096", params, device == &many ? 1.0 + i : 1000.0 - i);
       }
       ++i;
     }
+    cache.build(db_path);
   }
   const WarmStart warm = load_warm_start(db_path, s, {"GPU-HERE"});
   EXPECT_NE(warm.source.find("GPU-MANY"), std::string::npos) << warm.source;
@@ -356,16 +359,12 @@ TEST(WarmStartCli, FromACacheAndTheFilesRefused) {
   const auto space = source_dir() / "configs" / "transpose.yaml";
   const auto db_path = dir.path() / "other.db";
   {
-    CacheDb db = CacheDb::open(db_path);
-    const auto d = db.upsert_device(DeviceRecord{"GPU-OTHER", "Other GPU", 8, 0, 108, {}, {}, {}, {}});
-    const auto k = db.upsert_kernel(KernelRecord{"transpose", "h", "--gpu-architecture=sm_80", "13.0"});
-    TrialRecord t;
-    t.key = TrialKey{d, k, "N=8192", "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4"};
-    t.time_ms = 1;
-    (void)db.record_trial(t);
-    t.key.params = "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=2";
-    t.time_ms = 2;
-    (void)db.record_trial(t);
+    CacheBuilder()
+        .device(gpu("GPU-OTHER", "Other GPU", 8, 108))
+        .kernel("transpose", "h", "--gpu-architecture=sm_80", "13.0")
+        .trial("N=8192", "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4", 1)
+        .trial("N=8192", "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=2", 2)
+        .build(db_path);
   }
   const std::string base = shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --replay " +
                            shell_quoted(shipped_landscape("transpose")) +

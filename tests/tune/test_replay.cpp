@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/error.hpp"
@@ -390,20 +391,20 @@ TEST(ReplayCli, TuneReplaysAndExportWritesALandscape) {
 
   // export --format landscape from a cache, then replay it.
   {
-    CacheDb db = CacheDb::open(dir.path() / "c.db");
-    const auto device = db.upsert_device(DeviceRecord{"GPU-1", "Test GPU", 9, 0, 132, {}, {}, {}, 3000.0});
-    const auto kernel = db.upsert_kernel(KernelRecord{"transpose", "h", "--gpu-architecture=sm_90", "13.0"});
+    DeviceRecord device = h200_record("GPU-1", "Test GPU");
+    device.sm_count = 132;
+    device.copy_gbps = 3000.0;
+    CacheBuilder cache;
+    cache.device(device).kernel("transpose", "h", "--gpu-architecture=sm_90", "13.0");
     const Space s = transpose();
     Enumerator e(s, Problem{{4096}});
     int i = 0;
-    while (auto c = e.next()) {
-      TrialRecord t;
-      t.key = TrialKey{device, kernel, "N=4096", canonical_config(s, *c)};
-      t.time_ms = 1.0 + (i++ % 7);
-      t.compile_ms = 50;
-      t.measure_ms = 10;
-      (void)db.record_trial(t);
-    }
+    while (auto c = e.next())
+      cache.trial("N=4096", canonical_config(s, *c), 1.0 + (i++ % 7), [](TrialRecord& t) {
+        t.compile_ms = 50;
+        t.measure_ms = 10;
+      });
+    cache.build(dir.path() / "c.db");
   }
   const CommandResult exported = run_command(shell_quoted(cli_path()) + " export --db " + shell_quoted(dir.path() / "c.db") +
                                              " --format landscape --kernel transpose > " + shell_quoted(dir.path() / "l.csv"));

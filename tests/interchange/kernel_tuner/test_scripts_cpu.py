@@ -1,4 +1,4 @@
-"""The Kernel Tuner scripts of tests/kernel_tuner/scripts/ run through tiletune.kernel_tuner on
+"""The Kernel Tuner scripts of tests/interchange/kernel_tuner/scripts/ run through tiletune.kernel_tuner on
 a machine without a GPU (issue 21):
 
 (a) every script under TILETUNE_KT_DRY_RUN=1, where tune_kernel / run_kernel write the space and
@@ -22,8 +22,8 @@ import numpy
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.environ.get("TILETUNE_SOURCE_DIR", os.path.abspath(os.path.join(HERE, "..", "..")))
-SCRIPTS = os.path.join(SOURCE, "tests", "kernel_tuner", "scripts")
+SOURCE = os.environ.get("TILETUNE_SOURCE_DIR", os.path.abspath(os.path.join(HERE, "..", "..", "..")))
+SCRIPTS = os.path.join(SOURCE, "tests", "interchange", "kernel_tuner", "scripts")
 sys.path.insert(0, os.path.join(SOURCE, "python"))
 NAMES = sorted(f[:-3] for f in os.listdir(SCRIPTS) if f.endswith(".py"))
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the Kernel Tuner scripts of tests/kernel_tuner/scripts/ on a GPU machine through
+# Runs the Kernel Tuner scripts of tests/interchange/kernel_tuner/scripts/ on a GPU machine through
 # tiletune.kernel_tuner, then times each script's tuning through the module against the same
 # space through the CLI. Run from the repository root:
 #
-#   TILETUNE_CLI=$PWD/build/tuner/tiletune PYTHONPATH=python bash tests/kernel_tuner/run_gpu.sh [NAME...]
+#   TILETUNE_CLI=$PWD/build/tuner/tiletune PYTHONPATH=python bash tests/interchange/kernel_tuner/run_gpu.sh [NAME...]
 #
 # Pass 1 (acceptance): each script (or the NAMEs given) runs with a time limit ($KT_TIMEOUT s,
 #   default 300); its output goes to $OUT/kt/NAME.log and a line "NAME PASS|FAIL SECONDS" to
@@ -23,7 +23,7 @@ set -u
 OUT=${OUT:-/tmp/tiletune-out}
 KT_TIMEOUT=${KT_TIMEOUT:-300}
 PYTHON=${PYTHON:-python3}
-HERE=tests/kernel_tuner
+HERE=tests/interchange/kernel_tuner
 DIR=$OUT/kt
 mkdir -p "$DIR"
 : > "$DIR/summary.txt"

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/cache_db.hpp"
 #include "tiletune/launcher.hpp"
@@ -21,23 +22,12 @@ std::filesystem::path transpose_yaml() { return source_dir() / "configs" / "tran
 
 // A cache where transpose N=1000 on the fictional device was tuned: TILE=16;BLOCK_ROWS=4;PAD=1;VEC=1 won.
 std::filesystem::path write_fixture(const std::filesystem::path& path) {
-  auto db = CacheDb::open(path);
-  DeviceRecord d;
-  d.uuid = fake_uuid;
-  d.name = "Fictional H200";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  const auto dev = db.upsert_device(d);
-  const auto k = db.upsert_kernel(KernelRecord{"transpose", "fixture-hash", "--gpu-architecture=sm_90", "13.0"});
-  for (auto [params, ms] : std::vector<std::pair<std::string, double>>{
-           {"TILE=16;BLOCK_ROWS=4;PAD=1;VEC=1", 0.010}, {"TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1", 0.020}}) {
-    TrialRecord t;
-    t.key = TrialKey{dev, k, "N=1000", params};
-    t.status = TrialStatus::ok;
-    t.time_ms = ms;
-    (void)db.record_trial(t);
-  }
-  return path;
+  return CacheBuilder()
+      .device(fake_uuid, "Fictional H200")
+      .kernel("transpose", "fixture-hash", "--gpu-architecture=sm_90", "13.0")
+      .trial("N=1000", "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=1", 0.010)
+      .trial("N=1000", "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1", 0.020)
+      .build(path);
 }
 
 Launcher::Options offline(const std::filesystem::path& db) {
