@@ -4,7 +4,7 @@
 #
 #   scripts/bench_h200.sh [TILETUNE_BIN [BENCH_BIN]]
 #       defaults: build-h200/tuner/tiletune and build-h200/bench/bench_kernels (the static build
-#       in .h200/, see README "Running on the H200")
+#       in .h200/, see docs/development.md, "Running on an H200")
 #
 # Environment:
 #   OUT              where logs go (default /tmp/tiletune-out); 5-6 files come back:

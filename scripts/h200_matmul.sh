@@ -2,7 +2,7 @@
 # One call on the H200 (device tool): tune matmul at the benchmark sizes with the forest, then
 # bench_kernels against cuBLAS FP32 on the configs found. Logs under $OUT.
 #
-#   scripts/h200_matmul.sh            (static build in .h200/, see README "Running on the H200")
+#   scripts/h200_matmul.sh            (static build in .h200/, see docs/development.md, "Running on an H200")
 #
 # Environment: OUT (default /tmp/tiletune-out); BUDGET_4096 (default 150 trials) and
 # BUDGET_8192 (default 60 trials): the forest's evaluations per size.

@@ -4,7 +4,7 @@
 # in build/'s layout, plus the shared libraries of the ordinary build that the GPU machine's image
 # lacks (libfmt) under lib/. On the machine: `tar xJf .h200.tar.xz && ln -sfn .h200 build`, then
 # `LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/.h200/lib bash scripts/h200_run.sh tests kt`.
-# A -DTILETUNE_STATIC_DEPS=ON build (README, "Running on an H200") needs no lib/.
+# A -DTILETUNE_STATIC_DEPS=ON build (docs/development.md, "Running on an H200") needs no lib/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}

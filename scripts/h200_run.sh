@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call of the device tool on the H200: `scripts/h200_run.sh PHASE...`, run from the
-# repository root with the stripped static build in .h200/ (see README, "Running on an H200").
+# repository root with the stripped static build in .h200/ (see docs/development.md, "Running on an H200").
 # Writes every log under $OUT, packs them into $OUT/logs.tar.gz (the device tool brings back at
 # most 8 files) and prints a short table last.
 #   tests   environment, NVML's limits, every `gpu` test (the corpus table into corpus.md)

@@ -1,5 +1,5 @@
 // capture_app: an application with two kernels launched through tiletune's Launcher, to show the
-// capture round trip (README "Capture: tuning on the application's own launches"):
+// capture round trip (docs/guides/capture.md):
 //
 //   TILETUNE_CAPTURE='app_*' capture_app        # runs with the configs the cache has (none yet:
 //                                               # the spaces' defaults) and captures each launch

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Online tuning on a GPU (README "Online tuning: the running program tunes itself"), after
+# Online tuning on a GPU (docs/guides/capture.md, "Online tuning"), after
 # round_trip.sh has made the offline reference:
 #   1. capture_app with TILETUNE_ONLINE='app_*' on a fresh cache, every trial allowed (share 1):
 #      it tries each config of both kernels on its own calls; its second line per kernel says how

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What online tuning adds to the application's calls, on a GPU (README "Online tuning"):
+# What online tuning adds to the application's calls, on a GPU (docs/guides/capture.md, "Online tuning"):
 #   1. a cache where online tuning has tried every config (share 1), so nothing is left to try;
 #   2. on that cache, the same launches with online tuning off and on (nothing to try: what is
 #      left is its bookkeeping per call), alternated twice, LAUNCHES launches per kernel;

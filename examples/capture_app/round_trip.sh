@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The capture round trip on a GPU (README "Capture: tuning on the application's own launches"):
+# The capture round trip on a GPU (docs/guides/capture.md):
 #   1. run capture_app with TILETUNE_CAPTURE='app_*': a fresh cache has no tuned config, so each
 #      kernel runs with its space's default, and each launch is captured (inputs, outputs, space);
 #   2. tune every capture with `tiletune tune CAPTURE/space.yaml` (its inputs, its outputs as the check);

@@ -3,9 +3,13 @@
 // tune without a GPU falls back to plan, and every command answers --help.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include "cli_fixture.hpp"
 #include "device/driver.hpp"
@@ -179,15 +183,45 @@ std::vector<std::string> listed_commands(const std::string& help) {
   return names;
 }
 
-// Generated from the commands tiletune lists, so that a new command cannot miss its help: each
-// answers `COMMAND --help` with its own usage (never the main help), examples and the exit
-// statuses; the list is the one an unknown command is told.
-TEST(Cli, EveryCommandAnswersHelpWithExamples) {
+/// The lines of a text (a last line without '\n' counts).
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+/// Every `--flag` a help text names (its options and its examples), in order, each once.
+std::vector<std::string> flags_in(const std::string& text) {
+  std::vector<std::string> flags;
+  static const std::regex flag(R"((^|[^A-Za-z0-9_-])(--[a-z][a-z0-9-]*))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), flag); it != std::sregex_iterator(); ++it)
+    if (std::find(flags.begin(), flags.end(), (*it)[2].str()) == flags.end()) flags.push_back((*it)[2].str());
+  return flags;
+}
+
+/// True when `text` holds `flag` not as the start of a longer one (--device is not --devices).
+bool names_flag(const std::string& text, const std::string& flag) {
+  for (std::size_t at = text.find(flag); at != std::string::npos; at = text.find(flag, at + 1)) {
+    const std::size_t end = at + flag.size();
+    if (end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-' || text[end] == '_'))
+      return true;
+  }
+  return false;
+}
+
+// Generated from the commands tiletune lists, so that a new command cannot miss its help or its
+// page: each answers `COMMAND --help` with its own usage (never the main help), examples and the
+// exit statuses it can return, in at most help_max_lines lines, ending with the address of its
+// page in docs/reference/; the page exists and names every option the help names. The list is
+// the one an unknown command is told.
+TEST(Cli, EveryCommandAnswersHelpWithExamplesAndItsDocsPage) {
   TempDir dir;
   const CommandResult main_help = tiletune_in(dir, "--help");
   ASSERT_EQ(main_help.exit_code, 0) << main_help.output;
   const std::vector<std::string> commands = listed_commands(main_help.output);
-  ASSERT_GE(commands.size(), 10u) << main_help.output;
+  ASSERT_GE(commands.size(), 15u) << main_help.output;
+  EXPECT_NE(main_help.output.find("docs/reference/"), std::string::npos) << main_help.output;
   std::string joined;
   for (const std::string& c : commands) joined += (joined.empty() ? "" : ", ") + c;
   const CommandResult unknown = tiletune_in(dir, "frobnicate --help");
@@ -201,7 +235,85 @@ TEST(Cli, EveryCommandAnswersHelpWithExamples) {
     EXPECT_EQ(r.output.find("Subcommands:"), std::string::npos) << c << ": the main help instead of its own";
     EXPECT_NE(r.output.find("Example"), std::string::npos) << c << r.output;
     EXPECT_NE(r.output.find("Exit status: 0 done"), std::string::npos) << c << r.output;
+    const std::vector<std::string> lines = lines_of(r.output);
+    EXPECT_LE(lines.size(), 40u) << c << " --help has " << lines.size() << " lines:\n" << r.output;
+    const std::string page = "docs/reference/" + c + ".md";
+    ASSERT_FALSE(lines.empty()) << c;
+    EXPECT_EQ(lines.back(), "Docs: " + page) << c << ": --help does not end with its docs page";
+    const std::filesystem::path file = source_dir() / page;
+    ASSERT_TRUE(std::filesystem::is_regular_file(file)) << c << ": " << page << " does not exist";
+    const std::string text = read_file(file);
+    EXPECT_NE(text.find("tiletune " + c), std::string::npos) << page << " does not name `tiletune " << c << "`";
+    for (const std::string& flag : flags_in(r.output))
+      EXPECT_TRUE(names_flag(text, flag)) << c << " --help names " << flag << ", " << page << " does not";
   }
+}
+
+/// GitHub's anchor of a heading: lower case, punctuation but '-' and '_' dropped, spaces as '-'.
+std::string heading_anchor(const std::string& heading) {
+  std::string anchor;
+  for (const unsigned char ch : heading) {
+    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch >= 0x80) anchor += static_cast<char>(std::tolower(ch));
+    else if (ch == ' ') anchor += '-';
+  }
+  return anchor;
+}
+
+/// The anchors of a Markdown file's headings (outside code blocks).
+std::set<std::string> anchors_of(const std::filesystem::path& file) {
+  std::set<std::string> anchors;
+  bool code = false;
+  for (const std::string& line : lines_of(read_file(file))) {
+    if (line.rfind("```", 0) == 0) code = !code;
+    static const std::regex heading(R"(^#{1,6} +(.*?) *$)");
+    std::smatch m;
+    if (!code && std::regex_match(line, m, heading)) anchors.insert(heading_anchor(m[1]));
+  }
+  return anchors;
+}
+
+/// The relative links of a Markdown file that do not resolve: a missing file or folder, or an
+/// anchor that is none of the target's headings. Links to a site (https:, mailto:) are not
+/// followed; code blocks and code spans are not links.
+std::vector<std::string> broken_links(const std::filesystem::path& file) {
+  std::vector<std::string> broken;
+  bool code = false;
+  int number = 0;
+  for (std::string line : lines_of(read_file(file))) {
+    ++number;
+    if (line.rfind("```", 0) == 0) code = !code;
+    if (code) continue;
+    line = std::regex_replace(line, std::regex("`[^`]*`"), "");
+    static const std::regex link(R"(\]\(([^)\s]+)\))");
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), link); it != std::sregex_iterator(); ++it) {
+      const std::string target = (*it)[1];
+      if (target.find("://") != std::string::npos || target.rfind("mailto:", 0) == 0) continue;
+      const std::size_t hash = target.find('#');
+      const std::string path = target.substr(0, hash);
+      const std::filesystem::path resolved = path.empty() ? file : file.parent_path() / path;
+      const std::string where = "line " + std::to_string(number) + ": " + target;
+      if (!std::filesystem::exists(resolved)) {
+        broken.push_back(where + " (no such file)");
+      } else if (hash != std::string::npos && resolved.extension() == ".md" &&
+                 !anchors_of(resolved).contains(target.substr(hash + 1))) {
+        broken.push_back(where + " (no such heading)");
+      }
+    }
+  }
+  return broken;
+}
+
+// The README stays a front page, and no link of it or of docs/ leads nowhere.
+TEST(Cli, ReadmeIsShortAndEveryDocsLinkResolves) {
+  const std::filesystem::path root = source_dir();
+  const std::vector<std::string> readme = lines_of(read_file(root / "README.md"));
+  EXPECT_LE(readme.size(), 250u) << "README.md has " << readme.size() << " lines";
+  std::vector<std::filesystem::path> files{root / "README.md"};
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root / "docs"))
+    if (entry.is_regular_file() && entry.path().extension() == ".md") files.push_back(entry.path());
+  EXPECT_GE(files.size(), 20u);
+  for (const std::filesystem::path& file : files)
+    for (const std::string& b : broken_links(file)) ADD_FAILURE() << std::filesystem::relative(file, root).string() << ": " << b;
 }
 
 TEST(Cli, DevicesWithoutAGpu) {

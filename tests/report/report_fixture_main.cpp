@@ -1,5 +1,5 @@
 // report_fixture OUT.db LANDSCAPE.csv... [--energy] [--seed N]: writes a fixture cache (see
-// report_fixture.hpp), for the browser and Python tests and for the README's screenshot.
+// report_fixture.hpp), for the browser and Python tests and for the screenshot in docs/reference/report.md.
 #include <cstdio>
 #include <string>
 

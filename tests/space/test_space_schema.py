@@ -11,7 +11,7 @@ Checks, each of which fails the test:
 - a space's `# yaml-language-server: $schema=...` modeline, where it has one, names the schema
   file from the space's own folder, before any YAML content (the shipped spaces carry none yet:
   test_space checks line numbers of configs/transpose.yaml, which a first line would shift),
-  and so does the README's example from configs/;
+  and so does the example of docs/reference/editor.md, from configs/;
 - bad spaces whose mistake is structural (an unknown key, a wrong type, a missing required key,
   a word outside its enum: listed in STRUCTURAL with the rule that rejects them) are invalid,
   and every error the schema reports lies over the line the loader names in `# expect:`;
@@ -278,13 +278,14 @@ def check_modelines(source, shipped, good):
         first_content = next((i for i, l in enumerate(lines) if l.strip() and not l.lstrip().startswith("#")), len(lines))
         if lines.index(next(l for l in lines if MODELINE.match(l))) > first_content:
             failures.append(f"{shown}: the modeline comes after YAML content (the language server ignores it there)")
-    # The README's example modeline is for a space in configs/.
-    readme = [m.group(1) for m in map(MODELINE.match, (source / "README.md").read_text(encoding="utf-8").splitlines()) if m]
-    if not readme:
-        failures.append("README.md shows no '# yaml-language-server: $schema=...' modeline")
-    for mark in readme:
+    # The example modeline of the editor page is for a space in configs/.
+    page = "docs/reference/editor.md"
+    shown = [m.group(1) for m in map(MODELINE.match, (source / page).read_text(encoding="utf-8").splitlines()) if m]
+    if not shown:
+        failures.append(f"{page} shows no '# yaml-language-server: $schema=...' modeline")
+    for mark in shown:
         if (source / "configs" / mark).resolve() != schema_file:
-            failures.append(f"README.md: the modeline $schema={mark} does not name {SCHEMA_PATH} from configs/")
+            failures.append(f"{page}: the modeline $schema={mark} does not name {SCHEMA_PATH} from configs/")
     return failures
 
 

@@ -375,7 +375,7 @@ TEST(WarmStartCli, FromACacheAndTheFilesRefused) {
   EXPECT_NE(j["warm_start"].get<std::string>().find("GPU-OTHER"), std::string::npos);
   EXPECT_EQ(j["problems"][0]["warm_start"],
             nlohmann::json::array({"TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4", "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=2"}));
-  // A file that is neither: an error naming it (exit 1, README: Exit statuses).
+  // A file that is neither: an error naming it (exit 1, docs/reference/exit-status.md).
   const CommandResult neither = run_command(base + shell_quoted(dir.write("notes.txt", "hello\n")));
   EXPECT_EQ(neither.exit_code, 1) << neither.output;
   EXPECT_NE(neither.output.find("notes.txt: neither a tiletune cache (SQLite) nor a landscape recording"),

@@ -1,5 +1,5 @@
 // On a GPU: NVML is there for device 0, and its counters move. Prints the sampling limits (the
-// update interval and step of the energy counter, the power reading's interval) for the README:
+// update interval and step of the energy counter, the power reading's interval) for docs/guides/energy.md:
 // the same numbers `tiletune nvml` prints.
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 
 tune_kernel and run_kernel take Kernel Tuner 1.4's arguments and return what it returns; the
 tuning is tiletune's engine (its worker, checks, timing, cache and strategies). The script's
-problem becomes a tiletune space (README "Coming from Kernel Tuner" says how each argument maps,
+problem becomes a tiletune space (docs/guides/kernel-tuner.md says how each argument maps,
 what differs, and what is refused): arrays reach the engine as .npy files, restrictions as
 Python constraints or, for callables, as the allowed configs, a verify function runs on each
 config's outputs. What does not map raises KernelTunerArgumentError naming the argument.

@@ -37,7 +37,7 @@ struct HeaderDependency {
   std::string hash;            ///< hex XXH3-128 of its contents
 };
 
-/// Where the includes of a kernel are looked for, in NVRTC's order (see README, "Headers,
+/// Where the includes of a kernel are looked for, in NVRTC's order (see docs/reference/cache-keys.md, "Headers,
 /// includes and the cache keys"): headers given by name first, then for a quoted include the
 /// including file's directory, then `include_dirs`, then `toolkit_dirs`.
 struct IncludeSearch {

@@ -4,7 +4,7 @@
 // measures (the device's copy_gbps), the arithmetic one the device's SM count x SM clock x the
 // per-SM throughput of its compute capability (flops_per_sm_per_clock). A trial over a ceiling
 // by more than its margin did not do the work it declares: it is `suspect` and never a winner.
-// README "Physics guard" gives the margins and the measurements behind them.
+// docs/reference/physics-guard.md gives the margins and the measurements behind them.
 //
 // Needs only the C++ standard library.
 #pragma once

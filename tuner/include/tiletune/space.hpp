@@ -233,7 +233,7 @@ struct ReferenceKernel {
   SourceLocation where;
 };
 
-/// A program the GPU worker runs beside the sweep (`verify: {command: [...]}`, README "Checks"):
+/// A program the GPU worker runs beside the sweep (`verify: {command: [...]}`, docs/reference/space.md, "Checks"):
 /// the host check, which judges each candidate's buffers after the GPU comparisons passed.
 struct HostCommand {
   std::vector<std::string> argv;  ///< as written, argv[0] included; empty: no host check

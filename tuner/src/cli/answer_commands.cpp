@@ -108,14 +108,12 @@ PrintTable pins_table(const std::vector<PinRecord>& pins) {
 }
 
 constexpr const char* target_help =
-    "Pinned for: --device UUID (one GPU), --model NAME (every GPU of that name, e.g. 'NVIDIA H200') or --arch sm_XY "
-    "(every GPU of that compute capability)";
+    "One GPU (--device UUID), a model (--model 'NVIDIA H200') or an architecture (--arch sm_90)";
 
 }  // namespace
 
 Runner add_pin_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("pin", "Pin a config: it answers lookups of a kernel and problem, above every "
-                                        "measurement");
+  auto* cmd = app.add_subcommand("pin", "Pin a config: it answers lookups of a kernel and problem, above every measurement");
   struct Options {
     std::string db, kernel, params, device, model, arch, reason, format = "table";
     std::vector<std::string> sizes;
@@ -138,19 +136,10 @@ Runner add_pin_command(CLI::App& app) {
   cmd->add_flag("--list", o->list, "List the pins (of --kernel, if given) instead");
   cmd->add_option("--format", o->format, "With --list: table, csv, json or markdown")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
-  cmd->footer(R"(Examples:
-  tiletune pin --kernel transpose --size N=8192 --params 'TILE=32;BLOCK_ROWS=8;PAD=1' --model 'NVIDIA H200' \
-      --reason 'same numerics as release 1.2'
-  tiletune pin --kernel matmul --size M=4096 --size N=4096 --size K=4096 --params 'BM=128;BN=128' --arch sm_90
-  tiletune pin --list --kernel transpose
-
-A pin answers every lookup (C, C++, Python, `best --size`) of that kernel and problem for what it
-names, at the match level `pinned`, above exact: a device pin first, then a model pin, then an
-architecture pin. It names the kernel, not a version, so it outlives edits of the source. `best`,
-`report` and `diff` show it; `merge` copies it (of two pins of one key, the newer stays). One pin
-per kernel, problem, scope and target: pinning again replaces it. Remove one with `tiletune unpin`.
-
-)" + std::string(exit_status_help));
+  cmd->footer(help_footer("pin", R"(Examples:
+  tiletune pin --kernel transpose --size N=8192 --params 'TILE=32;BLOCK_ROWS=8;PAD=1' --model 'NVIDIA H200'
+  tiletune pin --list --kernel transpose)",
+                          {exit_ok, exit_error, exit_usage}));
   return [o]() {
     if (o->list) {
       CacheDb db = CacheDb::open(cache_path(o->db), CacheDb::Mode::read_only);
@@ -192,13 +181,9 @@ Runner add_unpin_command(CLI::App& app) {
   cmd->add_option("--device", o->device, target_help)->check(plain_text(256));
   cmd->add_option("--model", o->model, "See --device")->check(plain_text(256));
   cmd->add_option("--arch", o->arch, "See --device")->check(known_arch());
-  cmd->footer(R"(Examples:
-  tiletune unpin --kernel transpose --size N=8192 --model 'NVIDIA H200'
-
-Exit status 4 when there was no such pin. A merge from a cache that still holds the pin brings it
-back: unpin there too.
-
-)" + std::string(exit_status_help));
+  cmd->footer(help_footer("unpin", R"(Example:
+  tiletune unpin --kernel transpose --size N=8192 --model 'NVIDIA H200')",
+                          {exit_ok, exit_error, exit_usage, exit_no_result}));
   return [o]() {
     const auto [scope, target] = pin_target(o->device, o->model, o->arch);
     CacheDb db = CacheDb::open(cache_path(o->db));
@@ -380,34 +365,18 @@ Runner add_diff_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("new", o->new_db, "The cache to check (e.g. a new sweep's)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--fail-on", o->fail_on,
-                  "Exit 5 when a key is: slower:P% (its answer's time grew by more than P %), changed-winner (another "
-                  "config answers), untied (another config answers and the old one is not in the new tie set), "
-                  "missing (answered by OLD, not by NEW). Comma-separated or repeated")
+                  "Exit 5 when a key is slower:P%, changed-winner, untied or missing (comma-separated or repeated)")
       ->delimiter(',')
       ->type_name("CONDITION");
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
   cmd->add_option("--devices", o->devices,
-                  "Match devices by uuid (default) or by name (caches of other machines with the same GPU model; "
-                  "the first device of a model by UUID)")
+                  "Match devices by uuid (default) or by name (caches of other machines)")
       ->check(CLI::IsMember({"uuid", "name"}));
   cmd->add_option("--format", o->format, "Output: table, markdown or json")
       ->check(CLI::IsMember({"table", "markdown", "json"}));
-  cmd->footer(R"(Examples:
-  tiletune diff shipped.db new.db
-  tiletune diff shipped.db new.db --fail-on untied,missing,slower:2% --format markdown >> $GITHUB_STEP_SUMMARY
-  tiletune diff shipped.db ci.db --devices name --fail-on untied --format json
-
-Per device, kernel and problem (each kernel's current version), the answer each cache gives (what
-`best` lists: a pin's config, else the pick of the configs tied with the fastest), its time, its
-tie set, and what changed: same, changed, new (only in NEW) or missing (only in OLD). A changed
-answer whose old config is in the new tie set is a tie resolved otherwise (noise), not a real
-change: `untied` fails only on real changes. `slower` compares the answers' times (a pin that
-was not measured has none).
-
-As a release gate for a program that ships a cache: run it in CI between the shipped cache and
-the new one; exit status 5 (with the keys on stderr) blocks the release.
-
-)" + std::string(exit_status_help));
+  cmd->footer(help_footer("diff", R"(Example:
+  tiletune diff shipped.db new.db --fail-on untied,missing,slower:2% --format markdown)",
+                          {exit_ok, exit_error, exit_usage, exit_gate_failed}));
   return [o]() {
     const FailOn fail_on = parse_fail_on(o->fail_on);
     const bool by_name = o->devices == "name";

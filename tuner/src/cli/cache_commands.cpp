@@ -273,8 +273,8 @@ Runner add_show_command(CLI::App& app) {
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
   cmd->add_option("--device", o->device, "Only this device (UUID or name)")->check(plain_text(256));
-  cmd->add_option("--status", o->status, "Only this status: ok pruned compile_failed launch_failed runtime_fault "
-                                         "timeout wrong_result suspect")
+  cmd->add_option("--status", o->status, "Only this status: ok pruned compile_failed launch_failed runtime_fault timeout wrong_result "
+                                         "suspect")
       ->check(CLI::IsMember(status_names()));
   cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)")
       ->check(plain_text(4096));
@@ -283,13 +283,10 @@ Runner add_show_command(CLI::App& app) {
       ->check(whole_number_in(1, INT64_MAX));
   cmd->add_option("--format", o->format, "Output: table, csv, json or markdown (csv and json: every column)")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
-  cmd->footer(R"(Examples:
-  tiletune show --kernel transpose --status ok
-  tiletune show --kernel transpose --format markdown >> NOTES.md
-  tiletune show --status wrong_result --format json
-  tiletune show --kernel transpose --format csv > transpose.csv
-
-)" + std::string(exit_status_help));
+  cmd->footer(help_footer("show", R"(Examples:
+  tiletune show --kernel transpose --status ok --format csv > transpose.csv
+  tiletune show --status wrong_result          what failed verification, and where)",
+                          {exit_ok, exit_error, exit_usage}));
   return [o]() {
     CacheDb db = open_for_reading(o->db);
     TrialFilter filter;
@@ -411,41 +408,24 @@ Runner add_best_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("--objective", o->objective,
-                  "Best by time (default), energy (least energy per run) or edp (energy x time); the last two "
-                  "among trials whose energy was measured")
+                  "Best by time (default), energy (per run) or edp (energy x time)")
       ->check(CLI::IsMember({"time", "energy", "edp"}));
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
-  cmd->add_option("--device", o->device, "A device UUID (GPU-...), name or compute capability (sm_90); "
-                                         "with --size the default is the first GPU, if any")
+  cmd->add_option("--device", o->device, "A device UUID (GPU-...), name or sm_90; with --size the default is the first GPU")
       ->check(plain_text(256));
   cmd->add_option("--size", o->sizes, "With --kernel: look up the config for this problem (NAME=VALUE, repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false)
       ->check(size_assignment(1));
   cmd->add_option("--format", o->format,
-                  "Output: table, csv, json or markdown; with --size also env or cmake (those two need --size)")
+                  "Output: table, csv, json or markdown; with --size: table, json, env or cmake")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown", "env", "cmake"}));
-  cmd->footer(R"HELP(Examples:
-  tiletune best                                          every winner in the cache
-  tiletune best --kernel transpose --size N=8192         the config a program should use here
-  tiletune best --kernel transpose --size N=6000 --device sm_90 --format json
-  eval "$(tiletune best --kernel transpose --size N=8192 --format env)"
-  tiletune best --kernel matmul --size M=4096 --size N=4096 --size K=4096 --format cmake > tuned.cmake
-
-A lookup falls back like the query library: pinned (a config a person chose with `tiletune pin`),
-exact (this device and problem), nearest problem size on this device, the same architecture on
-another device, the portable default (best relative time across devices), or none (exit status
-4: use your defaults; so is a listing that finds nothing).
-
-Where configs tie with the fastest within the noise (medians closer than 0.5 %, or than the
-95 % noise of the two medians, never above 5 %), the answer is the tied config with the highest
-occupancy, then the fewest registers, then the first in config order: `ties` and `spread %` say
-how many tied and how far apart (a lookup: tie_count and tie_spread in JSON, TILETUNE_TIES in env
-and cmake). A pin (`tiletune pin`) answers instead, shown in the `pin` column. `changes` / `runs`: of the sweeps and merges that wrote trials
-of a key, how many ended with another answer than the run before.
-
-)HELP" + std::string(exit_status_help));
+  cmd->footer(help_footer("best", R"HELP(Examples:
+  tiletune best                                     every answer in the cache, with its tie set
+  tiletune best --kernel transpose --size N=8192    the config a program should use here
+  eval "$(tiletune best --kernel transpose --size N=8192 --format env)")HELP",
+                          {exit_ok, exit_error, exit_usage, exit_no_result}));
   return [o]() {
     if (!o->sizes.empty()) {
       if (o->kernel.empty()) throw UsageError("--size needs --kernel: tiletune best --kernel transpose --size N=8192");
@@ -477,26 +457,16 @@ Runner add_export_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
-  cmd->add_option("--device", o->device, "Only this device (UUID or name); a landscape needs one when the kernel "
-                                         "ran on several")
+  cmd->add_option("--device", o->device, "Only this device (UUID or name); a landscape needs one if the kernel ran on several")
       ->check(plain_text(256));
   cmd->add_flag("--current-only", o->current_only, "Only the latest version of each kernel's source");
   cmd->add_option("--format", o->format,
-                  "Output: csv, json (default), landscape (needs --kernel) or t4 (the Kernel Tuner / KTT results "
-                  "format)")
+                  "Output: csv, json (default), landscape (needs --kernel) or t4 (Kernel Tuner / KTT)")
       ->check(CLI::IsMember({"csv", "json", "landscape", "t4"}));
-  cmd->footer(R"(Examples:
+  cmd->footer(help_footer("export", R"(Examples:
   tiletune export --format csv > trials.csv
-  tiletune export --kernel transpose > transpose.json
-  tiletune export --format landscape --kernel matmul > matmul.csv    a recording for `tune --replay`
-  tiletune export --format t4 --kernel transpose > transpose.t4.json  for Kernel Tuner / KTT tools
-
-Every trial with its full key: device (UUID, name, compute capability, copy bandwidth), kernel
-version (name, source hash, options, NVRTC version), problem and params, and all measurements.
-A landscape is the current version of one kernel on one device, every problem, in the compact
-format that `tiletune tune SPACE --replay FILE` reads.
-
-)" + std::string(exit_status_help));
+  tiletune export --format landscape --kernel matmul > matmul.csv    a recording for `tune --replay`)",
+                          {exit_ok, exit_error, exit_usage}));
   return [o]() {
     if (o->format == "landscape" && o->kernel.empty())
       throw UsageError("export --format landscape: name the kernel with --kernel");
@@ -532,17 +502,9 @@ Runner add_merge_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   cmd->add_option("into", o->into, "The cache to merge into (created if missing)")->required();
   cmd->add_option("sources", o->sources, "Caches to read (never written)")->required()->check(CLI::ExistingFile);
-  cmd->footer(R"(Examples:
-  tiletune merge all.db h200.db a100.db l4.db
-
-Per key (device, kernel version, problem, params) the better trial is kept: an ok trial beats any
-other status, and of two ok trials the faster. Pins are copied: one the target lacks is added, and
-of two pins of one key (scope, target, kernel, problem) the newer stays. The sources are opened read-only and read whole
-before the target is written; the whole merge is one transaction, so a merge that fails (a
-source that is not a cache, a newer schema, a row that cannot be stored) leaves the target as it
-was. A source that is the target itself (another path, a symbolic or hard link) is refused.
-
-)" + std::string(exit_status_help));
+  cmd->footer(help_footer("merge", R"(Example:
+  tiletune merge all.db h200.db a100.db l4.db     per key the better trial; pins too)",
+                          {exit_ok, exit_error, exit_usage}));
   return [o]() {
     for (const std::string& source : o->sources)
       if (same_file(source, o->into))

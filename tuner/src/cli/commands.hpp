@@ -11,6 +11,7 @@
 #include <vector>
 #include <string>
 
+#include "cli/help_format.hpp"
 #include "common/output_file.hpp"
 
 namespace tiletune {

@@ -1,5 +1,5 @@
-// The exit status of every tiletune command, declared once. The README's table of exit
-// statuses lists the same values; a command returns one of these and nothing else.
+// The exit status of every tiletune command, declared once. docs/reference/exit-status.md lists
+// the same values; a command returns one of these and nothing else.
 #pragma once
 
 namespace tiletune::cli {
@@ -25,12 +25,28 @@ inline constexpr int exit_gate_failed = 5;
 /// what it measured is in the cache and a rerun of the same command resumes.
 inline constexpr int exit_interrupted = 130;
 
-/// The same, as every command's --help ends (and as the README's table says).
+/// Each status in a few words, as a command's --help lists those it can return (help_footer in
+/// help_format.hpp); docs/reference/exit-status.md says more.
+struct ExitStatusWords {
+  int status;
+  const char* words;
+};
+inline constexpr ExitStatusWords exit_status_words[] = {
+    {exit_ok, "done"},
+    {exit_error, "error"},
+    {exit_usage, "bad arguments"},
+    {exit_compile_failures, "a config failed to compile (--strict)"},
+    {exit_no_result, "nothing usable"},
+    {exit_gate_failed, "a --fail-on condition holds"},
+    {exit_interrupted, "interrupted (the same command resumes)"},
+};
+
+/// The main --help's list of every status.
 inline constexpr const char* exit_status_help =
     "Exit status: 0 done; 1 an error (one line on stderr says what failed and where); 2 bad arguments\n"
     "(nothing was done); 3 plan --strict: a config failed to compile; 4 nothing usable: plan compiled\n"
     "no config, tune (or its replay) got no ok trial, best found no match (use your defaults); 5 diff:\n"
     "a --fail-on condition holds; 130 tune was interrupted (Ctrl-C or SIGTERM): what it measured is\n"
-    "kept, the same command resumes.";
+    "kept, the same command resumes. See docs/reference/exit-status.md.";
 
 }  // namespace tiletune::cli

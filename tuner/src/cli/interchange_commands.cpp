@@ -23,36 +23,14 @@ Runner add_import_t1_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("file", o->input, "The T1 file (JSON)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", o->output, "The YAML to write (default: stdout; the kernel source path is made "
-                                            "relative to it)");
-  cmd->add_option("--name", o->name, "The space's kernel family (default: KernelName; a shipped family's name is "
-                                     "taken by its kernel, so rename on import)")
+  cmd->add_option("-o,--output", o->output, "The YAML to write (default: stdout); the kernel's path is made relative to it");
+  cmd->add_option("--name", o->name, "The space's kernel family (default: KernelName; not a shipped family's name)")
       ->check(identifier());
   cmd->add_flag("--force", o->force, "Overwrite an existing output file");
-  cmd->footer(R"HELP(Examples:
+  cmd->footer(help_footer("import-t1", R"(Examples:
   tiletune import-t1 gemm.json -o configs/gemm.yaml && tiletune plan configs/gemm.yaml
-  tiletune import-t1 convolution.json                 print the YAML
-  tiletune import-t1 transpose.json --name my_transpose -o my_transpose.yaml
-
-T1 is the JSON input format of Kernel Tuner and KTT (kernel_tuner/schema/T1/1.0.0/input-schema.json).
-Values and Conditions are Python, evaluated by tiletune's Python interpreter (list(range(...)),
-[2**i for i in range(6)], 32 <= a*b <= 1024, a if c else b, min, max, //, ...): values become
-the params (integers, numbers or strings), conditions {python: ...} constraints. The launch is
-Kernel Tuner's: with a ProblemSize, the problem is problem_size_x/_y/_z and the grid
-ceil(ProblemSize / product of GridDivX/Y/Z), the divisors defaulting to the params
-block_size_x/_y/_z (a GlobalSize that disagrees is a warning); without one, GlobalSize
-(GlobalSizeType CUDA: blocks; OpenCL, the default: threads). LocalSize is the block,
-SharedMemory the dynamic shared memory. Arguments: Vector and Scalar of every numeric T1 type
-(vectors such as float4 as their elements), filled Constant, Random (normal, as Kernel Tuner's
-randn), by the generator "i" or from a BinaryRaw file; a Size sees each param as the list of its
-values; constant memory (MemType Constant, MemoryType Symbol) becomes a module global.
-ReferenceArguments from BinaryRaw files are the expected outputs. Budget and Search become
-comments (tiletune sets them with tune --budget and --strategy). Anything else is an error
-naming the field; the YAML is written only when the whole file maps, after it loads, and whole
-(a file replaced atomically, its mode kept; a device or a FIFO written through; the T1 file
-itself, a directory or a dangling link refused).
-
-)HELP" + std::string(exit_status_help));
+  tiletune import-t1 transpose.json --name my_transpose -o my_transpose.yaml)",
+                          {exit_ok, exit_error, exit_usage}));
   return [o]() {
     namespace fs = std::filesystem;
     const fs::path out = o->output.empty() ? fs::current_path() / "imported.yaml" : fs::path(o->output);
@@ -113,39 +91,14 @@ Runner add_import_kt_cache_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   cmd->add_option("cache", o->input, "The cache file Kernel Tuner wrote (JSON, or gzip'd JSON)")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", o->output, "The recording to write (default: the cache's name with .csv, here)");
-  cmd->add_option("--space", o->space, "The space to write (default: FAMILY.yaml beside the recording); its stub "
-                                       "kernel FAMILY.cu goes beside it");
+  cmd->add_option("--space", o->space, "The space to write (default: FAMILY.yaml beside the recording), its stub FAMILY.cu beside it");
   cmd->add_option("--name", o->name, "The space's kernel family (default: kt_ and the cache's kernel_name)")
       ->check(identifier());
   cmd->add_flag("--force", o->force, "Overwrite output files that exist with other content");
-  cmd->footer(R"HELP(Examples:
+  cmd->footer(help_footer("import-kt-cache", R"(Examples:
   tiletune import-kt-cache A100.json.gz        A100.csv, kt_convolution_kernel.yaml and .cu here
-  tiletune tune kt_convolution_kernel.yaml --replay A100.csv --strategy forest --budget 5%
-  tiletune import-kt-cache cache.json -o landscapes/conv.csv --name conv --space configs/conv.yaml
-  bench_strategies --landscapes landscapes --configs configs
-
-Reads the cache file Kernel Tuner 1.x writes (tune_kernel(..., cache=FILE)): plain or gzip'd JSON,
-closed or left open by an interrupted run (read as Kernel Tuner reads it). Writes a recording, one
-trial per entry, and the space it replays in: params from tune_params in tune_params_keys order,
-the problem from problem_size, Kernel Tuner's default launch rule, no constraints, verify: none,
-and a stub kernel (a replay compiles nothing). A space of the same content already there is kept,
-so the caches of one kernel on several GPUs share one space.
-  Kernel Tuner                                                  tiletune
-  time, a number (ms: the mean of its iterations)               ok, time_ms
-  InvalidConfig, CompilationFailedConfig, RuntimeFailedConfig   pruned, compile_failed, launch_failed
-  compile_time; verification_time + benchmark_time              compile_ms; measure_ms
-  problem_size N or [X, Y, Z]                                   problem_size_x, _y, _z (not integers: none)
-  params: integers, True/False, with a fraction, anything else  integer, integer 1/0, real, text
-The objective may be another key (GFLOP/s): the recording holds the time, which a replay minimises.
-Refused, as FILE: cache['KEY'].time: what is wrong: not JSON, a header key missing, a key that
-disagrees with its entry's values, a key twice, a time that is neither a positive number nor a
-failure, a name that is not a C identifier, a value holding ',' or ';'. Skipped and counted:
-entries with a value tune_params does not list. Read only from a regular file, at most 256 MiB
-gzip'd and 1 GiB of JSON. Files that exist with other content are kept unless --force; each
-file is written whole (a temporary file, then a rename, its mode kept); a device or a FIFO is
-written through; the cache itself, a directory or a dangling link is refused.
-
-)HELP" + std::string(exit_status_help));
+  tiletune tune kt_convolution_kernel.yaml --replay A100.csv --strategy forest --budget 5%)",
+                          {exit_ok, exit_error, exit_usage}));
   return [o]() {
     const fs::path cache(o->input);
     const fs::path recording = o->output.empty() ? default_recording(cache) : fs::path(o->output);

@@ -9,6 +9,7 @@
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/help_format.hpp"
 #include "cli/stdout_errors.hpp"
 #include "tiletune/error.hpp"
 #include "tiletune/message.hpp"
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tiletune: a tile-size and launch-config autotuner for CUDA kernels", "tiletune"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tiletune 0.1.0");
+  app.formatter(std::make_shared<tiletune::cli::CompactHelp>());  // the commands inherit it
   app.footer(R"(Examples:
   tiletune plan configs/transpose.yaml --arch sm_90     plan a space without a GPU
   tiletune tune configs/transpose.yaml --size N=8192   tune it on the GPU
@@ -34,7 +36,8 @@ int main(int argc, char** argv) {
 
 Run `tiletune COMMAND --help` for the options of a command.
 
-)" + std::string(tiletune::cli::exit_status_help));
+)" + std::string(tiletune::cli::exit_status_help) +
+             "\nDocs: README.md, docs/ (docs/reference/COMMAND.md for each command)");
 
   std::vector<std::pair<CLI::App*, tiletune::cli::Runner>> commands;
   auto add = [&](auto adder) {

@@ -1,5 +1,5 @@
 // `tiletune nvml`: NVML's sampling limits on a GPU (how often its energy counter and power
-// reading change, and by how much), the numbers the README's energy section quotes.
+// reading change, and by how much), the numbers docs/guides/energy.md quotes.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -19,15 +19,8 @@ Runner add_nvml_command(CLI::App& app) {
   auto seconds = std::make_shared<double>(3.0);
   cmd->add_option("--device", *device, "CUDA device ordinal (default 0)")->check(whole_number_in(0, 1023));
   cmd->add_option("--seconds", *seconds, "How long to poll the counters (default 3)")->check(finite_in(0.1, 600.0));
-  cmd->footer(R"(Example:
-  tiletune nvml --seconds 5
-
-Polls nvmlDeviceGetTotalEnergyConsumption and nvmlDeviceGetPowerUsage in a tight loop and
-prints how often each changed (the update interval) and the steps of the energy counter (its
-resolution at the board's present power). Run it on an idle GPU and while a sweep runs. NVML
-is loaded at run time ($TILETUNE_NVML_LIBRARY, else libnvidia-ml.so.1).
-
-)" + std::string(exit_status_help));
+  cmd->footer(help_footer("nvml", "Example:\n  tiletune nvml --seconds 5      on an idle GPU, then while a sweep runs",
+                          {exit_ok, exit_error, exit_usage}));
   return [device, seconds]() {
     const std::vector<DeviceInfo> devices = list_devices();
     if (*device >= static_cast<int>(devices.size()))

@@ -62,14 +62,11 @@ void add_plan_options(CLI::App& cmd, PlanRunOptions& o) {
                  fmt::format("Compile threads, 1 to {} (default, or 0: one per core)", max_compile_threads))
       ->check(whole_number_in(0, max_compile_threads));
   cmd.add_option("--cubin-cache", o.cubin_cache,
-                 "Compiled-kernel cache directory (default: $TILETUNE_CUBIN_CACHE, else "
-                 "$XDG_CACHE_HOME/tiletune/cubin, else ~/.cache/tiletune/cubin)");
+                 "Compiled-kernel cache (default: $TILETUNE_CUBIN_CACHE, else ~/.cache/tiletune/cubin or XDG's)");
   cmd.add_flag("--no-cubin-cache", o.no_cache, "Compile everything, read and write no cubin cache");
   cmd.add_flag("--quiet,-q", o.quiet, "No progress and no notes on stderr");
   cmd.add_option("--shard", o.shard,
-                 "Only shard I of N of the configs (0 <= I < N): a config's shard is a hash of its params, "
-                 "stable across reruns; auto: from Slurm (SLURM_ARRAY_TASK_ID/COUNT), Open MPI "
-                 "(OMPI_COMM_WORLD_RANK/SIZE), PMIx (PMIX_RANK) or srun (SLURM_PROCID/NTASKS)")
+                 "Only shard I of N (a hash of each config's params); auto: from Slurm, Open MPI, PMIx or srun")
       ->type_name("I/N|auto")
       ->check(shard_text());
 }
@@ -117,39 +114,20 @@ Runner add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("plan", "Compile a search space and show resources and occupancy (no GPU needed)");
   auto o = std::make_shared<PlanRunOptions>();
   cmd->add_option("space", o->space, "Search space (YAML)")->required()->check(CLI::ExistingPath);
-  cmd->add_option("--arch", o->arch, "Target architecture: sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 "
-                                     "(default: the first GPU's, else sm_90)")
+  cmd->add_option("--arch", o->arch, "Target: sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 (default: the first GPU's, else sm_90)")
       ->check(known_arch());
   add_plan_options(*cmd, *o);
   cmd->add_option("--format", o->format, "Output: table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->add_option("--sample", o->sample_every, "Plan only every K-th config after constraints, K from 1 to 10^9 "
-                                               "(large spaces); past 2^20 configs, a uniform sample of 1 in K")
+  cmd->add_option("--sample", o->sample_every, "Plan every K-th config after constraints, 1 to 10^9 (past 2^20 configs: 1 in K, uniformly)")
       ->check(whole_number_in(1, 1'000'000'000));
   cmd->add_flag("--strict", o->strict, "Exit with status 3 when any config fails to compile");
   cmd->add_flag("--logs", o->show_logs,
-                "Print the NVRTC log of every config that failed to compile, and each warning of the "
-                "compiles that succeeded");
-  cmd->footer(R"(Examples:
-  tiletune plan configs/transpose.yaml                  plan for the GPU present (else sm_90)
-  tiletune plan configs/transpose.yaml --arch sm_80 --size N=4096
-  tiletune plan configs/transpose.yaml --format json > plan.json
-  tiletune plan configs/matmul.yaml --strict --logs     fail (exit 3) on compile errors
-  tiletune plan configs/matmul.yaml --sample 20         every 20th config of a large space
-  tiletune plan configs/matmul.yaml --shard 3/8 --cubin-cache c3   shard 3 of 8: compile spread over
-                                                        8 machines (scripts/merge_cubin_caches.sh after)
-
-Every config passing the constraints is compiled with NVRTC (in parallel, through the cubin
-cache, which keeps failed compiles too: a second plan of an unchanged space compiles nothing)
-and checked against the device's limits: a config that cannot launch is `pruned` with its
-reason. A failed compile's reason is the compiler's first error, naming the kernel where ptxas
-does. With 4 (no config compiled) the most common reason is on stderr.
-
-The counts come from the space's search domain, not from walking every combination: exact where
-the params that constraints connect are few enough to enumerate (up to 2^22 cells a group),
-else estimated, shown as ~COUNT (estimated, +-E %), E a 95 % relative error.
-
-)" + std::string(exit_status_help));
+                "Print the NVRTC log of each failed compile and each warning of the others");
+  cmd->footer(help_footer("plan", R"(Examples:
+  tiletune plan configs/transpose.yaml --arch sm_80 --size N=4096 --format json > plan.json
+  tiletune plan configs/matmul.yaml --sample 20 --strict --logs   every 20th config; exit 3 on errors)",
+                          {exit_ok, exit_error, exit_usage, exit_compile_failures, exit_no_result}));
   return [o]() {
     Space space = load_space(o->space);
     Plan plan = run_plan(space, *o);

@@ -84,36 +84,21 @@ Runner add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"time", "energy", "edp"}));
   cmd->add_option("--top", o->top, "Configs in each top table, 1 to 10^6 (default 10)")
       ->check(whole_number_in(1, 1'000'000));
-  cmd->add_option("--heatmap", o->heatmaps, "Heatmap of these two params, A,B (repeatable; default: every pair, "
-                                            "at most 15)")
+  cmd->add_option("--heatmap", o->heatmaps, "Heatmap of these two params, A,B (repeatable; default: every pair, at most 15)")
       ->type_name("A,B")
       ->check(plain_text(512));
   cmd->add_option("--default", o->default_config,
-                  "The speedups' baseline, TILE=32;BLOCK_ROWS=8 (default: the space's `default:` that the last "
-                  "sweep recorded)")
+                  "The speedups' baseline, TILE=32;BLOCK_ROWS=8 (default: the space's `default:`)")
       ->check(plain_text(4096));
   cmd->add_option("--format", o->format, "html (default), svg or png (one plot: name it with --plot)")
       ->check(CLI::IsMember({"html", "svg", "png"}));
   cmd->add_option("--plot", o->plot, "With --format svg|png: the plot (see --list-plots)")->check(plain_text(512));
   cmd->add_flag("--list-plots", o->list_plots, "List the plots --plot knows for these filters");
   cmd->add_option("-o,--output", o->output, "Output file (default report.html, or PLOT.svg / PLOT.png; - : stdout)");
-  cmd->footer(R"(Examples:
+  cmd->footer(help_footer("report", R"(Examples:
   tiletune report -o report.html                       every kernel, device and problem
-  tiletune report --kernel transpose --objective energy
-  tiletune report --kernel transpose --problem N=8192 --list-plots
-  tiletune report --kernel transpose --problem N=8192 --format svg --plot heatmap:TILE,BLOCK_ROWS -o heat.svg
-  tiletune report --kernel matmul --format png --plot devices -o matmul.png
-
-The report is one HTML file with everything inline (CSS and SVG drawn by tiletune; no script,
-nothing loaded from anywhere): per kernel, the best config on each device and problem and the
-speedup over the default config; per device and problem, the top configs, the status counts
-with the failures' reasons, the objective against each param, heatmaps of param pairs, against
-occupancy and registers, the search's progress in the order the trials were measured, and
-energy against time where energy was measured. PNG needs rsvg-convert (package librsvg2-bin).
-The output is written whole (a file replaced atomically, its mode kept; a device or a FIFO
-written through); the cache itself, a directory or a dangling link is refused.
-
-)" + std::string(exit_status_help));
+  tiletune report --kernel transpose --problem N=8192 --format svg --plot heatmap:TILE,BLOCK_ROWS -o heat.svg)",
+                          {exit_ok, exit_error, exit_usage}));
   return [o]() {
     check_report_arguments(*o);
     ReportOptions options = report_options(*o);

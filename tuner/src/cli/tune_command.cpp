@@ -558,15 +558,13 @@ Runner add_tune_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tune", "Run a tuning sweep on the GPU (plans the space when there is no GPU)");
   auto o = std::make_shared<TuneOptions>();
   cmd->add_option("space", o->plan.space,
-                  "Search space (YAML), or a capture folder (each NAME/space.yaml in it, in turn); default: the "
-                  "shipped configs/transpose.yaml")
+                  "Search space (YAML) or a capture folder (default: the shipped configs/transpose.yaml)")
       ->check(CLI::ExistingPath);
   add_plan_options(*cmd, o->plan);
   auto* device = cmd->add_option("--device", o->device, "CUDA device ordinal (see `tiletune devices`)")
                      ->check(whole_number_in(0, 1023));
   cmd->add_option("--devices", o->devices,
-                  "Several GPUs of this host at once: all, or ordinals as 0,1,3 (one worker per GPU; README: \"Several "
-                  "GPUs on one host\")")
+                  "Several GPUs of this host at once: all, or ordinals as 0,1,3 (one worker per GPU)")
       ->check([](const std::string& v) {
         try {
           (void)parse_device_list(v);
@@ -577,32 +575,29 @@ Runner add_tune_command(CLI::App& app) {
       })
       ->excludes(device);
   cmd->add_option("--db", o->db,
-                  "Result cache (default: $TILETUNE_DB, else $XDG_CACHE_HOME/tiletune/tiletune.db, else "
-                  "~/.cache/tiletune/tiletune.db)");
+                  "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db or XDG's)");
   cmd->add_option("--budget", o->budget,
-                  "Stop each problem after N trials or a share of its configs (25%), or the sweep after a time (90s, 10m)")
+                  "Each problem's trials (200) or share of configs (25%), or the sweep's time (90s, 10m)")
       ->check(budget_text());
   cmd->add_flag("--force", o->force, "Re-measure configs the cache already has");
   cmd->add_flag("--hot", o->hot, "Time back-to-back runs (default: cold, L2 flushed before each sample)");
   cmd->add_option("--min-samples", o->min_samples, "Samples before the noise rule may stop (default 10)")
       ->check(whole_number_in(1, 1'000'000));
-  cmd->add_option("--warmup", o->warmup, "Untimed runs of each config before its samples (default 1; nvbench: 1)")
+  cmd->add_option("--warmup", o->warmup, "Untimed runs of each config before its samples (default 1)")
       ->check(whole_number_in(0, 1000));
   cmd->add_option("--min-time", o->min_time, "GPU seconds before the noise rule may stop (default 0.005)")
       ->check(finite_in(0, 3600));
   cmd->add_option("--max-time", o->max_time, "Seconds of timing per config at most (default 0.5)")
       ->check(finite_in(0, 3600, true));
-  cmd->add_option("--max-noise", o->max_noise, "Target relative standard deviation of the samples, percent (default 2; nvbench uses 0.5)")
+  cmd->add_option("--max-noise", o->max_noise, "Target relative standard deviation of the samples, % (default 2)")
       ->check(finite_in(0, 100, true));
   cmd->add_option("--deadline", o->deadline, "Seconds a trial may take before its worker is killed (default 10)")
       ->check(finite_in(0, 86400, true));
   cmd->add_option("--confirm", o->confirm,
-                  "Finalists of each problem measured again after its search, in 3 interleaved rounds, each kept as "
-                  "its median round (default 3; 0: none; a replay simulates them)")
+                  "Finalists measured again in 3 interleaved rounds after each search (default 3; 0: none)")
       ->check(whole_number_in(0, 1000));
   cmd->add_option("--good-enough", o->good_enough,
-                  "End a problem's search once its best reaches P % of its ceiling (the copy's GB/s or the GPU's "
-                  "peak GFLOP/s, whichever is nearer; needs metrics in the space), e.g. 90%")
+                  "End a problem's search once a config reaches P % of its ceiling (90%; needs metrics)")
       ->check(percent_text());
   cmd->add_option("--top", o->top, "Configs listed per problem at the end (default 10)")
       ->check(whole_number_in(0, 1'000'000));
@@ -611,104 +606,37 @@ Runner add_tune_command(CLI::App& app) {
   std::string strategies = "auto";
   for (const std::string& n : strategy_names()) strategies += ", " + n;
   cmd->add_option("--strategy", o->strategy,
-                  "Search strategy: " + strategies +
-                      " (default auto: exhaustive when the sweep is estimated at a minute or less, else forest "
-                      "with a budget of 10 % of each problem's configs, at least 30, at most 500)")
+                  "Search strategy: " + strategies + " (default auto)")
       ->check([](const std::string& v) {
         if (v == "auto") return std::string();
         for (const std::string& n : strategy_names())
           if (v == n) return std::string();
         return "unknown strategy '" + v + "'";
       });
-  cmd->add_option("--seed", o->seed, "Seed of the strategy, 0 to 2^64-1: the same seed repeats a search (default 1)")
+  cmd->add_option("--seed", o->seed, "Seed of the strategy, 0 to 2^64-1 (default 1): the same seed repeats a search")
       ->check(whole_number_in(0, UINT64_MAX));
   auto* replay = cmd->add_option("--replay", o->replay,
-                                 "Run the strategy against a recorded landscape (tests/data/landscapes/) instead of "
-                                 "the GPU")
+                                 "Answer the strategy from a recording instead of the GPU")
                      ->check(CLI::ExistingFile);
   cmd->add_option("--warm-start", o->warm_start,
-                  "Start each problem's search from another device's ranking of the same kernel: a result cache "
-                  "(a device of this one's architecture first, then the one with the most ok trials of it, this one "
-                  "excluded) or a landscape recording; its top " +
-                      std::to_string(warm_start_points) + " configs in this problem's space are proposed first and measured")
+                  "Propose another device's fastest " + std::to_string(warm_start_points) +
+                      " configs first (from a cache or a recording)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--format", o->format,
-                  "With --replay: table (default), or json: each problem's evaluations in the order the strategy "
-                  "got them, its best and the optimum")
+                  "With --replay: table (default) or json (every evaluation, in order)")
       ->check(CLI::IsMember({"table", "json"}))
       ->needs(replay);
   cmd->add_option("--in-flight,--batch", o->in_flight,
-                  "Replay: configs in flight at once (default: what a sweep keeps for the strategy and --threads: "
-                  "4 to 8 for a strategy that learns, else max(32, 4 x threads))")
+                  "With --replay: configs in flight at once (default: a sweep's window)")
       ->check(whole_number_in(1, 1'000'000));
   cmd->add_option("--objective", o->objective,
-                  "What the strategy minimizes: time (default), energy (per run) or edp (energy x time); "
-                  "energy and edp measure energy through NVML")
+                  "What the strategy minimizes: time (default), energy (per run, NVML) or edp (energy x time)")
       ->check(CLI::IsMember({"time", "energy", "edp"}));
   cmd->add_flag("--energy", o->energy,
-                "Also measure power and energy per trial through NVML (the kernel runs back to back for about "
-                "0.2-0.5 s more per trial)");
-  cmd->footer(R"(Examples:
-  tiletune tune                                   the shipped transpose space, every problem size
-  tiletune tune configs/transpose.yaml --size N=8192 --size N=4096
-  tiletune tune configs/matmul.yaml --budget 10m --db results.db
-  tiletune tune configs/transpose.yaml --force    measure again what the cache already has
-  tiletune tune configs/matmul.yaml --devices all every GPU of this host, one worker each
-  tiletune tune configs/matmul.yaml --replay tests/data/landscapes/matmul.csv --strategy forest --seed 3
-  tiletune tune configs/matmul.yaml --warm-start a100.db   start from what an A100 found
-  tiletune tune configs/transpose.yaml --objective energy    least energy per run (NVML)
-  tiletune tune configs/vector_add.yaml --good-enough 95%    stop each problem at 95 % of the copy
-  tiletune tune configs/matmul.yaml --shard 3/8 --db s3.db   one of 8 shards; `tiletune merge` the 8 caches
-  mpirun -np 8 scripts/mpi/tune_shards.sh OUT tune configs/matmul.yaml   a shard per GPU/rank (README:
-                                                  "Many GPUs and many machines"; Slurm: scripts/slurm/)
-
-Each config is compiled (in parallel, ahead of the GPU), checked against the device's limits,
-run once in a worker process and verified against the reference (and by the space's host check,
-verify.command, when it has one), then timed (cold: L2 flushed
-before each sample; each sample queued behind a kernel that holds the stream until the host has
-queued it all, as nvbench's blocking_kernel, so the launch is not timed; nvbench's stdrel rule: sampling stops when the relative standard deviation
-is under --max-noise after more than --min-samples samples and --min-time, or when the noise
-has stopped improving, or at --max-time; samples taken while the GPU throttles are discarded). Every trial is written to the cache as it
-completes: rerunning a sweep measures only what is missing. A config that fails to compile or
-launch, faults, hangs past --deadline or computes a wrong result is recorded with that status
-and the sweep goes on; a host check that fails itself (exits, answers garbage or nothing) stops
-the sweep, naming the command and what it did. After each problem's search its top 3 configs (--confirm) are measured
-again in 3 interleaved rounds, so that they are measured in the same moments, and each keeps
-its median round (a config that fails a round keeps that failure); configs that come up into the
-top 3 in their place are confirmed next, for at most 3 passes. Without a CUDA device, tune says so and runs `plan` on the same
-space.
-
-The physics guard holds each ok trial's GB/s and GFLOP/s (from the space's metrics) against the
-copy ceiling (3x it when the bytes fit in L2) and the GPU's peak for metrics.flop_type: one over
-1.25x the bandwidth or 1.10x the peak did not do the work it declares and is recorded suspect,
-never best, with its reason and a hint at the check that let it through (README: "Physics
-guard"). The summary shows each problem's headroom to its ceiling; --good-enough 90% ends a
-problem's search once a config reaches 90 % of it (a replay too).
-
-A strategy proposes the configs of each problem: exhaustive (all, in order), random, local
-(iterated local search over grid neighbours), genetic, forest (a random-forest surrogate). The
-default config is always measured first. --budget applies per problem (a time budget is shared
-equally by the problems). auto is decided once per sweep, by the size of what is left to measure.
---replay answers the strategy from a recording instead of the GPU, on the sweep's schedule (the
-same auto, seeds, share of a time budget on the recorded costs, and --confirm finalists, each
-round at its recorded time): it prints the evaluations, the finalists, the recorded sweep time
-they cost and how close to the optimum they got. --warm-start DB|RECORDING proposes another
-device's fastest 8 configs of each problem first (a cache: another device of this one's
-architecture, else the other with the most ok trials of the kernel, with a note: across
-architectures it was measured to mislead); they are measured here like any other.
---shard I/N tunes (or replays) only shard I of N: a config's shard is a hash of its params, so
-a rerun of the same shard takes the same configs; the default config is measured by its shard.
---devices all (or 0,2) runs one worker per GPU in one sweep: the GPUs of one model share its
-search, each config timed on one GPU alone; each model searches on its own; every trial is kept
-under its GPU, and the finalists (--confirm) are confirmed on every GPU of the model, so each
-GPU's best is its own. A trial that loses a worker is measured again on
-another GPU; a GPU whose worker fails 3 starts in a row, or that lost 3 trials in a row that
-another GPU measured fine, leaves the pool and the others finish; a model that loses every GPU
-exits 1 (the others' results stand).
-Ctrl-C (SIGINT or SIGTERM) stops between trials: what was measured stays in the cache, the summary
-is printed, the exit status is 130, and the same command resumes. A second Ctrl-C stops at once.
-
-)" + std::string(exit_status_help));
+                "Also measure power and energy per trial through NVML (0.2-0.5 s more per trial)");
+  cmd->footer(help_footer("tune", R"(Example:
+  tiletune tune configs/transpose.yaml --size N=8192 --db results.db --budget 10m)",
+                          {exit_ok, exit_error, exit_usage, exit_no_result, exit_interrupted}));
   return [o]() {
     if (o->plan.space.empty()) o->plan.space = default_space_path().string();
     if (!std::filesystem::is_directory(o->plan.space)) return tune_space(o);
@@ -759,7 +687,7 @@ Runner add_devices_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("devices", "List the CUDA devices");
   auto format = std::make_shared<std::string>("table");
   cmd->add_option("--format", *format, "Output: table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->footer("Example:\n  tiletune devices\n  tiletune devices --format json\n\n" + std::string(exit_status_help));
+  cmd->footer(help_footer("devices", "Example:\n  tiletune devices --format json", {exit_ok, exit_error, exit_usage}));
   return [format]() {
     std::vector<DeviceInfo> devices = list_devices();
     if (devices.empty()) {

@@ -34,17 +34,10 @@ Runner add_upgrade_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   cmd->add_option("spaces", o->spaces, "Search spaces (YAML)")->required()->check(CLI::ExistingFile);
   cmd->add_flag("--write,-w", o->write, "Replace each file instead of printing the new text");
-  cmd->footer(R"(Examples:
-  tiletune upgrade-space old.yaml              print the upgraded space
-  tiletune upgrade-space --write configs/*.yaml  upgrade files in place
-
-What changes: an expression with a comma inside [...] or {...} is quoted (YAML splits it at
-the comma: [ceil_div(N, TILE)] is two items to any YAML reader); `reference: cpu` and a missing
-`verify:`, which picked a built-in reference by the kernel's name, name it
-(`reference: {builtin: transpose}`); a reference config given as a bare map of params becomes
-`reference: {config: {...}}`. Comments and layout are kept. The changes go to stderr, one per
-line; what must be done by hand too. Exit status: 0 done, 1 a file could not be read or
-written, 2 bad arguments.)");
+  cmd->footer(help_footer("upgrade-space", R"(Examples:
+  tiletune upgrade-space old.yaml                print the upgraded space; the changes on stderr
+  tiletune upgrade-space --write configs/*.yaml  upgrade files in place)",
+                          {exit_ok, exit_error, exit_usage}));
   return [o]() {
     for (const std::string& path : o->spaces) {
       const SpaceUpgrade upgrade = upgrade_space_text(read_space_file(path), path);

@@ -2,7 +2,7 @@
 // those headers are found by. NVRTC looks up an include (quoted or angle) first among the
 // headers it was given by name, then, for a quoted one, in the including file's directory,
 // then in the -I directories in order, then in the toolkit's (verified against NVRTC 13.0;
-// README, "Headers, includes and the cache keys"). The loader follows the same order:
+// docs/reference/cache-keys.md). The loader follows the same order:
 //   - a quoted include found next to the source (or next to a header found so) is handed to
 //     NVRTC by name, as written, since NVRTC does not know where the source lies; two files
 //     under one name cannot both be given and are refused;

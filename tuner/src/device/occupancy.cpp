@@ -1,7 +1,7 @@
 // Offline occupancy: first the checks that decide whether a config can launch at all (each
 // with a reason a user can act on), then NVIDIA's own calculator from cuda_occupancy.h,
 // which is header-only and needs neither the runtime nor a GPU. The driver's
-// cuOccupancyMaxActiveBlocksPerMultiprocessor agrees with it (tests/gpu checks that).
+// cuOccupancyMaxActiveBlocksPerMultiprocessor agrees with it (tests/device checks that).
 #include "tiletune/occupancy.hpp"
 
 #include <algorithm>

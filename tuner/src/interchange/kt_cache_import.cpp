@@ -1,6 +1,6 @@
 // Kernel Tuner's cache files (what tune_kernel(cache=...) writes in 1.x: a header, then one
 // entry per config run, keyed by its param values joined with ',') into a tiletune recording and
-// the space it replays in. The mapping, and what is refused or skipped, is in README.md ("Kernel
+// the space it replays in. The mapping, and what is refused or skipped, is in docs/reference/import-kt-cache.md ("Kernel
 // Tuner caches in"); in short:
 //  - an entry whose `time` is a number is ok with that time (Kernel Tuner's mean, in ms);
 //    InvalidConfig is pruned, CompilationFailedConfig compile_failed, RuntimeFailedConfig

@@ -17,7 +17,7 @@
 namespace tiletune::detail {
 
 /// Bounds on what a space may ask for, so that no space makes tiletune walk or allocate without
-/// limit (README: "Limits").
+/// limit (docs/reference/space.md, "Limits").
 inline constexpr std::uint64_t kMaxAxisValues = std::uint64_t{1} << 20;
 inline constexpr std::uint64_t kMaxPoints = 1'000'000'000'000'000'000;  ///< product of the params: a 64-bit point id
 inline constexpr std::uint64_t kMaxProblems = 10'000;      ///< product of the problem sizes

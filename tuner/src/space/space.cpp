@@ -1,4 +1,4 @@
-// Loading a search space: YAML (configs/*.yaml, format in the README) to a validated Space.
+// Loading a search space: YAML (configs/*.yaml, format in docs/reference/space.md) to a validated Space.
 // Everything that can be checked without a problem size is checked here, so that `plan` and
 // `tune` stop before compiling anything: every key, type, name and reference, and every
 // expression is parsed and bound to the variable slots. Expressions are not evaluated (they

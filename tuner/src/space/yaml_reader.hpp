@@ -27,7 +27,7 @@
 
 namespace tiletune::detail {
 
-/// Limits that keep every input's work bounded (documented in the README).
+/// Limits that keep every input's work bounded (documented in docs/reference/space.md, "Limits").
 inline constexpr std::size_t kMaxSpaceFileBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kMaxNameLength = 128;
 inline constexpr std::size_t kMaxQuotedLength = 80;  ///< user text quoted in a message

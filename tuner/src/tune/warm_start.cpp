@@ -109,7 +109,7 @@ WarmStart load_warm_start(const std::filesystem::path& path, const Space& space,
       if (const int other = other_arch == archs.end() ? 0 : other_arch->second; arch != 0 && other != 0 && other != arch)
         warm.note = fmt::format("--warm-start {}: no device of sm_{} has kernel '{}' there; the ranking comes from {} "
                                 "(sm_{}), and across architectures another device's best configs were measured to lead "
-                                "the search astray rather than help (README, Warm starts)",
+                                "the search astray rather than help (docs/guides/warm-starts.md)",
                                 shown_path(path), arch, space.kernel, uuid, other);
       const Landscape landscape = landscape_from_cache(db, space.kernel, uuid);
       warm.source = fmt::format("{}: {} ({})", shown_path(path), landscape.header_value("device").value_or("?"), uuid);

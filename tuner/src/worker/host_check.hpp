@@ -1,4 +1,4 @@
-// The host check of `verify: {command: [...]}` (README "Checks"): a program the GPU worker starts
+// The host check of `verify: {command: [...]}` (docs/reference/space.md, "Checks"): a program the GPU worker starts
 // at the first trial that needs it and keeps for its life. For each trial whose outputs passed
 // the GPU comparisons, the worker writes every buffer as an .npy file into a private directory
 // and sends the program one line of JSON naming them; the program answers one line, ok or not ok

@@ -1,6 +1,6 @@
 """Kernel Tuner's NVMLObserver: energy (nvml_energy, J per run) and power (nvml_power, W) per
 config, measured by tiletune through NVML (`tune --energy`: the board's energy counter over a
-window of back-to-back runs, README "Power and energy"). The observables tiletune does not
+window of back-to-back runs, docs/guides/energy.md). The observables tiletune does not
 measure are refused by tune_kernel, naming them."""
 
 SUPPORTED = ["power_readings", "nvml_power", "nvml_energy", "core_freq", "mem_freq", "temperature", "gr_voltage"]

@@ -101,7 +101,7 @@ try:
         # A budgeted search over a cache that holds the whole space: Kernel Tuner returns the cached
         # configs its strategy visits (ceil(18 * 0.2) = 4); tiletune.kernel_tuner counts the cached
         # configs against the budget too, so it measures nothing more, but returns every cached
-        # config of the space (README "Coming from Kernel Tuner": what differs). Then the space
+        # config of the space (docs/guides/kernel-tuner.md: what differs). Then the space
         # narrowed to two block sizes (Kernel Tuner checks the names of tune_params against the
         # cache, not their values): only its configs come back.
         sample, _ = tune("random_sample", {"fraction": 0.2})
