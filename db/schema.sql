@@ -1,7 +1,7 @@
 -- tiletune cache: the whole schema at its latest version, used to create a new database in one
 -- step. Must describe the same tables, columns and indexes as migrations/001..N applied in
 -- order (test_db checks it); change it only together with a new migration.
--- schema-version: 9
+-- schema-version: 10
 
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY NOT NULL,
@@ -10,6 +10,8 @@ CREATE TABLE meta (
 
 -- One row per GPU, keyed by its UUID; the descriptive columns are refreshed on every sweep.
 -- copy_gbps: measured device-to-device copy bandwidth, the ceiling results are compared with.
+-- sm_clock_khz: the SM clock; with sm_count the peak arithmetic rate (schema 10). An upsert that
+-- does not know a description (NULL) keeps the stored one.
 CREATE TABLE devices (
   id             INTEGER PRIMARY KEY,
   uuid           TEXT NOT NULL UNIQUE,
@@ -21,7 +23,8 @@ CREATE TABLE devices (
   l2_bytes       INTEGER,
   driver_version INTEGER,
   last_seen      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  copy_gbps      REAL
+  copy_gbps      REAL,
+  sm_clock_khz   INTEGER
 );
 
 -- A kernel version: anything that changes the generated code makes a new row, so trials of an

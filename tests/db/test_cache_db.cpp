@@ -101,6 +101,8 @@ TEST_F(CacheDbTest, DeviceColumnsAreTheDevicesTableAndRoundTripEveryField) {
     SCOPED_TRACE(std::string(c.name));
     EXPECT_EQ(c.get(row->device), c.kept_when_unknown ? c.get(d) : c.get(unknown));
   }
+  // Online tuning upserts the UUID, name and compute capability only: every description stays.
+  for (const DeviceColumn& c : device_columns) EXPECT_EQ(c.kept_when_unknown, c.description) << c.name;
 }
 
 TEST_F(CacheDbTest, KernelVersionsAreDistinctRows) {

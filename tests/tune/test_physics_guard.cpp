@@ -241,3 +241,35 @@ TEST(PhysicsGuard, TheHintNamesTheWeakCheck) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+TEST(PhysicsGuard, ARecordingExportedFromACacheCarriesTheArithmeticCeiling) {
+  // The cache keeps the SM clock (schema 10), so a replay of its export holds trials against the
+  // peak arithmetic rate as the sweep did: 132 SMs x 1.98 GHz x 256 FP32 flops per clock.
+  const testing::TempDir dir;
+  CacheDb db = CacheDb::open(dir.path() / "c.db");
+  DeviceRecord d;
+  d.uuid = "GPU-c10cc10c-1111-4000-8000-000000000001";
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.sm_clock_khz = 1980000;
+  d.copy_gbps = 4058.0;
+  const auto dev = db.upsert_device(d);
+  TrialRecord t;
+  t.key = TrialKey{dev, db.upsert_kernel(KernelRecord{"matmul", "h1", "", "12.4"}), "N=1024", "T=16"};
+  t.time_ms = 1.0;
+  (void)db.record_trial(t);
+  const Landscape exported = landscape_from_cache(db, "matmul", d.uuid);
+  EXPECT_EQ(exported.header_value("sm_clock_khz"), "1980000");
+  const CeilingInputs in = ceiling_inputs(exported);
+  EXPECT_EQ(in.sm_clock_khz, 1980000);
+  const Ceilings c = ceilings_for(in, std::nullopt, FlopType::fp32);
+  ASSERT_TRUE(c.gflops);
+  EXPECT_NEAR(*c.gflops, 132 * 1.98e6 * 1e3 * *flops_per_sm_per_clock(9, 0, FlopType::fp32) / 1e9, 1e-6);
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -61,6 +61,9 @@ struct DeviceRecord {
   std::optional<std::int64_t> l2_bytes;
   std::optional<int> driver_version;      ///< cuDriverGetVersion, e.g. 12040
   std::optional<double> copy_gbps;        ///< measured D2D copy bandwidth; nullopt keeps the stored one
+  /// The SM clock, kHz (CU_DEVICE_ATTRIBUTE_CLOCK_RATE): with sm_count, the peak arithmetic rate
+  /// the physics guard holds trials against, in a replay of an exported recording too (schema 10).
+  std::optional<int> sm_clock_khz;
   /// "9.0": the compute capability as outputs write it (export, landscape, T4).
   [[nodiscard]] std::string compute_capability() const {
     return std::to_string(cc_major) + "." + std::to_string(cc_minor);
@@ -142,11 +145,17 @@ inline constexpr DeviceColumn device_columns[] = {
     device_column_detail::column<&DeviceRecord::name>("name", DeviceColumn::Type::text, 1, false),
     device_column_detail::column<&DeviceRecord::cc_major>("cc_major", DeviceColumn::Type::integer, 1, false),
     device_column_detail::column<&DeviceRecord::cc_minor>("cc_minor", DeviceColumn::Type::integer, 1, false),
-    device_column_detail::column<&DeviceRecord::sm_count>("sm_count", DeviceColumn::Type::integer, 1, true),
-    device_column_detail::column<&DeviceRecord::memory_bytes>("memory_bytes", DeviceColumn::Type::integer, 1, true),
-    device_column_detail::column<&DeviceRecord::l2_bytes>("l2_bytes", DeviceColumn::Type::integer, 1, true),
-    device_column_detail::column<&DeviceRecord::driver_version>("driver_version", DeviceColumn::Type::integer, 1, true),
+    // Each description is kept when an upsert does not know it (online tuning knows the UUID,
+    // name and compute capability only), so no writer blanks what a sweep stored.
+    device_column_detail::column<&DeviceRecord::sm_count>("sm_count", DeviceColumn::Type::integer, 1, true, true),
+    device_column_detail::column<&DeviceRecord::memory_bytes>("memory_bytes", DeviceColumn::Type::integer, 1, true,
+                                                              true),
+    device_column_detail::column<&DeviceRecord::l2_bytes>("l2_bytes", DeviceColumn::Type::integer, 1, true, true),
+    device_column_detail::column<&DeviceRecord::driver_version>("driver_version", DeviceColumn::Type::integer, 1, true,
+                                                                true),
     device_column_detail::column<&DeviceRecord::copy_gbps>("copy_gbps", DeviceColumn::Type::real, 3, true, true),
+    device_column_detail::column<&DeviceRecord::sm_clock_khz>("sm_clock_khz", DeviceColumn::Type::integer, 10, true,
+                                                              true),
 };
 
 struct DeviceRow {

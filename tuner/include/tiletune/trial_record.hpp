@@ -31,7 +31,7 @@ inline constexpr std::int32_t cache_application_id = 0x54545431;
 /// The schema versions a reader of this build understands: 1 (the first cache) up to the one
 /// the last of db/migrations/ leaves (embedding the migrations checks that they agree).
 inline constexpr int cache_oldest_schema = 1;
-inline constexpr int cache_newest_schema = 9;
+inline constexpr int cache_newest_schema = 10;
 /// The schema that added the pins and answer_history tables (db/migrations/009_pins_and_answers.sql).
 inline constexpr int cache_pins_schema = 9;
 

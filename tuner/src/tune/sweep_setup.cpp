@@ -75,6 +75,7 @@ DeviceRecord device_record(const DeviceInfo& d, std::optional<double> copy_gbps)
   r.l2_bytes = static_cast<std::int64_t>(d.l2_bytes);
   r.driver_version = d.driver_version;
   r.copy_gbps = copy_gbps;  // nullopt keeps what the cache has
+  if (d.sm_clock_khz > 0) r.sm_clock_khz = d.sm_clock_khz;
   return r;
 }
 
