@@ -107,8 +107,9 @@ int main() {
   std::printf("transpose N=8192, config %s, arch sm_90\n", config.c_str());
   std::printf("Launcher::open (load YAML + source, open cache)  median %9.3f ms  min %9.3f ms  (n=%zu)\n", o.median,
               o.min, open_ms.size());
-  std::printf("prepare, NVRTC compile (miss)                     median %9.3f ms  min %9.3f ms  (n=%zu; NVRTC alone %.3f ms)\n",
-              c.median, c.min, compile.size(), n.median);
+  std::printf(
+      "prepare, NVRTC compile (miss)                     median %9.3f ms  min %9.3f ms  (n=%zu; NVRTC alone %.3f ms)\n",
+      c.median, c.min, compile.size(), n.median);
   std::printf("prepare, cubin from the database (new Launcher)   median %9.3f ms  min %9.3f ms  (n=%zu)\n", h.median,
               h.min, hit.size());
   std::printf("prepare, cubin in the Launcher's memory           median %9.3f us  min %9.3f us  (n=%zu)\n",

@@ -54,11 +54,10 @@ void bench_nvrtc(const Space& space, const DeviceLimits& device, const std::vect
     options.sample_every = sample_every;
     const Plan plan = plan_space(space, options);
     const double compiled = double(std::max<std::uint64_t>(plan.summary.compiled, 1));
-    std::cout << fmt::format("{:<12} {:>8} {:>8} {:>10.2f} {:>12.1f} {:>14.1f} {:>12.1f}\n", space.kernel, t,
-                             plan.summary.compiled, plan.summary.wall_seconds,
-                             double(plan.summary.compiled) / plan.summary.wall_seconds,
-                             1000.0 * plan.summary.compile_seconds / compiled,
-                             1000.0 * plan.summary.wall_seconds * t / compiled);
+    std::cout << fmt::format(
+        "{:<12} {:>8} {:>8} {:>10.2f} {:>12.1f} {:>14.1f} {:>12.1f}\n", space.kernel, t, plan.summary.compiled,
+        plan.summary.wall_seconds, double(plan.summary.compiled) / plan.summary.wall_seconds,
+        1000.0 * plan.summary.compile_seconds / compiled, 1000.0 * plan.summary.wall_seconds * t / compiled);
   }
 }
 
@@ -71,10 +70,14 @@ int main(int argc, char** argv) {
   std::vector<unsigned> threads = {1, 2};
   if (unsigned hw = std::thread::hardware_concurrency(); hw > 2) threads.push_back(hw);
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--space")) space_paths.push_back(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--arch")) arch = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--threads")) threads = parse_list(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--sample")) sample_every = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--space"))
+      space_paths.push_back(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--arch"))
+      arch = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--sample"))
+      sample_every = std::max<std::uint64_t>(1, std::stoull(argv[i + 1]));
   }
   if (space_paths.empty()) space_paths.push_back(std::string(TILETUNE_SOURCE_DIR) + "/configs/transpose.yaml");
   if (space_paths.size() == 1 && space_paths.front() == "all") space_paths = shipped_spaces();

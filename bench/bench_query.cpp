@@ -47,9 +47,9 @@ const fs::path& fixture() {
       for (int p = 0; p < 10; ++p) {
         for (int c = 0; c < 25; ++c) {
           tiletune::TrialRecord t;
-          t.key = tiletune::TrialKey{device, kernel, "N=" + std::to_string(512 << p),
-                                     "TILE=" + std::to_string(8 << (c % 5)) + ";BLOCK_ROWS=" +
-                                         std::to_string(1 << (c / 5)) + ";PAD=1"};
+          t.key = tiletune::TrialKey{
+              device, kernel, "N=" + std::to_string(512 << p),
+              "TILE=" + std::to_string(8 << (c % 5)) + ";BLOCK_ROWS=" + std::to_string(1 << (c / 5)) + ";PAD=1"};
           t.time_ms = 0.01 * (1 << p) * (1.0 + ((c * 7 + p * 3 + d * 11) % 17) / 10.0);
           (void)db.record_trial(t);
         }
@@ -68,8 +68,9 @@ QueryRequest request(const char* device, std::int64_t n) {
 void run(benchmark::State& state, const QueryCache& cache, const QueryRequest& r, MatchLevel want) {
   auto first = cache.lookup(r);
   if (first.match != want) {
-    state.SkipWithError(("unexpected match level " + std::string(tiletune::match_level_name(first.match)) + " " +
-                         first.message).c_str());
+    state.SkipWithError(
+        ("unexpected match level " + std::string(tiletune::match_level_name(first.match)) + " " + first.message)
+            .c_str());
     return;
   }
   for (auto _ : state) {

@@ -115,9 +115,10 @@ void check_against_recording(const Space& space, const fs::path& csv, unsigned c
     modelled += simulate_sweep(trials, one_gpu, ClusterShape{1, 1, cores, exhaustive_window(cores)}).wall_seconds;
   }
   const auto span = span_seconds(landscape.header_value("recorded").value_or(""));
-  std::cout << fmt::format("\nmodel check: the recorded sweep of {} (every recorded problem, 1 GPU, {} cores) models "
-                           "at {:.1f} s; the recording spans {} (worker start and buffer setup are not modelled)\n",
-                           csv.filename().string(), cores, modelled, span ? fmt::format("{:.1f} s", *span) : "?");
+  std::cout << fmt::format(
+      "\nmodel check: the recorded sweep of {} (every recorded problem, 1 GPU, {} cores) models "
+      "at {:.1f} s; the recording spans {} (worker start and buffer setup are not modelled)\n",
+      csv.filename().string(), cores, modelled, span ? fmt::format("{:.1f} s", *span) : "?");
 }
 
 // Compile times of a sampled plan (every k-th config): each config takes the time of the last
@@ -137,10 +138,10 @@ Workload from_plan(const Space& space, const fs::path& json_path, double measure
   const SpaceDomain domain = space_domain(space, problem);
   Workload w;
   w.title = fmt::format("{} ({}, {} configs)", space.kernel, format_problem(space, problem), domain.domain.size());
-  w.source = fmt::format("compile times from `tiletune plan --sample {}` ({} configs planned, {}), measure times "
-                         "MODELLED at {} ms per config",
-                         plan.at("summary").value("sample_every", 1), planned.size(), json_path.filename().string(),
-                         measure_ms);
+  w.source = fmt::format(
+      "compile times from `tiletune plan --sample {}` ({} configs planned, {}), measure times "
+      "MODELLED at {} ms per config",
+      plan.at("summary").value("sample_every", 1), planned.size(), json_path.filename().string(), measure_ms);
   std::size_t next = 0;
   double compile = planned.empty() ? 0 : planned.front().second;
   for (auto point = domain.domain.next(); point; point = domain.domain.next(point)) {
@@ -150,7 +151,8 @@ Workload from_plan(const Space& space, const fs::path& json_path, double measure
     w.trials.push_back({compile, measure_ms / 1000});
   }
   if (next != planned.size())
-    throw Error(fmt::format("bench_scaling: {} holds configs the space does not have in this order", json_path.string()));
+    throw Error(
+        fmt::format("bench_scaling: {} holds configs the space does not have in this order", json_path.string()));
   return w;
 }
 
@@ -195,11 +197,16 @@ Args parse(int argc, char** argv) {
       if (i + 1 >= argc) throw Error(fmt::format("bench_scaling: {} needs a value", arg));
       return argv[++i];
     };
-    if (arg == "--landscapes") a.landscapes = value();
-    else if (arg == "--plan-json") a.plan_json = value();
-    else if (arg == "--measure-ms") a.measure_ms = std::stod(value());
-    else if (arg == "--cores-per-gpu") a.cores_per_gpu = static_cast<unsigned>(std::stoul(value()));
-    else throw Error(fmt::format("bench_scaling: unknown argument {} (see the top of bench/bench_scaling.cpp)", arg));
+    if (arg == "--landscapes")
+      a.landscapes = value();
+    else if (arg == "--plan-json")
+      a.plan_json = value();
+    else if (arg == "--measure-ms")
+      a.measure_ms = std::stod(value());
+    else if (arg == "--cores-per-gpu")
+      a.cores_per_gpu = static_cast<unsigned>(std::stoul(value()));
+    else
+      throw Error(fmt::format("bench_scaling: unknown argument {} (see the top of bench/bench_scaling.cpp)", arg));
   }
   return a;
 }

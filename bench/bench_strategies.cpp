@@ -65,7 +65,7 @@ struct Args {
   std::vector<std::string> strategies;
   unsigned threads = 16;      // compile threads of the simulated sweep: the H200 host's cores
   std::size_t in_flight = 0;  // 0: in_flight_width(learns, threads), as a sweep
-  double cap = 0.3;  // structured strategies stop at this share of the space (random and exhaustive go on)
+  double cap = 0.3;           // structured strategies stop at this share of the space (random and exhaustive go on)
   std::vector<std::string> synthetic;  // synthetic lazy domains: 1e5, 1e7
   std::size_t synthetic_cap = 2000;    // evaluations per search on a synthetic domain (every strategy)
   std::size_t warm_k = 0;              // warm starts from the top k of another recording (0: none)
@@ -89,17 +89,28 @@ Args parse_args(int argc, char** argv) {
       if (i + 1 >= argc) throw Error(fmt::format("{} needs a value", arg));
       return argv[++i];
     };
-    if (arg == "--seeds") a.seeds = std::stoi(value());
-    else if (arg == "--landscapes") a.landscapes = value();
-    else if (arg == "--configs") a.configs = value();
-    else if (arg == "--out") a.out = value();
-    else if (arg == "--strategies") a.strategies = split(value(), ',');
-    else if (arg == "--threads") a.threads = static_cast<unsigned>(std::stoul(value()));
-    else if (arg == "--in-flight") a.in_flight = std::stoul(value());
-    else if (arg == "--cap") a.cap = std::stod(value());
-    else if (arg == "--synthetic") a.synthetic = split(value(), ',');
-    else if (arg == "--synthetic-cap") a.synthetic_cap = std::stoul(value());
-    else if (arg == "--warm-start") a.warm_k = std::stoul(value());
+    if (arg == "--seeds")
+      a.seeds = std::stoi(value());
+    else if (arg == "--landscapes")
+      a.landscapes = value();
+    else if (arg == "--configs")
+      a.configs = value();
+    else if (arg == "--out")
+      a.out = value();
+    else if (arg == "--strategies")
+      a.strategies = split(value(), ',');
+    else if (arg == "--threads")
+      a.threads = static_cast<unsigned>(std::stoul(value()));
+    else if (arg == "--in-flight")
+      a.in_flight = std::stoul(value());
+    else if (arg == "--cap")
+      a.cap = std::stod(value());
+    else if (arg == "--synthetic")
+      a.synthetic = split(value(), ',');
+    else if (arg == "--synthetic-cap")
+      a.synthetic_cap = std::stoul(value());
+    else if (arg == "--warm-start")
+      a.warm_k = std::stoul(value());
     else if (arg == "--help" || arg == "-h") {
       std::cout << "usage: bench_strategies [--seeds 50] [--landscapes DIR] [--configs DIR] [--out DIR]\n"
                    "                        [--strategies a,b,...] [--threads 16] [--in-flight K] [--cap 0.3]\n"
@@ -144,7 +155,8 @@ Reach reach(const std::vector<std::optional<std::size_t>>& per_seed) {
 
 std::string fmt_reach(const Reach& r, int seeds) {
   if (!std::isfinite(r.median)) return fmt::format("- ({}/{})", r.reached, seeds);
-  return r.reached == seeds ? fmt::format("{:.0f}", r.median) : fmt::format("{:.0f} ({}/{})", r.median, r.reached, seeds);
+  return r.reached == seeds ? fmt::format("{:.0f}", r.median)
+                            : fmt::format("{:.0f} ({}/{})", r.median, r.reached, seeds);
 }
 
 struct Row {
@@ -287,9 +299,10 @@ void bench_target(const Target& target, std::size_t cap_random, const Args& args
                             quantile(runs.fraction_at[k], 0.5), quantile(runs.fraction_at[k], 0.25),
                             quantile(runs.fraction_at[k], 0.75));
     rows.push_back(row);
-    std::cerr << fmt::format("{} {} {}: {} seeds, {:.1f} s, to 90/95/99 %: {} / {} / {}, {:.0f} us CPU per proposal, proposals {:016x}\n",
-                             row.space, row.problem, name, seeds, row.seconds, fmt_reach(row.r90, seeds),
-                             fmt_reach(row.r95, seeds), fmt_reach(row.r99, seeds), row.cpu_us_per_proposal, runs.digest);
+    std::cerr << fmt::format(
+        "{} {} {}: {} seeds, {:.1f} s, to 90/95/99 %: {} / {} / {}, {:.0f} us CPU per proposal, proposals {:016x}\n",
+        row.space, row.problem, name, seeds, row.seconds, fmt_reach(row.r90, seeds), fmt_reach(row.r95, seeds),
+        fmt_reach(row.r99, seeds), row.cpu_us_per_proposal, runs.digest);
   }
 }
 
@@ -337,7 +350,8 @@ class SyntheticSource final : public DomainSource {
   }
   std::optional<std::size_t> sample(std::uint64_t random) const override {
     std::uint64_t word = mix64(random);
-    const std::uint64_t pair = pairs_[static_cast<std::size_t>((static_cast<unsigned __int128>(word) * pairs_.size()) >> 64)];
+    const std::uint64_t pair =
+        pairs_[static_cast<std::size_t>((static_cast<unsigned __int128>(word) * pairs_.size()) >> 64)];
     word = mix64(word);
     return pair * rest_ + static_cast<std::uint64_t>((static_cast<unsigned __int128>(word) * rest_) >> 64);
   }
@@ -380,7 +394,8 @@ struct Synthetic {
   static SearchDomain make_domain(const std::vector<std::uint16_t>& free_sizes) {
     std::vector<std::string> names = {"BLOCK_X", "BLOCK_Y"};
     std::vector<std::vector<std::int64_t>> values(2);
-    for (int i = 0; i < SyntheticSource::kBlock; ++i) values[0].push_back(std::int64_t(1) << i), values[1].push_back(std::int64_t(1) << i);
+    for (int i = 0; i < SyntheticSource::kBlock; ++i)
+      values[0].push_back(std::int64_t(1) << i), values[1].push_back(std::int64_t(1) << i);
     for (std::size_t d = 0; d < free_sizes.size(); ++d) {
       names.push_back(fmt::format("P{}", d + 2));
       values.emplace_back();
@@ -466,15 +481,18 @@ int main(int argc, char** argv) try {
   // strategy costs at that size. Every strategy stops at --synthetic-cap evaluations.
   std::vector<std::unique_ptr<Synthetic>> synthetics;
   for (const std::string& size : args.synthetic) {
-    if (size == "1e5") synthetics.push_back(std::make_unique<Synthetic>("synthetic_1e5", std::vector<std::uint16_t>{8, 8, 6, 4}));
-    else if (size == "1e7") synthetics.push_back(std::make_unique<Synthetic>("synthetic_1e7", std::vector<std::uint16_t>{8, 8, 8, 8, 7, 6}));
-    else throw Error(fmt::format("--synthetic {}: known sizes are 1e5 and 1e7", size));
+    if (size == "1e5")
+      synthetics.push_back(std::make_unique<Synthetic>("synthetic_1e5", std::vector<std::uint16_t>{8, 8, 6, 4}));
+    else if (size == "1e7")
+      synthetics.push_back(std::make_unique<Synthetic>("synthetic_1e7", std::vector<std::uint16_t>{8, 8, 8, 8, 7, 6}));
+    else
+      throw Error(fmt::format("--synthetic {}: known sizes are 1e5 and 1e7", size));
   }
   for (const auto& syn : synthetics) {
     const Synthetic& s = *syn;
-    const Target target{s.name, "-", &s.domain,
-                        [&s] { return std::make_unique<SimulatedEvaluator>([&s](std::size_t p) { return s.evaluate(p); }); },
-                        1.0};
+    const Target target{
+        s.name, "-", &s.domain,
+        [&s] { return std::make_unique<SimulatedEvaluator>([&s](std::size_t p) { return s.evaluate(p); }); }, 1.0};
     bench_target(target, args.synthetic_cap, args, curves, rows);
   }
 
@@ -487,15 +505,17 @@ int main(int argc, char** argv) try {
                            r.strategy, r.seeds, r.cap, num(r.r90.median), num(r.r95.median), num(r.r99.median),
                            r.r95.reached, r.final_median, r.seconds, r.cpu_us_per_proposal);
 
-  const std::string width = args.in_flight ? fmt::format("{} in flight", args.in_flight)
-                                           : fmt::format("the sweep's window for {} compile threads ({} in flight for "
-                                                         "a strategy that learns, {} otherwise)",
-                                                         args.threads, in_flight_width(true, args.threads),
-                                                         in_flight_width(false, args.threads));
-  std::cout << fmt::format("{} seeds per strategy (exhaustive: 1), {}, default config first; median evaluations to "
-                           "reach 90 / 95 / 99 % of the optimum's speed (seeds that got there, when not all), the "
-                           "ratio of random's to it, and the strategy's CPU (propose + observe) per point proposed\n\n",
-                           args.seeds, width);
+  const std::string width =
+      args.in_flight ? fmt::format("{} in flight", args.in_flight)
+                     : fmt::format(
+                           "the sweep's window for {} compile threads ({} in flight for "
+                           "a strategy that learns, {} otherwise)",
+                           args.threads, in_flight_width(true, args.threads), in_flight_width(false, args.threads));
+  std::cout << fmt::format(
+      "{} seeds per strategy (exhaustive: 1), {}, default config first; median evaluations to "
+      "reach 90 / 95 / 99 % of the optimum's speed (seeds that got there, when not all), the "
+      "ratio of random's to it, and the strategy's CPU (propose + observe) per point proposed\n\n",
+      args.seeds, width);
   std::cout << "| space | problem | configs | strategy | to 90 % | to 95 % | to 99 % | random / it at 90 / 95 / 99 % "
                "| CPU per proposal |\n|---|---|---:|---|---:|---:|---:|---|---:|\n";
   std::map<std::pair<std::string, std::string>, const Row*> random_of;
@@ -508,10 +528,10 @@ int main(int argc, char** argv) try {
   };
   for (const Row& r : rows) {
     const auto it = random_of.find({r.space, r.problem});
-    const std::string ratios = it == random_of.end() ? std::string("")
-                                                     : fmt::format("{} / {} / {}", ratio(it->second->r90, r.r90),
-                                                                   ratio(it->second->r95, r.r95),
-                                                                   ratio(it->second->r99, r.r99));
+    const std::string ratios = it == random_of.end()
+                                   ? std::string("")
+                                   : fmt::format("{} / {} / {}", ratio(it->second->r90, r.r90),
+                                                 ratio(it->second->r95, r.r95), ratio(it->second->r99, r.r99));
     std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} µs |\n", r.space, r.problem, r.configs,
                              r.strategy, fmt_reach(r.r90, r.seeds), fmt_reach(r.r95, r.seeds),
                              fmt_reach(r.r99, r.seeds), ratios, r.cpu_us_per_proposal);
@@ -522,9 +542,10 @@ int main(int argc, char** argv) try {
   if (args.warm_k > 0 && recorded.size() > 1) {
     std::ofstream warm(args.out / "strategies_warm_start.csv");
     warm << "kernel,from,to,strategy,k,mapped,cold_median_evals_95,warm_median_evals_95,cold_over_warm\n";
-    std::cout << fmt::format("\nWarm starts: the top {} configs of recording A (those that are points of B) preferred "
-                             "in a replay of B; median evaluations to 95 % over {} seeds, cold and warm\n\n",
-                             args.warm_k, args.seeds);
+    std::cout << fmt::format(
+        "\nWarm starts: the top {} configs of recording A (those that are points of B) preferred "
+        "in a replay of B; median evaluations to 95 % over {} seeds, cold and warm\n\n",
+        args.warm_k, args.seeds);
     std::cout << "| from | to | strategy | cold | warm | cold / warm |\n|---|---|---|---:|---:|---:|\n";
     for (std::size_t b = 0; b < recorded.size(); ++b) {
       const ReplayProblem& to = *recorded[b];

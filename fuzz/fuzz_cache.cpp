@@ -53,8 +53,7 @@ void read_with_engine(const std::filesystem::path& path) {
     (void)db.devices();
     (void)db.best();
     (void)db.trials();
-  } catch (const tiletune::Error&) {
-  }
+  } catch (const tiletune::Error&) {}
 }
 
 }  // namespace

@@ -19,7 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.limits.max_entries = 10'000;
   try {
     (void)tiletune::import_kt_cache(path, options);
-  } catch (const tiletune::Error&) {
-  }
+  } catch (const tiletune::Error&) {}
   return 0;
 }

@@ -23,8 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const tiletune::NpyHeader h = tiletune::parse_npy_header(bytes);
     if (h.data_offset > size) std::abort();  // a header is never longer than what it was given
-  } catch (const tiletune::Error&) {
-  }
+  } catch (const tiletune::Error&) {}
   for (const char* name : {"data.npy", "data.npy.gz"}) {
     const auto path = dir.write(name, data, size);
     const std::uint64_t most = path.extension() == ".gz" ? 1032 * std::uint64_t{size} : size;
@@ -33,8 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!info.type) continue;
       const auto elements = tiletune::read_data_file(path, *info.type, std::nullopt, "input 'x'");
       if (elements.size() > most) std::abort();  // never more bytes than the file holds
-    } catch (const tiletune::Error&) {
-    }
+    } catch (const tiletune::Error&) {}
   }
   return 0;
 }

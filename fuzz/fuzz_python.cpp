@@ -40,19 +40,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   limits.list_items = 1 << 16;
   limits.text_bytes = 1 << 16;
   try {
-    (void)tiletune::py::rename(text, [](std::string_view name, std::optional<std::int64_t> index)
-                                         -> std::optional<std::string> {
-      if (index) return "[" + std::to_string(*index) + "]";
-      return name.size() % 2 ? std::optional<std::string>("renamed") : std::nullopt;
-    });
-  } catch (const tiletune::ExprSyntaxError&) {
-  }
+    (void)tiletune::py::rename(
+        text, [](std::string_view name, std::optional<std::int64_t> index) -> std::optional<std::string> {
+          if (index) return "[" + std::to_string(*index) + "]";
+          return name.size() % 2 ? std::optional<std::string>("renamed") : std::nullopt;
+        });
+  } catch (const tiletune::ExprSyntaxError&) {}
   tiletune::py::Program program;
   try {
     program = tiletune::py::Program::parse(text);
-  } catch (const tiletune::ExprSyntaxError&) {
-    return 0;
-  }
+  } catch (const tiletune::ExprSyntaxError&) { return 0; }
   for (const std::vector<Value>& set : sets) {
     std::vector<Value> free;
     for (std::size_t i = 0; i < program.free_names().size(); ++i) free.push_back(set[i % set.size()]);
@@ -61,8 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)v.repr();
       (void)v.truthy();
       (void)tiletune::py::to_integer(v, "the value");
-    } catch (const tiletune::EvalError&) {
-    }
+    } catch (const tiletune::EvalError&) {}
   }
   return 0;
 }

@@ -20,9 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   tiletune::Landscape first;
   try {
     first = tiletune::load_landscape(path);
-  } catch (const tiletune::Error&) {
-    return 0;
-  }
+  } catch (const tiletune::Error&) { return 0; }
   std::ostringstream again;
   try {
     tiletune::write_landscape(again, first);

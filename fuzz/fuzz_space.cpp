@@ -12,7 +12,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     (void)tiletune::parse_space(text, TILETUNE_SOURCE_DIR "/configs/fuzz.yaml");
-  } catch (const tiletune::Error&) {
-  }
+  } catch (const tiletune::Error&) {}
   return 0;
 }

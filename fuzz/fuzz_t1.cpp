@@ -19,7 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string json(reinterpret_cast<const char*>(data), size);
   try {
     (void)tiletune::import_t1_text(json, dir / "fuzz.json", dir / "fuzz.yaml");
-  } catch (const tiletune::Error&) {
-  }
+  } catch (const tiletune::Error&) {}
   return 0;
 }

@@ -46,7 +46,9 @@ void check(cudaError_t e, const char* what) {
 struct DeviceFloats {
   float* ptr = nullptr;
   std::size_t count = 0;
-  explicit DeviceFloats(std::size_t n) : count(n) { check(cudaMalloc(reinterpret_cast<void**>(&ptr), n * sizeof(float)), "cudaMalloc"); }
+  explicit DeviceFloats(std::size_t n) : count(n) {
+    check(cudaMalloc(reinterpret_cast<void**>(&ptr), n * sizeof(float)), "cudaMalloc");
+  }
   ~DeviceFloats() { cudaFree(ptr); }
   DeviceFloats(const DeviceFloats&) = delete;
   DeviceFloats& operator=(const DeviceFloats&) = delete;
@@ -79,10 +81,11 @@ double time_launches(int iterations, Launch launch) {
 
 void report(const tiletune::Launcher& launcher, const tiletune::LaunchPlan& plan, double ms, bool ok,
             double elapsed_s) {
-  std::printf("%-20s %-12s config %-32s match=%-16s cubin=%-8s capture=%-9s %9.4f ms/launch  %s\n",
-              plan.kernel.c_str(), plan.problem_text.c_str(), plan.config_text.c_str(),
-              std::string(tiletune::match_level_name(plan.match)).c_str(), tiletune::cubin_origin_name(plan.cubin_origin),
-              tiletune::capture_outcome_name(launcher.last_capture()), ms, ok ? "ok" : "WRONG");
+  std::printf("%-20s %-12s config %-32s match=%-16s cubin=%-8s capture=%-9s %9.4f ms/launch  %s\n", plan.kernel.c_str(),
+              plan.problem_text.c_str(), plan.config_text.c_str(),
+              std::string(tiletune::match_level_name(plan.match)).c_str(),
+              tiletune::cubin_origin_name(plan.cubin_origin), tiletune::capture_outcome_name(launcher.last_capture()),
+              ms, ok ? "ok" : "WRONG");
   if (const tiletune::OnlineSchedule* online = launcher.online()) {
     const std::optional<tiletune::Config> best = online->best(plan.problem);
     std::printf("%-20s online: %llu configs tried, %.3f s in trials over %.3f s (%.1f %%), kept %s\n",
@@ -146,11 +149,16 @@ int main(int argc, char** argv) {
   int n = 1 << 24, m = 4096, iterations = 50;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--spaces") spaces = value;
-    else if (flag == "--db") db = value;
-    else if (flag == "--n") n = std::atoi(value.c_str());
-    else if (flag == "--m") m = std::atoi(value.c_str());
-    else if (flag == "--iterations") iterations = std::atoi(value.c_str());
+    if (flag == "--spaces")
+      spaces = value;
+    else if (flag == "--db")
+      db = value;
+    else if (flag == "--n")
+      n = std::atoi(value.c_str());
+    else if (flag == "--m")
+      m = std::atoi(value.c_str());
+    else if (flag == "--iterations")
+      iterations = std::atoi(value.c_str());
     else {
       std::fprintf(stderr, "capture_app: unknown option %s\n", flag.c_str());
       return 1;

@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s DB KERNEL SIZES [DEVICE]\n", argv[0]);
     return 1;
   }
-  std::filesystem::path db = std::string_view(argv[1]) == "-" ? tiletune::QueryCache::default_path()
-                                                               : std::filesystem::path(argv[1]);
+  std::filesystem::path db =
+      std::string_view(argv[1]) == "-" ? tiletune::QueryCache::default_path() : std::filesystem::path(argv[1]);
   tiletune::QueryError error;
   auto cache = tiletune::QueryCache::try_open(db, &error);
   if (!cache) {

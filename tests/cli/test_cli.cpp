@@ -56,8 +56,8 @@ TEST(Cli, MalformedSpacesFailWithALocationAndLeaveNothingBehind) {
     EXPECT_EQ(r.signal, 0) << r.output;
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_NE(r.exit_code, -1) << r.output;
-    const std::string location = entry.path().string() + ":" + std::to_string(want.line) + ":" +
-                                 std::to_string(want.column) + ":";
+    const std::string location =
+        entry.path().string() + ":" + std::to_string(want.line) + ":" + std::to_string(want.column) + ":";
     EXPECT_NE(r.output.find(location), std::string::npos) << "want " << location << " in:\n" << r.output;
     EXPECT_NE(r.output.find(want.substring), std::string::npos) << r.output;
     const auto after = std::distance(std::filesystem::directory_iterator(dir.path()), {});
@@ -121,8 +121,7 @@ TEST(Cli, TuneOfACaptureFolderTakesEachCaptureInTurn) {
   std::string yaml;
   {
     std::ifstream in(source_dir() / "configs" / "transpose.yaml");
-    for (std::string line; std::getline(in, line);)
-      yaml += line.rfind("source:", 0) == 0 ? space : line + "\n";
+    for (std::string line; std::getline(in, line);) yaml += line.rfind("source:", 0) == 0 ? space : line + "\n";
   }
   for (const char* name : {"b_second", "a_first"}) {
     std::filesystem::create_directories(dir.path() / "captures" / name);
@@ -204,7 +203,8 @@ std::vector<std::string> flags_in(const std::string& text) {
 bool names_flag(const std::string& text, const std::string& flag) {
   for (std::size_t at = text.find(flag); at != std::string::npos; at = text.find(flag, at + 1)) {
     const std::size_t end = at + flag.size();
-    if (end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-' || text[end] == '_'))
+    if (end == text.size() ||
+        !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-' || text[end] == '_'))
       return true;
   }
   return false;
@@ -253,8 +253,10 @@ TEST(Cli, EveryCommandAnswersHelpWithExamplesAndItsDocsPage) {
 std::string heading_anchor(const std::string& heading) {
   std::string anchor;
   for (const unsigned char ch : heading) {
-    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch >= 0x80) anchor += static_cast<char>(std::tolower(ch));
-    else if (ch == ' ') anchor += '-';
+    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch >= 0x80)
+      anchor += static_cast<char>(std::tolower(ch));
+    else if (ch == ' ')
+      anchor += '-';
   }
   return anchor;
 }
@@ -313,7 +315,8 @@ TEST(Cli, ReadmeIsShortAndEveryDocsLinkResolves) {
     if (entry.is_regular_file() && entry.path().extension() == ".md") files.push_back(entry.path());
   EXPECT_GE(files.size(), 20u);
   for (const std::filesystem::path& file : files)
-    for (const std::string& b : broken_links(file)) ADD_FAILURE() << std::filesystem::relative(file, root).string() << ": " << b;
+    for (const std::string& b : broken_links(file))
+      ADD_FAILURE() << std::filesystem::relative(file, root).string() << ": " << b;
 }
 
 TEST(Cli, DevicesWithoutAGpu) {
@@ -351,7 +354,8 @@ TEST(Cli, ShowBestExportAndMergeReadTheCache) {
   EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 3) << csv.output;  // header + 2 trials
   EXPECT_NE(csv.output.find("hash1"), std::string::npos);
 
-  CommandResult merge = tiletune_in(dir, "merge " + quote(dir.path() / "cache.db") + " " + quote(dir.path() / "other.db"));
+  CommandResult merge =
+      tiletune_in(dir, "merge " + quote(dir.path() / "cache.db") + " " + quote(dir.path() / "other.db"));
   ASSERT_EQ(merge.exit_code, 0) << merge.output;
   EXPECT_NE(merge.output.find("2 trials read, 2 added"), std::string::npos) << merge.output;
   const auto exported = nlohmann::json::parse(tiletune_in(dir, "export").output);
@@ -367,7 +371,8 @@ TEST(Cli, ShowBestExportAndMergeReadTheCache) {
   EXPECT_EQ(both_json[0]["device"], "NVIDIA H200");
   EXPECT_FALSE(both_json[0].contains("device_label"));
 
-  CommandResult self = tiletune_in(dir, "merge " + quote(dir.path() / "cache.db") + " " + quote(dir.path() / "cache.db"));
+  CommandResult self =
+      tiletune_in(dir, "merge " + quote(dir.path() / "cache.db") + " " + quote(dir.path() / "cache.db"));
   EXPECT_EQ(self.exit_code, 2) << self.output;
 
   // A file that is not a cache is refused and left alone.
@@ -387,10 +392,12 @@ namespace {
 TEST(Cli, BestLooksUpOneConfigWithFallbacks) {
   TempDir dir;
   write_cache(dir.path() / "cache.db", "GPU-11111111-0000-0000-0000-000000000000", 0.15);
-  CommandResult env = tiletune_in(dir, "best --kernel transpose --size N=8192 --device GPU-11111111-0000-0000-0000-000000000000 --format env");
+  CommandResult env = tiletune_in(
+      dir, "best --kernel transpose --size N=8192 --device GPU-11111111-0000-0000-0000-000000000000 --format env");
   ASSERT_EQ(env.exit_code, 0) << env.output;
   EXPECT_EQ(env.output, "TILE=64\nBLOCK_ROWS=2\nPAD=1\nTILETUNE_MATCH=exact\nTILETUNE_TIES=1\n");
-  CommandResult cmake = tiletune_in(dir, "best --kernel transpose --size N=6000 --device GPU-11111111-0000-0000-0000-000000000000 --format cmake");
+  CommandResult cmake = tiletune_in(
+      dir, "best --kernel transpose --size N=6000 --device GPU-11111111-0000-0000-0000-000000000000 --format cmake");
   ASSERT_EQ(cmake.exit_code, 0) << cmake.output;
   EXPECT_NE(cmake.output.find("set(TILE 64)\n"), std::string::npos) << cmake.output;
   EXPECT_NE(cmake.output.find("set(TILETUNE_MATCH nearest_problem)"), std::string::npos) << cmake.output;

@@ -94,8 +94,10 @@ TEST_F(Answers, ALookupSaysHowManyTiedInEveryFormat) {
 }
 
 TEST_F(Answers, APinAnswersEveryLookupAndShowsInTheListing) {
-  const CommandResult pinned = tiletune("pin --kernel transpose --size N=8192 --params 'PAD=1, TILE=16' --model "
-                                        "'NVIDIA H200' --reason 'same numerics as v1' " + db());
+  const CommandResult pinned = tiletune(
+      "pin --kernel transpose --size N=8192 --params 'PAD=1, TILE=16' --model "
+      "'NVIDIA H200' --reason 'same numerics as v1' " +
+      db());
   ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
   // Spelled as the trials spell it (the space's order), since a trial has those params.
   EXPECT_NE(pinned.output.find("TILE=16;PAD=1"), std::string::npos) << pinned.output;
@@ -149,14 +151,15 @@ TEST_F(Answers, PinRefusesWhatItCannotStore) {
 }
 
 TEST_F(Answers, MergeKeepsPins) {
-  ASSERT_EQ(tiletune("pin --kernel transpose --size N=8192 --params 'TILE=16;PAD=1' --arch sm_90 " + db()).exit_code, 0);
+  ASSERT_EQ(tiletune("pin --kernel transpose --size N=8192 --params 'TILE=16;PAD=1' --arch sm_90 " + db()).exit_code,
+            0);
   const fs::path all = dir_.path() / "all.db";
   const CommandResult merged = tiletune("merge " + quote(all) + " " + quote(db_));
   ASSERT_EQ(merged.exit_code, 0) << merged.output;
   EXPECT_NE(merged.output.find("1 pins copied"), std::string::npos) << merged.output;
-  EXPECT_EQ(json_of("best --format json --kernel transpose --size N=8192 --device " + gpu + " --db " +
-                    quote(all))["match"],
-            "pinned");
+  EXPECT_EQ(
+      json_of("best --format json --kernel transpose --size N=8192 --device " + gpu + " --db " + quote(all))["match"],
+      "pinned");
 }
 
 // --- diff ------------------------------------------------------------------------------------
@@ -179,7 +182,9 @@ class Diff : public ::testing::Test {
                                           {"N=4096", "T=2", 0.5},
                                           {"N=16384", "T=1", 1.0}});
   }
-  CommandResult diff(const std::string& args) { return tiletune("diff " + quote(old_) + " " + quote(new_) + " " + args); }
+  CommandResult diff(const std::string& args) {
+    return tiletune("diff " + quote(old_) + " " + quote(new_) + " " + args);
+  }
   TempDir dir_;
   fs::path old_, new_;
 };
@@ -211,12 +216,9 @@ TEST_F(Diff, EachFailOnFailsOnExactlyItsKeys) {
     std::string fail_on;
     std::vector<std::string> failing;  // problems named on stderr
   };
-  const std::vector<Case> cases = {{"slower:2%", {"N=1024"}},
-                                   {"slower:5%", {}},
-                                   {"changed-winner", {"N=2048", "N=4096"}},
-                                   {"untied", {"N=4096"}},
-                                   {"missing", {"N=8192"}},
-                                   {"untied,missing,slower:2%", {"N=1024", "N=4096", "N=8192"}}};
+  const std::vector<Case> cases = {
+      {"slower:2%", {"N=1024"}}, {"slower:5%", {}},       {"changed-winner", {"N=2048", "N=4096"}},
+      {"untied", {"N=4096"}},    {"missing", {"N=8192"}}, {"untied,missing,slower:2%", {"N=1024", "N=4096", "N=8192"}}};
   for (const Case& c : cases) {
     const CommandResult r = diff("--fail-on " + c.fail_on + " 2>&1 >/dev/null");
     EXPECT_EQ(r.exit_code, c.failing.empty() ? cli::exit_ok : cli::exit_gate_failed) << c.fail_on << "\n" << r.output;

@@ -84,8 +84,10 @@ void expect_csv_has_every_column(const std::string& csv) {
     const std::size_t k = std::size_t(at - header.begin());
     ASSERT_EQ(rows[1].size(), header.size()) << csv;
     const TrialValue want = distinct_value(c, i);
-    if (const auto* text = std::get_if<std::string>(&want)) EXPECT_EQ(rows[1][k], *text) << csv;
-    else EXPECT_EQ(std::stod(rows[1][k]), number_of(want)) << csv;
+    if (const auto* text = std::get_if<std::string>(&want))
+      EXPECT_EQ(rows[1][k], *text) << csv;
+    else
+      EXPECT_EQ(std::stod(rows[1][k]), number_of(want)) << csv;
     EXPECT_EQ(rows[2][k], "") << csv;
   }
 }

@@ -32,7 +32,8 @@ fs::path failing_space(const TempDir& dir) {
   std::string text = read_file(planted / "planted.yaml");
   replace_once(text, "source: planted.cu", "source: " + (planted / "planted.cu").string());
   replace_once(text, "MODE: [0, 1, 2, 3, 4, 5, 6]", "MODE: [3, 6]");
-  replace_once(text, "verify: {reference: {config: {MODE: 0, BLOCK: 256}}, rtol: 0, atol: 0}", "verify: {reference: none}");
+  replace_once(text, "verify: {reference: {config: {MODE: 0, BLOCK: 256}}, rtol: 0, atol: 0}",
+               "verify: {reference: none}");
   replace_once(text, "default: {MODE: 0, BLOCK: 128}", "default: {MODE: 3, BLOCK: 128}");
   return dir.write("failing.yaml", text);
 }

@@ -85,8 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"plan --threads -1 SPACE", "--threads: '-1' is not a whole number"},
         UsageCase{"plan --sample 0 SPACE", "--sample: 0 is out of range"},
         UsageCase{"plan --sample 100000000000000000000 SPACE", "--sample: '100000000000000000000' is out of range"},
-        UsageCase{"plan --format xml SPACE", "--format"},
-        UsageCase{"plan --frobnicate SPACE", "--frobnicate"},
+        UsageCase{"plan --format xml SPACE", "--format"}, UsageCase{"plan --frobnicate SPACE", "--frobnicate"},
         UsageCase{"tune --budget abc SPACE", "--budget: 'abc': expected a count"},
         UsageCase{"tune --budget 0 SPACE", "--budget: '0'"},
         UsageCase{"tune --budget 150% SPACE", "--budget: '150%': a share of the space is at most 100%"},
@@ -117,16 +116,15 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"best --kernel transpose --size N=1 --size N=2", "--size N=2: N is given twice"},
         UsageCase{"best --format yaml", "--format"},
         UsageCase{"best --kernel 'two words'", "--kernel: 'two words' is not a name"},
-        UsageCase{"show --kernel " + std::string(100000, 'k'), "--kernel: 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk... (100000 bytes)' is not a name"},
+        UsageCase{"show --kernel " + std::string(100000, 'k'),
+                  "--kernel: 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk... (100000 bytes)' is not a name"},
         UsageCase{"export --device " + std::string(1000, 'd'), "is not 256 characters or fewer"},
         UsageCase{"show --limit 0", "--limit: 0 is out of range"},
         UsageCase{"show --limit -3", "--limit: '-3' is not a whole number"},
         UsageCase{"show --status fine", "--status"},
         UsageCase{"export --format landscape", "export --format landscape: name the kernel with --kernel"},
-        UsageCase{"export --format xml", "--format"},
-        UsageCase{"merge all.db does-not-exist.db", "does-not-exist.db"},
-        UsageCase{"merge", "into is required"},
-        UsageCase{"", "A subcommand is required"}));
+        UsageCase{"export --format xml", "--format"}, UsageCase{"merge all.db does-not-exist.db", "does-not-exist.db"},
+        UsageCase{"merge", "into is required"}, UsageCase{"", "A subcommand is required"}));
 
 // --- cache files ----------------------------------------------------------------------------
 
@@ -197,8 +195,9 @@ TEST(CliCache, AMergeThatFailsInTheTargetLeavesItByteForByteInItsJournal) {
   TempDir dir;
   // Rollback journals both: a WAL source's reader would add its (empty) -wal and -shm beside it.
   const auto good = write_cache(dir.path() / "good.db", "GPU-3", 0.15, /*wal=*/false);
-  const auto target = with_pragma(write_cache(dir.path() / "rollback.db", "GPU-1", 0.15, /*wal=*/false),
-                                  "CREATE TRIGGER refuse BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, \"refused\"); END");
+  const auto target =
+      with_pragma(write_cache(dir.path() / "rollback.db", "GPU-1", 0.15, /*wal=*/false),
+                  "CREATE TRIGGER refuse BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, \"refused\"); END");
   const std::string before = cache_files_digest(target);
   const std::string listing = tree_digest(dir.path());
   const CommandResult r = tiletune_in(dir, "merge " + quote(target) + " " + quote(good));
@@ -218,8 +217,7 @@ TEST(CliCache, AMergeIntoAForeignTargetLeavesIt) {
   const std::string before = cache_files_digest(foreign);
   const CommandResult r = tiletune_in(dir, "merge " + quote(foreign) + " " + quote(good));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find(foreign.string() + " is not a tiletune cache (application_id 0x00000007)"),
-            std::string::npos)
+  EXPECT_NE(r.output.find(foreign.string() + " is not a tiletune cache (application_id 0x00000007)"), std::string::npos)
       << r.output;
   EXPECT_EQ(cache_files_digest(foreign), before);
 }
@@ -281,10 +279,10 @@ TEST(CliCache, ReadingAWalCacheNeedsNoWriteAccess) {
 TEST(CliCache, BestWithoutAMatchExitsFour) {
   TempDir dir;
   write_cache(dir.path() / "cache.db", "GPU-1");
-  for (const std::string command : {"best --kernel reduction --size N=100 --device sm_90",
-                                    "best --kernel reduction --size N=100 --device sm_90 --format json",
-                                    "best --kernel reduction", "best --kernel reduction --format json",
-                                    "best --device GPU-none"}) {
+  for (const std::string command :
+       {"best --kernel reduction --size N=100 --device sm_90",
+        "best --kernel reduction --size N=100 --device sm_90 --format json", "best --kernel reduction",
+        "best --kernel reduction --format json", "best --device GPU-none"}) {
     SCOPED_TRACE(command);
     const CommandResult r = tiletune_in(dir, command);
     EXPECT_EQ(r.exit_code, 4) << r.output;

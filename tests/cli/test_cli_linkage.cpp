@@ -85,10 +85,11 @@ TEST(CliLinkage, CommandsThatCompileNothingRunWithoutTheToolkit) {
 
 TEST(CliLinkage, ACompileWithoutNvrtcSaysSoInOneLine) {
   TempDir dir;
-  const CommandResult plan = tiletune_without_toolkit(dir, "plan --arch sm_90 " + quote(source_dir() / "configs/transpose.yaml"));
+  const CommandResult plan =
+      tiletune_without_toolkit(dir, "plan --arch sm_90 " + quote(source_dir() / "configs/transpose.yaml"));
   EXPECT_EQ(plan.exit_code, 1) << plan.output;
   EXPECT_NE(plan.output.find("libnvrtc"), std::string::npos) << plan.output;
-  EXPECT_NE(plan.output.find("no-libnvrtc.so.13"), std::string::npos) << plan.output;  // what was tried
+  EXPECT_NE(plan.output.find("no-libnvrtc.so.13"), std::string::npos) << plan.output;       // what was tried
   EXPECT_NE(plan.output.find("TILETUNE_NVRTC_LIBRARY"), std::string::npos) << plan.output;  // the remedy
   EXPECT_NE(plan.output.find("LD_LIBRARY_PATH"), std::string::npos) << plan.output;
   EXPECT_EQ(std::count(plan.output.begin(), plan.output.end(), '\n'), 1) << plan.output;

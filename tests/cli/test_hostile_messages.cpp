@@ -29,10 +29,10 @@ std::string sh_quote(const std::string& s) {
 
 /// `tiletune ARGS` in dir, stdout discarded (what is left is stderr), under a watchdog.
 CommandResult tiletune_in(const TempDir& dir, const std::string& args) {
-  return run_command("(cd " + sh_quote(dir.path().string()) + " && TILETUNE_DB=" +
-                     sh_quote((dir.path() / "cache.db").string()) + " TILETUNE_CUBIN_CACHE=" +
-                     sh_quote((dir.path() / "cubin").string()) + " timeout 60 " + sh_quote(cli_path().string()) + " " +
-                     args + " 2>&1 >/dev/null)");
+  return run_command("(cd " + sh_quote(dir.path().string()) +
+                     " && TILETUNE_DB=" + sh_quote((dir.path() / "cache.db").string()) +
+                     " TILETUNE_CUBIN_CACHE=" + sh_quote((dir.path() / "cubin").string()) + " timeout 60 " +
+                     sh_quote(cli_path().string()) + " " + args + " 2>&1 >/dev/null)");
 }
 
 /// The house rule for a failure's message: one line, "tiletune: ", bounded, no raw control byte,
@@ -46,7 +46,8 @@ void expect_one_located_line(const CommandResult& r, const std::vector<std::stri
   EXPECT_TRUE(std::none_of(m.begin(), m.end() - (m.empty() ? 0 : 1), [](char c) {
     return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
   })) << m.substr(0, 600);
-  for (const std::string& w : words) EXPECT_NE(m.find(w), std::string::npos) << "wanted '" << w << "' in " << m.substr(0, 600);
+  for (const std::string& w : words)
+    EXPECT_NE(m.find(w), std::string::npos) << "wanted '" << w << "' in " << m.substr(0, 600);
 }
 
 /// Text of n bytes or more that would steer a terminal and break a line: ESC sequences, newlines.
@@ -97,9 +98,9 @@ Json& spec(Json& j) { return j["KernelSpecification"]; }
 Json& arg0(Json& j) { return j["KernelSpecification"]["Arguments"][0]; }
 Json& arg1(Json& j) { return j["KernelSpecification"]["Arguments"][1]; }
 
-const std::string kBig = hostile_text(2 << 20);        // 2 MiB
-const std::string kHuge = "18446744073709551615";        // 2^64 - 1
-const std::string kBelow = "-9223372036854775809";       // -2^63 - 1
+const std::string kBig = hostile_text(2 << 20);     // 2 MiB
+const std::string kHuge = "18446744073709551615";   // 2^64 - 1
+const std::string kBelow = "-9223372036854775809";  // -2^63 - 1
 
 std::vector<T1Case> t1_cases() {
   return {
@@ -107,14 +108,19 @@ std::vector<T1Case> t1_cases() {
       {"BigName", [](Json& j) { param0(j)["Name"] = kBig; }, {"TuningParameters[0].Name", "bytes)"}},
       {"BigType", [](Json& j) { param0(j)["Type"] = kBig; }, {"TuningParameters[0].Type", "bytes)"}},
       {"BigPythonValues", [](Json& j) { param0(j)["Values"] = "[1, " + kBig + "]"; }, {"TuningParameters[0].Values"}},
-      {"BigStringValue", [](Json& j) { param0(j) = {{"Name", "S"}, {"Type", "string"}, {"Values", {"a", kBig}}}; },
+      {"BigStringValue",
+       [](Json& j) {
+         param0(j) = {{"Name", "S"}, {"Type", "string"}, {"Values", {"a", kBig}}};
+       },
        {"TuningParameters[0].Values", "bytes)"}},
       {"BigLanguage", [](Json& j) { spec(j)["Language"] = kBig; }, {"KernelSpecification.Language", "bytes)"}},
       {"BigKernelName", [](Json& j) { spec(j)["KernelName"] = kBig; }, {"KernelSpecification.KernelName", "bytes)"}},
       {"BigKernelFile", [](Json& j) { spec(j)["KernelFile"] = "x" + kBig; }, {"KernelSpecification.KernelFile"}},
-      {"BigCondition", [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = kBig; },
+      {"BigCondition",
+       [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = kBig; },
        {"Conditions[0].Expression"}},
-      {"BigConditionParameter", [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Parameters"][0] = kBig; },
+      {"BigConditionParameter",
+       [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Parameters"][0] = kBig; },
        {"Conditions[0].Parameters[0]"}},
       {"BigLocalSize", [](Json& j) { spec(j)["LocalSize"]["X"] = kBig; }, {"KernelSpecification.LocalSize.X"}},
       {"BigArgumentName", [](Json& j) { arg0(j)["Name"] = kBig; }, {"Arguments[0].Name", "bytes)"}},
@@ -122,61 +128,101 @@ std::vector<T1Case> t1_cases() {
       {"BigFillType", [](Json& j) { arg0(j)["FillType"] = kBig; }, {"Arguments[0].FillType", "bytes)"}},
       {"BigGlobalSizeType", [](Json& j) { spec(j)["GlobalSizeType"] = kBig; }, {"GlobalSizeType", "bytes)"}},
       // numbers past the 64-bit integers: refused, never wrapped to -1
-      {"HugeValue", [](Json& j) { param0(j)["Values"] = Json::parse("[" + kHuge + "]"); },
+      {"HugeValue",
+       [](Json& j) { param0(j)["Values"] = Json::parse("[" + kHuge + "]"); },
        {"TuningParameters[0].Values[0]", "beyond the 64-bit integers"}},
-      {"BelowValue", [](Json& j) { param0(j)["Values"] = Json::parse("[" + kBelow + "]"); },
+      {"BelowValue",
+       [](Json& j) { param0(j)["Values"] = Json::parse("[" + kBelow + "]"); },
        {"TuningParameters[0].Values", "not an exact integer"}},
       {"HugePythonValue", [](Json& j) { param0(j)["Values"] = "[" + kHuge + "]"; }, {"TuningParameters[0].Values"}},
-      {"HugeDefault", [](Json& j) { param0(j)["Default"] = Json::parse(kHuge); },
+      {"HugeDefault",
+       [](Json& j) { param0(j)["Default"] = Json::parse(kHuge); },
        {"TuningParameters[0].Default", "beyond the 64-bit integers"}},
-      {"HugeName", [](Json& j) { param0(j)["Name"] = Json::parse(kHuge); },
+      {"HugeName",
+       [](Json& j) { param0(j)["Name"] = Json::parse(kHuge); },
        {"TuningParameters[0].Name", "beyond the 64-bit integers"}},
-      {"HugeProblemSize", [](Json& j) { spec(j)["ProblemSize"] = Json::parse("[" + kHuge + "]"); },
+      {"HugeProblemSize",
+       [](Json& j) { spec(j)["ProblemSize"] = Json::parse("[" + kHuge + "]"); },
        {"ProblemSize[0]", "beyond the 64-bit integers"}},
-      {"BelowProblemSize", [](Json& j) { spec(j)["ProblemSize"] = Json::parse("[" + kBelow + "]"); },
+      {"BelowProblemSize",
+       [](Json& j) { spec(j)["ProblemSize"] = Json::parse("[" + kBelow + "]"); },
        {"ProblemSize[0]", "not a positive integer"}},
-      {"HugeSize", [](Json& j) { arg0(j)["Size"] = Json::parse(kHuge); }, {"Arguments[0].Size", "beyond the 64-bit integers"}},
-      {"HugeScalar", [](Json& j) { arg1(j)["FillValue"] = Json::parse(kHuge); },
+      {"HugeSize",
+       [](Json& j) { arg0(j)["Size"] = Json::parse(kHuge); },
+       {"Arguments[0].Size", "beyond the 64-bit integers"}},
+      {"HugeScalar",
+       [](Json& j) { arg1(j)["FillValue"] = Json::parse(kHuge); },
        {"Arguments[1].FillValue", "beyond the 64-bit integers"}},
-      {"BelowScalar", [](Json& j) { arg1(j)["FillValue"] = Json::parse(kBelow); }, {"Arguments[1].FillValue", "not an exact"}},
-      {"HugeFill", [](Json& j) { arg0(j)["Type"] = "int32"; arg0(j)["FillValue"] = 1e30; },
+      {"BelowScalar",
+       [](Json& j) { arg1(j)["FillValue"] = Json::parse(kBelow); },
+       {"Arguments[1].FillValue", "not an exact"}},
+      {"HugeFill",
+       [](Json& j) {
+         arg0(j)["Type"] = "int32";
+         arg0(j)["FillValue"] = 1e30;
+       },
        {"Arguments[0].FillValue", "not an exact"}},
-      {"HugeLocalSize", [](Json& j) { spec(j)["LocalSize"]["X"] = Json::parse(kHuge); },
+      {"HugeLocalSize",
+       [](Json& j) { spec(j)["LocalSize"]["X"] = Json::parse(kHuge); },
        {"LocalSize.X", "beyond the 64-bit integers"}},
       // a JSON type where another is meant, in every kind of field
-      {"ParamsObject", [](Json& j) { j["ConfigurationSpace"]["TuningParameters"] = Json::object(); },
+      {"ParamsObject",
+       [](Json& j) { j["ConfigurationSpace"]["TuningParameters"] = Json::object(); },
        {"ConfigurationSpace.TuningParameters", "non-empty array"}},
       {"ParamNumber", [](Json& j) { param0(j) = 5; }, {"TuningParameters[0].Name", "missing"}},
       {"NameObject", [](Json& j) { param0(j)["Name"] = Json::object(); }, {"TuningParameters[0].Name", "found object"}},
       {"TypeArray", [](Json& j) { param0(j)["Type"] = Json::array(); }, {"TuningParameters[0].Type", "found array"}},
-      {"ValuesObject", [](Json& j) { param0(j)["Values"] = Json::object(); }, {"TuningParameters[0].Values", "found object"}},
-      {"ValueNull", [](Json& j) { param0(j)["Values"] = Json::array({1, nullptr}); }, {"TuningParameters[0].Values[1]"}},
+      {"ValuesObject",
+       [](Json& j) { param0(j)["Values"] = Json::object(); },
+       {"TuningParameters[0].Values", "found object"}},
+      {"ValueNull",
+       [](Json& j) {
+         param0(j)["Values"] = Json::array({1, nullptr});
+       },
+       {"TuningParameters[0].Values[1]"}},
       {"DefaultArray", [](Json& j) { param0(j)["Default"] = Json::array(); }, {"TuningParameters[0].Default"}},
-      {"ConditionsString", [](Json& j) { j["ConfigurationSpace"]["Conditions"] = "x"; }, {"ConfigurationSpace.Conditions"}},
-      {"ConditionParametersNumber", [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Parameters"] = 3; },
+      {"ConditionsString",
+       [](Json& j) { j["ConfigurationSpace"]["Conditions"] = "x"; },
+       {"ConfigurationSpace.Conditions"}},
+      {"ConditionParametersNumber",
+       [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Parameters"] = 3; },
        {"Conditions[0].Parameters"}},
-      {"ExpressionObject", [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = Json::object(); },
+      {"ExpressionObject",
+       [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = Json::object(); },
        {"Conditions[0].Expression", "found object"}},
-      {"SpecArray", [](Json& j) { j["KernelSpecification"] = Json::array(); }, {"KernelSpecification.Language", "missing"}},
+      {"SpecArray",
+       [](Json& j) { j["KernelSpecification"] = Json::array(); },
+       {"KernelSpecification.Language", "missing"}},
       {"LanguageNumber", [](Json& j) { spec(j)["Language"] = 7; }, {"KernelSpecification.Language"}},
-      {"KernelNameNull", [](Json& j) { spec(j)["KernelName"] = nullptr; }, {"KernelSpecification.KernelName", "found null"}},
+      {"KernelNameNull",
+       [](Json& j) { spec(j)["KernelName"] = nullptr; },
+       {"KernelSpecification.KernelName", "found null"}},
       {"CompilerOptionsObject", [](Json& j) { spec(j)["CompilerOptions"] = Json::object(); }, {"CompilerOptions"}},
-      {"CompilerOptionArray", [](Json& j) { spec(j)["CompilerOptions"] = Json::array({Json::array()}); },
+      {"CompilerOptionArray",
+       [](Json& j) { spec(j)["CompilerOptions"] = Json::array({Json::array()}); },
        {"CompilerOptions[0]", "found array"}},
       {"ProblemSizeObject", [](Json& j) { spec(j)["ProblemSize"] = Json::object(); }, {"ProblemSize[0]"}},
       {"LocalSizeArray", [](Json& j) { spec(j)["LocalSize"] = Json::array(); }, {"KernelSpecification.LocalSize"}},
-      {"LocalSizeXObject", [](Json& j) { spec(j)["LocalSize"]["X"] = Json::object(); }, {"LocalSize.X", "found object"}},
+      {"LocalSizeXObject",
+       [](Json& j) { spec(j)["LocalSize"]["X"] = Json::object(); },
+       {"LocalSize.X", "found object"}},
       {"ArgumentsObject", [](Json& j) { spec(j)["Arguments"] = Json::object(); }, {"KernelSpecification.Arguments"}},
       {"ArgumentNumber", [](Json& j) { arg0(j) = 1; }, {"Arguments[0].MemoryType", "missing"}},
       {"SizeArray", [](Json& j) { arg0(j)["Size"] = Json::array(); }, {"Arguments[0].Size", "found array"}},
-      {"FillValueString", [](Json& j) { arg0(j)["FillType"] = "Constant"; arg0(j)["FillValue"] = "1"; },
+      {"FillValueString",
+       [](Json& j) {
+         arg0(j)["FillType"] = "Constant";
+         arg0(j)["FillValue"] = "1";
+       },
        {"Arguments[0].FillValue"}},
       {"ReferencesObject", [](Json& j) { spec(j)["ReferenceArguments"] = Json::object(); }, {"ReferenceArguments"}},
       {"ValidationMethodArray",
        [](Json& j) {
-         spec(j)["ReferenceArguments"] = Json::array({{{"TargetName", "c"}, {"FillType", "BinaryRaw"},
-                                                        {"DataSource", "ref.bin"}, {"ValidationThreshold", 0.1},
-                                                        {"ValidationMethod", Json::array()}}});
+         spec(j)["ReferenceArguments"] = Json::array({{{"TargetName", "c"},
+                                                       {"FillType", "BinaryRaw"},
+                                                       {"DataSource", "ref.bin"},
+                                                       {"ValidationThreshold", 0.1},
+                                                       {"ValidationMethod", Json::array()}}});
        },
        {"ReferenceArguments[0].ValidationMethod", "found array"}},
       {"TopLevelArray", [](Json& j) { j = Json::array(); }, {"a T1 file is a JSON object"}},
@@ -184,11 +230,13 @@ std::vector<T1Case> t1_cases() {
       {"TooManyParams",
        [](Json& j) {
          Json list = Json::array();
-         for (int i = 0; i < 200000; ++i) list.push_back({{"Name", "P" + std::to_string(i)}, {"Type", "int"}, {"Values", {1}}});
+         for (int i = 0; i < 200000; ++i)
+           list.push_back({{"Name", "P" + std::to_string(i)}, {"Type", "int"}, {"Values", {1}}});
          j["ConfigurationSpace"]["TuningParameters"] = list;
        },
        {"ConfigurationSpace.TuningParameters", "more than the 1024"}},
-      {"MillionDuplicates", [](Json& j) { param0(j)["Values"] = Json(std::vector<int>(1'000'000, 7)); },
+      {"MillionDuplicates",
+       [](Json& j) { param0(j)["Values"] = Json(std::vector<int>(1'000'000, 7)); },
        {"TuningParameters[0].Values", "'7' is listed twice"}},
       {"MillionValues",
        [](Json& j) {
@@ -197,7 +245,8 @@ std::vector<T1Case> t1_cases() {
          param0(j)["Values"] = v;
        },
        {"the space it maps to does not load"}},
-      {"MillionPythonValues", [](Json& j) { param0(j)["Values"] = "list(range(1000000))"; },
+      {"MillionPythonValues",
+       [](Json& j) { param0(j)["Values"] = "list(range(1000000))"; },
        {"the space it maps to does not load"}},
   };
 }
@@ -421,7 +470,8 @@ TEST(HostileMessagesReport, UnknownLongPlotIsOneBoundedLine) {
   TempDir dir;
   write_cache(dir.path() / "cache.db", "GPU-1", 0.15, /*wal=*/false);
   const std::string before = tree_digest(dir.path());
-  const CommandResult r = tiletune_in(dir, "report --format svg --plot heatmap:" + std::string(500, 'T') + ",B -o x.svg");
+  const CommandResult r =
+      tiletune_in(dir, "report --format svg --plot heatmap:" + std::string(500, 'T') + ",B -o x.svg");
   EXPECT_EQ(r.exit_code, 1);
   expect_one_located_line(r, {"unknown plot 'heatmap:TTT", "bytes)"});
   EXPECT_EQ(tree_digest(dir.path()), before);

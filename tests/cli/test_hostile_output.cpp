@@ -48,7 +48,10 @@ Hostile hostile(Flavor f) {
   switch (f) {
     case Flavor::latin1: return {"caf\xe9", "k.cu(3): error: \"caf\xe9\" \xff\xfe is not UTF-8", "H200 caf\xe9"};
     case Flavor::escapes:
-      return {"\x1b[2J\x1b]0;pwn\x07", "\x1b[31mred\x1b[0m\r\n\xc2\x9b" "31m\x7f", "H200 \x1b[5mblink\x1b[0m"};
+      return {"\x1b[2J\x1b]0;pwn\x07",
+              "\x1b[31mred\x1b[0m\r\n\xc2\x9b"
+              "31m\x7f",
+              "H200 \x1b[5mblink\x1b[0m"};
     case Flavor::csv_meta:
       return {"two\nN=8192,TILE=1;T=forged,ok,0.001,0,0,,,,\nx", "a,\"quoted\",\nN=1,forged", "H200, \"PCIe\""};
     case Flavor::infinite: return {"inf", "time is inf", "H200"};
@@ -65,9 +68,13 @@ std::size_t write_hostile_cache(const fs::path& path, Flavor flavor) {
   cache.wal(false).device(kUuid, h.device).kernel("transpose", "hash" + h.value, "--opt=" + h.value, "13.0");
   // The fastest has integer params, so that a lookup (whose params are integers) finds it.
   const std::vector<std::pair<std::string, TrialStatus>> trials = {
-      {"TILE=8;T=1", TrialStatus::ok},                 {"TILE=32;T=" + h.value, TrialStatus::ok},       {"TILE=32;T=a b", TrialStatus::ok},
-      {"TILE=32;T=say \"hi\"", TrialStatus::ok},       {"TILE=64;T=" + h.value, TrialStatus::compile_failed},
-      {"TILE=16;T=x" + h.value + "y", TrialStatus::wrong_result}, {"TILE=4;T=plain", TrialStatus::ok}};
+      {"TILE=8;T=1", TrialStatus::ok},
+      {"TILE=32;T=" + h.value, TrialStatus::ok},
+      {"TILE=32;T=a b", TrialStatus::ok},
+      {"TILE=32;T=say \"hi\"", TrialStatus::ok},
+      {"TILE=64;T=" + h.value, TrialStatus::compile_failed},
+      {"TILE=16;T=x" + h.value + "y", TrialStatus::wrong_result},
+      {"TILE=4;T=plain", TrialStatus::ok}};
   double time = 0.1;
   for (const auto& [params, status] : trials) {
     if (status == TrialStatus::ok) {
@@ -100,7 +107,7 @@ std::size_t write_hostile_cache(const fs::path& path, Flavor flavor) {
 enum class Check { json, csv, table, landscape, html, svg };
 
 struct OutputCase {
-  std::string args;   ///< after `tiletune`, with --db given; OUT is the output file
+  std::string args;  ///< after `tiletune`, with --db given; OUT is the output file
   Check check;
   int exit_code = 0;
 };
@@ -110,16 +117,14 @@ std::ostream& operator<<(std::ostream& out, const OutputCase& c) { return out <<
 CommandResult run_in(const fs::path& dir, const std::string& args, const fs::path& out, const fs::path& err) {
   // In a subshell: run_command's own 2>&1 must not undo the 2> here.
   return run_command("(cd " + quote(dir) + " && TILETUNE_DB=" + quote(dir / "none.db") +
-                     " TILETUNE_CUBIN_CACHE=" + quote(dir / "cubin") + " timeout 60 " + quote(cli_path()) + " " +
-                     args + " > " + quote(out) + " 2> " + quote(err) + ")");
+                     " TILETUNE_CUBIN_CACHE=" + quote(dir / "cubin") + " timeout 60 " + quote(cli_path()) + " " + args +
+                     " > " + quote(out) + " 2> " + quote(err) + ")");
 }
 
 /// Exit status of a python3 check of a file (argv[1]); its output for the message.
 CommandResult python(const std::string& program, const fs::path& file) {
   const fs::path script = file.string() + ".py";
-  {
-    std::ofstream(script) << program;
-  }
+  { std::ofstream(script) << program; }
   return run_command("timeout 60 python3 " + quote(script) + " " + quote(file));
 }
 
@@ -253,17 +258,12 @@ INSTANTIATE_TEST_SUITE_P(
     HostileOutput, HostileOutput,
     ::testing::Combine(
         ::testing::Values(Flavor::latin1, Flavor::escapes, Flavor::csv_meta, Flavor::infinite),
-        ::testing::Values(OutputCase{"show --format json", Check::json},
-                          OutputCase{"best --format json", Check::json},
-                          OutputCase{"export", Check::json},
-                          OutputCase{"export --format t4", Check::json},
+        ::testing::Values(OutputCase{"show --format json", Check::json}, OutputCase{"best --format json", Check::json},
+                          OutputCase{"export", Check::json}, OutputCase{"export --format t4", Check::json},
                           OutputCase{kLookup + " --format json", Check::json},
-                          OutputCase{"show --format csv", Check::csv},
-                          OutputCase{"export --format csv", Check::csv},
-                          OutputCase{"best --format csv", Check::csv},
-                          OutputCase{"show", Check::table},
-                          OutputCase{"best", Check::table},
-                          OutputCase{"show --format markdown", Check::table},
+                          OutputCase{"show --format csv", Check::csv}, OutputCase{"export --format csv", Check::csv},
+                          OutputCase{"best --format csv", Check::csv}, OutputCase{"show", Check::table},
+                          OutputCase{"best", Check::table}, OutputCase{"show --format markdown", Check::table},
                           OutputCase{kLookup, Check::table},
                           OutputCase{"export --format landscape --kernel transpose", Check::landscape},
                           OutputCase{"report -o OUT", Check::html},
@@ -349,9 +349,7 @@ TEST(HostileOutputLandscape, RefusesAnInfiniteTime) {
   try {
     write_landscape(text, l);
     ADD_FAILURE() << "written: " << text.str();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("time_ms is inf"), std::string::npos) << e.what();
-  }
+  } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("time_ms is inf"), std::string::npos) << e.what(); }
   EXPECT_TRUE(text.str().empty());
 }
 
@@ -372,17 +370,22 @@ std::size_t report_size(std::size_t n) {
   TempDir dir;
   const fs::path cache = dir.path() / "many.db";
   {
-    CacheBuilder().wal(false).device(kUuid, "H200").kernel("transpose", "h", "", "13.0").trial("N=8192", "TILE=0;ID=0", 1).build(cache);
+    CacheBuilder()
+        .wal(false)
+        .device(kUuid, "H200")
+        .kernel("transpose", "h", "", "13.0")
+        .trial("N=8192", "TILE=0;ID=0", 1)
+        .build(cache);
   }
-  const CommandResult fill = run_command(
-      "sqlite3 " + quote(cache) + " \"WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c WHERE n < " +
-      std::to_string(n) +
-      ") INSERT INTO trials(device_id,kernel_id,problem,params,status,time_ms,registers,occupancy_offline) "
-      "SELECT 1,1,'N=8192','TILE='||(n%97)||';ID='||n,'ok',0.01+(n*7919%10007)/1e4,16+n%64,0.5 FROM c\"");
+  const CommandResult fill =
+      run_command("sqlite3 " + quote(cache) +
+                  " \"WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c WHERE n < " + std::to_string(n) +
+                  ") INSERT INTO trials(device_id,kernel_id,problem,params,status,time_ms,registers,occupancy_offline) "
+                  "SELECT 1,1,'N=8192','TILE='||(n%97)||';ID='||n,'ok',0.01+(n*7919%10007)/1e4,16+n%64,0.5 FROM c\"");
   EXPECT_EQ(fill.exit_code, 0) << fill.output;
   const fs::path page = dir.path() / "report.html";
-  const CommandResult r = run_command("timeout 300 " + quote(cli_path()) + " report --db " + quote(cache) + " -o " +
-                                      quote(page));
+  const CommandResult r =
+      run_command("timeout 300 " + quote(cli_path()) + " report --db " + quote(cache) + " -o " + quote(page));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const std::string text = read_file(page);
   EXPECT_NE(text.find("only the best 2000 of"), std::string::npos);

@@ -72,10 +72,13 @@ std::string npy_announcing(std::uint32_t announced) {
 constexpr const char* kN = "64";
 
 std::string space_yaml(bool allowed) {
-  return std::string("kernel: hostile_read\n"
-                     "source: soft_threshold.cu\n"
-                     "entry: soft_threshold\n"
-                     "problem:\n  N: [") + kN + "]\n"
+  return std::string(
+             "kernel: hostile_read\n"
+             "source: soft_threshold.cu\n"
+             "entry: soft_threshold\n"
+             "problem:\n  N: [") +
+         kN +
+         "]\n"
          "params:\n  BLOCK: [64, 256]\n  VEC: [1, 2, 4]\n" +
          (allowed ? "allowed: {file: allowed.csv}\n" : "") +
          "launch:\n  grid: [\"ceil_div(ceil_div(N, VEC), BLOCK)\"]\n  block: [BLOCK]\n"
@@ -217,10 +220,10 @@ TEST_P(HostileRead, RefusedAtOnceInOneLineWithNothingChanged) {
   const std::string prefix = prefix_for(c, dir);
   const std::string before = tree_digest(dir.path());
   const std::string big_before = stat_digest(big.path());
-  const CommandResult r = run_command("cd " + quote(dir.path()) + " && TILETUNE_CUBIN_CACHE=" +
-                                      quote(dir.path() / "cubin") + " TILETUNE_DB=" + quote(dir.path() / "cache.db") +
-                                      " timeout 60 " + prefix + quote(cli_path()) + " " + command_of(c, given, dir) +
-                                      " </dev/null");
+  const CommandResult r =
+      run_command("cd " + quote(dir.path()) + " && TILETUNE_CUBIN_CACHE=" + quote(dir.path() / "cubin") +
+                  " TILETUNE_DB=" + quote(dir.path() / "cache.db") + " timeout 60 " + prefix + quote(cli_path()) + " " +
+                  command_of(c, given, dir) + " </dev/null");
   RecordProperty("output", r.output);
   EXPECT_EQ(r.exit_code, c.exit_code) << r.output;
   const std::vector<std::string> lines = split_lines(r.output);
@@ -243,13 +246,12 @@ TEST(HostileReadBaseline, TheValidFilesAreRead) {
   write_valid(dir);
   const std::string before = tree_digest(dir.path());
   const fs::path t1 = test_data_dir() / "interchange" / "t1" / "vector_add.json";
-  for (const std::string& args : {"import-t1 " + quote(t1), std::string("upgrade-space s.yaml"),
-                                  std::string("plan --arch sm_90 space.yaml"),
-                                  std::string("plan --arch sm_90 allowed_space.yaml")}) {
-    const CommandResult r = run_command("cd " + quote(dir.path()) + " && TILETUNE_CUBIN_CACHE=" +
-                                        quote(cubins.path()) + " TILETUNE_DB=" +
-                                        quote(dir.path() / "cache.db") + " timeout 60 " + quote(cli_path()) + " " +
-                                        args + " </dev/null");
+  for (const std::string& args :
+       {"import-t1 " + quote(t1), std::string("upgrade-space s.yaml"), std::string("plan --arch sm_90 space.yaml"),
+        std::string("plan --arch sm_90 allowed_space.yaml")}) {
+    const CommandResult r = run_command("cd " + quote(dir.path()) + " && TILETUNE_CUBIN_CACHE=" + quote(cubins.path()) +
+                                        " TILETUNE_DB=" + quote(dir.path() / "cache.db") + " timeout 60 " +
+                                        quote(cli_path()) + " " + args + " </dev/null");
     EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
   }
   EXPECT_EQ(tree_digest(dir.path()), before);
@@ -263,7 +265,8 @@ std::vector<ReadCase> whole_file_cases(Surface s, const std::string& tag, const 
       {tag + "_dev_zero", s, Kind::dev_zero, 1, "/dev/zero: not a regular file (a character device)"},
       {tag + "_directory", s, Kind::directory, 2, "directory"},
       {tag + "_symlink_to_fifo", s, Kind::fifo_link, 1, ": not a regular file (a FIFO)"},
-      {tag + "_sparse_10gb", s, Kind::sparse_10gb, 1, ": 10000000000 bytes, more than " + what + " can be (" + limit + ")"},
+      {tag + "_sparse_10gb", s, Kind::sparse_10gb, 1,
+       ": 10000000000 bytes, more than " + what + " can be (" + limit + ")"},
       {tag + "_over_limit", s, Kind::over_limit, 1, " bytes, more than " + what + " can be (" + limit + ")"},
       {tag + "_missing", s, Kind::missing, 2, "does not exist"},
       {tag + "_unreadable", s, Kind::unreadable, 1, ": cannot open the file: Permission denied"},
@@ -275,8 +278,8 @@ std::vector<ReadCase> whole_file_cases(Surface s, const std::string& tag, const 
 std::vector<ReadCase> npy_cases(Surface s, const std::string& tag) {
   const std::string path = s == Surface::plan_input ? "in_64.npy: " : "out_64.npy: ";
   return {
-      {tag + "_header_4gib", s, Kind::bytes, 1, path + "the .npy header announces 4294967295 bytes, more than the 65536",
-       npy_announcing(0xFFFFFFFFu)},
+      {tag + "_header_4gib", s, Kind::bytes, 1,
+       path + "the .npy header announces 4294967295 bytes, more than the 65536", npy_announcing(0xFFFFFFFFu)},
       {tag + "_shape_4tib", s, Kind::bytes, 1, path + "the .npy header announces 4398046511104 bytes of data",
        npy_f32("(1099511627776,)", 256)},
       {tag + "_shape_overflows", s, Kind::bytes, 1, "more than 2^64 elements",
@@ -319,9 +322,11 @@ std::vector<ReadCase> all_cases() {
       {"input_symlink_to_fifo", Surface::plan_input, Kind::fifo_link, 1, "in_64.npy: not a regular file (a FIFO)"},
       {"input_sparse_10gb", Surface::plan_input, Kind::sparse_10gb, 1, "in_64.npy: not an .npy file"},
       {"input_missing", Surface::plan_input, Kind::missing, 1, "in_64.npy: no such file"},
-      {"input_unreadable", Surface::plan_input, Kind::unreadable, 1, "in_64.npy: cannot open the file: Permission denied"},
+      {"input_unreadable", Surface::plan_input, Kind::unreadable, 1,
+       "in_64.npy: cannot open the file: Permission denied"},
       {"expected_fifo", Surface::plan_expected, Kind::fifo, 1, "out_64.npy: not a regular file (a FIFO)"},
-      {"expected_dev_zero", Surface::plan_expected, Kind::dev_zero, 1, "out_64.npy: not a regular file (a character device)"},
+      {"expected_dev_zero", Surface::plan_expected, Kind::dev_zero, 1,
+       "out_64.npy: not a regular file (a character device)"},
       {"expected_sparse_10gb", Surface::plan_expected, Kind::sparse_10gb, 1, "out_64.npy: not an .npy file"},
       {"allowed_fifo", Surface::plan_allowed, Kind::fifo, 1, "is not a regular file"},
       {"allowed_dev_zero", Surface::plan_allowed, Kind::dev_zero, 1, "is not a regular file"},
@@ -330,7 +335,8 @@ std::vector<ReadCase> all_cases() {
        "allowed.csv: 10000000000 bytes, more than an allowed-configs file can be (256 MiB)"},
       {"allowed_over_limit", Surface::plan_allowed, Kind::over_limit, 1,
        "allowed.csv: 268435457 bytes, more than an allowed-configs file can be (256 MiB)"},
-      {"allowed_unreadable", Surface::plan_allowed, Kind::unreadable, 1, "allowed.csv: cannot open the file: Permission denied"},
+      {"allowed_unreadable", Surface::plan_allowed, Kind::unreadable, 1,
+       "allowed.csv: cannot open the file: Permission denied"},
   };
   out.insert(out.end(), files.begin(), files.end());
   for (ReadCase& c : npy_cases(Surface::plan_expected, "expected")) out.push_back(c);

@@ -99,18 +99,33 @@ const Writer kWriters[] = {
 };
 
 void make_input(const TempDir& dir, const Writer& w) {
-  if (w.name.rfind("report", 0) == 0) (void)write_cache(dir.path() / w.input, "GPU-1", 0.15, /*wal=*/false);
-  else if (w.name == "import_t1") (void)dir.write(w.input, t1_json());
-  else (void)dir.write(w.input, read_file(test_data_dir() / "interchange" / "kt" / "vector_add.json"));
+  if (w.name.rfind("report", 0) == 0)
+    (void)write_cache(dir.path() / w.input, "GPU-1", 0.15, /*wal=*/false);
+  else if (w.name == "import_t1")
+    (void)dir.write(w.input, t1_json());
+  else
+    (void)dir.write(w.input, read_file(test_data_dir() / "interchange" / "kt" / "vector_add.json"));
   if (w.name == "import_kt_cache") fs::create_directory(dir.path() / "side");  // where its space goes
 }
 
-enum class Target { new_file, dev_null, fifo, link_to_file, dangling_link, directory, mode_600, read_only_dir,
-                    dev_full, input_hard_link, input_symlink };
+enum class Target {
+  new_file,
+  dev_null,
+  fifo,
+  link_to_file,
+  dangling_link,
+  directory,
+  mode_600,
+  read_only_dir,
+  dev_full,
+  input_hard_link,
+  input_symlink
+};
 
 const char* target_name(Target t) {
-  static const char* names[] = {"new_file", "dev_null", "fifo", "link_to_file", "dangling_link", "directory",
-                                "mode_600", "read_only_dir", "dev_full", "input_hard_link", "input_symlink"};
+  static const char* names[] = {"new_file",      "dev_null",        "fifo",         "link_to_file",
+                                "dangling_link", "directory",       "mode_600",     "read_only_dir",
+                                "dev_full",      "input_hard_link", "input_symlink"};
   return names[static_cast<int>(t)];
 }
 
@@ -119,7 +134,9 @@ struct WriteCase {
   Target target;
 };
 
-std::ostream& operator<<(std::ostream& out, const WriteCase& c) { return out << c.writer.name << "_" << target_name(c.target); }
+std::ostream& operator<<(std::ostream& out, const WriteCase& c) {
+  return out << c.writer.name << "_" << target_name(c.target);
+}
 
 class HostileWrite : public ::testing::TestWithParam<WriteCase> {};
 
@@ -162,7 +179,8 @@ std::string expected_message(const WriteCase& c, const fs::path& out) {
     case Target::mode_600: return "";
     case Target::fifo: return o + ": a FIFO with no reader";
     case Target::dangling_link:
-      return o + ": a symbolic link to nothing (nowhere/real): name a file that exists, or where the new file should be";
+      return o +
+             ": a symbolic link to nothing (nowhere/real): name a file that exists, or where the new file should be";
     case Target::directory: return o + ": a directory, not a file";
     case Target::read_only_dir: return o + ": cannot write: Permission denied";
     case Target::dev_full: return o + ": cannot write: No space left on device";
@@ -246,12 +264,11 @@ std::vector<WriteCase> write_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Write, HostileWrite, ::testing::ValuesIn(write_cases()),
-                         [](const auto& info) {
-                           std::ostringstream name;
-                           name << info.param;
-                           return name.str();
-                         });
+INSTANTIATE_TEST_SUITE_P(Write, HostileWrite, ::testing::ValuesIn(write_cases()), [](const auto& info) {
+  std::ostringstream name;
+  name << info.param;
+  return name.str();
+});
 
 // --- upgrade-space --write: its input is its output -------------------------------------------
 
@@ -280,7 +297,8 @@ TEST(HostileWriteUpgrade, AFileKeepsItsModeAndALinkIsKept) {
   EXPECT_TRUE(fs::is_symlink(dir.path() / "link.yaml"));
   EXPECT_NE(read_file(real).find("\"ceil_div(N, TILE)\""), std::string::npos);
   EXPECT_EQ(mode_of(real), 0640u);
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 3) << "a temporary file was left";
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 3)
+      << "a temporary file was left";
 }
 
 TEST(HostileWriteUpgrade, AReadOnlyDirectoryIsCannotWriteAndLeavesTheFile) {

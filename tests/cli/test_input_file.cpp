@@ -67,7 +67,8 @@ TEST(InputFileRead, ASparseTenGigabyteFileIsRefusedBeforeReading) {
   { std::ofstream touch(big); }
   fs::resize_file(big, 10'000'000'000);
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(refusal(big, std::size_t{64} << 20), big.string() + ": 10000000000 bytes, more than a thing can be (64 MiB)");
+  EXPECT_EQ(refusal(big, std::size_t{64} << 20),
+            big.string() + ": 10000000000 bytes, more than a thing can be (64 MiB)");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 

@@ -14,26 +14,28 @@ namespace {
 // Hostile texts every escaper is run on: Latin-1, ESC sequences, C1, DEL, NUL, line breaks,
 // quotes, commas, truncated and overlong UTF-8, surrogates, long runs.
 const std::vector<std::string> kHostile = {
-    "caf\xe9",                         // Latin-1 é
-    "\x1b[31mred\x1b[0m",              // ANSI colour
-    "\x1b]0;title\x07",                // OSC: set the terminal's title
-    "\xc2\x9b" "31m",                  // C1 CSI in UTF-8
-    "a\x7f" "b",                       // DEL
-    std::string("nul\0byte", 8),       // NUL
-    "line1\nline2\r\nline3",           // line breaks
-    "\"quoted\", with, commas",        // CSV separators
-    "\xe2\x82",                        // truncated € sequence
-    "\xc0\xaf",                        // overlong '/'
-    "\xed\xa0\x80",                    // a UTF-16 surrogate
-    "\xf4\x90\x80\x80",                // past U+10FFFF
-    "\xff\xfe\xfd",                    // never UTF-8
-    "plain ascii",                     // nothing to do
-    "日本語 ✓ €",                      // valid multibyte text, kept
-    std::string(5000, '\x80'),         // a long run of stray bytes
-    "back\\slash \"and\" quote",       // JSON metacharacters
-    "<script>alert('x')</script>&",    // HTML
-    "\t\v\f\b",                        // other C0
-    "\xef\xbf\xbe\xef\xbf\xbf",        // U+FFFE U+FFFF (not XML characters)
+    "caf\xe9",             // Latin-1 é
+    "\x1b[31mred\x1b[0m",  // ANSI colour
+    "\x1b]0;title\x07",    // OSC: set the terminal's title
+    "\xc2\x9b"
+    "31m",  // C1 CSI in UTF-8
+    "a\x7f"
+    "b",                             // DEL
+    std::string("nul\0byte", 8),     // NUL
+    "line1\nline2\r\nline3",         // line breaks
+    "\"quoted\", with, commas",      // CSV separators
+    "\xe2\x82",                      // truncated € sequence
+    "\xc0\xaf",                      // overlong '/'
+    "\xed\xa0\x80",                  // a UTF-16 surrogate
+    "\xf4\x90\x80\x80",              // past U+10FFFF
+    "\xff\xfe\xfd",                  // never UTF-8
+    "plain ascii",                   // nothing to do
+    "日本語 ✓ €",                    // valid multibyte text, kept
+    std::string(5000, '\x80'),       // a long run of stray bytes
+    "back\\slash \"and\" quote",     // JSON metacharacters
+    "<script>alert('x')</script>&",  // HTML
+    "\t\v\f\b",                      // other C0
+    "\xef\xbf\xbe\xef\xbf\xbf",      // U+FFFE U+FFFF (not XML characters)
 };
 
 class HostileText : public ::testing::TestWithParam<std::string> {};
@@ -106,7 +108,12 @@ TEST(TextOut, JsonEscapes) {
 }
 
 TEST(TextOut, DumpJsonRepairsKeysAndValuesAndCounts) {
-  nlohmann::ordered_json doc = {{"k\xe9y", "v\xff\xfe"}, {"list", {"ok", "\xc2\x9b" "x"}}, {"n", 1.5}};
+  nlohmann::ordered_json doc = {{"k\xe9y", "v\xff\xfe"},
+                                {"list",
+                                 {"ok",
+                                  "\xc2\x9b"
+                                  "x"}},
+                                {"n", 1.5}};
   std::size_t replaced = 0;
   const std::string text = dump_json(doc, 2, &replaced);
   EXPECT_EQ(replaced, 3u);
@@ -115,7 +122,8 @@ TEST(TextOut, DumpJsonRepairsKeysAndValuesAndCounts) {
   EXPECT_EQ(parsed.at("list")[1], "\xc2\x9bx");  // the same character, written as \u009b
   EXPECT_NE(text.find("\\u009b"), std::string::npos);
   EXPECT_EQ(replaced_warning("c.db", 0), "");
-  EXPECT_EQ(replaced_warning("c.db", 3), "tiletune: c.db: warning: 3 bytes that are not UTF-8 written as U+FFFD in the JSON output");
+  EXPECT_EQ(replaced_warning("c.db", 3),
+            "tiletune: c.db: warning: 3 bytes that are not UTF-8 written as U+FFFD in the JSON output");
 }
 
 TEST(TextOut, JsonNumbersAreFiniteOrNull) {

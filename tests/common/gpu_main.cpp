@@ -14,8 +14,7 @@ int main(int argc, char** argv) {
   ::setenv("CUDA_CACHE_DISABLE", "1", 1);
   ::testing::InitGoogleTest(&argc, argv);
   if (!GTEST_FLAG_GET(list_tests) && tiletune::cu::device_count() == 0) {
-    std::printf("SKIPPED: no CUDA device present (%s)\n",
-                tiletune::cu::driver_unavailable_reason().c_str());
+    std::printf("SKIPPED: no CUDA device present (%s)\n", tiletune::cu::driver_unavailable_reason().c_str());
     return 77;
   }
   return RUN_ALL_TESTS();

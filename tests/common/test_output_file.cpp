@@ -38,9 +38,7 @@ std::string error_of(const fs::path& path, std::string_view bytes, const OutputR
   try {
     write_output(path, bytes, rules);
     return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
+  } catch (const Error& e) { return e.what(); }
 }
 
 /// Sets the umask for the scope (the process's; these tests run one at a time).
@@ -142,8 +140,10 @@ TEST(OutputFileWrite, AFifoWithAReaderGetsEveryByte) {
     char buf[65536];
     for (int idle = 0; idle < 2000 && got.size() < text.size();) {
       const ssize_t n = ::read(reader, buf, sizeof buf);
-      if (n > 0) got.append(buf, static_cast<std::size_t>(n)), idle = 0;
-      else ++idle, std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (n > 0)
+        got.append(buf, static_cast<std::size_t>(n)), idle = 0;
+      else
+        ++idle, std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
   EXPECT_EQ(error_of(fifo, text), "");
@@ -169,9 +169,10 @@ TEST(OutputFileWrite, ADirectoryASocketAndADanglingLinkAreRefused) {
   const std::string before = tree_digest(dir.path());
   EXPECT_EQ(error_of(dir.path() / "sub", "x"), (dir.path() / "sub").string() + ": a directory, not a file");
   EXPECT_EQ(error_of(sock, "x"), sock.string() + ": a socket, not a file");
-  EXPECT_EQ(error_of(dir.path() / "dangling", "x"),
-            (dir.path() / "dangling").string() +
-                ": a symbolic link to nothing (nowhere/file): name a file that exists, or where the new file should be");
+  EXPECT_EQ(
+      error_of(dir.path() / "dangling", "x"),
+      (dir.path() / "dangling").string() +
+          ": a symbolic link to nothing (nowhere/file): name a file that exists, or where the new file should be");
   EXPECT_THROW((void)check_output(dir.path() / "dangling"), Error);
   EXPECT_EQ(tree_digest(dir.path()), before);
   ::close(s);
@@ -194,15 +195,16 @@ TEST(OutputFileWrite, AnInputIsNeverWrittenUnderAnyName) {
   fs::create_hard_link(input, dir.path() / "hard.json");
   const std::string before = tree_digest(dir.path());
   const OutputRules rules{{input}};
-  for (const fs::path& out : {input, dir.path() / "link.json", dir.path() / "hard.json",
-                              dir.path() / "." / "in.json"}) {
+  for (const fs::path& out :
+       {input, dir.path() / "link.json", dir.path() / "hard.json", dir.path() / "." / "in.json"}) {
     SCOPED_TRACE(out.string());
     EXPECT_THROW((void)check_output(out, rules), OutputIsInputError);
     try {
       write_output(out, "overwritten", rules);
       ADD_FAILURE() << "wrote its input";
     } catch (const OutputIsInputError& e) {
-      EXPECT_EQ(std::string(e.what()), out.string() + " is " + input.string() + ", an input of this command (the same file)");
+      EXPECT_EQ(std::string(e.what()),
+                out.string() + " is " + input.string() + ", an input of this command (the same file)");
     }
   }
   EXPECT_EQ(tree_digest(dir.path()), before);
@@ -236,7 +238,8 @@ TEST(OutputFileWrite, AShortWriteLeavesTheTargetAsItWas) {
     ::close(fds[0]);
     ::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead of killing the child
     const rlimit limit{4096, 4096};
-    const std::string got = ::setrlimit(RLIMIT_FSIZE, &limit) == 0 ? error_of(file, std::string(1 << 20, 'x')) : "setrlimit";
+    const std::string got =
+        ::setrlimit(RLIMIT_FSIZE, &limit) == 0 ? error_of(file, std::string(1 << 20, 'x')) : "setrlimit";
     (void)!::write(fds[1], got.data(), got.size());
     ::_exit(0);
   }

@@ -148,14 +148,14 @@ class Sha256 {
   static std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
   void compress() {
     static constexpr std::uint32_t k[64] = {
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
-        0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-        0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
-        0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-        0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
-        0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-        0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-        0xc67178f2};
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
     std::uint32_t w[64];
     for (int i = 0; i < 16; ++i)
       w[i] = (std::uint32_t{block_[4 * i]} << 24) | (std::uint32_t{block_[4 * i + 1]} << 16) |
@@ -260,9 +260,7 @@ std::string run_without_write_access(const std::filesystem::path& dir, const std
     } else {
       try {
         result = fn();
-      } catch (const std::exception& e) {
-        result = std::string("child failed: ") + e.what();
-      }
+      } catch (const std::exception& e) { result = std::string("child failed: ") + e.what(); }
     }
     for (std::size_t done = 0; done < result.size();) {
       const ssize_t n = ::write(fds[1], result.data() + done, result.size() - done);
@@ -290,8 +288,10 @@ ReadOnly::ReadOnly(std::filesystem::path dir) : dir_(std::move(dir)) {
   namespace fs = std::filesystem;
   // Whoever runs the code under test must reach and read what is there.
   std::error_code ec;
-  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                            fs::perms::others_exec, ec);
+  fs::permissions(dir_,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                      fs::perms::others_exec,
+                  ec);
   for (const auto& e : fs::directory_iterator(dir_, ec))
     fs::permissions(e.path(), fs::perms::group_read | fs::perms::others_read, fs::perm_options::add, ec);
   if (::geteuid() == 0) return;
@@ -301,7 +301,8 @@ ReadOnly::ReadOnly(std::filesystem::path dir) : dir_(std::move(dir)) {
 
 ReadOnly::~ReadOnly() {
   std::error_code ec;
-  if (changed_) std::filesystem::permissions(dir_, std::filesystem::perms::owner_write, std::filesystem::perm_options::add, ec);
+  if (changed_)
+    std::filesystem::permissions(dir_, std::filesystem::perms::owner_write, std::filesystem::perm_options::add, ec);
 }
 
 }  // namespace tiletune::testing

@@ -44,9 +44,9 @@ class TempDir {
 
 /// Output and exit status of a command run through /bin/sh.
 struct CommandResult {
-  int exit_code = -1;      ///< -1 when killed by a signal
+  int exit_code = -1;  ///< -1 when killed by a signal
   int signal = 0;
-  std::string output;      ///< stdout and stderr together
+  std::string output;  ///< stdout and stderr together
 };
 [[nodiscard]] CommandResult run_command(const std::string& command);
 

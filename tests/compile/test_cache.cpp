@@ -28,8 +28,7 @@ using tiletune::testing::TempDir;
 
 class CacheTest : public ::testing::Test {
  protected:
-  KernelSource source_ =
-      load_kernel_source(tiletune::testing::source_dir() / "kernels" / "transpose.cu");
+  KernelSource source_ = load_kernel_source(tiletune::testing::source_dir() / "kernels" / "transpose.cu");
   CompileRequest request_{&source_, {"-DTILE=32", "-DBLOCK_ROWS=8", "-DPAD=1"}, "sm_90", "transpose"};
   TempDir dir_;
 };
@@ -280,9 +279,10 @@ TEST_F(CacheTest, FailuresAreCachedWithTheirLog) {
 }
 
 TEST_F(CacheTest, WarningsAreKeptWithTheCubin) {
-  const KernelSource source = load_kernel_source(dir_.write(
-      "warn.cu", "extern \"C\" __global__ void w(float* p) {\n#pragma unroll 0\n"
-                 "  for (int i = 0; i < 4; ++i) p[i] = i;\n}\n"));
+  const KernelSource source =
+      load_kernel_source(dir_.write("warn.cu",
+                                    "extern \"C\" __global__ void w(float* p) {\n#pragma unroll 0\n"
+                                    "  for (int i = 0; i < 4; ++i) p[i] = i;\n}\n"));
   const CubinCache cache(dir_.path() / "cubin");
   const CompileRequest request{&source, {}, "sm_90", "w"};
   const CompileResult first = compile_cached(request, cache);

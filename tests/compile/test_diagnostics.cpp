@@ -18,9 +18,10 @@ using tiletune::testing::TempDir;
 // What NVRTC 13.0 wrote for a kernel 'a' with 80 KB of static shared memory: the front end's
 // part, a NUL, ptxas' part, a NUL.
 const std::string kSharedLog =
-    std::string("ptxas info    : 0 bytes gmem\n"
-                "ptxas info    : Compiling entry function 'a' for 'sm_90'\n"
-                "ptxas info    : Used 10 registers, used 1 barriers, 81920 bytes smem\n") +
+    std::string(
+        "ptxas info    : 0 bytes gmem\n"
+        "ptxas info    : Compiling entry function 'a' for 'sm_90'\n"
+        "ptxas info    : Used 10 registers, used 1 barriers, 81920 bytes smem\n") +
     '\0' + "ptxas error   : Entry function 'a' uses too much shared data (0x14000 bytes, 0xc000 max)\n" + '\0';
 
 TEST(Diagnostics, CleanLogHasNoNulBytes) {
@@ -122,9 +123,10 @@ TEST(Diagnostics, AnotherKernelFailingPtxasLeavesTheEntryCompiled) {
 
 TEST(Diagnostics, WarningsOfASuccessfulCompile) {
   TempDir dir;
-  const KernelSource source = load_kernel_source(dir.write(
-      "warn.cu", "#define V 2\n#define V 3\nextern \"C\" __global__ void k(float* p) {\n#pragma unroll 0\n"
-                 "  for (int i = 0; i < 4; ++i) p[i] = V;\n}\n"));
+  const KernelSource source = load_kernel_source(
+      dir.write("warn.cu",
+                "#define V 2\n#define V 3\nextern \"C\" __global__ void k(float* p) {\n#pragma unroll 0\n"
+                "  for (int i = 0; i < 4; ++i) p[i] = V;\n}\n"));
   const CompileResult result = compile_nvrtc({&source, {}, "sm_90", "k"});
   ASSERT_TRUE(result.ok()) << result.error;
   ASSERT_EQ(result.warnings.size(), 2u) << result.log;

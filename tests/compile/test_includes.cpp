@@ -62,15 +62,16 @@ TEST(IncludeDirectives, EveryFormOutsideComments) {
 }
 
 TEST(IncludeSearchOptions, EverySpellingOfADirectory) {
-  const auto search = include_search({"-Ia", "-I b", "-I", "c", "--include-path=d", "--include-path", "e",
-                                      "-DX=1", "--pre-include=p.h", "-include", "q.h"});
+  const auto search = include_search({"-Ia", "-I b", "-I", "c", "--include-path=d", "--include-path", "e", "-DX=1",
+                                      "--pre-include=p.h", "-include", "q.h"});
   EXPECT_EQ(search.include_dirs, (std::vector<fs::path>{"a", "b", "c", "d", "e"}));
   EXPECT_EQ(search.pre_includes, (std::vector<std::string>{"p.h", "q.h"}));
   EXPECT_EQ(search.toolkit_dirs, toolkit_include_dirs());
 
-  const auto resolved = resolve_include_dirs({"-Iinc", "-I", "../up", "-I/abs", "--include-path=x/./y", "-DA=1"},
-                                             "/base/dir");
-  EXPECT_EQ(resolved, (std::vector<std::string>{"-I/base/dir/inc", "-I/base/up", "-I/abs", "-I/base/dir/x/y", "-DA=1"}));
+  const auto resolved =
+      resolve_include_dirs({"-Iinc", "-I", "../up", "-I/abs", "--include-path=x/./y", "-DA=1"}, "/base/dir");
+  EXPECT_EQ(resolved,
+            (std::vector<std::string>{"-I/base/dir/inc", "-I/base/up", "-I/abs", "-I/base/dir/x/y", "-DA=1"}));
 }
 
 TEST(ToolkitIncludeDirs, DefaultAndOverride) {
@@ -84,8 +85,8 @@ TEST(ToolkitIncludeDirs, DefaultAndOverride) {
   TempDir dir;
   fs::create_directories(dir.path() / "one");
   fs::create_directories(dir.path() / "two");
-  const std::string list = (dir.path() / "one").string() + ":" + (dir.path() / "missing").string() + ":" +
-                           (dir.path() / "two").string();
+  const std::string list =
+      (dir.path() / "one").string() + ":" + (dir.path() / "missing").string() + ":" + (dir.path() / "two").string();
   ScopedEnv set("TILETUNE_CUDA_INCLUDE", list.c_str());
   EXPECT_EQ(toolkit_include_dirs(), (std::vector<fs::path>{dir.path() / "one", dir.path() / "two"}));
 }
@@ -111,7 +112,8 @@ TEST(LoadKernelSource, HeadersThroughIncludeDirsAreHashedDependenciesWithStableN
   const KernelSource in_b = load_kernel_source(b, include_search({"-I" + (dir.path() / "b/lib").string()}));
   ASSERT_EQ(in_a.headers.size(), 1u);  // local.cuh, handed over by name
   EXPECT_EQ(in_a.headers[0].name, "local.cuh");
-  EXPECT_EQ(dependency_names(in_a), (std::vector<std::string>{"include[0]/tile/tile.cuh", "include[0]/tile/detail.cuh"}));
+  EXPECT_EQ(dependency_names(in_a),
+            (std::vector<std::string>{"include[0]/tile/tile.cuh", "include[0]/tile/detail.cuh"}));
   EXPECT_EQ(in_a.hash, in_b.hash);  // the same tree elsewhere: the same hash
 
   dir.write("b/lib/tile/detail.cuh", "#pragma once\n#define TILE_DETAIL 2\n");
@@ -129,9 +131,9 @@ TEST(LoadKernelSource, AQuotedIncludeOfADiskHeaderIsFoundBesideItFirst) {
   dir.write("one/v.cuh", "#define V 1\n");
   dir.write("two/wrap.cuh", "#include \"v.cuh\"\n");
   dir.write("two/v.cuh", "#define V 2\n");
-  const KernelSource source = load_kernel_source(
-      dir.write("k.cu", "#include <wrap.cuh>\n"),
-      include_search({"-I" + (dir.path() / "one").string(), "-I" + (dir.path() / "two").string()}));
+  const KernelSource source =
+      load_kernel_source(dir.write("k.cu", "#include <wrap.cuh>\n"),
+                         include_search({"-I" + (dir.path() / "one").string(), "-I" + (dir.path() / "two").string()}));
   EXPECT_EQ(dependency_names(source), (std::vector<std::string>{"include[1]/wrap.cuh", "include[1]/v.cuh"}));
 }
 
@@ -205,16 +207,16 @@ TEST(LoadKernelSource, FilesOverTheSizeCapAreRefused) {
 // device-side umbrella: CUB's own pulls in the host-side device algorithms).
 TEST(Cub, BlockReduceCompilesForSm90) {
   TempDir dir;
-  const KernelSource source = load_kernel_source(dir.write(
-      "block_sum.cu",
-      "#include <cub/block/block_reduce.cuh>\n"
-      "template <int BLOCK>\n"
-      "__global__ void block_sum(const float* in, float* out) {\n"
-      "  using Reduce = cub::BlockReduce<float, BLOCK>;\n"
-      "  __shared__ typename Reduce::TempStorage storage;\n"
-      "  const float total = Reduce(storage).Sum(in[blockIdx.x * BLOCK + threadIdx.x]);\n"
-      "  if (threadIdx.x == 0) out[blockIdx.x] = total;\n"
-      "}\n"));
+  const KernelSource source =
+      load_kernel_source(dir.write("block_sum.cu",
+                                   "#include <cub/block/block_reduce.cuh>\n"
+                                   "template <int BLOCK>\n"
+                                   "__global__ void block_sum(const float* in, float* out) {\n"
+                                   "  using Reduce = cub::BlockReduce<float, BLOCK>;\n"
+                                   "  __shared__ typename Reduce::TempStorage storage;\n"
+                                   "  const float total = Reduce(storage).Sum(in[blockIdx.x * BLOCK + threadIdx.x]);\n"
+                                   "  if (threadIdx.x == 0) out[blockIdx.x] = total;\n"
+                                   "}\n"));
   EXPECT_TRUE(has(dependency_names(source), "toolkit[1]/cub/block/block_reduce.cuh"));
   const CompileResult result = compile_nvrtc({&source, {}, "sm_90", "block_sum<256>"});
   ASSERT_TRUE(result.ok()) << result.error << "\n" << result.log;
@@ -243,14 +245,14 @@ TEST(Cub, TheUmbrellaHeaderCompilesThroughTiletunesOwn) {
   EXPECT_EQ(source.headers.front().name, "cub/cub.cuh");
   EXPECT_NE(source.headers.front().text.find("device-side primitives"), std::string::npos);
   EXPECT_TRUE(has(dependency_names(source), "toolkit[1]/cub/block/block_reduce.cuh"));
-  const CompileResult result =
-      compile_nvrtc({&source, {"-Dblock_size_x=32", "-Dblock_size_y=4"}, "sm_90", "cross"});
+  const CompileResult result = compile_nvrtc({&source, {"-Dblock_size_x=32", "-Dblock_size_y=4"}, "sm_90", "cross"});
   ASSERT_TRUE(result.ok()) << result.error << "\n" << result.log.substr(0, 2000);
   EXPECT_GT(result.kernel->resources.static_shared_bytes, 0);
 
   // A cub/cub.cuh of the space's own -I is the one used.
   dir.write("mine/cub/cub.cuh", "#pragma once\n#define MY_CUB 1\n");
-  const KernelSource own = load_kernel_source(dir.path() / "cross.cu", include_search({"-I" + (dir.path() / "mine").string()}));
+  const KernelSource own =
+      load_kernel_source(dir.path() / "cross.cu", include_search({"-I" + (dir.path() / "mine").string()}));
   EXPECT_TRUE(own.headers.empty());
   EXPECT_TRUE(has(dependency_names(own), "include[0]/cub/cub.cuh"));
 }
@@ -259,13 +261,14 @@ TEST(Cub, TheUmbrellaHeaderCompilesThroughTiletunesOwn) {
 // applies to its built-in header: -DT=float broke its `template <typename T>`.
 TEST(Macros, AParamNamedTLeavesNvrtcsOwnHeaderAlone) {
   TempDir dir;
-  const KernelSource source = load_kernel_source(dir.write(
-      "fill.cu", "extern \"C\" __global__ void fill(T* out) {\n  out[threadIdx.x] = (T)VALUE;\n}\n"));
+  const KernelSource source = load_kernel_source(
+      dir.write("fill.cu", "extern \"C\" __global__ void fill(T* out) {\n  out[threadIdx.x] = (T)VALUE;\n}\n"));
   const CompileResult result = compile_nvrtc({&source, {"-DT=double", "-DVALUE", "-DUNUSED="}, "sm_90", "fill"});
   ASSERT_TRUE(result.ok()) << result.error;
   // The options reported (and keyed) are the ones given; line numbers still count from the source.
   EXPECT_NE(std::find(result.options.begin(), result.options.end(), "-DT=double"), result.options.end());
-  const KernelSource broken = load_kernel_source(dir.write("broken.cu", "extern \"C\" __global__ void fill(T* out) {\n  out[0] = nope;\n}\n"));
+  const KernelSource broken =
+      load_kernel_source(dir.write("broken.cu", "extern \"C\" __global__ void fill(T* out) {\n  out[0] = nope;\n}\n"));
   const CompileResult failed = compile_nvrtc({&broken, {"-DT=float"}, "sm_90", "fill"});
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.error.find("broken.cu(2): error"), std::string::npos) << failed.error;
@@ -274,16 +277,17 @@ TEST(Macros, AParamNamedTLeavesNvrtcsOwnHeaderAlone) {
 // A param whose name a header uses as an identifier: the reason says so.
 TEST(Macros, AParamThatRewritesAHeaderIsNamedInTheReason) {
   TempDir dir;
-  const KernelSource source = load_kernel_source(dir.write(
-      "sum.cu",
-      "#include <cub/block/block_reduce.cuh>\n"
-      "extern \"C\" __global__ void sum(float* out) {\n"
-      "  typedef cub::BlockReduce<float, B> R; __shared__ typename R::TempStorage t;\n"
-      "  const float s = R(t).Sum(1.0f); if (threadIdx.x == 0) *out = s;\n"
-      "}\n"));
+  const KernelSource source =
+      load_kernel_source(dir.write("sum.cu",
+                                   "#include <cub/block/block_reduce.cuh>\n"
+                                   "extern \"C\" __global__ void sum(float* out) {\n"
+                                   "  typedef cub::BlockReduce<float, B> R; __shared__ typename R::TempStorage t;\n"
+                                   "  const float s = R(t).Sum(1.0f); if (threadIdx.x == 0) *out = s;\n"
+                                   "}\n"));
   const CompileResult result = compile_nvrtc({&source, {"-DB=128"}, "sm_90", "sum"});
   ASSERT_FALSE(result.ok());
-  EXPECT_NE(result.error.find("(B is a macro here, -DB, and this header uses the name"), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("(B is a macro here, -DB, and this header uses the name"), std::string::npos)
+      << result.error;
 }
 
 }  // namespace

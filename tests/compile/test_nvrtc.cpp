@@ -18,11 +18,13 @@ using tiletune::testing::TempDir;
 
 const std::vector<std::string> kDefines{"-DTILE=32", "-DBLOCK_ROWS=8", "-DPAD=1"};
 
-std::filesystem::path transpose_path() {
-  return tiletune::testing::source_dir() / "kernels" / "transpose.cu";
-}
+std::filesystem::path transpose_path() { return tiletune::testing::source_dir() / "kernels" / "transpose.cu"; }
 
-bool is_elf(const std::string& bytes) { return bytes.size() > 4 && bytes.compare(0, 4, "\x7f" "ELF") == 0; }
+bool is_elf(const std::string& bytes) {
+  return bytes.size() > 4 && bytes.compare(0, 4,
+                                           "\x7f"
+                                           "ELF") == 0;
+}
 
 TEST(Arch, Parse) {
   EXPECT_EQ(parse_arch("sm_90"), 90);
@@ -35,14 +37,12 @@ TEST(Arch, Parse) {
   EXPECT_EQ(parse_arch("sm_100f"), 100);
   EXPECT_EQ(normalize_arch("9.0"), "sm_90");
   EXPECT_EQ(normalize_arch("compute_90a"), "sm_90a");
-  for (const char* bad : {"", "sm_", "sm90x", "abc", "9", "9.", ".0", "9.00", "sm_9", "sm_0900",
-                          "compute_", "90b", "sm_90aa", "-90", "9.0.1"}) {
+  for (const char* bad : {"", "sm_", "sm90x", "abc", "9", "9.", ".0", "9.00", "sm_9", "sm_0900", "compute_", "90b",
+                          "sm_90aa", "-90", "9.0.1"}) {
     try {
       (void)parse_arch(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("sm_90"), std::string::npos) << e.what();
-    }
+    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("sm_90"), std::string::npos) << e.what(); }
   }
 }
 
@@ -74,14 +74,18 @@ TEST(Nvrtc, OptionsAreDeterministic) {
   EXPECT_EQ(source.search.toolkit_dirs[1].filename(), "cccl");
   const CompileRequest request{&source, {"-DTILE=32", "-DPAD=1", "-lineinfo"}, "9.0", "transpose"};
   // NVRTC 13's --no-cache: its own cache would return cubins without ptxas' report.
-  const std::vector<std::string> expected{"--gpu-architecture=sm_90", "--ptxas-options=-v",
-                                          "--no-cache", "--std=c++17", "-DTILE=32", "-DPAD=1",
+  const std::vector<std::string> expected{"--gpu-architecture=sm_90",
+                                          "--ptxas-options=-v",
+                                          "--no-cache",
+                                          "--std=c++17",
+                                          "-DTILE=32",
+                                          "-DPAD=1",
                                           "-lineinfo"};
   EXPECT_EQ(nvrtc_options(request), concat(expected, toolkit_flags(source, false)));
   EXPECT_EQ(key_options(request), concat(expected, toolkit_flags(source, true)));
   const CompileRequest own_std{&source, {"--std=c++20"}, "sm_80", "transpose"};
-  const std::vector<std::string> expected_std{"--gpu-architecture=sm_80", "--ptxas-options=-v",
-                                              "--no-cache", "--std=c++20"};
+  const std::vector<std::string> expected_std{"--gpu-architecture=sm_80", "--ptxas-options=-v", "--no-cache",
+                                              "--std=c++20"};
   EXPECT_EQ(nvrtc_options(own_std), concat(expected_std, toolkit_flags(source, false)));
   EXPECT_THROW((void)nvrtc_options({&source, {}, "gpu", "transpose"}), Error);
 }
@@ -128,8 +132,7 @@ TEST_P(TransposeArch, CompilesToACubinWithPlausibleResources) {
   EXPECT_FALSE(result.cache_hit);
   EXPECT_EQ(result.options, nvrtc_options({&source, kDefines, GetParam(), "transpose"}));
   std::printf("[ info ] transpose %s: %d registers, %d B smem, %.1f ms\n", GetParam().c_str(),
-              kernel.resources.registers, kernel.resources.static_shared_bytes,
-              result.seconds * 1e3);
+              kernel.resources.registers, kernel.resources.static_shared_bytes, result.seconds * 1e3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, TransposeArch, ::testing::Values("sm_80", "sm_90"));
@@ -161,10 +164,11 @@ TEST(Nvrtc, ResourcesEqualWhatNvccPtxasPrints) {
 
 TEST(Nvrtc, CompileErrorKeepsLogAndOptions) {
   TempDir dir;
-  const KernelSource source = load_kernel_source(dir.write(
-      "bad.cu", "extern \"C\" __global__ void bad(float* p) {\n"
-                "  unsigned error_code = -1;  // a warning first, mentioning \"error\"\n"
-                "  p[0] = undefined_thing;\n}\n"));
+  const KernelSource source =
+      load_kernel_source(dir.write("bad.cu",
+                                   "extern \"C\" __global__ void bad(float* p) {\n"
+                                   "  unsigned error_code = -1;  // a warning first, mentioning \"error\"\n"
+                                   "  p[0] = undefined_thing;\n}\n"));
   const CompileRequest request{&source, {"-DTILE=32"}, "sm_90", "bad"};
   const CompileResult result = compile_nvrtc(request);
   EXPECT_FALSE(result.ok());
@@ -174,8 +178,7 @@ TEST(Nvrtc, CompileErrorKeepsLogAndOptions) {
   EXPECT_NE(result.log.find("bad.cu(3)"), std::string::npos) << result.log;
   EXPECT_EQ(result.options, nvrtc_options(request));
   std::printf("[ info ] compile error: %s\n", result.error.c_str());
-  EXPECT_NE(std::find(result.options.begin(), result.options.end(), "-DTILE=32"),
-            result.options.end());
+  EXPECT_NE(std::find(result.options.begin(), result.options.end(), "-DTILE=32"), result.options.end());
 }
 
 TEST(Nvrtc, BadOptionIsAFailedResultNotAThrow) {
@@ -188,9 +191,10 @@ TEST(Nvrtc, BadOptionIsAFailedResultNotAThrow) {
 
 TEST(Nvrtc, EntryThatIsNotAKernelFails) {
   TempDir dir;
-  const KernelSource source = load_kernel_source(dir.write(
-      "dev.cu", "__device__ int twice(int x) { return 2 * x; }\n"
-                "extern \"C\" __global__ void k(int* p) { p[0] = twice(p[0]); }\n"));
+  const KernelSource source =
+      load_kernel_source(dir.write("dev.cu",
+                                   "__device__ int twice(int x) { return 2 * x; }\n"
+                                   "extern \"C\" __global__ void k(int* p) { p[0] = twice(p[0]); }\n"));
   const CompileResult result = compile_nvrtc({&source, {}, "sm_90", "twice"});
   EXPECT_FALSE(result.ok());
   EXPECT_NE(result.error.find("twice"), std::string::npos) << result.error;
@@ -198,15 +202,15 @@ TEST(Nvrtc, EntryThatIsNotAKernelFails) {
 
 TEST(Nvrtc, TemplateEntryGetsAMangledName) {
   TempDir dir;
-  const KernelSource source = load_kernel_source(dir.write(
-      "scale.cu",
-      "template <typename T, int N>\n"
-      "__global__ void scale(T* data, T factor, int n) {\n"
-      "  const int i = (blockIdx.x * blockDim.x + threadIdx.x) * N;\n"
-      "#pragma unroll\n"
-      "  for (int k = 0; k < N; ++k)\n"
-      "    if (i + k < n) data[i + k] *= factor;\n"
-      "}\n"));
+  const KernelSource source =
+      load_kernel_source(dir.write("scale.cu",
+                                   "template <typename T, int N>\n"
+                                   "__global__ void scale(T* data, T factor, int n) {\n"
+                                   "  const int i = (blockIdx.x * blockDim.x + threadIdx.x) * N;\n"
+                                   "#pragma unroll\n"
+                                   "  for (int k = 0; k < N; ++k)\n"
+                                   "    if (i + k < n) data[i + k] *= factor;\n"
+                                   "}\n"));
   const CompileResult result = compile_nvrtc({&source, {}, "sm_90", "scale<float, 4>"});
   ASSERT_TRUE(result.ok()) << result.error << "\n" << result.log;
   const std::string& lowered = result.kernel->lowered_name;
@@ -232,9 +236,7 @@ TEST(Nvrtc, RepeatedCompilesKeepTheReport) {
   }
 }
 
-TEST(Nvrtc, NullSourceThrows) {
-  EXPECT_THROW((void)compile_nvrtc({nullptr, {}, "sm_90", "k"}), Error);
-}
+TEST(Nvrtc, NullSourceThrows) { EXPECT_THROW((void)compile_nvrtc({nullptr, {}, "sm_90", "k"}), Error); }
 
 // Prints the NVRTC compile time of each transpose config on sm_90 (not a pass/fail check).
 TEST(Nvrtc, CompileTimePerConfig) {
@@ -246,8 +248,7 @@ TEST(Nvrtc, CompileTimePerConfig) {
       for (int pad : {0, 1}) {
         const CompileResult r = compile_nvrtc(
             {&source,
-             {"-DTILE=" + std::to_string(tile), "-DBLOCK_ROWS=" + std::to_string(rows),
-              "-DPAD=" + std::to_string(pad)},
+             {"-DTILE=" + std::to_string(tile), "-DBLOCK_ROWS=" + std::to_string(rows), "-DPAD=" + std::to_string(pad)},
              "sm_90",
              "transpose"});
         ASSERT_TRUE(r.ok()) << r.error;
@@ -257,8 +258,7 @@ TEST(Nvrtc, CompileTimePerConfig) {
       }
     }
   }
-  std::printf("[ info ] NVRTC sm_90 transpose: %d configs, mean %.1f ms per config\n", count,
-              total / count * 1e3);
+  std::printf("[ info ] NVRTC sm_90 transpose: %d configs, mean %.1f ms per config\n", count, total / count * 1e3);
 }
 
 }  // namespace

@@ -32,11 +32,11 @@ std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 // lines `problem`, if any).
 fs::path write_space(const TempDir& dir, const std::string& root, const std::string& entry,
                      const std::string& options = "[-Iinclude]", const std::string& problem = "") {
-  return dir.write(root + "/space.yaml",
-                   "kernel: stale\nsource: kernels/k.cu\nentry: " + entry + "\n" + problem + "options: " + options +
-                       "\nparams:\n  P: [1, 2]\nlaunch: {grid: [1], block: [32]}\n"
-                       "buffers:\n  p: {type: float, count: 64}\nargs: [p]\n"
-                       "verify: none\n");
+  return dir.write(root + "/space.yaml", "kernel: stale\nsource: kernels/k.cu\nentry: " + entry + "\n" + problem +
+                                             "options: " + options +
+                                             "\nparams:\n  P: [1, 2]\nlaunch: {grid: [1], block: [32]}\n"
+                                             "buffers:\n  p: {type: float, count: 64}\nargs: [p]\n"
+                                             "verify: none\n");
 }
 
 // kernels/k.cu takes its shared array's size from include/lib/smem.cuh, found through -I.
@@ -197,8 +197,8 @@ TEST(PlanCompile, PlanSweepAndLauncherCompileAConfigUnderOneKey) {
   dir.write("c/kernels/k.cu",
             "#include <lib/scale.cuh>\nstatic_assert(WIDTH == LIB_SCALE * N, \"WIDTH follows N\");\n"
             "extern \"C\" __global__ void k(float* p) {\n  if (p) p[threadIdx.x] = P;\n}\n");
-  const fs::path yaml = write_space(dir, "c", "k", "[-Iinclude, \"-DWIDTH=${2 * N}\"]",
-                                    "problem:\n  N: [1024]\nproblem_defines: true\n");
+  const fs::path yaml =
+      write_space(dir, "c", "k", "[-Iinclude, \"-DWIDTH=${2 * N}\"]", "problem:\n  N: [1024]\nproblem_defines: true\n");
   const Space space = load_space(yaml);
   const Problem problem{{1024}};
   const Config config{{2}};
@@ -225,7 +225,9 @@ TEST(PlanCompile, PlanSweepAndLauncherCompileAConfigUnderOneKey) {
     CacheDb db = CacheDb::open(db_path);
     TrialRecord t;
     t.key = TrialKey{db.upsert_device(DeviceRecord{.uuid = "GPU-c0ffee00-0000-4000-8000-000000000001",
-                                                   .name = "Fictional H200", .cc_major = 9, .cc_minor = 0}),
+                                                   .name = "Fictional H200",
+                                                   .cc_major = 9,
+                                                   .cc_minor = 0}),
                      db.upsert_kernel(KernelRecord{"stale", "fixture", "", "13.0"}), "N=1024", "P=2"};
     t.status = TrialStatus::ok;
     t.time_ms = 0.01;
@@ -242,9 +244,9 @@ TEST(PlanCompile, PlanSweepAndLauncherCompileAConfigUnderOneKey) {
 }
 
 CommandResult tiletune_plan(const TempDir& dir, const std::string& args) {
-  return tiletune::testing::run_command("cd " + quote(dir.path()) + " && TILETUNE_CUBIN_CACHE=" +
-                                        quote(dir.path() / "cubin") + " " + quote(tiletune::testing::cli_path()) +
-                                        " plan --arch sm_90 -q " + args);
+  return tiletune::testing::run_command("cd " + quote(dir.path()) +
+                                        " && TILETUNE_CUBIN_CACHE=" + quote(dir.path() / "cubin") + " " +
+                                        quote(tiletune::testing::cli_path()) + " plan --arch sm_90 -q " + args);
 }
 
 TEST(PlanCompile, ExitStatusWhenNothingOrSomethingFailsToCompile) {

@@ -19,11 +19,11 @@ std::vector<CompileRequest> transpose_requests(const KernelSource& source) {
   for (int tile : {16, 32}) {
     for (int rows : {4, 8}) {
       for (int pad : {0, 1}) {
-        requests.push_back({&source,
-                            {"-DTILE=" + std::to_string(tile),
-                             "-DBLOCK_ROWS=" + std::to_string(rows), "-DPAD=" + std::to_string(pad)},
-                            "sm_90",
-                            "transpose"});
+        requests.push_back(
+            {&source,
+             {"-DTILE=" + std::to_string(tile), "-DBLOCK_ROWS=" + std::to_string(rows), "-DPAD=" + std::to_string(pad)},
+             "sm_90",
+             "transpose"});
       }
     }
   }
@@ -31,8 +31,7 @@ std::vector<CompileRequest> transpose_requests(const KernelSource& source) {
 }
 
 TEST(CompilePool, EightConfigsOnTwoThreadsMatchSerialCompiles) {
-  const KernelSource source =
-      load_kernel_source(tiletune::testing::source_dir() / "kernels" / "transpose.cu");
+  const KernelSource source = load_kernel_source(tiletune::testing::source_dir() / "kernels" / "transpose.cu");
   const auto requests = transpose_requests(source);
   ASSERT_EQ(requests.size(), 8u);
   TempDir dir;
@@ -62,8 +61,7 @@ TEST(CompilePool, EightConfigsOnTwoThreadsMatchSerialCompiles) {
     const int pad = static_cast<int>(i % 2);
     EXPECT_EQ(pooled[i].kernel->resources.static_shared_bytes, tile * (tile + pad) * 4) << i;
   }
-  std::printf("[ info ] pool of 2: 8 configs in %.0f ms wall, %.0f ms of compile time\n",
-              wall * 1e3, serial_sum * 1e3);
+  std::printf("[ info ] pool of 2: 8 configs in %.0f ms wall, %.0f ms of compile time\n", wall * 1e3, serial_sum * 1e3);
 
   // A second pool over the same cache hits every entry.
   CompilePool again(2, cache);
@@ -81,15 +79,13 @@ TEST(CompilePool, ExceptionsComeThroughTheFuture) {
   CompilePool pool(1, CubinCache{std::filesystem::path{}});
   auto future = pool.submit({nullptr, {}, "sm_90", "k"});
   EXPECT_THROW((void)future.get(), Error);
-  const KernelSource source =
-      load_kernel_source(tiletune::testing::source_dir() / "kernels" / "transpose.cu");
+  const KernelSource source = load_kernel_source(tiletune::testing::source_dir() / "kernels" / "transpose.cu");
   auto bad_arch = pool.submit({&source, {}, "not-an-arch", "transpose"});
   EXPECT_THROW((void)bad_arch.get(), Error);
 }
 
 TEST(CompilePool, DestructorDrainsQueuedWork) {
-  const KernelSource source =
-      load_kernel_source(tiletune::testing::source_dir() / "kernels" / "transpose.cu");
+  const KernelSource source = load_kernel_source(tiletune::testing::source_dir() / "kernels" / "transpose.cu");
   std::vector<std::future<CompileResult>> futures;
   {
     CompilePool pool(1, CubinCache{std::filesystem::path{}});

@@ -18,8 +18,7 @@ TEST(LoadKernelSource, Transpose) {
   EXPECT_TRUE(source.headers.empty());
   ASSERT_EQ(source.hash.size(), 32u);
   EXPECT_EQ(source.hash.find_first_not_of("0123456789abcdef"), std::string::npos);
-  EXPECT_EQ(load_kernel_source(tiletune::testing::source_dir() / "kernels/transpose.cu").hash,
-            source.hash);
+  EXPECT_EQ(load_kernel_source(tiletune::testing::source_dir() / "kernels/transpose.cu").hash, source.hash);
 }
 
 TEST(LoadKernelSource, NestedIncludesRelativeToTheIncludingFile) {
@@ -65,8 +64,7 @@ TEST(LoadKernelSource, MissingIncludeNamesTheIncludingFileAndLine) {
 
 TEST(LoadKernelSource, AngleIncludesAreLeftToNvrtc) {
   TempDir dir;
-  const KernelSource source =
-      load_kernel_source(dir.write("main.cu", "#include <not_ours.h>\n#include<also.h>\n"));
+  const KernelSource source = load_kernel_source(dir.write("main.cu", "#include <not_ours.h>\n#include<also.h>\n"));
   EXPECT_TRUE(source.headers.empty());
 }
 
@@ -75,9 +73,7 @@ TEST(LoadKernelSource, MissingMainFile) {
   try {
     (void)load_kernel_source(dir.path() / "absent.cu");
     FAIL() << "expected Error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("absent.cu"), std::string::npos) << e.what();
-  }
+  } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("absent.cu"), std::string::npos) << e.what(); }
 }
 
 TEST(LoadKernelSource, TwoFilesUnderOneNameAreRefused) {

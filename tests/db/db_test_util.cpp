@@ -30,9 +30,7 @@ Fingerprint fingerprint(const std::filesystem::path& file) {
 std::string open_error(const std::filesystem::path& p, CacheDb::Mode mode) {
   try {
     auto db = CacheDb::open(p, mode);
-  } catch (const DbError& e) {
-    return e.what();
-  }
+  } catch (const DbError& e) { return e.what(); }
   return "<opened>";
 }
 
@@ -58,8 +56,8 @@ std::string describe_schema(db_detail::Connection& conn) {
   std::string out;
   std::vector<std::string> tables;
   {
-    auto q = conn.cached(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    auto q =
+        conn.cached("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
     while (q->step()) tables.push_back(q->text(0));
   }
   for (const auto& t : tables) {
@@ -68,8 +66,8 @@ std::string describe_schema(db_detail::Connection& conn) {
       auto q = conn.cached("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_xinfo(?1) ORDER BY cid");
       q->bind(1, t);
       while (q->step())
-        out += "  column " + q->text(0) + " " + q->text(1) + " notnull=" + q->text(2) +
-               " default=" + q->text(3) + " pk=" + q->text(4) + "\n";
+        out += "  column " + q->text(0) + " " + q->text(1) + " notnull=" + q->text(2) + " default=" + q->text(3) +
+               " pk=" + q->text(4) + "\n";
     }
     {
       auto q = conn.cached(

@@ -30,8 +30,8 @@ inline KernelRecord sample_kernel(std::string hash = "abc123", std::string name 
   return KernelRecord{std::move(name), std::move(hash), "-std=c++17 -arch=sm_90", "12.4"};
 }
 
-inline TrialRecord ok_trial(std::int64_t device, std::int64_t kernel, std::string problem,
-                            std::string params, double time_ms) {
+inline TrialRecord ok_trial(std::int64_t device, std::int64_t kernel, std::string problem, std::string params,
+                            double time_ms) {
   TrialRecord t;
   t.key = TrialKey{device, kernel, std::move(problem), std::move(params)};
   t.status = TrialStatus::ok;
@@ -51,8 +51,8 @@ inline TrialRecord ok_trial(std::int64_t device, std::int64_t kernel, std::strin
   return t;
 }
 
-inline TrialRecord failed_trial(std::int64_t device, std::int64_t kernel, std::string problem,
-                                std::string params, TrialStatus status, std::string detail) {
+inline TrialRecord failed_trial(std::int64_t device, std::int64_t kernel, std::string problem, std::string params,
+                                TrialStatus status, std::string detail) {
   TrialRecord t;
   t.key = TrialKey{device, kernel, std::move(problem), std::move(params)};
   t.status = status;

@@ -188,8 +188,8 @@ TEST(Answers, AMergeCopiesTheSourcesRunsAndIsARunOfItsOwn) {
 // --- pins ------------------------------------------------------------------------------------
 
 PinRecord pin_of(PinScope scope, std::string target, std::string params, std::string created_at = {}) {
-  return PinRecord{scope, std::move(target), "transpose", "N=8192", std::move(params), "chosen by hand",
-                   std::move(created_at)};
+  return PinRecord{
+      scope, std::move(target), "transpose", "N=8192", std::move(params), "chosen by hand", std::move(created_at)};
 }
 
 TEST(Pins, TheMostSpecificPinAnswersForEachDevice) {
@@ -273,8 +273,9 @@ TEST(Pins, ACacheOfSchema7MigratesWithItsTrialsAndTakesPins) {
   {
     auto conn = cache_at_version(file, 7);
     insert_h200_and_transpose(conn);
-    conn.exec("INSERT INTO trials(device_id, kernel_id, problem, params, status, time_ms) "
-              "VALUES (1, 1, 'N=8192', 'TILE=32', 'ok', 1.0)");
+    conn.exec(
+        "INSERT INTO trials(device_id, kernel_id, problem, params, status, time_ms) "
+        "VALUES (1, 1, 'N=8192', 'TILE=32', 'ok', 1.0)");
     conn.exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=8192', 1, 1.0)");
   }
   {

@@ -70,9 +70,12 @@ TEST_F(CacheDbTest, DeviceColumnsAreTheDevicesTableAndRoundTripEveryField) {
   std::int64_t n = 0;
   for (const DeviceColumn& c : device_columns) {
     ++n;
-    if (c.type == DeviceColumn::Type::text) c.set(d, TrialValue("GPU-field-" + std::to_string(n)));
-    else if (c.type == DeviceColumn::Type::real) c.set(d, TrialValue(n + 0.5));
-    else c.set(d, TrialValue(n * 1000));
+    if (c.type == DeviceColumn::Type::text)
+      c.set(d, TrialValue("GPU-field-" + std::to_string(n)));
+    else if (c.type == DeviceColumn::Type::real)
+      c.set(d, TrialValue(n + 0.5));
+    else
+      c.set(d, TrialValue(n * 1000));
   }
   n = 0;
   for (const DeviceColumn& c : device_columns) {
@@ -187,9 +190,8 @@ TEST_F(CacheDbTest, BestKeepsTheMinimum) {
 }
 
 TEST_F(CacheDbTest, ANonOkTrialNeverBecomesBest) {
-  const TrialStatus failures[] = {TrialStatus::pruned, TrialStatus::compile_failed,
-                                  TrialStatus::launch_failed, TrialStatus::runtime_fault,
-                                  TrialStatus::timeout, TrialStatus::wrong_result};
+  const TrialStatus failures[] = {TrialStatus::pruned,        TrialStatus::compile_failed, TrialStatus::launch_failed,
+                                  TrialStatus::runtime_fault, TrialStatus::timeout,        TrialStatus::wrong_result};
   int i = 0;
   for (auto s : failures) {
     auto t = failed_trial(device_, kernel_, problem, "P=" + std::to_string(i++), s, "why");
@@ -307,12 +309,14 @@ TEST_F(CacheDbTest, TrialFilters) {
   EXPECT_EQ(sorted[2].trial.key.params, "TILE=99");
   EXPECT_EQ(db().trials(TrialFilter{.limit = 2}).size(), 2u);
   auto conn = raw_connection(db().path());
-  EXPECT_EQ(conn.query_text("SELECT sizes_json FROM problems WHERE sizes = 'M=1;N=2;K=3'"),
-            R"({"M":1,"N":2,"K":3})");
+  EXPECT_EQ(conn.query_text("SELECT sizes_json FROM problems WHERE sizes = 'M=1;N=2;K=3'"), R"({"M":1,"N":2,"K":3})");
 }
 
 TEST_F(CacheDbTest, CubinsRoundTrip) {
-  std::string elf("\x7f" "ELF\0\0\1\2", 8);
+  std::string elf(
+      "\x7f"
+      "ELF\0\0\1\2",
+      8);
   elf += std::string(100000, '\0');
   db().put_cubin(CubinRecord{"key1", "sm_90", elf, "_Z9transposePfS_i"});
   auto got = db().get_cubin("key1");

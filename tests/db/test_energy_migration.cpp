@@ -22,8 +22,9 @@ void build_v3_with_trials(const fs::path& p) {
   {
     auto conn = testing::cache_at_version(p, 3);
     testing::insert_h200_and_transpose(conn);
-    conn.exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms) VALUES "
-              "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5), (2, 1, 1, 'N=8192', 'TILE=64', 'ok', 0.4)");
+    conn.exec(
+        "INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms) VALUES "
+        "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5), (2, 1, 1, 'N=8192', 'TILE=64', 'ok', 0.4)");
     conn.exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=8192', 2, 0.4)");
   }
 }
@@ -60,7 +61,9 @@ TEST(EnergyMigration, Version3IsMigratedKeepingItsTrials) {
   ASSERT_EQ(db.trials().size(), 2u);
   EXPECT_EQ(db.trials().front().trial.key.params, "TILE=64");
   EXPECT_FALSE(db.trials().front().trial.energy_mj);
-  EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 3 to " + std::to_string(CacheDb::latest_schema_version())), std::string::npos);
+  EXPECT_NE(
+      db.meta("upgraded").value_or("").find("from schema 3 to " + std::to_string(CacheDb::latest_schema_version())),
+      std::string::npos);
 }
 
 struct EnergyCache {

@@ -146,7 +146,8 @@ TEST(Integrity, CommitsInAWalWithoutItsShmAreRefusedNotServedStale) {
   ASSERT_GT(fs::file_size(copy.path() / "cache.db-wal"), 0u);
   const auto copied = copy.path() / "cache.db";
   const std::string before = cache_files_digest(copied);
-  const std::string got = run_without_write_access(copy.path(), [&] { return open_error(copied, CacheDb::Mode::read_only); });
+  const std::string got =
+      run_without_write_access(copy.path(), [&] { return open_error(copied, CacheDb::Mode::read_only); });
   EXPECT_NE(got.find("its -wal holds commits not yet in the file"), std::string::npos) << got;
   EXPECT_EQ(cache_files_digest(copied), before);
 }
@@ -161,8 +162,7 @@ TEST(Integrity, ABatchStoresAllOfItsWritesOrNone) {
     (void)db.record_trial(ok_trial(d, k, "N=1", "T=1", 1.0));
     (void)db.upsert_kernel(sample_kernel("newer"));
     throw std::runtime_error("a failure before commit");
-  } catch (const std::runtime_error&) {
-  }
+  } catch (const std::runtime_error&) {}
   EXPECT_TRUE(db.trials().empty());
   EXPECT_EQ(db.best().size(), 0u);
   EXPECT_FALSE(db.find_kernel(sample_kernel("newer")).has_value()) << "used_seq was committed";
@@ -189,9 +189,7 @@ TEST(Integrity, AMergeWithABadSourceLeavesTheTargetByteForByte) {
     try {
       (void)merge_cache_files(target, {good, bad});
       ADD_FAILURE() << "merged a source with schema version -1";
-    } catch (const DbError& e) {
-      EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what();
-    }
+    } catch (const DbError& e) { EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what(); }
     EXPECT_EQ(cache_files_digest(target), before);
     EXPECT_EQ(CacheDb::open(target, CacheDb::Mode::read_only).devices().size(), 1u);
   }
@@ -261,8 +259,9 @@ TEST(Integrity, AFailedMigrationNamesItsFileInOneLineAndRollsBack) {
   }
   const std::string before = cache_files_digest(path);
   const std::string err = open_error(path, CacheDb::Mode::read_write);
-  EXPECT_NE(err.find("CREATE TABLE cubins (sqlite3_prepare_v2 in db/migrations/002_cubins.sql) failed on " + path.string()),
-            std::string::npos)
+  EXPECT_NE(
+      err.find("CREATE TABLE cubins (sqlite3_prepare_v2 in db/migrations/002_cubins.sql) failed on " + path.string()),
+      std::string::npos)
       << err;
   EXPECT_NE(err.find("already exists"), std::string::npos) << err;
   EXPECT_EQ(err.find('\n'), std::string::npos) << err;

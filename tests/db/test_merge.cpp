@@ -31,8 +31,8 @@ TEST(Merge, KeepsTheBetterTrialPerKeyAndAddsTheRest) {
   CacheBuilder()
       .kernel(sample_kernel())
       .device(h200)
-      .trial(ok_trial(0, 0, "N=8192", "TILE=32", 2.0))  // b is faster
-      .trial(ok_trial(0, 0, "N=8192", "TILE=64", 1.0))  // a is faster
+      .trial(ok_trial(0, 0, "N=8192", "TILE=32", 2.0))            // b is faster
+      .trial(ok_trial(0, 0, "N=8192", "TILE=64", 1.0))            // a is faster
       .failed("N=8192", "TILE=16", TrialStatus::timeout, "hung")  // b ok
       .build(a);
 
@@ -114,8 +114,9 @@ TEST(Merge, AMergeThatFailsInTheTargetLeavesItByteForByteAndItsJournal) {
         .trial(ok_trial(0, 0, "N=8192", "TILE=32", 1.0))
         .build(from);
   }
-  const CommandResult t = run_command("sqlite3 '" + into.string() +
-                                      "' 'CREATE TRIGGER refuse BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, \"refused\"); END'");
+  const CommandResult t =
+      run_command("sqlite3 '" + into.string() +
+                  "' 'CREATE TRIGGER refuse BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, \"refused\"); END'");
   ASSERT_EQ(t.exit_code, 0) << t.output;
   const std::string before = cache_files_digest(into);
   EXPECT_THROW((void)merge_cache_files(into, {from}), Error);

@@ -18,10 +18,12 @@ namespace fs = std::filesystem;
 void build_v7(const fs::path& p) {
   auto conn = testing::cache_at_version(p, 7);
   testing::insert_h200_and_transpose(conn);
-  conn.exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, gbps, times_ms, verify_ms) "
-            "VALUES (5, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, 3911.0, '[0.5,0.5]', 1.25)");
-  conn.exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, detail) "
-            "VALUES (9, 1, 1, 'N=8192', 'TILE=64', 'wrong_result', 'max error 1 at index 7')");
+  conn.exec(
+      "INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, gbps, times_ms, verify_ms) "
+      "VALUES (5, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, 3911.0, '[0.5,0.5]', 1.25)");
+  conn.exec(
+      "INSERT INTO trials(id, device_id, kernel_id, problem, params, status, detail) "
+      "VALUES (9, 1, 1, 'N=8192', 'TILE=64', 'wrong_result', 'max error 1 at index 7')");
   conn.exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=8192', 5, 0.5)");
 }
 
@@ -48,7 +50,8 @@ TEST(PhysicsMigration, Version7IsMigratedKeepingItsTrialsAndItsBest) {
   }
   auto conn = testing::raw_connection(p);
   EXPECT_EQ(conn.query_int("SELECT id FROM trials WHERE params = 'TILE=64'"), 9) << "ids are kept: best points at them";
-  EXPECT_EQ(conn.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'trials_kernel_status'"), 1);
+  EXPECT_EQ(conn.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'trials_kernel_status'"),
+            1);
   EXPECT_EQ(conn.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'trials_008'"), 0);
   EXPECT_EQ(conn.query_int("SELECT count(*) FROM sqlite_master WHERE sql LIKE '%''suspect''%'"), 1);
   // The CHECK is still there for everything else.

@@ -41,9 +41,9 @@ TEST(Schema, CreatesANewCacheWithIdsAndParentDirectories) {
   EXPECT_EQ(conn.query_int("PRAGMA application_id"), 0x54545431);
   EXPECT_EQ(conn.query_int("PRAGMA user_version"), CacheDb::latest_schema_version());
   for (const char* table : {"meta", "devices", "kernels", "problems", "trials", "best", "cubins"})
-    EXPECT_EQ(conn.query_int(std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") +
-                             table + "'"),
-              1)
+    EXPECT_EQ(
+        conn.query_int(std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + table + "'"),
+        1)
         << table;
   // Opening again changes nothing and keeps the data.
   {
@@ -111,7 +111,11 @@ TEST(Schema, MigratesFromEveryEarlierVersionKeepingData) {
     d.copy_gbps = 1500.0;
     EXPECT_EQ(db.upsert_device(d), 1);
     EXPECT_DOUBLE_EQ(*db.device("GPU-old")->device.copy_gbps, 1500.0);
-    db.put_cubin(CubinRecord{"k", "sm_80", std::string("\x7f" "ELF\0\1", 6), "transpose"});
+    db.put_cubin(CubinRecord{"k", "sm_80",
+                             std::string("\x7f"
+                                         "ELF\0\1",
+                                         6),
+                             "transpose"});
     EXPECT_TRUE(db.get_cubin("k").has_value());
     // And the migrated file has exactly the schema of a new one.
     TempDir fresh_dir;
@@ -169,8 +173,9 @@ TEST(Schema, RefusesAnotherProgramsSqliteDatabase) {
   auto path = tmp.path() / "other.db";
   {
     auto conn = raw_connection(path);
-    conn.exec("CREATE TABLE customers(id INTEGER PRIMARY KEY, name TEXT);"
-              "INSERT INTO customers(name) VALUES ('ada'), ('grace');");
+    conn.exec(
+        "CREATE TABLE customers(id INTEGER PRIMARY KEY, name TEXT);"
+        "INSERT INTO customers(name) VALUES ('ada'), ('grace');");
   }
   expect_refused_untouched(path, "application_id 0x00000000");
   auto conn = raw_connection(path);
@@ -197,8 +202,7 @@ TEST(Schema, RefusesACacheFromANewerTiletune) {
   for (auto mode : {CacheDb::Mode::read_write, CacheDb::Mode::read_only}) {
     std::string err = open_error(path, mode);
     EXPECT_NE(err.find("written by a newer tiletune"), std::string::npos) << err;
-    EXPECT_NE(err.find("schema version " + std::to_string(CacheDb::latest_schema_version() + 1)),
-              std::string::npos)
+    EXPECT_NE(err.find("schema version " + std::to_string(CacheDb::latest_schema_version() + 1)), std::string::npos)
         << err;
   }
   auto after = fingerprint(path);
@@ -234,10 +238,16 @@ class EnvVar {
  public:
   EnvVar(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
   ~EnvVar() {
-    if (old_) ::setenv(name_, old_->c_str(), 1); else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   EnvVar(const EnvVar&) = delete;
   EnvVar& operator=(const EnvVar&) = delete;

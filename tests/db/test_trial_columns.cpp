@@ -153,9 +153,10 @@ TEST(TrialColumns, TheNewMeasurementColumnsStayNullUntilMeasured) {
 void build_with_a_trial(const fs::path& p, int version, std::string_view column, std::string_view value) {
   auto conn = testing::cache_at_version(p, version);
   testing::insert_h200_and_transpose(conn);
-  conn.exec(fmt::format("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, {}) VALUES "
-                        "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, {})",
-                        column, value));
+  conn.exec(
+      fmt::format("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms, {}) VALUES "
+                  "(1, 1, 1, 'N=8192', 'TILE=32', 'ok', 0.5, {})",
+                  column, value));
   conn.exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=8192', 1, 0.5)");
 }
 void build_v4_with_a_trial(const fs::path& p) { build_with_a_trial(p, 4, "energy_mj", "7.5"); }
@@ -199,9 +200,9 @@ TEST(TrialColumns, AVersion4CacheIsMigratedKeepingItsTrials) {
     t.throttled_samples = 3;
     t.cpu_time_s = 2.5e-5;
     (void)db.record_trial(t);
-    EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 4 to " +
-                                                    std::to_string(CacheDb::latest_schema_version())),
-              std::string::npos);
+    EXPECT_NE(
+        db.meta("upgraded").value_or("").find("from schema 4 to " + std::to_string(CacheDb::latest_schema_version())),
+        std::string::npos);
   }
   const CacheDb ro = CacheDb::open(p, CacheDb::Mode::read_only);
   const std::vector<TrialRow> rows = ro.trials();
@@ -219,9 +220,9 @@ TEST(TrialColumns, AVersion5CacheIsMigratedAndKeepsCompileLogs) {
   {
     CacheDb db = CacheDb::open(p);
     EXPECT_EQ(db.schema_version(), CacheDb::latest_schema_version());  // through 6 and on
-    EXPECT_NE(db.meta("upgraded").value_or("").find("from schema 5 to " +
-                                                    std::to_string(CacheDb::latest_schema_version())),
-              std::string::npos);
+    EXPECT_NE(
+        db.meta("upgraded").value_or("").find("from schema 5 to " + std::to_string(CacheDb::latest_schema_version())),
+        std::string::npos);
     ASSERT_EQ(db.trials().size(), 1u);
     EXPECT_EQ(db.trials()[0].trial.throttled_samples, 2);
     EXPECT_FALSE(db.trials()[0].trial.compile_log);
@@ -265,9 +266,9 @@ TEST(TrialColumns, AVersion6CacheIsMigratedAndKeepsSamplesAndVerifyTime) {
   {
     CacheDb db = CacheDb::open(p);
     EXPECT_EQ(db.schema_version(), CacheDb::latest_schema_version());  // through 7 and on
-    EXPECT_NE(db.meta("upgraded").value_or("").find(
-                  "from schema 6 to " + std::to_string(CacheDb::latest_schema_version())),
-              std::string::npos);
+    EXPECT_NE(
+        db.meta("upgraded").value_or("").find("from schema 6 to " + std::to_string(CacheDb::latest_schema_version())),
+        std::string::npos);
     ASSERT_EQ(db.trials().size(), 1u);
     EXPECT_EQ(db.trials()[0].trial.compile_log, "k.cu(1): warning");
     EXPECT_FALSE(db.trials()[0].trial.times_ms);
@@ -303,8 +304,8 @@ TEST(TrialColumns, SamplesAreAJsonArrayOfTheFirst1000) {
   // Through the cache and back.
   testing::TempDir tmp;
   CacheDb db = CacheDb::open(tmp.path() / "c.db");
-  TrialRecord t = testing::ok_trial(db.upsert_device(sample_device()), db.upsert_kernel(sample_kernel()), "N=8192",
-                                    "TILE=32", 0.2);
+  TrialRecord t =
+      testing::ok_trial(db.upsert_device(sample_device()), db.upsert_kernel(sample_kernel()), "N=8192", "TILE=32", 0.2);
   t.times_ms = kept;
   (void)db.record_trial(t);
   EXPECT_EQ(db.trials().front().trial.times_ms, kept);
@@ -316,7 +317,8 @@ TEST(TrialColumns, ACompileLogIsTheWarningsOneALineCutAt4KiB) {
             "a.cu(1): warning: one\na.cu(2): warning: two");
   // 100 warnings of 54 bytes (5.4 KB), cut after the last whole line that fits with the note.
   std::vector<std::string> many;
-  for (int i = 0; i < 100; ++i) many.push_back(fmt::format("k.cu({:3}): warning #177-D: variable \"v{:03}\" was declared", i, i));
+  for (int i = 0; i < 100; ++i)
+    many.push_back(fmt::format("k.cu({:3}): warning #177-D: variable \"v{:03}\" was declared", i, i));
   const std::optional<std::string> log = compile_log_of(many);
   ASSERT_TRUE(log);
   EXPECT_LE(log->size(), compile_log_max_bytes);

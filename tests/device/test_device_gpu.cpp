@@ -19,18 +19,17 @@ TEST(DeviceGpu, ListDevices) {
   ASSERT_FALSE(devices.empty());
   ASSERT_EQ(static_cast<int>(devices.size()), cu::device_count());
   for (const DeviceInfo& d : devices) {
-    std::printf("device %d: %s %s sm_%d, %d SMs, %zu MiB, L2 %zu KiB, shared %zu/%zu/%zu "
-                "(+%zu reserved), regs %d/%d, threads %d/%d, blocks %d, clock %d kHz, "
-                "driver %s\n",
-                d.ordinal, d.name.c_str(), d.uuid.c_str(), d.arch(), d.sm_count,
-                d.total_memory >> 20, d.l2_bytes >> 10, d.shared_per_block,
-                d.shared_per_block_optin, d.shared_per_sm, d.reserved_shared_per_block,
-                d.regs_per_block, d.regs_per_sm, d.max_threads_per_block, d.max_threads_per_sm,
-                d.max_blocks_per_sm, d.sm_clock_khz,
-                format_driver_version(d.driver_version).c_str());
+    std::printf(
+        "device %d: %s %s sm_%d, %d SMs, %zu MiB, L2 %zu KiB, shared %zu/%zu/%zu "
+        "(+%zu reserved), regs %d/%d, threads %d/%d, blocks %d, clock %d kHz, "
+        "driver %s\n",
+        d.ordinal, d.name.c_str(), d.uuid.c_str(), d.arch(), d.sm_count, d.total_memory >> 20, d.l2_bytes >> 10,
+        d.shared_per_block, d.shared_per_block_optin, d.shared_per_sm, d.reserved_shared_per_block, d.regs_per_block,
+        d.regs_per_sm, d.max_threads_per_block, d.max_threads_per_sm, d.max_blocks_per_sm, d.sm_clock_khz,
+        format_driver_version(d.driver_version).c_str());
     EXPECT_FALSE(d.name.empty());
-    EXPECT_TRUE(std::regex_match(
-        d.uuid, std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")))
+    EXPECT_TRUE(
+        std::regex_match(d.uuid, std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")))
         << d.uuid;
     EXPECT_GE(d.cc_major, 7);
     EXPECT_GT(d.sm_count, 0);

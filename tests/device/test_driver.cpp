@@ -24,8 +24,7 @@ TEST(Driver, LoadsOrExplainsWhyNot) {
     const std::string reason = cu::driver_unavailable_reason();
     EXPECT_FALSE(reason.empty());
     // Either libcuda.so.1 is missing (this build machine) or cuInit refused.
-    EXPECT_TRUE(reason.find("libcuda.so.1") != std::string::npos ||
-                starts_with(reason, "cuInit(0) failed: "))
+    EXPECT_TRUE(reason.find("libcuda.so.1") != std::string::npos || starts_with(reason, "cuInit(0) failed: "))
         << reason;
     EXPECT_EQ(cu::device_count(), 0);
     EXPECT_TRUE(list_devices().empty());
@@ -43,9 +42,7 @@ TEST(Driver, CallsWithoutDriverThrowInsteadOfCrashing) {
     int n = 0;
     TILETUNE_CU(cuDeviceGetCount(&n));
     FAIL() << "expected an Error";
-  } catch (const cu::DriverError&) {
-    FAIL() << "no driver call was made, so no DriverError";
-  } catch (const Error& e) {
+  } catch (const cu::DriverError&) { FAIL() << "no driver call was made, so no DriverError"; } catch (const Error& e) {
     EXPECT_TRUE(starts_with(e.what(), "CUDA driver not available: ")) << e.what();
   }
   EXPECT_THROW(cu::detail::require(), Error);
@@ -100,10 +97,9 @@ TEST(DriverError, NamesCallResultFileLineAndContext) {
     EXPECT_EQ(e.result(), CUDA_ERROR_INVALID_IMAGE);
     const std::string description = cu::result_description(CUDA_ERROR_INVALID_IMAGE);
     // With a driver: "... CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid) at ...".
-    const std::string expected =
-        "cuModuleLoadData(&module_, image.data()) failed: CUDA_ERROR_INVALID_IMAGE" +
-        (description.empty() ? std::string() : " (" + description + ")") +
-        " at module.cpp:42 [transpose TILE=32 BLOCK_ROWS=8 PAD=1]";
+    const std::string expected = "cuModuleLoadData(&module_, image.data()) failed: CUDA_ERROR_INVALID_IMAGE" +
+                                 (description.empty() ? std::string() : " (" + description + ")") +
+                                 " at module.cpp:42 [transpose TILE=32 BLOCK_ROWS=8 PAD=1]";
     EXPECT_EQ(std::string(e.what()), expected);
   }
   // No context: no brackets.
@@ -121,9 +117,7 @@ TEST(DriverError, NamesCallResultFileLineAndContext) {
 TEST(DriverError, IsATiletuneError) {
   try {
     cu::check(CUDA_ERROR_ILLEGAL_ADDRESS, "cuCtxSynchronize()", "worker.cpp", 3);
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos);
-  }
+  } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos); }
 }
 
 TEST(DriverError, ResultNames) {

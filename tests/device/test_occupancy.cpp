@@ -24,8 +24,7 @@ DeviceLimits arch(int a) {
   return *d;
 }
 
-KernelFootprint footprint(int bx, int by, int regs, std::size_t static_smem = 0,
-                          std::size_t dynamic_smem = 0) {
+KernelFootprint footprint(int bx, int by, int regs, std::size_t static_smem = 0, std::size_t dynamic_smem = 0) {
   KernelFootprint k;
   k.block_x = bx;
   k.block_y = by;
@@ -66,16 +65,14 @@ TEST(Occupancy, Sm90RegisterLimited) {
   // 1024 threads = 32 warps; 64 regs -> 2048 regs/warp -> 16384 / 2048 = 8 warps per
   // sub-partition -> 32 warps per SM -> 1 block (warps alone would allow 64 / 32 = 2).
   // 32 warps of 64 = 50 %.
-  expect_occupancy(compute_occupancy(arch(90), footprint(1024, 1, 64)), 1, 32, 0.5,
-                   Limiter::registers);
+  expect_occupancy(compute_occupancy(arch(90), footprint(1024, 1, 64)), 1, 32, 0.5, Limiter::registers);
 }
 
 TEST(Occupancy, Sm90SharedMemoryLimited) {
   // 128 threads = 4 warps (warps: 16 blocks; 32 regs: 64 / 4 = 16 blocks).
   // Static 48 KiB + 1 KiB reserved = 50176 B (a multiple of 128) -> 233472 / 50176 = 4.65
   // -> 4 blocks, 16 warps = 25 %.
-  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 48 * 1024)), 4, 16, 0.25,
-                   Limiter::shared_memory);
+  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 48 * 1024)), 4, 16, 0.25, Limiter::shared_memory);
 }
 
 TEST(Occupancy, Sm90BlockLimited) {
@@ -88,25 +85,21 @@ TEST(Occupancy, Sm90RegisterGranularity) {
   // 255 regs x 32 = 8160 -> rounded to 8192 per warp. 256 threads = 8 warps = 65536 regs:
   // exactly the per-block limit. 16384 / 8192 = 2 warps per sub-partition -> 8 warps per
   // SM -> 1 block, 8 / 64 = 12.5 %.
-  expect_occupancy(compute_occupancy(arch(90), footprint(256, 1, 255)), 1, 8, 0.125,
-                   Limiter::registers);
+  expect_occupancy(compute_occupancy(arch(90), footprint(256, 1, 255)), 1, 8, 0.125, Limiter::registers);
   // 33 regs x 32 = 1056 -> 1280 per warp -> 16384 / 1280 = 12 warps per sub-partition
   // -> 48 warps -> 128 threads (4 warps) fit 12 times, not the 65536 / (33 * 128) = 15 a
   // plain division would suggest. 48 / 64 = 75 %.
-  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 33)), 12, 48, 0.75,
-                   Limiter::registers);
+  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 33)), 12, 48, 0.75, Limiter::registers);
   // 32 regs: 1024 per warp, no rounding -> 16 blocks, tied with warps (64 / 4 = 16).
   expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32)), 16, 64, 1.0, Limiter::warps);
 }
 
 TEST(Occupancy, Sm90DynamicSharedMemoryAndOptIn) {
   // Exactly 48 KiB dynamic: no opt-in needed; 49152 + 1024 = 50176 -> 4 blocks.
-  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 0, 49152)), 4, 16, 0.25,
-                   Limiter::shared_memory);
+  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 0, 49152)), 4, 16, 0.25, Limiter::shared_memory);
   // One byte more needs the opt-in: 49153 + 1024 = 50177 -> 50304 (128-byte units)
   // -> 233472 / 50304 = 4.6 -> 4 blocks.
-  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 0, 49153)), 4, 16, 0.25,
-                   Limiter::shared_memory);
+  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 0, 49153)), 4, 16, 0.25, Limiter::shared_memory);
   // 100 KiB: 102400 + 1024 = 103424 -> 233472 / 103424 = 2.26 -> 2 blocks.
   expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 0, 100 * 1024)), 2, 8, 0.125,
                    Limiter::shared_memory);
@@ -114,8 +107,8 @@ TEST(Occupancy, Sm90DynamicSharedMemoryAndOptIn) {
   expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 0, 232448)), 1, 4, 4.0 / 64,
                    Limiter::shared_memory);
   // Static and dynamic add up: 16 KiB + 100 KiB + 1 KiB = 119808 -> 1 block.
-  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 16 * 1024, 100 * 1024)), 1, 4,
-                   4.0 / 64, Limiter::shared_memory);
+  expect_occupancy(compute_occupancy(arch(90), footprint(128, 1, 32, 16 * 1024, 100 * 1024)), 1, 4, 4.0 / 64,
+                   Limiter::shared_memory);
 }
 
 TEST(Occupancy, TwoDimensionalBlocksCountAllThreads) {
@@ -135,11 +128,9 @@ TEST(Occupancy, Sm86ThreadsPerSm) {
   expect_occupancy(compute_occupancy(arch(86), footprint(512, 1, 32)), 3, 48, 1.0, Limiter::warps);
   // 1024 threads = 32 warps -> 48 / 32 = 1 block: a third of the SM's threads stay idle,
   // 32 / 48 = 66.7 %.
-  expect_occupancy(compute_occupancy(arch(86), footprint(1024, 1, 32)), 1, 32, 32.0 / 48,
-                   Limiter::warps);
+  expect_occupancy(compute_occupancy(arch(86), footprint(1024, 1, 32)), 1, 32, 32.0 / 48, Limiter::warps);
   // 64 threads = 2 warps -> warps allow 24 blocks but sm_86 holds 16 -> 32 / 48 warps.
-  expect_occupancy(compute_occupancy(arch(86), footprint(64, 1, 32)), 16, 32, 32.0 / 48,
-                   Limiter::blocks);
+  expect_occupancy(compute_occupancy(arch(86), footprint(64, 1, 32)), 16, 32, 32.0 / 48, Limiter::blocks);
   // 60000 B dynamic (opt-in) + 1024 reserved = 61024 -> 61056 -> 102400 / 61056 = 1 block.
   expect_occupancy(compute_occupancy(arch(86), footprint(256, 1, 32, 0, 60000)), 1, 8, 8.0 / 48,
                    Limiter::shared_memory);
@@ -152,8 +143,7 @@ TEST(Occupancy, OtherArchitectures) {
   // 32 threads: 16 blocks = 16 warps = 50 %.
   expect_occupancy(compute_occupancy(arch(75), footprint(32, 1, 16)), 16, 16, 0.5, Limiter::blocks);
   // 32 KiB static, no reservation on Turing: 65536 / 32768 = 2 blocks.
-  expect_occupancy(compute_occupancy(arch(75), footprint(128, 1, 32, 32 * 1024)), 2, 8, 0.25,
-                   Limiter::shared_memory);
+  expect_occupancy(compute_occupancy(arch(75), footprint(128, 1, 32, 32 * 1024)), 2, 8, 0.25, Limiter::shared_memory);
   // sm_80: 64 warps, 164 KiB: 48 KiB + 1 KiB = 50176 -> 167936 / 50176 = 3 blocks.
   expect_occupancy(compute_occupancy(arch(80), footprint(128, 1, 32, 48 * 1024)), 3, 12, 12.0 / 64,
                    Limiter::shared_memory);
@@ -214,8 +204,7 @@ TEST(OccupancyPrune, DimensionsBelowOne) {
 TEST(OccupancyPrune, BlockDimensionOverLimit) {
   auto k = footprint(1, 1, 32);
   k.block_z = 65;
-  expect_pruned(compute_occupancy(arch(90), k),
-                "block dimension z is 65, more than the device's limit of 64");
+  expect_pruned(compute_occupancy(arch(90), k), "block dimension z is 65, more than the device's limit of 64");
   expect_pruned(compute_occupancy(arch(90), footprint(2048, 1, 32)),
                 "block dimension x is 2048, more than the device's limit of 1024");
 }
@@ -230,8 +219,7 @@ TEST(OccupancyPrune, TooManyThreadsPerBlock) {
 TEST(OccupancyPrune, GridDimensionOverLimit) {
   auto k = footprint(32, 1, 32);
   k.grid_y = 70000;
-  expect_pruned(compute_occupancy(arch(90), k),
-                "grid dimension y is 70000, more than the device's limit of 65535");
+  expect_pruned(compute_occupancy(arch(90), k), "grid dimension y is 70000, more than the device's limit of 65535");
 }
 
 TEST(OccupancyPrune, RegistersPerThread) {
@@ -285,8 +273,9 @@ TEST(OccupancyPrune, InconsistentDeviceLimits) {
   auto d = arch(86);
   d.shared_per_block_optin = 200000;
   const auto o = compute_occupancy(d, footprint(128, 1, 32, 0, 150000));
-  expect_pruned(o, "the occupancy calculator cannot model sm_86 (A10 class, 72 SMs) (compute "
-                   "capability 8.6): inconsistent device limits");
+  expect_pruned(o,
+                "the occupancy calculator cannot model sm_86 (A10 class, 72 SMs) (compute "
+                "capability 8.6): inconsistent device limits");
 }
 
 TEST(OccupancyPrune, UnknownArchitecture) {
@@ -294,8 +283,9 @@ TEST(OccupancyPrune, UnknownArchitecture) {
   d.name = "sm_130 (future)";
   d.cc_major = 13;
   const auto o = compute_occupancy(d, footprint(128, 1, 32));
-  expect_pruned(o, "the occupancy calculator cannot model sm_130 (future) (compute capability "
-                   "13.0): unknown architecture");
+  expect_pruned(o,
+                "the occupancy calculator cannot model sm_130 (future) (compute capability "
+                "13.0): unknown architecture");
 }
 
 TEST(OccupancyPrune, EmptyDeviceLimits) {
@@ -319,13 +309,13 @@ TEST(BuiltinDevices, ArchitecturalLimits) {
     std::size_t shared_per_sm, optin, reserved;
   };
   const Expected table[] = {
-      {75, 40, 1024, 16, 65536, 65536, 0},          // T4
-      {80, 108, 2048, 32, 167936, 166912, 1024},    // A100
-      {86, 72, 1536, 16, 102400, 101376, 1024},     // A10
-      {89, 58, 1536, 24, 102400, 101376, 1024},     // L4
-      {90, 132, 2048, 32, 233472, 232448, 1024},    // H100 / H200 (H200.md: 232448 / 233472)
-      {100, 148, 2048, 32, 233472, 232448, 1024},   // B200
-      {120, 170, 1536, 32, 102400, 101376, 1024},   // RTX 5090
+      {75, 40, 1024, 16, 65536, 65536, 0},         // T4
+      {80, 108, 2048, 32, 167936, 166912, 1024},   // A100
+      {86, 72, 1536, 16, 102400, 101376, 1024},    // A10
+      {89, 58, 1536, 24, 102400, 101376, 1024},    // L4
+      {90, 132, 2048, 32, 233472, 232448, 1024},   // H100 / H200 (H200.md: 232448 / 233472)
+      {100, 148, 2048, 32, 233472, 232448, 1024},  // B200
+      {120, 170, 1536, 32, 102400, 101376, 1024},  // RTX 5090
   };
   for (const Expected& e : table) {
     SCOPED_TRACE("sm_" + std::to_string(e.arch));

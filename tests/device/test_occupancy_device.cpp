@@ -21,8 +21,7 @@ namespace {
 struct TransposeConfig {
   std::int64_t tile, block_rows, pad;
   [[nodiscard]] std::string str() const {
-    return "TILE=" + std::to_string(tile) + " BLOCK_ROWS=" + std::to_string(block_rows) +
-           " PAD=" + std::to_string(pad);
+    return "TILE=" + std::to_string(tile) + " BLOCK_ROWS=" + std::to_string(block_rows) + " PAD=" + std::to_string(pad);
   }
 };
 
@@ -59,8 +58,7 @@ class OccupancyDevice : public ::testing::Test {
   [[nodiscard]] CompileResult compile(const TransposeConfig& c) const {
     CompileRequest request;
     request.source = &source_;
-    request.options = {"-DTILE=" + std::to_string(c.tile),
-                       "-DBLOCK_ROWS=" + std::to_string(c.block_rows),
+    request.options = {"-DTILE=" + std::to_string(c.tile), "-DBLOCK_ROWS=" + std::to_string(c.block_rows),
                        "-DPAD=" + std::to_string(c.pad)};
     request.arch = "sm_" + std::to_string(devices_[0].arch());
     request.entry = space_.entry;
@@ -79,10 +77,9 @@ TEST_F(OccupancyDevice, OfflineEqualsDriverForEveryTransposeConfig) {
   const auto configs = transpose_configs(space_);
   ASSERT_FALSE(configs.empty());
 
-  std::printf("%s (sm_%d, %d SMs), transpose N=8192\n", device.name.c_str(), device.arch(),
-              device.sm_count);
-  std::printf("%-30s %5s %7s %8s %7s %-14s %6s %s\n", "config", "regs", "smem", "offline",
-              "driver", "limiter", "occ", "");
+  std::printf("%s (sm_%d, %d SMs), transpose N=8192\n", device.name.c_str(), device.arch(), device.sm_count);
+  std::printf("%-30s %5s %7s %8s %7s %-14s %6s %s\n", "config", "regs", "smem", "offline", "driver", "limiter", "occ",
+              "");
   int checked = 0;
   for (const TransposeConfig& c : configs) {
     SCOPED_TRACE(c.str());
@@ -99,8 +96,8 @@ TEST_F(OccupancyDevice, OfflineEqualsDriverForEveryTransposeConfig) {
       // __launch_bounds__ limit) may fail to compile.
       const Occupancy o = compute_occupancy(limits, k);
       EXPECT_FALSE(o.launchable) << "compile failed: " << compiled.error << "\n" << compiled.log;
-      std::printf("%-30s %5s %7s %8s %7s %-14s %6s compile failed; pruned: %s\n", c.str().c_str(),
-                  "-", "-", "-", "-", "-", "-", o.pruned_reason.c_str());
+      std::printf("%-30s %5s %7s %8s %7s %-14s %6s compile failed; pruned: %s\n", c.str().c_str(), "-", "-", "-", "-",
+                  "-", "-", o.pruned_reason.c_str());
       continue;
     }
     const Resources& res = compiled.kernel->resources;
@@ -121,9 +118,9 @@ TEST_F(OccupancyDevice, OfflineEqualsDriverForEveryTransposeConfig) {
     EXPECT_EQ(cu::function_attribute(f, CU_FUNC_ATTRIBUTE_NUM_REGS), res.registers);
     EXPECT_EQ(cu::function_attribute(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES), res.static_shared_bytes);
     const int driver = cu::max_active_blocks_per_sm(f, o.threads_per_block, 0);
-    std::printf("%-30s %5d %7d %8d %7d %-14s %5.0f%% %s\n", c.str().c_str(), res.registers,
-                res.static_shared_bytes, o.blocks_per_sm, driver, limiter_name(o.limiter),
-                o.occupancy * 100.0, o.blocks_per_sm == driver ? "" : "MISMATCH");
+    std::printf("%-30s %5d %7d %8d %7d %-14s %5.0f%% %s\n", c.str().c_str(), res.registers, res.static_shared_bytes,
+                o.blocks_per_sm, driver, limiter_name(o.limiter), o.occupancy * 100.0,
+                o.blocks_per_sm == driver ? "" : "MISMATCH");
     EXPECT_EQ(o.blocks_per_sm, driver);
     ++checked;
   }
@@ -160,8 +157,8 @@ TEST_F(OccupancyDevice, DynamicSharedMemorySweep) {
     const Occupancy o = compute_occupancy(limits, k);
     ASSERT_TRUE(o.launchable) << o.pruned_reason;
     const int driver = cu::max_active_blocks_per_sm(f, 256, dynamic);
-    std::printf("dynamic %7zu B: offline %2d, driver %2d, limiter %s\n", dynamic, o.blocks_per_sm,
-                driver, limiter_name(o.limiter));
+    std::printf("dynamic %7zu B: offline %2d, driver %2d, limiter %s\n", dynamic, o.blocks_per_sm, driver,
+                limiter_name(o.limiter));
     EXPECT_EQ(o.blocks_per_sm, driver) << "dynamic shared " << dynamic;
   }
 }

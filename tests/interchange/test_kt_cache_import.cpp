@@ -88,9 +88,7 @@ std::string error_of(const fs::path& cache, const KtCacheImportOptions& options 
   try {
     (void)import_kt_cache(cache, options);
     return "";
-  } catch (const InterchangeError& e) {
-    return e.what();
-  }
+  } catch (const InterchangeError& e) { return e.what(); }
 }
 
 TEST(KtCacheImport, AClosedCacheBecomesOneTrialPerEntryWithEveryStatus) {
@@ -100,7 +98,8 @@ TEST(KtCacheImport, AClosedCacheBecomesOneTrialPerEntryWithEveryStatus) {
   EXPECT_EQ(t.recording.header_value("device"), "NVIDIA A100-PCIE-40GB");
   EXPECT_NE(t.recording.header_value("source")->find("vector_add.json"), std::string::npos);
   EXPECT_EQ(t.recording.header_value("kt_problem_size"), "100000");
-  EXPECT_EQ(t.recording.header_value("recorded"), "2024-05-01 12:00:00.000000+00:00 to 2024-05-01 12:00:07.000000+00:00");
+  EXPECT_EQ(t.recording.header_value("recorded"),
+            "2024-05-01 12:00:00.000000+00:00 to 2024-05-01 12:00:07.000000+00:00");
   ASSERT_EQ(t.recording.problems.size(), 1u);
   EXPECT_EQ(t.recording.problems[0].problem, "problem_size_x=100000");
   ASSERT_EQ(t.recording.problems[0].trials.size(), 8u);
@@ -217,8 +216,9 @@ TEST(KtCacheImport, SkipsAndCountsEntriesOfValuesTuneParamsDoesNotList) {
   TempDir dir;
   std::string text = testing::read_file(fixture("vector_add.json"));
   // A later run with block_size_x 256 appended to the same cache (Kernel Tuner checks only the keys).
-  const std::string extra = "\n\"256,1\": {\"block_size_x\": 256, \"tile_size\": 1, \"time\": 0.1, \"compile_time\": 1, "
-                            "\"verification_time\": 0, \"benchmark_time\": 1},";
+  const std::string extra =
+      "\n\"256,1\": {\"block_size_x\": 256, \"tile_size\": 1, \"time\": 0.1, \"compile_time\": 1, "
+      "\"verification_time\": 0, \"benchmark_time\": 1},";
   text.insert(text.find("\"cache\": {") + 10, extra);
   const Imported t(dir.write("c.json", text));
   EXPECT_EQ(t.import.entries, 9u);
@@ -268,7 +268,8 @@ TEST(KtCacheImport, HostileCachesAreRefusedNamingTheEntry) {
       {head + ok + R"(, "2,y": {"a": 2, "time": ,)",
        "c.json: not JSON (closed as Kernel Tuner closes an open cache): parse error at line 2, column"},
       {"[1, 2]", "c.json: a Kernel Tuner cache is a JSON object"},
-      {head + ok + R"(, "2,y": {"a": 1, "b": "y", "time": 1.0}}})", "c.json: cache['2,y'].a: 1 disagrees with the key's '2'"},
+      {head + ok + R"(, "2,y": {"a": 1, "b": "y", "time": 1.0}}})",
+       "c.json: cache['2,y'].a: 1 disagrees with the key's '2'"},
       {head + ok + R"(, "1,y,3": {"time": 1.0}}})", "c.json: cache['1,y,3']: the key has 3 values for the 2 params"},
       {head + ok + ", " + ok + "}}", "c.json: cache['1,x']: a second entry with this key"},
       {head + R"("1,x": {"time": NaN}}})", "c.json: cache['1,x'].time: nan is neither a time (ms) nor one of"},
@@ -277,8 +278,10 @@ TEST(KtCacheImport, HostileCachesAreRefusedNamingTheEntry) {
       {head + R"("1,x": {"time": "Crashed"}}})", "c.json: cache['1,x'].time: 'Crashed' is neither a time (ms) nor"},
       {head + R"("1,x": {"time": [1.0, 2.0]}}})", "c.json: cache['1,x'].time: a list or an object is neither a time"},
       {head + R"("1,x": {"b": "x"}}})", "c.json: cache['1,x']: no time and no failure"},
-      {head + R"("1,x": {"time": 1, "compile_time": "slow"}}})", "c.json: cache['1,x'].compile_time: 'slow' is not a time"},
-      {head + R"("1,x": {"time": 1, "benchmark_time": NaN}}})", "c.json: cache['1,x'].benchmark_time: nan is not a time"},
+      {head + R"("1,x": {"time": 1, "compile_time": "slow"}}})",
+       "c.json: cache['1,x'].compile_time: 'slow' is not a time"},
+      {head + R"("1,x": {"time": 1, "benchmark_time": NaN}}})",
+       "c.json: cache['1,x'].benchmark_time: nan is not a time"},
       {head + R"("1,x": 7}})", "c.json: cache['1,x']: expected an object (the config's result), found 7"},
       {head + "\"" + long_key + "\": {\"time\": 1}}}",
        "c.json: cache['kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk... (306 bytes)']: the key has 1 values"},
@@ -336,20 +339,24 @@ TEST(KtCacheImport, OnlyRegularFilesAreReadAndGzipIsBounded) {
   EXPECT_NE(error_of(dir.write("bomb.json.gz", bomb), o).find("bomb.json.gz: it inflates to more than 1 MiB"),
             std::string::npos);
   // A plain file over the cap is refused before it is read; so is a gzip'd one over its own.
-  EXPECT_NE(error_of(dir.write("big.json", std::string((1 << 20) + 1, ' ')), o).find("1048577 bytes, more than a Kernel "
-                                                                                       "Tuner cache can be (1 MiB)"),
+  EXPECT_NE(error_of(dir.write("big.json", std::string((1 << 20) + 1, ' ')), o)
+                .find("1048577 bytes, more than a Kernel "
+                      "Tuner cache can be (1 MiB)"),
             std::string::npos);
   o.limits.max_gzip_bytes = 1000;
   std::string noise;
   for (std::uint32_t x = 1; noise.size() < 5000;) noise += static_cast<char>((x = x * 1664525u + 1013904223u) >> 24);
-  EXPECT_NE(error_of(dir.write("b.json.gz", gzip(noise)), o).find("bytes, more than a gzip'd Kernel Tuner cache can be"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(dir.write("b.json.gz", gzip(noise)), o).find("bytes, more than a gzip'd Kernel Tuner cache can be"),
+      std::string::npos);
 
   const std::string good = gzip(testing::read_file(fixture("vector_add.json")));
-  EXPECT_NE(error_of(dir.write("cut.json.gz", good.substr(0, good.size() / 2))).find("cut.json.gz: a truncated gzip file"),
-            std::string::npos);
-  EXPECT_NE(error_of(dir.write("tail.json.gz", good + "garbage")).find("tail.json.gz: bytes after the end of the gzip data"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(dir.write("cut.json.gz", good.substr(0, good.size() / 2))).find("cut.json.gz: a truncated gzip file"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(dir.write("tail.json.gz", good + "garbage")).find("tail.json.gz: bytes after the end of the gzip data"),
+      std::string::npos);
   std::string flipped = good;
   flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x55);
   EXPECT_NE(error_of(dir.write("flip.json.gz", flipped)).find("flip.json.gz: "), std::string::npos);
@@ -367,9 +374,11 @@ TEST(KtCacheImportCli, WritesTheRecordingAndSpaceAndTheReplayFindsTheBest) {
   const fs::path gz = dir.write("A100.json.gz", gzip(testing::read_file(fixture("vector_add.json"))));
   auto r = testing::run_command("cd " + dir.path().string() + " && " + cli + " import-kt-cache A100.json.gz");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("8 trials: 5 ok, 1 pruned, 1 compile_failed, 1 launch_failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("8 trials: 5 ok, 1 pruned, 1 compile_failed, 1 launch_failed"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("optimum 0.2 ms at block_size_x=64;tile_size=2"), std::string::npos) << r.output;
-  for (const char* f : {"A100.csv", "kt_vector_add.yaml", "kt_vector_add.cu"}) EXPECT_TRUE(fs::exists(dir.path() / f)) << f;
+  for (const char* f : {"A100.csv", "kt_vector_add.yaml", "kt_vector_add.cu"})
+    EXPECT_TRUE(fs::exists(dir.path() / f)) << f;
 
   r = testing::run_command(cli + " tune " + (dir.path() / "kt_vector_add.yaml").string() + " --replay " +
                            (dir.path() / "A100.csv").string() + " --strategy exhaustive");

@@ -70,8 +70,7 @@ TEST(T1Import, TransposeMapsParamsConditionsLaunchAndDefault) {
   EXPECT_EQ(s.compile_options[0].text, "-use_fast_math");
   ASSERT_EQ(s.params.size(), 3u);
   EXPECT_EQ(s.params[1].values, (std::vector<std::int64_t>{1, 2, 4, 8, 16, 32}));
-  EXPECT_EQ(count_configs(s, {}).valid,
-            brute_force(s, [](auto& v) { return v[1] <= v[0] && v[0] % v[1] == 0; }));
+  EXPECT_EQ(count_configs(s, {}).valid, brute_force(s, [](auto& v) { return v[1] <= v[0] && v[0] % v[1] == 0; }));
   // GlobalSizeType CUDA: GlobalSize is the grid itself.
   const LaunchGeometry g = evaluate_launch(s, {}, config(s, {{"TILE", 32}, {"BLOCK_ROWS", 8}, {"PAD", 1}}));
   EXPECT_EQ(g.grid[0], 128);
@@ -88,8 +87,9 @@ TEST(T1Import, TransposeMapsParamsConditionsLaunchAndDefault) {
   EXPECT_NE(t.import.notes[0].find("--budget 25%"), std::string::npos);
   EXPECT_NE(t.import.notes[1].find("not verified"), std::string::npos);
   // Python's floor division stays Python: {python: ...}, quoted.
-  EXPECT_NE(t.import.yaml.find("grid: [{python: \"(4096 + TILE - 1) // TILE\"}, {python: \"(4096 + TILE - 1) // TILE\"}"),
-            std::string::npos)
+  EXPECT_NE(
+      t.import.yaml.find("grid: [{python: \"(4096 + TILE - 1) // TILE\"}, {python: \"(4096 + TILE - 1) // TILE\"}"),
+      std::string::npos)
       << t.import.yaml;
   EXPECT_NE(t.import.yaml.find("block: [\"TILE\", \"BLOCK_ROWS\", \"1\"]"), std::string::npos) << t.import.yaml;
 }
@@ -98,8 +98,7 @@ TEST(T1Import, VectorAddRangeValuesAndVectorTypes) {
   Imported t("vector_add");
   const Space& s = t.space;
   EXPECT_EQ(s.params[0].values, range(64, 1025, 64));
-  EXPECT_EQ(count_configs(s, {}).valid,
-            brute_force(s, [](auto& v) { return v[1] % v[2] == 0 || v[2] == 1; }));
+  EXPECT_EQ(count_configs(s, {}).valid, brute_force(s, [](auto& v) { return v[1] % v[2] == 0 || v[2] == 1; }));
   // float4 of 262144 is 1048576 floats.
   const auto c = config(s, {{"BLOCK", 256}, {"ITEMS", 4}, {"VEC", 4}});
   std::vector<std::string> slots = s.variable_names();
@@ -161,11 +160,13 @@ TEST(T1Import, ReductionSharedMemoryAndInOutBuffer) {
 TEST(T1Import, CoulombThreeDimensionsAndScalars) {
   Imported t("coulomb");
   const Space& s = t.space;
-  EXPECT_EQ(count_configs(s, {}).valid,
-            brute_force(s, [](auto& v) { return v[3] < v[2] && v[0] * v[1] >= 64; }));
-  const LaunchGeometry g = evaluate_launch(s, {}, config(s, {{"WORK_GROUP_SIZE_X", 32}, {"WORK_GROUP_SIZE_Y", 4},
-                                                             {"Z_ITERATIONS", 8}, {"INNER_UNROLL_FACTOR", 2},
-                                                             {"USE_SOA", 0}}));
+  EXPECT_EQ(count_configs(s, {}).valid, brute_force(s, [](auto& v) { return v[3] < v[2] && v[0] * v[1] >= 64; }));
+  const LaunchGeometry g = evaluate_launch(s, {},
+                                           config(s, {{"WORK_GROUP_SIZE_X", 32},
+                                                      {"WORK_GROUP_SIZE_Y", 4},
+                                                      {"Z_ITERATIONS", 8},
+                                                      {"INNER_UNROLL_FACTOR", 2},
+                                                      {"USE_SOA", 0}}));
   EXPECT_EQ(g.grid[0], 8);
   EXPECT_EQ(g.grid[1], 64);
   EXPECT_EQ(g.grid[2], 32);
@@ -199,9 +200,7 @@ std::string error_of(const Json& j) {
     TempDir dir;
     (void)import_t1_text(j.dump(), fixture("broken.json"), dir.path() / "out.yaml");
     return "";
-  } catch (const InterchangeError& e) {
-    return e.what();
-  }
+  } catch (const InterchangeError& e) { return e.what(); }
 }
 
 void expect_refused(const Json& j, const std::string& field, const std::string& reason) {
@@ -224,16 +223,15 @@ TEST(T1Import, RefusesWhatDoesNotMapNamingTheField) {
   expect_refused(with((kernel + "/Language").c_str(), "OpenCL"), "KernelSpecification.Language", "tunes CUDA");
   expect_refused(with((param + "/Type").c_str(), "complex"), "ConfigurationSpace.TuningParameters[0].Type",
                  "not a T1 type");
-  expect_refused(with((param + "/Values").c_str(), "__import__('os')"),
-                 "ConfigurationSpace.TuningParameters[0].Values", "__import__() is not one tiletune's Python knows");
+  expect_refused(with((param + "/Values").c_str(), "__import__('os')"), "ConfigurationSpace.TuningParameters[0].Values",
+                 "__import__() is not one tiletune's Python knows");
   expect_refused(with((param + "/Values").c_str(), "[1] * 10**7"), "ConfigurationSpace.TuningParameters[0].Values",
                  "MemoryError");
   expect_refused(with((param + "/Values").c_str(), "[1, 2, 2]"), "ConfigurationSpace.TuningParameters[0].Values",
                  "listed twice");
   expect_refused(with((param + "/Values").c_str(), Json::array({1, "a"})),
                  "ConfigurationSpace.TuningParameters[0].Values", "mixes numbers and strings");
-  expect_refused(with((param + "/Values").c_str(), "7"), "ConfigurationSpace.TuningParameters[0].Values",
-                 "not a list");
+  expect_refused(with((param + "/Values").c_str(), "7"), "ConfigurationSpace.TuningParameters[0].Values", "not a list");
   expect_refused(with((param + "/Name").c_str(), "W-G"), "ConfigurationSpace.TuningParameters[0].Name", "identifier");
   expect_refused(with((param + "/Name").c_str(), "problem_size_x"), "ConfigurationSpace.TuningParameters[0].Name",
                  "ProblemSize");
@@ -263,16 +261,15 @@ TEST(T1Import, RefusesWhatDoesNotMapNamingTheField) {
                  "ProblemSize, which the file does not give");
   expect_refused(with((arg + "/Size").c_str(), "WG - 5"), "KernelSpecification.Arguments[0].Size",
                  "not a positive whole number");
-  expect_refused(with((arg + "/AccessType").c_str(), "ReadOnly"), "KernelSpecification.Arguments",
-                 "needs an output");
+  expect_refused(with((arg + "/AccessType").c_str(), "ReadOnly"), "KernelSpecification.Arguments", "needs an output");
   Json fill = minimal();
   fill[Json::json_pointer(arg + "/Type")] = "int32";
   fill[Json::json_pointer(arg + "/FillType")] = "Constant";
   fill[Json::json_pointer(arg + "/FillValue")] = 2.5;
   expect_refused(fill, "KernelSpecification.Arguments[0].FillValue", "not a whole number");
   Json scalar = minimal();
-  scalar["KernelSpecification"]["Arguments"].push_back({{"Name", "s"}, {"Type", "int32"}, {"FillValue", 0.5},
-                                                        {"MemoryType", "Scalar"}});
+  scalar["KernelSpecification"]["Arguments"].push_back(
+      {{"Name", "s"}, {"Type", "int32"}, {"FillValue", 0.5}, {"MemoryType", "Scalar"}});
   expect_refused(scalar, "KernelSpecification.Arguments[1].FillValue", "not a whole number");
   Json missing = minimal();
   missing.erase("KernelSpecification");
@@ -311,8 +308,13 @@ TEST(T1Import, HubStyleProblemSizeGridDivConstantMemoryAndDefaults) {
   EXPECT_EQ(s.problem[1].name, "problem_size_y");
   // Kernel Tuner's grid: ceil(ProblemSize / (block_size * tile_size)), not GlobalSize's.
   const Problem p{{4096, 4096}};
-  const auto c = config(s, {{"block_size_x", 48}, {"block_size_y", 4}, {"tile_size_x", 3}, {"tile_size_y", 2},
-                            {"use_padding", 1}, {"filter_height", 15}, {"filter_width", 15}});
+  const auto c = config(s, {{"block_size_x", 48},
+                            {"block_size_y", 4},
+                            {"tile_size_x", 3},
+                            {"tile_size_y", 2},
+                            {"use_padding", 1},
+                            {"filter_height", 15},
+                            {"filter_width", 15}});
   const LaunchGeometry g = evaluate_launch(s, p, c);
   EXPECT_EQ(g.grid[0], (4096 + 48 * 3 - 1) / (48 * 3));
   EXPECT_EQ(g.grid[1], 4096 / 8);
@@ -335,9 +337,8 @@ TEST(T1Import, HubStyleProblemSizeGridDivConstantMemoryAndDefaults) {
   EXPECT_EQ(s.buffers[1].count.expr.eval(slot_values(p, c)), 4110 * 4110);
   EXPECT_EQ(s.buffers[1].init.kind, BufferInit::normal);  // Kernel Tuner fills Random with randn
   EXPECT_TRUE(s.buffers[0].output);
-  EXPECT_EQ(count_configs(s, p).valid, brute_force(s, [](auto& v) {
-              return (v[4] == 0 || v[0] % 32 != 0) && v[0] * v[1] <= 1024;
-            }));
+  EXPECT_EQ(count_configs(s, p).valid,
+            brute_force(s, [](auto& v) { return (v[4] == 0 || v[0] % 32 != 0) && v[0] * v[1] <= 1024; }));
   ASSERT_TRUE(s.default_config);
   EXPECT_EQ(*s.default_config, (std::vector<std::int64_t>{16, 16, 1, 1, 1, 15, 15}));
 }
@@ -362,8 +363,8 @@ TEST(T1Import, PythonValuesConditionsTypesAndReferenceData) {
                      !(doubles && scales[v[3]] > 1) && items * items <= std::max<std::int64_t>(bx, 64) &&
                      std::min<std::int64_t>(warps, 4) * 32 <= bx;
             }));
-  const auto c = config(s, {{"block_size_x", 128}, {"items_per_thread", 4}, {"warps", 2}, {"scale", 0},
-                            {"real", 0}, {"unrolled", 1}});
+  const auto c = config(
+      s, {{"block_size_x", 128}, {"items_per_thread", 4}, {"warps", 2}, {"scale", 0}, {"real", 0}, {"unrolled", 1}});
   const LaunchGeometry g = evaluate_launch(s, p, c);
   EXPECT_EQ(g.grid[0], 2);  // ceil(1024 / (128 * 4))
   EXPECT_EQ(g.grid[1], 1);
@@ -432,7 +433,8 @@ TEST(T1ImportCli, WritesWholeFilesAndKeepsExistingOnes) {
   EXPECT_NE(r.output.find("--force"), std::string::npos);
   EXPECT_EQ(testing::read_file(out), first);
   // A file that does not map leaves nothing behind.
-  const auto bad = dir.write("bad.json", R"({"ConfigurationSpace": {"TuningParameters": []}, "KernelSpecification": {}})");
+  const auto bad =
+      dir.write("bad.json", R"({"ConfigurationSpace": {"TuningParameters": []}, "KernelSpecification": {}})");
   r = testing::run_command(cli + " import-t1 " + bad.string() + " -o " + (dir.path() / "bad.yaml").string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "bad.yaml"));

@@ -31,8 +31,8 @@ std::string schema_violations(const Json& doc) {
       !std::regex_match(doc["schema_version"].get<std::string>(), std::regex("^[0-9]{1,}.[0-9]{1,}.[0-9]{1,}$")))
     bad("schema_version is not a major.minor.patch string");
   if (!doc.contains("results") || !doc["results"].is_array()) return v + "results is not an array";
-  static const std::set<std::string> invalidity = {"timeout", "compile", "runtime", "correctness", "constraints",
-                                                   "correct"};
+  static const std::set<std::string> invalidity = {"timeout",     "compile",     "runtime",
+                                                   "correctness", "constraints", "correct"};
   for (std::size_t i = 0; i < doc["results"].size(); ++i) {
     const Json& r = doc["results"][i];
     const std::string at = "results[" + std::to_string(i) + "]";
@@ -43,7 +43,8 @@ std::string schema_violations(const Json& doc) {
     for (const char* k : {"configuration", "times", "invalidity", "correctness"})
       if (!r.contains(k)) bad(at + " lacks required " + k);
     if (r.contains("configuration") && !r["configuration"].is_object()) bad(at + ".configuration is not an object");
-    if (r.contains("invalidity") && (!r["invalidity"].is_string() || !invalidity.count(r["invalidity"].get<std::string>())))
+    if (r.contains("invalidity") &&
+        (!r["invalidity"].is_string() || !invalidity.count(r["invalidity"].get<std::string>())))
       bad(at + ".invalidity is not one of the enum");
     if (r.contains("correctness") && !r["correctness"].is_number()) bad(at + ".correctness is not a number");
     if (r.contains("timestamp") && !r["timestamp"].is_string()) bad(at + ".timestamp is not a string");
@@ -53,7 +54,8 @@ std::string schema_violations(const Json& doc) {
       if (!t.is_object()) bad(at + ".times is not an object");
       for (const char* k : {"compilation_time", "framework", "search_algorithm", "validation"})
         if (t.is_object() && t.contains(k) && !t[k].is_number()) bad(at + ".times." + k + " is not a number");
-      if (t.is_object() && t.contains("runtimes") && !t["runtimes"].is_array()) bad(at + ".times.runtimes is not an array");
+      if (t.is_object() && t.contains("runtimes") && !t["runtimes"].is_array())
+        bad(at + ".times.runtimes is not an array");
     }
     if (r.contains("measurements")) {
       if (!r["measurements"].is_array()) bad(at + ".measurements is not an array");
@@ -96,8 +98,11 @@ TEST(T4Export, MeetsTheSchemasRequiredFieldsAndTypes) {
 TEST(T4Export, TheCheckerCatchesWhatTheSchemaForbids) {
   // The checker above must be able to fail: each broken document is caught.
   Json good = {{"schema_version", "1.0.0"},
-               {"results", {{{"configuration", Json::object()}, {"times", Json::object()}, {"invalidity", "correct"},
-                             {"correctness", 1}}}}};
+               {"results",
+                {{{"configuration", Json::object()},
+                  {"times", Json::object()},
+                  {"invalidity", "correct"},
+                  {"correctness", 1}}}}};
   EXPECT_EQ(schema_violations(good), "");
   Json no_times = good;
   no_times["results"][0].erase("times");

@@ -69,9 +69,7 @@ struct AsyncCopy {
 };
 inline thread_local std::vector<AsyncCopy> async_copies;
 
-inline unsigned linear_thread() {
-  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
+inline unsigned linear_thread() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 
 // Runs body() as the kernel over grid x block, with `shared_bytes` of dynamic shared memory.
 template <class Body>
@@ -113,8 +111,7 @@ void launch(dim3 grid, dim3 block, std::size_t shared_bytes, Body body) {
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
-#define TT_DYNAMIC_SHARED(type, name) \
-  type* name = reinterpret_cast<type*>(tt_emu::current_block->dynamic_shared.data())
+#define TT_DYNAMIC_SHARED(type, name) type* name = reinterpret_cast<type*>(tt_emu::current_block->dynamic_shared.data())
 
 inline void __syncthreads() { tt_emu::current_block->barrier->arrive_and_wait(); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
@@ -176,8 +173,7 @@ inline void tt_cp_async4(float* dst, const float* src, int bytes) {
 inline void tt_cp_async_wait_all() {
   for (const tt_emu::AsyncCopy& c : tt_emu::async_copies) {
     std::memcpy(c.dst, c.src, static_cast<std::size_t>(c.bytes));
-    std::memset(static_cast<char*>(c.dst) + c.bytes, 0,
-                static_cast<std::size_t>(c.size - c.bytes));
+    std::memset(static_cast<char*>(c.dst) + c.bytes, 0, static_cast<std::size_t>(c.size - c.bytes));
   }
   tt_emu::async_copies.clear();
 }

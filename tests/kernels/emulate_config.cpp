@@ -10,8 +10,7 @@ namespace TT_CONFIG_NS {
 }  // namespace TT_CONFIG_NS
 
 namespace {
-const bool registered =
-    tt_emu::register_kernel(TT_CONFIG_NAME, reinterpret_cast<void (*)()>(&TT_CONFIG_NS::TT_ENTRY));
+const bool registered = tt_emu::register_kernel(TT_CONFIG_NAME, reinterpret_cast<void (*)()>(&TT_CONFIG_NS::TT_ENTRY));
 #ifdef TT_GLOBAL
 const bool global_registered =
     tt_emu::register_global(TT_CONFIG_NAME, &TT_CONFIG_NS::TT_GLOBAL, sizeof(TT_CONFIG_NS::TT_GLOBAL));

@@ -113,7 +113,7 @@ TEST(KernelReferences, MatmulRowMajor) {
         want += a[static_cast<std::size_t>(i * 2 + p)] * b[static_cast<std::size_t>(p * 5 + j)];
       EXPECT_FLOAT_EQ(c[static_cast<std::size_t>(i * 5 + j)], want) << i << "," << j;
     }
-  EXPECT_FLOAT_EQ(c[0], 1.0f);         // 1*1 + 2*0
+  EXPECT_FLOAT_EQ(c[0], 1.0f);  // 1*1 + 2*0
   EXPECT_FLOAT_EQ(c[4], 6.5f);
 }
 

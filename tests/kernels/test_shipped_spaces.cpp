@@ -39,8 +39,7 @@ std::vector<std::filesystem::path> shipped_spaces() {
 TEST(ShippedSpaces, AllFamiliesAreShipped) {
   std::vector<std::string> names;
   for (const auto& p : shipped_spaces()) names.push_back(p.stem().string());
-  for (const char* family :
-       {"histogram", "matmul", "reduction", "stencil_1d", "transpose", "vector_add"}) {
+  for (const char* family : {"histogram", "matmul", "reduction", "stencil_1d", "transpose", "vector_add"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), family), names.end()) << family;
   }
 }
@@ -55,8 +54,7 @@ std::set<Config> covering_sample(const Space& space, const Problem& problem, con
   while (auto config = enumerator.next()) {
     try {
       if (!unlaunchable_geometry(device, evaluate_launch(space, problem, *config))) launchable.push_back(*config);
-    } catch (const EvalError&) {
-    }
+    } catch (const EvalError&) {}
   }
   std::set<Config> taken;
   std::vector<std::set<std::int64_t>> covered(space.params.size());
@@ -86,8 +84,7 @@ std::vector<std::string> uncovered_values(const Space& space, const std::set<Con
   for (std::size_t i = 0; i < space.params.size(); ++i) {
     const Axis& param = space.params[i];
     for (const std::int64_t value : param.values) {
-      const bool has = std::any_of(sample.begin(), sample.end(),
-                                   [&](const Config& c) { return c.values[i] == value; });
+      const bool has = std::any_of(sample.begin(), sample.end(), [&](const Config& c) { return c.values[i] == value; });
       if (!has) missing.push_back(param.name + "=" + param.text_of(value));
     }
   }
@@ -129,18 +126,16 @@ TEST_P(PlanShipped, EverySpaceCompilesWithoutFailures) {
     const Plan plan = plan_space(space, options);
     const PlanSummary& s = plan.summary;
     if (GetParam().covering) EXPECT_EQ(plan.rows.size(), sample.size());
-    std::printf("%-12s sm_%d: points %llu, after constraints %llu, planned %zu, ok %llu, pruned %llu, "
-                "compile failures %llu, with warnings %llu\n",
-                space.kernel.c_str(), arch, static_cast<unsigned long long>(s.points),
-                static_cast<unsigned long long>(s.valid), plan.rows.size(), static_cast<unsigned long long>(s.ok),
-                static_cast<unsigned long long>(s.pruned),
-                static_cast<unsigned long long>(s.compile_failed),
-                static_cast<unsigned long long>(s.with_warnings));
+    std::printf(
+        "%-12s sm_%d: points %llu, after constraints %llu, planned %zu, ok %llu, pruned %llu, "
+        "compile failures %llu, with warnings %llu\n",
+        space.kernel.c_str(), arch, static_cast<unsigned long long>(s.points), static_cast<unsigned long long>(s.valid),
+        plan.rows.size(), static_cast<unsigned long long>(s.ok), static_cast<unsigned long long>(s.pruned),
+        static_cast<unsigned long long>(s.compile_failed), static_cast<unsigned long long>(s.with_warnings));
     EXPECT_EQ(s.compile_failed, 0u);
     for (const PlanRow& row : plan.rows) {
       if (row.status == TrialStatus::compile_failed) {
-        ADD_FAILURE() << format_config(space, row.config) << ": " << row.detail << "\n"
-                      << row.compile_log;
+        ADD_FAILURE() << format_config(space, row.config) << ": " << row.detail << "\n" << row.compile_log;
         break;  // one log is enough
       }
     }

@@ -215,9 +215,9 @@ TEST(Capture, TheCapturedSpaceHasTheApplicationsKernelVersionAndPlans) {
   EXPECT_EQ(plan.summary.compile_failed, 0u);
 
   // And as a user plans it: `tiletune plan CAPTURE/space.yaml`.
-  const CommandResult cli = run_command(shell_quoted(cli_path()) + " plan " +
-                                        shell_quoted(writer.last_written() / "space.yaml") +
-                                        " --arch sm_90 --format json --no-cubin-cache");
+  const CommandResult cli =
+      run_command(shell_quoted(cli_path()) + " plan " + shell_quoted(writer.last_written() / "space.yaml") +
+                  " --arch sm_90 --format json --no-cubin-cache");
   EXPECT_EQ(cli.exit_code, 0) << cli.output;
   EXPECT_NE(cli.output.find("\"N\": 4096"), std::string::npos) << cli.output.substr(0, 2000);
 }
@@ -237,7 +237,8 @@ TEST(Capture, ResultsTunedOnACaptureAreTheApplicationsAtMatchExact) {
   {
     KernelSources sources(captured.source);
     CacheBuilder cache;
-    cache.device(device.uuid, device.name).kernel(kernel_record(captured, sources.for_options(space_options(captured)), 90));
+    cache.device(device.uuid, device.name)
+        .kernel(kernel_record(captured, sources.for_options(space_options(captured)), 90));
     const std::string problem = canonical_problem(captured, all_problems(captured).front());
     for (auto [block, ms] : std::vector<std::pair<std::int64_t, double>>{{64, 0.010}, {128, 0.020}, {256, 0.015}})
       cache.trial(problem, canonical_config(captured, Config{{block}}), ms);

@@ -133,9 +133,7 @@ TEST(Launcher, BadSizesNameTheKernel) {
   auto message = [&](const std::map<std::string, std::int64_t>& sizes) {
     try {
       (void)launcher.prepare(sizes);
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
+    } catch (const std::exception& e) { return std::string(e.what()); }
     return std::string("no error");
   };
   EXPECT_NE(message({}).find("needs the problem size 'N'"), std::string::npos) << message({});

@@ -193,8 +193,8 @@ TEST(LauncherGpu, OnlineTuningNeverUsesAWrongConfigAndRecordsItsTrials) {
   auto db = CacheDb::open(options.db_path, CacheDb::Mode::read_only);
   const std::vector<TrialRow> rows = db.trials();
   EXPECT_TRUE(planted_recorded_wrong(rows));
-  EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [](const TrialRow& r) { return r.trial.status == TrialStatus::ok; }),
-            3)
+  EXPECT_EQ(
+      std::count_if(rows.begin(), rows.end(), [](const TrialRow& r) { return r.trial.status == TrialStatus::ok; }), 3)
       << "32 (the config in use), 64 and 256";
 }
 

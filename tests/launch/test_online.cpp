@@ -37,8 +37,9 @@ struct Fixture {
   TempDir dir;
   Space space;
   Fixture() {
-    (void)dir.write("k.cu", "extern \"C\" __global__ void k(float* y, int n) { int i = blockIdx.x * BLOCK + "
-                            "threadIdx.x; if (i < n) y[i] = i; }\n");
+    (void)dir.write("k.cu",
+                    "extern \"C\" __global__ void k(float* y, int n) { int i = blockIdx.x * BLOCK + "
+                    "threadIdx.x; if (i < n) y[i] = i; }\n");
     space = load_space(dir.write("space.yaml", kSpace));
   }
 };
@@ -147,7 +148,8 @@ TEST(OnlineOptions, FromTheEnvironment) {
   o = OnlineOptions::from_environment(said);
   EXPECT_FALSE(o.enabled());
   EXPECT_NE(said.str().find("TILETUNE_ONLINE_SHARE='2' is not a share in (0, 1]"), std::string::npos) << said.str();
-  for (const char* name : {"TILETUNE_ONLINE", "TILETUNE_ONLINE_BUDGET", "TILETUNE_ONLINE_SHARE", "TILETUNE_ONLINE_SAMPLES"})
+  for (const char* name :
+       {"TILETUNE_ONLINE", "TILETUNE_ONLINE_BUDGET", "TILETUNE_ONLINE_SHARE", "TILETUNE_ONLINE_SAMPLES"})
     ::unsetenv(name);
   EXPECT_FALSE(OnlineOptions::from_environment(said).enabled());
 }

@@ -1,7 +1,8 @@
 // A stand-in for `tiletune __worker` in the worker and sweep tests: the real serve_worker loop
 // around a handler that misbehaves on one trial (2 unless --at says) in the way its mode says.
 // Usage: fake_worker MODE [--at ID] [--recording FILE] [--delay-ms N] [--log FILE]
-// [--timeline FILE] [--poison FILE] [--crash-on CONFIG] [--scale FIRST-LAST:FACTOR], with $TILETUNE_WORKER_FDS set by WorkerProcess.
+// [--timeline FILE] [--poison FILE] [--crash-on CONFIG] [--scale FIRST-LAST:FACTOR], with $TILETUNE_WORKER_FDS set by
+// WorkerProcess.
 //   --recording  answer each trial from a landscape CSV (tests/data/landscapes): an ok trial
 //                with its recorded time, any other recorded status as wrong_result; a config
 //                the recording lacks is a launch_failed; a reference run is ok
@@ -285,15 +286,24 @@ int main(int argc, char** argv) {
   try {
     for (int i = 2; i + 1 < argc; i += 2) {
       const std::string flag = argv[i], value = argv[i + 1];
-      if (flag == "--at") options.at = std::stoull(value);
-      else if (flag == "--recording") options.recording = tiletune::load_landscape(value);
-      else if (flag == "--delay-ms") options.delay_ms = std::stoi(value);
-      else if (flag == "--log") options.log = value;
-      else if (flag == "--timeline") options.timeline = value;
-      else if (flag == "--poison") options.poison = value;
-      else if (flag == "--crash-on") options.crash_on = value;
-      else if (flag == "--scale") options.scales.push_back(parse_scale(value));
-      else throw std::invalid_argument("unknown option " + flag);
+      if (flag == "--at")
+        options.at = std::stoull(value);
+      else if (flag == "--recording")
+        options.recording = tiletune::load_landscape(value);
+      else if (flag == "--delay-ms")
+        options.delay_ms = std::stoi(value);
+      else if (flag == "--log")
+        options.log = value;
+      else if (flag == "--timeline")
+        options.timeline = value;
+      else if (flag == "--poison")
+        options.poison = value;
+      else if (flag == "--crash-on")
+        options.crash_on = value;
+      else if (flag == "--scale")
+        options.scales.push_back(parse_scale(value));
+      else
+        throw std::invalid_argument("unknown option " + flag);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake_worker: %s\n%s", e.what(), usage);

@@ -83,7 +83,10 @@ TEST(CompileMessages, ARequestRoundTripsEveryField) {
 TEST(CompileMessages, AKernelAndAFailureRoundTrip) {
   CompileResult ok;
   ok.kernel = CompiledKernel{};
-  ok.kernel->cubin = std::string("\x7f" "ELF\0\x01\xff", 7);
+  ok.kernel->cubin = std::string(
+      "\x7f"
+      "ELF\0\x01\xff",
+      7);
   ok.kernel->lowered_name = "_Z1kIfEvPf";
   ok.kernel->resources = {40, 8448, 4, 8, 16, 1, 368};
   ok.kernel->log = "ptxas info: ...";
@@ -167,8 +170,7 @@ TEST(WorkerCompile, AWorkerThatDiesIsATransientFailureNamingIt) {
   const CompileResult r = worker.compile(transpose_request(source, 32, 1), 30);
   EXPECT_FALSE(r.ok());
   EXPECT_TRUE(r.transient);
-  EXPECT_NE(r.error.find("compile worker: worker exited with status 0 before answering"), std::string::npos)
-      << r.error;
+  EXPECT_NE(r.error.find("compile worker: worker exited with status 0 before answering"), std::string::npos) << r.error;
   EXPECT_FALSE(r.options.empty()) << "the options that were asked for are kept";
 }
 
@@ -250,7 +252,8 @@ TEST(WorkerCompile, TheDefaultArgvIsThisProgramsCompileOnlyWorker) {
 // The GPU worker's own kernels compile without a device, and through the cubin cache: a second
 // worker start finds them there (one entry, the same cubin), so only the first start pays NVRTC.
 TEST(WorkerKernelsCompile, TheWorkersKernelsAreCachedAcrossStarts) {
-  if (!nvrtc_has_no_cache_option()) GTEST_SKIP() << "NVRTC " << nvrtc_version() << " compiles a fresh source each start";
+  if (!nvrtc_has_no_cache_option())
+    GTEST_SKIP() << "NVRTC " << nvrtc_version() << " compiles a fresh source each start";
   TempDir dir;
   const CubinCache cache(dir.path() / "cubin");
   // One worker start: its kernels, the seconds they took, the files in the cache after.

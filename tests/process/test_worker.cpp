@@ -52,8 +52,12 @@ TrialRequest full_request() {
   for (std::size_t i = 0; i < r.cubin.size(); ++i) r.cubin[i] = static_cast<char>((i * 131 + 7) & 0xff);
   r.cubin[0] = '\0';
   r.function = "_Z9transposePfPKfi";
-  r.grid[0] = 128; r.grid[1] = 64; r.grid[2] = 3;
-  r.block[0] = 32; r.block[1] = 8; r.block[2] = 2;
+  r.grid[0] = 128;
+  r.grid[1] = 64;
+  r.grid[2] = 3;
+  r.block[0] = 32;
+  r.block[1] = 8;
+  r.block[2] = 2;
   r.shared_bytes = 99 * 1024;
   // Every init kind, with every InitPlan field set somewhere.
   auto init = [](BufferInit kind) {
@@ -229,9 +233,7 @@ void expect_error(Fn&& decode, const std::string& needle) {
   try {
     decode();
     ADD_FAILURE() << "no Error thrown; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
+  } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what(); }
 }
 
 TrialRequest small_request(std::uint64_t id, double deadline_seconds = 10) {
@@ -307,9 +309,8 @@ TEST(WorkerProtocol, DefaultRequestRoundTrips) {
 }
 
 TEST(WorkerProtocol, ResultRoundTripsEveryFieldAndStatus) {
-  for (TrialStatus s : {TrialStatus::ok, TrialStatus::pruned, TrialStatus::compile_failed,
-                        TrialStatus::launch_failed, TrialStatus::runtime_fault, TrialStatus::timeout,
-                        TrialStatus::wrong_result}) {
+  for (TrialStatus s : {TrialStatus::ok, TrialStatus::pruned, TrialStatus::compile_failed, TrialStatus::launch_failed,
+                        TrialStatus::runtime_fault, TrialStatus::timeout, TrialStatus::wrong_result}) {
     SCOPED_TRACE(std::string(status_name(s)));
     TrialResult in = full_result(s);
     expect_same(in, decode_result(encode_result(in)));
@@ -343,7 +344,9 @@ TEST(WorkerProtocol, OtherMessagesRoundTrip) {
 
 TEST(WorkerProtocol, FramesAreLittleEndianAndLimitedToOneGiB) {
   std::string f = frame("abc");
-  EXPECT_EQ(f, std::string("\x03\x00\x00\x00" "abc", 7));
+  EXPECT_EQ(f, std::string("\x03\x00\x00\x00"
+                           "abc",
+                           7));
   std::string big(300, 'x');
   EXPECT_EQ(frame(big).substr(0, 4), std::string("\x2c\x01\x00\x00", 4));
 
@@ -389,8 +392,16 @@ TEST(WorkerProtocol, EachRequestFieldIsChecked) {
       {"id as a string", [](Json& j) { j["id"] = "7"; }, "'id'"},
       {"negative id", [](Json& j) { j["id"] = -1; }, "'id'"},
       {"cubin as text", [](Json& j) { j["cubin"] = "ELF"; }, "'cubin'"},
-      {"grid of two", [](Json& j) { j["grid"] = {1, 2}; }, "'grid'"},
-      {"grid of floats", [](Json& j) { j["grid"] = {1.5, 2, 3}; }, "'grid'"},
+      {"grid of two",
+       [](Json& j) {
+         j["grid"] = {1, 2};
+       },
+       "'grid'"},
+      {"grid of floats",
+       [](Json& j) {
+         j["grid"] = {1.5, 2, 3};
+       },
+       "'grid'"},
       {"sizes not a map", [](Json& j) { j["sizes"] = Json::array(); }, "'sizes'"},
       {"size as a float", [](Json& j) { j["sizes"]["N"] = 1.5; }, "sizes.N"},
       {"unknown element type", [](Json& j) { j["buffers"][0]["type"] = "f128"; }, "buffers[0].type"},
@@ -425,7 +436,11 @@ TEST(WorkerProtocol, EachRequestFieldIsChecked) {
       {"param kind unknown", [](Json& j) { j["params"][1]["kind"] = "complex"; }, "params[1].kind"},
       {"param without label", [](Json& j) { j["params"][2].erase("label"); }, "params[2]"},
       {"no host check", [](Json& j) { j["verify"].erase("command"); }, "verify"},
-      {"host check argv of numbers", [](Json& j) { j["verify"]["command"]["argv"] = {1, 2}; }, "verify.command.argv"},
+      {"host check argv of numbers",
+       [](Json& j) {
+         j["verify"]["command"]["argv"] = {1, 2};
+       },
+       "verify.command.argv"},
       {"host check without a program", [](Json& j) { j["verify"]["command"]["program"] = ""; },
        "verify.command.program"},
   };
@@ -439,9 +454,9 @@ TEST(WorkerProtocol, EachRequestFieldIsChecked) {
 
 TEST(WorkerProtocol, EachResultFieldIsChecked) {
   const Json base = as_json(encode_result(full_result(TrialStatus::wrong_result)));
-  for (const char* field : {"id", "status", "detail", "median_ms", "mean_ms", "min_ms", "stddev_ms", "samples",
-                            "driver_blocks_per_sm", "max_error", "first_bad_index", "load_ms", "setup_ms", "verify_ms",
-                            "measure_ms"}) {
+  for (const char* field :
+       {"id", "status", "detail", "median_ms", "mean_ms", "min_ms", "stddev_ms", "samples", "driver_blocks_per_sm",
+        "max_error", "first_bad_index", "load_ms", "setup_ms", "verify_ms", "measure_ms"}) {
     SCOPED_TRACE(field);
     Json missing = base;
     missing.erase(field);
@@ -520,7 +535,10 @@ KernelSource every_field_source() {
 
 CompileResult every_field_compile_result() {
   CompiledKernel k;
-  k.cubin = std::string("\x7f" "ELF\0\x01\xff", 7);
+  k.cubin = std::string(
+      "\x7f"
+      "ELF\0\x01\xff",
+      7);
   k.lowered_name = "_Z1tv";
   k.resources = {32, 4096, 8, 12, 16, 1, 360};
   k.log = "ptxas info: 32 registers";
@@ -565,7 +583,8 @@ void expect_every_leaf_set(const std::string& full, const std::string& empty) {
   const Json f = as_json(full);
   std::vector<std::string> unchanged;
   unchanged_leaves({&f}, as_json(empty), "", unchanged);
-  EXPECT_TRUE(unchanged.empty()) << "fields the fixture leaves at their default: " << ::testing::PrintToString(unchanged);
+  EXPECT_TRUE(unchanged.empty()) << "fields the fixture leaves at their default: "
+                                 << ::testing::PrintToString(unchanged);
 }
 
 // FNV-1a of a payload, to pin the bytes on the wire.
@@ -597,7 +616,7 @@ TEST(WorkerProtocol, ARoundTripOfEveryMessageKeepsEveryField) {
   const KernelSource source = every_field_source();
   const CompileRequest request{&source, {"-DTILE=32"}, "sm_90", "transpose"};
   expect_every_leaf_set(encode_compile_request(request),
-                              encode_compile_request(CompileRequest{&empty_source, {}, "", ""}));
+                        encode_compile_request(CompileRequest{&empty_source, {}, "", ""}));
   CompileResult empty_result;
   empty_result.kernel = CompiledKernel{};
   expect_every_leaf_set(encode_compile_result(every_field_compile_result()), encode_compile_result(empty_result));
@@ -632,7 +651,8 @@ TEST(WorkerProtocol, TheBytesOnTheWireAreUnchanged) {
   EXPECT_EQ(fnv1a(encode_result(every_field_result())), 0x49d65559ba213906ull);
   EXPECT_EQ(fnv1a(encode_copy_result(CopyCeiling{1ull << 30, 0.75, 2863.3, 21, 2})), 0xbac57726d043ae31ull);
   EXPECT_EQ(fnv1a(encode_copy_request(1ull << 40)), 0x01d047e634b935f8ull);
-  EXPECT_EQ(fnv1a(encode_compile_request(CompileRequest{&source, {"-DTILE=32"}, "sm_90", "transpose"})), 0x2c4ade4417e6d8ebull);
+  EXPECT_EQ(fnv1a(encode_compile_request(CompileRequest{&source, {"-DTILE=32"}, "sm_90", "transpose"})),
+            0x2c4ade4417e6d8ebull);
   EXPECT_EQ(fnv1a(encode_compile_result(every_field_compile_result())), 0x68966bb025e85c7bull);
   EXPECT_EQ(fnv1a(encode_error("bad frame")), 0x03d2c1c882e0ce9dull);
 }
@@ -707,8 +727,8 @@ ServeRun serve(const std::string& input) {
 TEST(ServeWorker, AnswersTrialsAndCopiesUntilEof) {
   TrialRequest big = small_request(1);
   big.cubin.assign(3 << 20, 'c');  // larger than a pipe buffer: partial reads on both sides
-  std::string input = frame(encode_request(big)) + frame(encode_copy_request(4096)) +
-                      frame(encode_request(small_request(2)));
+  std::string input =
+      frame(encode_request(big)) + frame(encode_copy_request(4096)) + frame(encode_request(small_request(2)));
   ServeRun run = serve(input);
   EXPECT_EQ(run.exit_code, 0);
   ASSERT_EQ(run.answers.size(), 3u);
@@ -900,7 +920,8 @@ TEST(WorkerProcess, AWorkerThatLostItsContextAnswersExitsAndIsReplacedBeforeTheN
 TEST(WorkerProcess, AWorkerThatStopsReadingMeetsEpipeNotSigpipe) {
   // The default disposition, as in a program that never touched SIGPIPE: a write to the
   // closed pipe must not kill the parent, and no SIGPIPE may stay pending afterwards.
-  struct sigaction dfl {}, old {};
+  struct sigaction dfl {
+  }, old{};
   dfl.sa_handler = SIG_DFL;
   ASSERT_EQ(::sigaction(SIGPIPE, &dfl, &old), 0);
   Sequence s = run_sequence("deaf");

@@ -47,12 +47,12 @@ std::filesystem::path write_fixture(const std::filesystem::path& path, bool wal)
   // The old version first: tuned before, so not current. Its planted winner is fastest everywhere.
   cache.kernel(transpose_version("old"));
   for (auto [dev, problem] : std::vector<std::pair<std::string, std::string>>{{h200_a, "N=1024"},
-                                                                            {h200_a, "N=8192"},
-                                                                            {h200_a, "N=2048"},
-                                                                            {h200_b, "N=4096"},
-                                                                            {a100, "N=8192"},
-                                                                            {l4, "N=8192"},
-                                                                            {l4, "N=4096"}}) {
+                                                                              {h200_a, "N=8192"},
+                                                                              {h200_a, "N=2048"},
+                                                                              {h200_b, "N=4096"},
+                                                                              {a100, "N=8192"},
+                                                                              {l4, "N=8192"},
+                                                                              {l4, "N=4096"}}) {
     planted(dev, problem, old_winner, 0.0001);
     planted(dev, problem, c1, 5.0);
   }

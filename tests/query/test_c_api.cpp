@@ -66,11 +66,11 @@ TEST_F(CApi, LookupAndAccessors) {
     const char* sizes;
     tiletune_match_level level;
   };
-  for (const Case& c : {Case{"sm_80", "N=8192", TILETUNE_MATCH_SAME_ARCHITECTURE},
-                        Case{"8.9", " N = 8192 ", TILETUNE_MATCH_SAME_ARCHITECTURE},
-                        Case{"NVIDIA L4", "N=8192;", TILETUNE_MATCH_EXACT},
-                        Case{h200_a.c_str(), "N=2000", TILETUNE_MATCH_NEAREST_PROBLEM},
-                        Case{"sm_75", "N=8192", TILETUNE_MATCH_PORTABLE_DEFAULT}}) {
+  for (const Case& c :
+       {Case{"sm_80", "N=8192", TILETUNE_MATCH_SAME_ARCHITECTURE},
+        Case{"8.9", " N = 8192 ", TILETUNE_MATCH_SAME_ARCHITECTURE}, Case{"NVIDIA L4", "N=8192;", TILETUNE_MATCH_EXACT},
+        Case{h200_a.c_str(), "N=2000", TILETUNE_MATCH_NEAREST_PROBLEM},
+        Case{"sm_75", "N=8192", TILETUNE_MATCH_PORTABLE_DEFAULT}}) {
     tiletune_result* x = nullptr;
     ASSERT_EQ(tiletune_lookup(cache_, "transpose", c.device, c.sizes, &x), TILETUNE_OK) << c.device;
     EXPECT_EQ(tiletune_result_match_level(x), c.level) << c.device << " " << c.sizes;
@@ -130,7 +130,8 @@ TEST_F(CApi, LiveDeviceWithoutOrWithADriver) {
   tiletune_status s = tiletune_lookup(cache_, "transpose", nullptr, "N=8192", &out);
   // No GPU here: NO_DEVICE with the reason; on a GPU machine, an answer (this fixture's devices
   // are fictional, so at best the architecture or the portable default).
-  EXPECT_TRUE(s == TILETUNE_NO_DEVICE || s == TILETUNE_OK) << tiletune_status_string(s) << ": " << tiletune_last_error();
+  EXPECT_TRUE(s == TILETUNE_NO_DEVICE || s == TILETUNE_OK)
+      << tiletune_status_string(s) << ": " << tiletune_last_error();
   if (s == TILETUNE_NO_DEVICE) EXPECT_STRNE(tiletune_last_error(), "");
   tiletune_result_free(out);
 }
@@ -167,7 +168,10 @@ TEST(CApiStatic, DefaultCachePath) {
   EXPECT_STREQ(buf, "/some/where/t.db");
   tiletune_cache* c = nullptr;
   EXPECT_EQ(tiletune_open_default(&c), TILETUNE_IO_ERROR);  // nothing there
-  if (saved) ::setenv("TILETUNE_DB", keep.c_str(), 1); else ::unsetenv("TILETUNE_DB");
+  if (saved)
+    ::setenv("TILETUNE_DB", keep.c_str(), 1);
+  else
+    ::unsetenv("TILETUNE_DB");
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ void exec(sqlite3* db, const std::string& sql) {
 // Everything in the directory with its size and contents, to show nothing changed.
 std::string snapshot(const fs::path& dir) {
   std::ostringstream out;
-  for (const auto& e : fs::directory_iterator(dir)) out << e.path().filename().string() << ':' << read_file(e.path()) << '\n';
+  for (const auto& e : fs::directory_iterator(dir))
+    out << e.path().filename().string() << ':' << read_file(e.path()) << '\n';
   return out.str();
 }
 
@@ -40,20 +41,25 @@ fs::path write_v1_cache(const fs::path& path) {
   exec(db, read_file(source_dir() / "db" / "migrations" / "001_initial.sql"));
   exec(db, "PRAGMA application_id = 1414812721");  // 0x54545431
   exec(db, "PRAGMA user_version = 1");
-  exec(db, "INSERT INTO devices(id, uuid, name, cc_major, cc_minor) VALUES "
-           "(1, '" + h200_a + "', 'NVIDIA H200', 9, 0), (2, '" + a100 + "', 'NVIDIA A100-SXM4-80GB', 8, 0)");
+  exec(db,
+       "INSERT INTO devices(id, uuid, name, cc_major, cc_minor) VALUES "
+       "(1, '" +
+           h200_a + "', 'NVIDIA H200', 9, 0), (2, '" + a100 + "', 'NVIDIA A100-SXM4-80GB', 8, 0)");
   // Two versions of transpose: id 2 was tuned last (used_seq 7) and is current.
-  exec(db, "INSERT INTO kernels(id, name, source_hash, used_seq) VALUES (1, 'transpose', 'v0', 3), "
-           "(2, 'transpose', 'v1', 7)");
-  exec(db, "INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms) VALUES "
-           "(1, 1, 2, 'N=4096', 'TILE=32;PAD=1', 'ok', 0.2),"
-           "(2, 1, 2, 'N=4096', 'TILE=16;PAD=1', 'ok', 0.3),"
-           "(3, 1, 2, 'N=4096', 'TILE=8;PAD=1', 'timeout', 0.01),"
-           "(4, 2, 2, 'N=4096', 'TILE=16;PAD=1', 'ok', 0.5),"
-           "(5, 2, 2, 'N=4096', 'TILE=32;PAD=1', 'ok', 0.6),"
-           "(6, 1, 1, 'N=4096', 'TILE=99;PAD=0', 'ok', 0.001)");
-  exec(db, "INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES "
-           "(1, 2, 'N=4096', 1, 0.2), (2, 2, 'N=4096', 4, 0.5), (1, 1, 'N=4096', 6, 0.001)");
+  exec(db,
+       "INSERT INTO kernels(id, name, source_hash, used_seq) VALUES (1, 'transpose', 'v0', 3), "
+       "(2, 'transpose', 'v1', 7)");
+  exec(db,
+       "INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms) VALUES "
+       "(1, 1, 2, 'N=4096', 'TILE=32;PAD=1', 'ok', 0.2),"
+       "(2, 1, 2, 'N=4096', 'TILE=16;PAD=1', 'ok', 0.3),"
+       "(3, 1, 2, 'N=4096', 'TILE=8;PAD=1', 'timeout', 0.01),"
+       "(4, 2, 2, 'N=4096', 'TILE=16;PAD=1', 'ok', 0.5),"
+       "(5, 2, 2, 'N=4096', 'TILE=32;PAD=1', 'ok', 0.6),"
+       "(6, 1, 1, 'N=4096', 'TILE=99;PAD=0', 'ok', 0.001)");
+  exec(db,
+       "INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES "
+       "(1, 2, 'N=4096', 1, 0.2), (2, 2, 'N=4096', 4, 0.5), (1, 1, 'N=4096', 6, 0.001)");
   sqlite3_close(db);
   return path;
 }
@@ -156,7 +162,10 @@ TEST(QueryFiles, DefaultPathIsTheEngines) {
       if (const char* v = std::getenv(n)) saved = v;
     }
     ~Env() {
-      if (saved) ::setenv(name, saved->c_str(), 1); else ::unsetenv(name);
+      if (saved)
+        ::setenv(name, saved->c_str(), 1);
+      else
+        ::unsetenv(name);
     }
   } db("TILETUNE_DB"), xdg("XDG_CACHE_HOME"), home("HOME");
   ::setenv("TILETUNE_DB", "/x/y.db", 1);

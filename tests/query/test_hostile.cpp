@@ -59,9 +59,8 @@ TEST(QueryHostile, ForeignAndNewerWalFilesAreRefusedWithoutSideFiles) {
   sql(foreign, "PRAGMA journal_mode = WAL; CREATE TABLE t(x); PRAGMA application_id = 7");
   const auto newer = write_fixture(dir.path() / "newer.db");
   sql(newer, "PRAGMA user_version = 99");
-  for (const auto& [path, status, why] :
-       {std::tuple{foreign, QueryStatus::not_a_cache, "application_id 0x00000007"},
-        std::tuple{newer, QueryStatus::unsupported_schema, "schema version 99"}}) {
+  for (const auto& [path, status, why] : {std::tuple{foreign, QueryStatus::not_a_cache, "application_id 0x00000007"},
+                                          std::tuple{newer, QueryStatus::unsupported_schema, "schema version 99"}}) {
     const std::string before = cache_files_digest(path);
     ASSERT_FALSE(fs::exists(path.string() + "-wal")) << "closed, so checkpointed";
     const QueryError e = refusal(path);

@@ -36,15 +36,15 @@ TEST(InstalledPackage, AConsumerBuildsWithFindPackageAndAnswersFromACache) {
   EXPECT_NE(r.output.find("# match: exact"), std::string::npos) << r.output;
 
   // The installed CLI finds the shipped spaces next to itself.
-  CommandResult plan = run_command("cd " + q(dir.path()) + " && TILETUNE_CUBIN_CACHE=" + q(dir.path() / "cubin") +
-                                   " " + q(prefix / "bin" / "tiletune") + " tune --arch sm_90 -q");
+  CommandResult plan = run_command("cd " + q(dir.path()) + " && TILETUNE_CUBIN_CACHE=" + q(dir.path() / "cubin") + " " +
+                                   q(prefix / "bin" / "tiletune") + " tune --arch sm_90 -q");
   EXPECT_EQ(plan.exit_code, 0) << plan.output;
   EXPECT_NE(plan.output.find((prefix / "share" / "tiletune" / "configs" / "transpose.yaml").string()),
             std::string::npos)
       << plan.output;
 
-  CommandResult pc = run_command("PKG_CONFIG_PATH=" + q(prefix / "lib" / "pkgconfig") +
-                                 " pkg-config --cflags --libs tiletune-query");
+  CommandResult pc =
+      run_command("PKG_CONFIG_PATH=" + q(prefix / "lib" / "pkgconfig") + " pkg-config --cflags --libs tiletune-query");
   if (pc.exit_code == 127) GTEST_SKIP() << "pkg-config is not installed";
   EXPECT_EQ(pc.exit_code, 0) << pc.output;
   EXPECT_NE(pc.output.find("-ltiletune-query"), std::string::npos) << pc.output;

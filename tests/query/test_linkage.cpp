@@ -50,8 +50,8 @@ TEST(QueryLinkage, ExamplesNeedNoGpuLibrariesAndAnswer) {
     EXPECT_EQ(none.exit_code, 2) << none.output;
     auto bad = run_command(std::string(example) + " '" + db + "' transpose N=abc sm_90");
     EXPECT_EQ(bad.exit_code, 1) << bad.output;
-    auto foreign = run_command(std::string(example) + " '" + dir.write("notes.txt", "hello\n").string() +
-                               "' transpose N=1 sm_90");
+    auto foreign =
+        run_command(std::string(example) + " '" + dir.write("notes.txt", "hello\n").string() + "' transpose N=1 sm_90");
     EXPECT_EQ(foreign.exit_code, 1) << foreign.output;
     EXPECT_NE(foreign.output.find("not a tiletune cache"), std::string::npos) << foreign.output;
   }

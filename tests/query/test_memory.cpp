@@ -160,7 +160,8 @@ void reader_while_writer(bool wal) {
       for (int i = 0; i < 100; ++i) {
         if (i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
         TrialRecord t;
-        t.key = TrialKey{dev, k, "N=" + std::to_string(100 + i % 40), "TILE=" + std::to_string(i) + ";BLOCK_ROWS=8;PAD=1"};
+        t.key =
+            TrialKey{dev, k, "N=" + std::to_string(100 + i % 40), "TILE=" + std::to_string(i) + ";BLOCK_ROWS=8;PAD=1"};
         t.time_ms = 0.5 + (i % 13) * 0.01;
         (void)db.record_trial(t);
       }

@@ -80,7 +80,8 @@ fs::path write_cache_of_version(const fs::path& path, int version) {
     sqlite3_free(err);
   };
   std::vector<fs::path> migrations;
-  for (const auto& e : fs::directory_iterator(testing::source_dir() / "db" / "migrations")) migrations.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(testing::source_dir() / "db" / "migrations"))
+    migrations.push_back(e.path());
   std::sort(migrations.begin(), migrations.end());
   for (const fs::path& m : migrations)
     if (std::stoi(m.filename().string().substr(0, 3)) <= version) exec(testing::read_file(m));
@@ -89,8 +90,9 @@ fs::path write_cache_of_version(const fs::path& path, int version) {
   exec("INSERT INTO devices(id, uuid, name, cc_major, cc_minor) VALUES (1, '" + testing::h200_a +
        "', 'NVIDIA H200', 9, 0)");
   exec("INSERT INTO kernels(id, name, source_hash, used_seq) VALUES (1, 'transpose', 'v1', 1)");
-  exec("INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms) VALUES "
-       "(1, 1, 1, 'N=4096', 'TILE=32;PAD=1', 'ok', 0.2)");
+  exec(
+      "INSERT INTO trials(id, device_id, kernel_id, problem, params, status, time_ms) VALUES "
+      "(1, 1, 1, 'N=4096', 'TILE=32;PAD=1', 'ok', 0.2)");
   exec("INSERT INTO best(device_id, kernel_id, problem, trial_id, time_ms) VALUES (1, 1, 'N=4096', 1, 0.2)");
   sqlite3_close(db);
   return path;
@@ -106,8 +108,9 @@ TEST(QuerySchemaRange, Versions6And7AreReadTheSamplesWhereTheCacheHasThem) {
     if (version == 7) {
       sqlite3* db = nullptr;
       ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-      ASSERT_EQ(sqlite3_exec(db, "UPDATE trials SET times_ms = '[0.25,0.2]', verify_ms = 1.5", nullptr, nullptr, nullptr),
-                SQLITE_OK);
+      ASSERT_EQ(
+          sqlite3_exec(db, "UPDATE trials SET times_ms = '[0.25,0.2]', verify_ms = 1.5", nullptr, nullptr, nullptr),
+          SQLITE_OK);
       sqlite3_close(db);
     }
     auto cache = QueryCache::open(path);
@@ -136,9 +139,12 @@ TEST(QuerySchemaRange, TrialsJsonCarriesEveryColumnOfTheTable) {
                      db.upsert_kernel(testing::transpose_version("h1")), "N=8192", testing::c1};
     for (std::size_t i = 0; i < trial_column_count; ++i) {
       const TrialColumn& c = trial_columns[i];
-      if (c.type == TrialColumn::Type::integer) c.set(t, TrialValue(std::int64_t(7 + i)));
-      else if (c.type == TrialColumn::Type::text) c.set(t, TrialValue("k.cu(2): warning: \"quoted\"\nnext line"));
-      else c.set(t, TrialValue(0.1 + 1.0 / double(i + 3)));
+      if (c.type == TrialColumn::Type::integer)
+        c.set(t, TrialValue(std::int64_t(7 + i)));
+      else if (c.type == TrialColumn::Type::text)
+        c.set(t, TrialValue("k.cu(2): warning: \"quoted\"\nnext line"));
+      else
+        c.set(t, TrialValue(0.1 + 1.0 / double(i + 3)));
     }
     (void)db.record_trial(t);
   }
@@ -152,7 +158,8 @@ TEST(QuerySchemaRange, TrialsJsonCarriesEveryColumnOfTheTable) {
           << text;
       continue;
     }
-    const double expected = c.type == TrialColumn::Type::integer ? double(std::get<std::int64_t>(v)) : std::get<double>(v);
+    const double expected =
+        c.type == TrialColumn::Type::integer ? double(std::get<std::int64_t>(v)) : std::get<double>(v);
     EXPECT_EQ(json_number(text, c.name), expected) << text;
   }
 }
@@ -214,7 +221,8 @@ CurrentVersionViews current_version_views(const fs::path& path) {
     best.kernel = "transpose";
     for (const BestEntry& e : db.best(best)) take(v.engine_best, e.kernel.source_hash);
   }
-  const auto answer = QueryCache::open(path).lookup({"transpose", QueryDevice{testing::h200_a, "", 0, 0}, {{"N", 1024}}});
+  const auto answer =
+      QueryCache::open(path).lookup({"transpose", QueryDevice{testing::h200_a, "", 0, 0}, {{"N", 1024}}});
   EXPECT_EQ(answer.match, MatchLevel::exact) << answer.message;
   if (answer.params_text.rfind("V=", 0) == 0) take(v.query_lookup, "v" + answer.params_text.substr(2));
   for (const auto& [hash, current] : json_trials(trials_json_of(path, true)))

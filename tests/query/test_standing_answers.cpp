@@ -73,12 +73,12 @@ Answer answer_of(const fs::path& path) {
 
 TEST(StandingAnswer, TieSetKeepsTheStandingAnswerWhileItIsAMember) {
   // B=256 fastest; B=128 tied (1 %) with the higher occupancy; B=64 3 % away.
-  const std::vector<TieTrial> trials = {{"B=256", 1.000, {}, {}, 0.5, 32}, {"B=128", 1.010, {}, {}, 1.0, 32},
-                                        {"B=64", 1.030, {}, {}, 1.0, 16}};
-  EXPECT_EQ(trials[tie_set(trials).pick].params, "B=128");            // the pick rule
-  EXPECT_EQ(trials[tie_set(trials, "B=256").pick].params, "B=256");   // standing and tied: stays
-  EXPECT_EQ(trials[tie_set(trials, "B=64").pick].params, "B=128");    // standing but not tied
-  EXPECT_EQ(trials[tie_set(trials, "B=999").pick].params, "B=128");   // not measured at all
+  const std::vector<TieTrial> trials = {
+      {"B=256", 1.000, {}, {}, 0.5, 32}, {"B=128", 1.010, {}, {}, 1.0, 32}, {"B=64", 1.030, {}, {}, 1.0, 16}};
+  EXPECT_EQ(trials[tie_set(trials).pick].params, "B=128");           // the pick rule
+  EXPECT_EQ(trials[tie_set(trials, "B=256").pick].params, "B=256");  // standing and tied: stays
+  EXPECT_EQ(trials[tie_set(trials, "B=64").pick].params, "B=128");   // standing but not tied
+  EXPECT_EQ(trials[tie_set(trials, "B=999").pick].params, "B=128");  // not measured at all
 }
 
 TEST(StandingAnswer, ARerunWhoseTieSetTakesInAPreferredConfigKeepsTheAnswer) {

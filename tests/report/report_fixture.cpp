@@ -33,15 +33,16 @@ std::size_t write_fixture_cache(const std::filesystem::path& db_path, const Fixt
     d.cc_major = std::stoi(cc.substr(0, cc.find('.')));
     d.cc_minor = std::stoi(cc.substr(cc.find('.') + 1));
     const std::int64_t device_id = db.upsert_device(d);
-    const std::int64_t kernel_id =
-        db.upsert_kernel({l.kernel, header(l, "source_hash", "fixture"), header(l, "options"), header(l, "nvrtc_version", "")});
+    const std::int64_t kernel_id = db.upsert_kernel(
+        {l.kernel, header(l, "source_hash", "fixture"), header(l, "options"), header(l, "nvrtc_version", "")});
     const auto yaml = source_dir() / "configs" / (l.kernel + ".yaml");
     if (std::filesystem::exists(yaml)) {
       const Space space = load_space(yaml);
       if (space.default_config)
         db.set_meta("default_config/" + l.kernel, canonical_config(space, Config{*space.default_config}));
     }
-    if (options.synthetic_energy) db.set_meta("fixture", "energy values are synthetic (tests/report/report_fixture.cpp)");
+    if (options.synthetic_energy)
+      db.set_meta("fixture", "energy values are synthetic (tests/report/report_fixture.cpp)");
     for (const LandscapeProblem& p : l.problems) {
       std::vector<const LandscapeTrial*> order;
       for (const LandscapeTrial& t : p.trials) order.push_back(&t);

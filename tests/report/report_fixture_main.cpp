@@ -14,9 +14,12 @@ int main(int argc, char** argv) {
   tiletune::testing::FixtureOptions options;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--energy") options.synthetic_energy = true;
-    else if (a == "--seed" && i + 1 < argc) options.seed = std::stoull(argv[++i]);
-    else options.landscapes.emplace_back(a);
+    if (a == "--energy")
+      options.synthetic_energy = true;
+    else if (a == "--seed" && i + 1 < argc)
+      options.seed = std::stoull(argv[++i]);
+    else
+      options.landscapes.emplace_back(a);
   }
   try {
     const std::size_t n = tiletune::testing::write_fixture_cache(argv[1], options);

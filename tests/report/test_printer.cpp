@@ -27,8 +27,8 @@ PrintTable sample_table() {
                {.key = "detail", .max_width = 8}};
   t.rows = {{std::string("transpose"), std::string("TILE=32;PAD=1"), std::string("TILE=32 PAD=1"), 0.123456,
              PrintCell(), std::int64_t{25}, true, std::string("a, \"quoted\"\nsecond line")},
-            {std::string("matmul"), std::string("B=8"), std::string("B=8"), PrintCell(), PrintCell(), PrintCell(), false,
-             std::string("a long reason")}};
+            {std::string("matmul"), std::string("B=8"), std::string("B=8"), PrintCell(), PrintCell(), PrintCell(),
+             false, std::string("a long reason")}};
   t.footer = "2 trials";
   return t;
 }
@@ -68,8 +68,8 @@ TEST(Printer, CsvHasTheMachineColumnsEveryDigitAndQuotesAsRfc4180) {
 
 TEST(Printer, CsvOfADocumentIsItsFirstTable) {
   PrintTable other{.name = "devices", .columns = {{.key = "uuid"}}, .rows = {{std::string("GPU-1")}}};
-  const std::string csv = printed(PrintFormat::csv, {.fields = {{"schema_version", std::int64_t{5}}},
-                                                     .tables = {sample_table(), other}});
+  const std::string csv =
+      printed(PrintFormat::csv, {.fields = {{"schema_version", std::int64_t{5}}}, .tables = {sample_table(), other}});
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "kernel,params,time_ms,energy_mj,samples,best,detail");
   EXPECT_EQ(csv.find("GPU-1"), std::string::npos);
   EXPECT_EQ(csv.find("schema_version"), std::string::npos);

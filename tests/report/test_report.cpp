@@ -91,7 +91,8 @@ TEST(Report, EveryPlotShownHasAsManyDataMarksAsItDeclares) {
   }
   // 3 problems x (status + 4 params + 6 heatmaps + occupancy + registers + progress + energy) + 2.
   EXPECT_EQ(plots, 3u * 15u + 2u);
-  for (const char* k : {"status", "param", "heatmap", "occupancy", "registers", "progress", "energy", "devices", "speedup"})
+  for (const char* k :
+       {"status", "param", "heatmap", "occupancy", "registers", "progress", "energy", "devices", "speedup"})
     EXPECT_TRUE(kinds.count(k)) << k;
 }
 
@@ -169,9 +170,7 @@ TEST(Report, PlotsOfOneProblemNeedTheFiltersToNameOne) {
   try {
     (void)render_plot(f.db(), o, "param:NOPE");
     FAIL() << "no such param";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("param:TILE"), std::string::npos) << e.what();
-  }
+  } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("param:TILE"), std::string::npos) << e.what(); }
   const std::vector<std::string> names = plot_names(f.db(), o);
   for (const char* n : {"devices", "speedup", "status", "param:VEC", "heatmap:TILE,BLOCK_ROWS", "energy"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
@@ -234,7 +233,8 @@ TEST(ReportCli, WritesHtmlSvgAndPng) {
   EXPECT_NE(r.output.find("--plot"), std::string::npos);
 
   const auto png = f.dir.path() / "status.png";
-  r = testing::run_command(cli + " report --db " + db + " --problem N=1024 --format png --plot status -o " + png.string());
+  r = testing::run_command(cli + " report --db " + db + " --problem N=1024 --format png --plot status -o " +
+                           png.string());
   if (testing::run_command("command -v rsvg-convert").exit_code == 0) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::string bytes = testing::read_file(png);

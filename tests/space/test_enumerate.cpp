@@ -43,7 +43,7 @@ TEST(Enumerate, TransposeConstraintsKeepTheRightPoints) {
 
 TEST(Enumerate, ConstraintsSeeProblemSizes) {
   Space s = make_space({{"N", {100, 1000}, {}}}, {{"T", {8, 16, 32, 64, 128}, {}}}, {"T * 4 <= N"});
-  EXPECT_EQ(count_configs(s, Problem{{100}}).valid, 2u);   // 8, 16
+  EXPECT_EQ(count_configs(s, Problem{{100}}).valid, 2u);  // 8, 16
   EXPECT_EQ(count_configs(s, Problem{{1000}}).valid, 5u);
 }
 
@@ -87,8 +87,7 @@ TEST(Enumerate, AllProblemsIsTheProductInOrder) {
 TEST(Enumerate, MillionPointsWithoutMaterializing) {
   std::vector<std::int64_t> hundred;
   for (int i = 1; i <= 100; ++i) hundred.push_back(i);
-  Space s = make_space({}, {{"A", hundred, {}}, {"B", hundred, {}}, {"C", hundred, {}}},
-                       {"A % 2 == 0", "B <= C"});
+  Space s = make_space({}, {{"A", hundred, {}}, {"B", hundred, {}}, {"C", hundred, {}}}, {"A % 2 == 0", "B <= C"});
   SpaceCounts c = count_configs(s, Problem{});
   EXPECT_EQ(c.points, 1000000u);
   EXPECT_EQ(c.valid, 50u * 5050u);

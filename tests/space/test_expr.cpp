@@ -55,8 +55,7 @@ void expect_syntax_error(const std::string& text, std::size_t offset, const std:
 }
 
 // Expects evaluation to fail with a message containing `part`.
-void expect_eval_error(const std::string& text, const std::string& part,
-                       const std::vector<Binding>& vars = {}) {
+void expect_eval_error(const std::string& text, const std::string& part, const std::vector<Binding>& vars = {}) {
   SCOPED_TRACE("expression: '" + text + "'");
   try {
     (void)eval(text, vars);
@@ -129,34 +128,34 @@ TEST(Expr, Precedence) {
   EXPECT_EQ(eval("2 * 3 + 1"), 7);
   EXPECT_EQ(eval("10 - 6 / 2"), 7);
   EXPECT_EQ(eval("10 - 7 % 4"), 7);
-  EXPECT_EQ(eval("1 + 2 < 4"), 1);       // (1 + 2) < 4
+  EXPECT_EQ(eval("1 + 2 < 4"), 1);  // (1 + 2) < 4
   EXPECT_EQ(eval("1 < 2 + 0"), 1);
-  EXPECT_EQ(eval("2 == 2 < 1"), 0);      // 2 == (2 < 1)
-  EXPECT_EQ(eval("1 < 2 == 1"), 1);      // (1 < 2) == 1
-  EXPECT_EQ(eval("3 != 2 == 1"), 1);     // (3 != 2) == 1
+  EXPECT_EQ(eval("2 == 2 < 1"), 0);   // 2 == (2 < 1)
+  EXPECT_EQ(eval("1 < 2 == 1"), 1);   // (1 < 2) == 1
+  EXPECT_EQ(eval("3 != 2 == 1"), 1);  // (3 != 2) == 1
   EXPECT_EQ(eval("1 == 1 && 2"), 1);
-  EXPECT_EQ(eval("0 == 1 && 1 / 0"), 0); // (0 == 1) && ...
-  EXPECT_EQ(eval("1 || 0 && 0"), 1);     // 1 || (0 && 0)
+  EXPECT_EQ(eval("0 == 1 && 1 / 0"), 0);  // (0 == 1) && ...
+  EXPECT_EQ(eval("1 || 0 && 0"), 1);      // 1 || (0 && 0)
   EXPECT_EQ(eval("(1 || 0) && 0"), 0);
-  EXPECT_EQ(eval("0 && 1 || 1"), 1);     // (0 && 1) || 1
+  EXPECT_EQ(eval("0 && 1 || 1"), 1);  // (0 && 1) || 1
   EXPECT_EQ(eval("1 ? 2 : 3 + 4"), 2);
   EXPECT_EQ(eval("0 ? 2 : 3 + 4"), 7);
   EXPECT_EQ(eval("1 == 1 ? 5 : 6"), 5);
   EXPECT_EQ(eval("0 || 0 ? 5 : 6"), 6);  // (0 || 0) ? 5 : 6
   EXPECT_EQ(eval("-2 * 3"), -6);
   EXPECT_EQ(eval("-2 * -3"), 6);
-  EXPECT_EQ(eval("!0 + 1"), 2);          // (!0) + 1
+  EXPECT_EQ(eval("!0 + 1"), 2);  // (!0) + 1
   EXPECT_EQ(eval("!(0 + 1)"), 0);
   EXPECT_EQ(eval("-A % 3", {{"A", 7}}), -1);  // (-7) % 3
   EXPECT_EQ(eval("2 + 3 * 4 - 10 / 2 % 3 < 12 == 0 && 1 || 0 ? 100 : 200"), 100);
 }
 
 TEST(Expr, LeftAssociativity) {
-  EXPECT_EQ(eval("10 - 4 - 3"), 3);   // right-assoc would give 9
-  EXPECT_EQ(eval("1 - 2 + 3"), 2);    // right-assoc would give -4
-  EXPECT_EQ(eval("16 / 4 / 2"), 2);   // right-assoc would give 8
-  EXPECT_EQ(eval("2 * 3 / 4"), 1);    // right-assoc would give 0
-  EXPECT_EQ(eval("7 % 4 * 2"), 6);    // right-assoc would give 7 % 8 == 7
+  EXPECT_EQ(eval("10 - 4 - 3"), 3);  // right-assoc would give 9
+  EXPECT_EQ(eval("1 - 2 + 3"), 2);   // right-assoc would give -4
+  EXPECT_EQ(eval("16 / 4 / 2"), 2);  // right-assoc would give 8
+  EXPECT_EQ(eval("2 * 3 / 4"), 1);   // right-assoc would give 0
+  EXPECT_EQ(eval("7 % 4 * 2"), 6);   // right-assoc would give 7 % 8 == 7
   EXPECT_EQ(eval("100 / 10 * 10"), 100);
   EXPECT_EQ(eval("3 > 2 > 1"), 0);    // (3 > 2) > 1
   EXPECT_EQ(eval("1 == 2 == 0"), 1);  // (1 == 2) == 0
@@ -585,30 +584,23 @@ TEST(ExprSyntax, NestingAndSizeLimits) {
   try {
     (void)Expr::parse(std::string(10000, '(') + "1" + std::string(10000, ')'));
     ADD_FAILURE() << "no ExprSyntaxError";
-  } catch (const ExprSyntaxError& e) {
-    EXPECT_TRUE(contains(e.what(), "nested too deeply")) << e.what();
-  }
+  } catch (const ExprSyntaxError& e) { EXPECT_TRUE(contains(e.what(), "nested too deeply")) << e.what(); }
   try {
     (void)Expr::parse(std::string(10000, '-') + "1");
     ADD_FAILURE() << "no ExprSyntaxError";
-  } catch (const ExprSyntaxError& e) {
-    EXPECT_TRUE(contains(e.what(), "nested too deeply")) << e.what();
-  }
+  } catch (const ExprSyntaxError& e) { EXPECT_TRUE(contains(e.what(), "nested too deeply")) << e.what(); }
   std::string wide = "min(0";
   for (int i = 1; i < 1000; ++i) wide += ", " + std::to_string(i);
   try {
     (void)Expr::parse(wide + ")");
     ADD_FAILURE() << "no ExprSyntaxError";
-  } catch (const ExprSyntaxError& e) {
-    EXPECT_TRUE(contains(e.what(), "too large to evaluate")) << e.what();
-  }
+  } catch (const ExprSyntaxError& e) { EXPECT_TRUE(contains(e.what(), "too large to evaluate")) << e.what(); }
 }
 
 // --- evaluation errors ----------------------------------------------------------------------
 
 TEST(ExprEval, DivisionAndRemainderByZero) {
-  expect_eval_error("N / (TILE - 32)", "division by zero in 'N / (TILE - 32)'",
-                    {{"N", 1024}, {"TILE", 32}});
+  expect_eval_error("N / (TILE - 32)", "division by zero in 'N / (TILE - 32)'", {{"N", 1024}, {"TILE", 32}});
   expect_eval_error("1 + N / 0 * 3", "division by zero in 'N / 0'", {{"N", 1}});
   expect_eval_error("N % B", "remainder by zero in 'N % B'", {{"N", 7}, {"B", 0}});
   expect_eval_error("0 % 0", "remainder by zero in '0 % 0'");
@@ -620,17 +612,14 @@ TEST(ExprEval, Overflow) {
                     "integer overflow in '9223372036854775807 + 1' (9223372036854775807 + 1)");
   expect_eval_error("A + B", "integer overflow in 'A + B'", {{"A", kMin}, {"B", -1}});
   expect_eval_error("-9223372036854775807 - 2", "integer overflow");
-  expect_eval_error("A - B", "integer overflow in 'A - B' (0 - -9223372036854775808)",
-                    {{"A", 0}, {"B", kMin}});
+  expect_eval_error("A - B", "integer overflow in 'A - B' (0 - -9223372036854775808)", {{"A", 0}, {"B", kMin}});
   expect_eval_error("4611686018427387904 * 2",
                     "integer overflow in '4611686018427387904 * 2' (4611686018427387904 * 2)");
   expect_eval_error("A * B", "integer overflow", {{"A", kMin}, {"B", -1}});
   expect_eval_error("1 + A * A", "integer overflow in 'A * A'", {{"A", 3037000500}});
   expect_eval_error("-A", "integer overflow in '-A' (-(-9223372036854775808))", {{"A", kMin}});
-  expect_eval_error("-(-9223372036854775807 - 1)",
-                    "integer overflow in '-(-9223372036854775807 - 1)'");
-  expect_eval_error("A / B", "integer overflow in 'A / B' (-9223372036854775808 / -1)",
-                    {{"A", kMin}, {"B", -1}});
+  expect_eval_error("-(-9223372036854775807 - 1)", "integer overflow in '-(-9223372036854775807 - 1)'");
+  expect_eval_error("A / B", "integer overflow in 'A / B' (-9223372036854775808 / -1)", {{"A", kMin}, {"B", -1}});
   expect_eval_error("round_up(A, 2)", "integer overflow in 'round_up(A, 2)'", {{"A", kMax}});
   // Just inside the limits is fine.
   EXPECT_EQ(eval("A * A", {{"A", 3037000499}}), 3037000499LL * 3037000499LL);
@@ -639,12 +628,10 @@ TEST(ExprEval, Overflow) {
 TEST(ExprEval, BadFunctionArguments) {
   expect_eval_error("log2(0)", "log2 needs a positive argument in 'log2(0)' (got 0)");
   expect_eval_error("1 + log2(X - 8)", "in 'log2(X - 8)' (got -4)", {{"X", 4}});
-  expect_eval_error("ceil_div(1, 0)",
-                    "ceil_div needs a positive divisor in 'ceil_div(1, 0)' (got 0)");
+  expect_eval_error("ceil_div(1, 0)", "ceil_div needs a positive divisor in 'ceil_div(1, 0)' (got 0)");
   expect_eval_error("ceil_div(N, T)", "ceil_div needs a positive divisor", {{"N", 8}, {"T", -2}});
   expect_eval_error("ceil_div(0, 0)", "positive divisor");
-  expect_eval_error("round_up(5, 0)",
-                    "round_up needs a positive multiple in 'round_up(5, 0)' (got 0)");
+  expect_eval_error("round_up(5, 0)", "round_up needs a positive multiple in 'round_up(5, 0)' (got 0)");
   expect_eval_error("round_up(5, -4)", "got -4");
 }
 
@@ -676,8 +663,7 @@ TEST(Expr, MillionBoundEvaluations) {
     const std::int64_t tile = 1 + i % 1000;
     const std::int64_t block = 1 + (i / 1000) % 1000;
     const bool pow2 = (tile & (tile - 1)) == 0;
-    expected += tile % block == 0 && 4096 % tile == 0 && tile * block <= 65536 &&
-                (4096 + tile - 1) / tile >= 2 && pow2;
+    expected += tile % block == 0 && 4096 % tile == 0 && tile * block <= 65536 && (4096 + tile - 1) / tile >= 2 && pow2;
   }
   EXPECT_EQ(accepted, expected);
   EXPECT_GT(accepted, 0);
@@ -690,8 +676,7 @@ double seconds_to_parse_and_bind(const std::string& text, const std::vector<std:
   try {
     Expr e = Expr::parse(text);
     e.bind(slots);
-  } catch (const ExprSyntaxError&) {
-  }
+  } catch (const ExprSyntaxError&) {}
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -713,9 +698,7 @@ TEST(ExprFuzzFindings, AHugeUnknownNameIsRefusedWithoutADidYouMean) {
     Expr e = Expr::parse(name);
     e.bind(std::vector<std::string>{"N", "TILE"});
     ADD_FAILURE() << "bound an unknown name";
-  } catch (const ExprSyntaxError& err) {
-    EXPECT_EQ(std::string(err.what()).find("did you mean"), std::string::npos);
-  }
+  } catch (const ExprSyntaxError& err) { EXPECT_EQ(std::string(err.what()).find("did you mean"), std::string::npos); }
   // A typo of a short name is still helped.
   try {
     Expr e = Expr::parse("TIEL + 1");

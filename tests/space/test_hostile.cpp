@@ -193,8 +193,10 @@ TEST(Hostile, UpgradeRewritesEarlierSpacesAndIsIdempotent) {
   EXPECT_NE(parse_failure(old_text).message.find("was split by YAML at its comma"), std::string::npos);
   const SpaceUpgrade up = upgrade_space_text(old_text, configs_dir() / "old.yaml");
   ASSERT_EQ(up.changes.size(), 4u);
-  EXPECT_NE(up.changes[0].find("8:10: quoted the expression \"ceil_div(N, TILE)\""), std::string::npos) << up.changes[0];
-  EXPECT_NE(up.text.find("grid: [\"ceil_div(N, TILE)\", \"ceil_div(N, TILE)\"]   # keep this comment"), std::string::npos)
+  EXPECT_NE(up.changes[0].find("8:10: quoted the expression \"ceil_div(N, TILE)\""), std::string::npos)
+      << up.changes[0];
+  EXPECT_NE(up.text.find("grid: [\"ceil_div(N, TILE)\", \"ceil_div(N, TILE)\"]   # keep this comment"),
+            std::string::npos)
       << up.text;
   EXPECT_NE(up.text.find("count: \"max(N*N, 1)\""), std::string::npos) << up.text;
   EXPECT_NE(up.text.find("verify: {reference: {builtin: transpose}, rtol: 0}"), std::string::npos) << up.text;

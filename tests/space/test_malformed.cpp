@@ -58,19 +58,17 @@ TEST_P(Malformed, FailsAtTheExpectedPlaceWithTheExpectedMessage) {
     FAIL() << file << " loaded without an error";
   } catch (const SpaceError& e) {
     const std::string message = e.what();
-    const std::string position = file.string() + ":" + std::to_string(expect->line) + ":" +
-                                 std::to_string(expect->column) + ":";
+    const std::string position =
+        file.string() + ":" + std::to_string(expect->line) + ":" + std::to_string(expect->column) + ":";
     EXPECT_NE(message.find(position), std::string::npos) << "expected " << position << " in:\n" << message;
-    EXPECT_NE(message.find(expect->substring), std::string::npos)
-        << "expected '" << expect->substring << "' in:\n" << message;
+    EXPECT_NE(message.find(expect->substring), std::string::npos) << "expected '" << expect->substring << "' in:\n"
+                                                                  << message;
     EXPECT_EQ(message.rfind(file.string() + ":", 0), 0u) << "the message starts with the file:\n" << message;
     EXPECT_NE(message.find(": error: "), std::string::npos) << message;
     EXPECT_FALSE(e.remedy().empty()) << "every error in a file carries a hint:\n" << message;
     EXPECT_EQ(e.where().line, expect->line);
     EXPECT_EQ(e.where().column, expect->column);
-  } catch (const std::exception& e) {
-    FAIL() << file << " threw something other than a SpaceError: " << e.what();
-  }
+  } catch (const std::exception& e) { FAIL() << file << " threw something other than a SpaceError: " << e.what(); }
 }
 
 std::string test_name(const ::testing::TestParamInfo<fs::path>& info) {
@@ -92,8 +90,7 @@ TEST(MalformedCorpus, HasAtLeastThirtyDistinctSmallCases) {
     ASSERT_TRUE(expect) << f;
     EXPECT_GT(expect->line, 0) << f;
     EXPECT_GT(expect->column, 0) << f;
-    substrings.push_back(std::to_string(expect->line) + ":" + std::to_string(expect->column) + ":" +
-                         expect->substring);
+    substrings.push_back(std::to_string(expect->line) + ":" + std::to_string(expect->column) + ":" + expect->substring);
   }
   // Distinct mistakes: no two files expect the same error at the same place.
   std::sort(substrings.begin(), substrings.end());
@@ -107,9 +104,7 @@ TEST(GoodSpaces, EveryFixtureLoads) {
     try {
       const tiletune::Space s = tiletune::load_space(f);
       EXPECT_FALSE(s.params.empty()) << f;
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << f << ": " << e.what();
-    }
+    } catch (const std::exception& e) { ADD_FAILURE() << f << ": " << e.what(); }
   }
 }
 
@@ -118,9 +113,7 @@ void expect_no_crash(const std::string& text, const fs::path& where) {
   try {
     (void)tiletune::parse_space(text, where);
   } catch (const SpaceError&) {
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "non-SpaceError " << e.what() << " for:\n" << text;
-  }
+  } catch (const std::exception& e) { ADD_FAILURE() << "non-SpaceError " << e.what() << " for:\n" << text; }
 }
 
 TEST(Robustness, EveryPrefixOfARealSpaceLoadsOrFailsCleanly) {

@@ -94,9 +94,10 @@ TEST(PythonExpr, FreeNamesBindInOrderOfAppearance) {
 }
 
 TEST(PythonExpr, RefusesWhatIsNotInTheSubset) {
-  for (const char* text : {"x.y", "lambda x: x", "__import__('os')", "open('f')", "a[1:2]", "f'{a}'", "x := 3",
-                           "1, 2", "a = 1", "import os", "[1, 2", "1 +", "eval('1')", "{1: 2}", "a; b",
-                           "math.pi", "os.system('x')", "`x`", "max(key=len)", "print(1)"}) {
+  for (const char* text :
+       {"x.y",  "lambda x: x", "__import__('os')", "open('f')", "a[1:2]",       "f'{a}'",    "x := 3",
+        "1, 2", "a = 1",       "import os",        "[1, 2",     "1 +",          "eval('1')", "{1: 2}",
+        "a; b", "math.pi",     "os.system('x')",   "`x`",       "max(key=len)", "print(1)"}) {
     EXPECT_THROW((void)py::Program::parse(text), ExprSyntaxError) << text;
   }
   try {
@@ -112,9 +113,7 @@ TEST(PythonExpr, EvaluationErrorsAreNamedLikePythons) {
   auto error_of = [](const std::string& text) {
     try {
       (void)py::eval_constant(text);
-    } catch (const EvalError& e) {
-      return std::string(e.what());
-    }
+    } catch (const EvalError& e) { return std::string(e.what()); }
     return std::string("no error");
   };
   EXPECT_NE(error_of("1 // 0").find("ZeroDivisionError"), std::string::npos);
@@ -162,9 +161,9 @@ TEST(PythonExpr, AsAnExprSeesRealAndTextParamsThroughTheirLabels) {
       nullptr, std::make_shared<const std::vector<py::Value>>(std::vector{py::Value::real(0.5), py::Value::real(1.5)}),
       std::make_shared<const std::vector<py::Value>>(std::vector{py::Value::text("float"), py::Value::text("double")})};
   e.bind(slots, decodings);
-  EXPECT_EQ(e.eval(std::vector<std::int64_t>{4, 1, 0}), 1);   // 1.5 * 4 / 2 = 3.0
-  EXPECT_EQ(e.eval(std::vector<std::int64_t>{4, 0, 0}), 0);   // 0.5 * 4 / 2 = 1.0 < 1.5: the and is False
-  EXPECT_EQ(e.eval(std::vector<std::int64_t>{2, 1, 1}), 0);   // double
+  EXPECT_EQ(e.eval(std::vector<std::int64_t>{4, 1, 0}), 1);  // 1.5 * 4 / 2 = 3.0
+  EXPECT_EQ(e.eval(std::vector<std::int64_t>{4, 0, 0}), 0);  // 0.5 * 4 / 2 = 1.0 < 1.5: the and is False
+  EXPECT_EQ(e.eval(std::vector<std::int64_t>{2, 1, 1}), 0);  // double
   Expr grid = Expr::parse_python("ceil(n / (bx / 32))");
   grid.bind(std::vector<std::string>{"n", "bx"});
   EXPECT_EQ(grid.eval(std::vector<std::int64_t>{1000, 64}), 500);

@@ -76,7 +76,9 @@ TEST_P(ShardOfRealSpace, ShardsAreBalanced) {
 
 INSTANTIATE_TEST_SUITE_P(Spaces, ShardOfRealSpace,
                          ::testing::Values("configs/matmul.yaml", "tests/corpus/convolution_kt.yaml"),
-                         [](const auto& info) { return info.index == 0 ? std::string("matmul") : std::string("convolution_kt"); });
+                         [](const auto& info) {
+                           return info.index == 0 ? std::string("matmul") : std::string("convolution_kt");
+                         });
 
 using testing::make_space;
 
@@ -94,12 +96,12 @@ std::map<std::string, std::uint32_t> partition(const Space& space, std::uint32_t
 }
 
 TEST(Shard, DoesNotMoveWhenParamsAndValuesAreReorderedOrAProblemSizeIsAdded) {
-  const Space before = make_space({{"N", {1024}, {}}},
-                                  {{"TILE", {16, 32, 64}, {}}, {"BLOCK_ROWS", {1, 2, 4, 8, 16}, {}}, {"PAD", {0, 1}, {}}},
-                                  {"BLOCK_ROWS <= TILE"});
-  const Space after = make_space({{"N", {4096, 1024}, {}}, {"M", {7}, {}}},
-                                 {{"PAD", {1, 0}, {}}, {"BLOCK_ROWS", {16, 8, 4, 2, 1}, {}}, {"TILE", {64, 32, 16}, {}}},
-                                 {"BLOCK_ROWS <= TILE"});
+  const Space before = make_space(
+      {{"N", {1024}, {}}}, {{"TILE", {16, 32, 64}, {}}, {"BLOCK_ROWS", {1, 2, 4, 8, 16}, {}}, {"PAD", {0, 1}, {}}},
+      {"BLOCK_ROWS <= TILE"});
+  const Space after = make_space(
+      {{"N", {4096, 1024}, {}}, {"M", {7}, {}}},
+      {{"PAD", {1, 0}, {}}, {"BLOCK_ROWS", {16, 8, 4, 2, 1}, {}}, {"TILE", {64, 32, 16}, {}}}, {"BLOCK_ROWS <= TILE"});
   for (const std::uint32_t n : {2u, 5u, 8u}) {
     const auto a = partition(before, n);
     EXPECT_EQ(a.size(), 30u);

@@ -49,9 +49,7 @@ std::string space_text(const std::string& params = "  TILE: [16, 32]\n", const s
 SpaceError parse_error(const std::string& text) {
   try {
     (void)parse(text);
-  } catch (const SpaceError& e) {
-    return e;
-  }
+  } catch (const SpaceError& e) { return e; }
   ADD_FAILURE() << "no error for:\n" << text;
   return SpaceError({}, "none");
 }
@@ -152,7 +150,7 @@ TEST(Space, ParsesFromText) {
   EXPECT_EQ(s.kernel, "k");
   EXPECT_EQ(s.yaml_path, configs_dir() / "inline.yaml");
   EXPECT_EQ(s.params[0].values, (Values{16, 32}));
-  EXPECT_EQ(s.launch.block[0].expr.text(), "TILE");      // a scalar is one dimension
+  EXPECT_EQ(s.launch.block[0].expr.text(), "TILE");  // a scalar is one dimension
   EXPECT_EQ(s.launch.block[1].expr.eval(Values{1024, 16}), 1);
   EXPECT_EQ(s.launch.shared_bytes.expr.eval(Values{1024, 16}), 0);
   EXPECT_EQ(s.verify.reference, VerifySpec::Reference::none);
@@ -161,16 +159,16 @@ TEST(Space, ParsesFromText) {
 }
 
 TEST(Space, ValueForms) {
-  const Space s = parse(space_text(
-      "  TILE: [16, 32]\n"
-      "  X: {from: 1, to: 32, step: 2}\n"
-      "  Y: {pow2: [16, 1024]}\n"
-      "  Z: 7\n"
-      "  R: {from: -2, to: 2}\n"
-      "  S: {from: 3, to: 3}\n"
-      "  P: {pow2: [1, 1]}\n"
-      "  H: [0x10, -0x1, +5]\n"
-      "  Q: {from: 0, to: 10, step: 4}\n"));
+  const Space s =
+      parse(space_text("  TILE: [16, 32]\n"
+                       "  X: {from: 1, to: 32, step: 2}\n"
+                       "  Y: {pow2: [16, 1024]}\n"
+                       "  Z: 7\n"
+                       "  R: {from: -2, to: 2}\n"
+                       "  S: {from: 3, to: 3}\n"
+                       "  P: {pow2: [1, 1]}\n"
+                       "  H: [0x10, -0x1, +5]\n"
+                       "  Q: {from: 0, to: 10, step: 4}\n"));
   Values odd;
   for (std::int64_t v = 1; v <= 31; v += 2) odd.push_back(v);
   EXPECT_EQ(s.params[1].values, odd);
@@ -184,12 +182,12 @@ TEST(Space, ValueForms) {
 }
 
 TEST(Space, BlockListsAndExtremeIntegers) {
-  const Space s = parse(space_text(
-      "  TILE:\n"
-      "    - 16\n"
-      "    - 32\n"
-      "  BIG: [9223372036854775807, -9223372036854775808]\n"
-      "  W: {from: 9223372036854775806, to: 9223372036854775807}\n"));
+  const Space s =
+      parse(space_text("  TILE:\n"
+                       "    - 16\n"
+                       "    - 32\n"
+                       "  BIG: [9223372036854775807, -9223372036854775808]\n"
+                       "  W: {from: 9223372036854775806, to: 9223372036854775807}\n"));
   EXPECT_EQ(s.params[0].values, (Values{16, 32}));
   EXPECT_EQ(s.params[1].values, (Values{INT64_MAX, INT64_MIN}));
   EXPECT_EQ(s.params[2].values, (Values{INT64_MAX - 1, INT64_MAX}));
@@ -236,15 +234,15 @@ TEST(Space, VariableNamesPutProblemSizesFirst) {
   EXPECT_EQ(s.problem_index("N"), 1);
 
   // No problem at all: the slots are the params.
-  const Space t = parse("kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nparams: {T: [1]}\n"
-                        "launch: {grid: 1, block: T}\nverify: {reference: none}\nargs: [T]\n");
+  const Space t = parse(
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nparams: {T: [1]}\n"
+      "launch: {grid: 1, block: T}\nverify: {reference: none}\nargs: [T]\n");
   EXPECT_TRUE(t.problem.empty());
   EXPECT_EQ(t.variable_names(), (std::vector<std::string>{"T"}));
 }
 
 TEST(Space, DefaultConfigFollowsParamOrder) {
-  const Space s = parse(space_text("  TILE: [16, 32]\n  PAD: [0, 1]\n",
-                                   "default: {PAD: 1, TILE: 32}\n"));
+  const Space s = parse(space_text("  TILE: [16, 32]\n  PAD: [0, 1]\n", "default: {PAD: 1, TILE: 32}\n"));
   ASSERT_TRUE(s.default_config);
   EXPECT_EQ(*s.default_config, (Values{32, 1}));
   EXPECT_EQ(s.default_where.line, 15);
@@ -258,7 +256,7 @@ TEST(Space, BuffersAndArgs) {
       "params: {T: [4]}\n"
       "launch: {grid: 1, block: T}\n"
       "buffers:\n"
-      "  a: {type: double, count: \"max(N, 2*T)\", init: iota}\n"   // comma inside a flow map: quoted
+      "  a: {type: double, count: \"max(N, 2*T)\", init: iota}\n"  // comma inside a flow map: quoted
       "  b: {type: int, count: 'N + 1', init: none}\n"
       "  c: {type: uint, count: N}\n"
       "  d: {type: int64, count: N}\n"
@@ -410,9 +408,7 @@ TEST(Space, MissingOrDirectoryFileHasNoLine) {
   try {
     (void)load_space(dir.write("empty.yaml", ""));
     FAIL();
-  } catch (const SpaceError& e) {
-    EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
-  }
+  } catch (const SpaceError& e) { EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what(); }
 }
 
 TEST(Space, ElementTypes) {
@@ -421,12 +417,11 @@ TEST(Space, ElementTypes) {
     std::size_t size;
     const char* name;
   };
-  const Expected expected[] = {{ElementType::f32, 4, "float"}, {ElementType::f64, 8, "double"},
-                               {ElementType::i32, 4, "int"},   {ElementType::u32, 4, "uint"},
-                               {ElementType::i64, 8, "int64"}, {ElementType::u8, 1, "uint8"},
-                               {ElementType::f16, 2, "half"},  {ElementType::i8, 1, "int8"},
-                               {ElementType::i16, 2, "int16"}, {ElementType::u16, 2, "uint16"},
-                               {ElementType::u64, 8, "uint64"}};
+  const Expected expected[] = {
+      {ElementType::f32, 4, "float"},  {ElementType::f64, 8, "double"}, {ElementType::i32, 4, "int"},
+      {ElementType::u32, 4, "uint"},   {ElementType::i64, 8, "int64"},  {ElementType::u8, 1, "uint8"},
+      {ElementType::f16, 2, "half"},   {ElementType::i8, 1, "int8"},    {ElementType::i16, 2, "int16"},
+      {ElementType::u16, 2, "uint16"}, {ElementType::u64, 8, "uint64"}};
   ASSERT_EQ(std::size(expected), kElementTypeCount);
   for (std::size_t i = 0; i < kElementTypeCount; ++i) {
     // The numbers are fixed (tiletune/reference.h, the generators): the new types come last.
@@ -448,13 +443,18 @@ TEST(Space, ElementTypes) {
 TEST(Space, ElementTypesFromCSpellings) {
   // What a text param's -DT=... may say; the spellings whose width or signedness is the
   // platform's (char, long, size_t) are not taken.
-  const std::pair<const char*, ElementType> spellings[] = {
-      {"signed char", ElementType::i8},     {"int8_t", ElementType::i8},
-      {"short", ElementType::i16},          {"int16_t", ElementType::i16},
-      {"unsigned short", ElementType::u16}, {"uint16_t", ElementType::u16},
-      {"unsigned long long", ElementType::u64}, {"uint64_t", ElementType::u64},
-      {"unsigned char", ElementType::u8},   {"long long", ElementType::i64},
-      {"__half", ElementType::f16},         {"unsigned", ElementType::u32}};
+  const std::pair<const char*, ElementType> spellings[] = {{"signed char", ElementType::i8},
+                                                           {"int8_t", ElementType::i8},
+                                                           {"short", ElementType::i16},
+                                                           {"int16_t", ElementType::i16},
+                                                           {"unsigned short", ElementType::u16},
+                                                           {"uint16_t", ElementType::u16},
+                                                           {"unsigned long long", ElementType::u64},
+                                                           {"uint64_t", ElementType::u64},
+                                                           {"unsigned char", ElementType::u8},
+                                                           {"long long", ElementType::i64},
+                                                           {"__half", ElementType::f16},
+                                                           {"unsigned", ElementType::u32}};
   for (const auto& [name, type] : spellings) EXPECT_EQ(element_type_from_name(name), type) << name;
   for (const char* name : {"char", "long", "unsigned long", "size_t", "int128", "short int"})
     EXPECT_FALSE(element_type_from_name(name)) << name;
@@ -495,8 +495,9 @@ TEST(Space, NarrowAndWideIntegerTypesEverywhere) {
   EXPECT_EQ(s.globals[1].type, ElementType::u64);
   EXPECT_EQ(s.globals[1].count.expr.eval(slots), 4);
   ASSERT_EQ(s.args.size(), 17u);
-  const ElementType scalars[] = {ElementType::i8,  ElementType::i8, ElementType::i16, ElementType::u16, ElementType::u64,
-                                 ElementType::u8,  ElementType::f16, ElementType::i8, ElementType::f16};
+  const ElementType scalars[] = {ElementType::i8,  ElementType::i8,  ElementType::i16,
+                                 ElementType::u16, ElementType::u64, ElementType::u8,
+                                 ElementType::f16, ElementType::i8,  ElementType::f16};
   for (std::size_t i = 0; i < 9; ++i) EXPECT_EQ(s.args[8 + i].scalar_type, scalars[i]) << i;
   EXPECT_EQ(s.args[9].value.expr.expr.eval(slots), -128);
   EXPECT_DOUBLE_EQ(*s.args[14].value.real, 0.5);
@@ -508,10 +509,11 @@ TEST(Space, NarrowAndWideIntegerTypesEverywhere) {
 TEST(Space, ValuesOutOfTheirTypesRangeAreRefused) {
   auto refused = [&](const std::string& buffers, const std::string& args, const std::string& expected, int line,
                      int column) {
-    const std::string text = "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nproblem: {N: [64]}\n"
-                             "params: {T: [4], U: [int, int8]}\nlaunch: {grid: 1, block: T}\n"
-                             "buffers:\n  out: {count: N, output: true}\n" +
-                             buffers + "args: [out" + args + "]\nverify: none\n";
+    const std::string text =
+        "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nproblem: {N: [64]}\n"
+        "params: {T: [4], U: [int, int8]}\nlaunch: {grid: 1, block: T}\n"
+        "buffers:\n  out: {count: N, output: true}\n" +
+        buffers + "args: [out" + args + "]\nverify: none\n";
     const SpaceError e = parse_error(text);
     EXPECT_NE(e.reason().find(expected), std::string::npos) << e.what();
     EXPECT_EQ(e.where().line, line) << e.what();
@@ -537,13 +539,14 @@ TEST(Space, ValuesOutOfTheirTypesRangeAreRefused) {
   refused("  x: {type: half, count: N, init: {uniform: [0, 1e5]}}\n", "", "100000 does not fit half", 9, 49);
   refused("  x: {type: U, count: N, init: {constant: 1000}}\n", "", "1000 does not fit int8", 9, 43);
   // The edges of each range are taken.
-  const std::string edges = "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nproblem: {N: [64]}\n"
-                            "params: {T: [4]}\nlaunch: {grid: 1, block: T}\n"
-                            "buffers:\n  out: {count: N, output: true}\n"
-                            "  x: {type: uint8, count: N, init: {uniform: [0, 256]}}\n"
-                            "  y: {type: int16, count: N, init: {uniform: [-32768, 32768]}}\n"
-                            "args: [out, x, y, {value: 127, type: int8}, {value: -32768, type: int16}, {value: 65535, type: uint16},\n"
-                            "       {value: 9223372036854775807, type: uint64}, {value: 65519, type: half}]\nverify: none\n";
+  const std::string edges =
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: e\nproblem: {N: [64]}\n"
+      "params: {T: [4]}\nlaunch: {grid: 1, block: T}\n"
+      "buffers:\n  out: {count: N, output: true}\n"
+      "  x: {type: uint8, count: N, init: {uniform: [0, 256]}}\n"
+      "  y: {type: int16, count: N, init: {uniform: [-32768, 32768]}}\n"
+      "args: [out, x, y, {value: 127, type: int8}, {value: -32768, type: int16}, {value: 65535, type: uint16},\n"
+      "       {value: 9223372036854775807, type: uint64}, {value: 65519, type: half}]\nverify: none\n";
   EXPECT_NO_THROW((void)parse(edges));
 }
 
@@ -726,9 +729,7 @@ TEST(ForeignForms, AHostCheckCommandIsFoundAsAShellWould) {
     std::string error;
     try {
       (void)verify("verify: {reference: none, command: [my-check]}\n");
-    } catch (const SpaceError& e) {
-      error = e.what();
-    }
+    } catch (const SpaceError& e) { error = e.what(); }
     ::setenv("PATH", saved.c_str(), 1);
     EXPECT_EQ(on_path.command.program, found.string());
     EXPECT_NE(error.find("inline.yaml:9:27: error: command: program 'my-check' is not on PATH"), std::string::npos)
@@ -745,7 +746,8 @@ TEST(ForeignForms, VectorTypesCountTheirElements) {
   const std::string text =
       "kernel: k\nsource: ../kernels/transpose.cu\nentry: transpose\nproblem: {n: [1000]}\nparams: {B: [32]}\n"
       "launch: {grid: 1, block: B}\n"
-      "buffers: {points: {type: float2, count: n + 1, init: {uniform: [-1, 1]}}, out: {type: int4, count: 3, output: true}}\n"
+      "buffers: {points: {type: float2, count: n + 1, init: {uniform: [-1, 1]}}, out: {type: int4, count: 3, output: "
+      "true}}\n"
       "globals: {d_vertices: {type: float2, count: 600, init: random}}\n"
       "args: [out, points, n]\nverify: none\n";
   const Space s = parse_space(text, testing::source_dir() / "configs/inline.yaml");
@@ -756,8 +758,9 @@ TEST(ForeignForms, VectorTypesCountTheirElements) {
   EXPECT_EQ(s.buffers[1].count.expr.eval(slots), 12);
   EXPECT_EQ(s.globals[0].count.expr.eval(slots), 1200);
   // Scalars take no vector type.
-  EXPECT_THROW((void)parse_space(text.substr(0, text.find("args:")) + "args: [out, points, {value: 1, type: float2}]\nverify: none\n",
-                                 testing::source_dir() / "configs/inline.yaml"),
+  EXPECT_THROW((void)parse_space(
+                   text.substr(0, text.find("args:")) + "args: [out, points, {value: 1, type: float2}]\nverify: none\n",
+                   testing::source_dir() / "configs/inline.yaml"),
                SpaceError);
 }
 

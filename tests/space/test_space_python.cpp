@@ -26,19 +26,22 @@ struct Files {
 // A space in `files`' directory with these params, constraints (YAML list items) and extra keys.
 std::string space_text(const std::string& params, const std::string& constraints = "", const std::string& extra = "") {
   return "kernel: k\n"
-         "source: " + (tiletune::testing::source_dir() / "kernels/transpose.cu").string() + "\n"
+         "source: " +
+         (tiletune::testing::source_dir() / "kernels/transpose.cu").string() +
+         "\n"
          "entry: transpose\n"
          "problem:\n"
          "  N: [1024]\n"
-         "params:\n" + params +
-         (constraints.empty() ? "" : "constraints:\n" + constraints) +
+         "params:\n" +
+         params + (constraints.empty() ? "" : "constraints:\n" + constraints) +
          "launch:\n"
          "  grid: [\"ceil_div(N, 32)\"]\n"
          "  block: 32\n"
          "buffers:\n"
          "  out: {count: N, output: true}\n"
          "args: [out, N]\n"
-         "verify: none\n" + extra;
+         "verify: none\n" +
+         extra;
 }
 
 Space load(const Files& f, const std::string& text) { return parse_space(text, f.yaml()); }
@@ -46,9 +49,7 @@ Space load(const Files& f, const std::string& text) { return parse_space(text, f
 SpaceError load_error(const Files& f, const std::string& text) {
   try {
     (void)load(f, text);
-  } catch (const SpaceError& e) {
-    return e;
-  }
+  } catch (const SpaceError& e) { return e; }
   ADD_FAILURE() << "no error for:\n" << text;
   return SpaceError({}, "none");
 }
@@ -62,8 +63,8 @@ std::vector<Values> configs_of(const Space& s, const Problem& p = Problem{{1024}
 
 TEST(SpacePython, ChainedComparisonConstraint) {
   Files f;
-  const Space s = load(f, space_text("  BX: [16, 32, 64]\n  BY: [1, 2, 4, 8]\n",
-                                     "  - {python: \"32 <= BX * BY <= 128\"}\n"));
+  const Space s =
+      load(f, space_text("  BX: [16, 32, 64]\n  BY: [1, 2, 4, 8]\n", "  - {python: \"32 <= BX * BY <= 128\"}\n"));
   std::vector<Values> want;
   for (std::int64_t bx : {16, 32, 64})
     for (std::int64_t by : {1, 2, 4, 8})
@@ -107,8 +108,9 @@ TEST(SpacePython, LaunchAndCountsInPython) {
 
 TEST(SpacePython, OptionPiecesInPython) {
   Files f;
-  const Space s = load(f, space_text("  BX: [48, 64]\n  T: [float, half]\n", "",
-                                     "options: [\"-DG=${python: ceil(N / BX)}\", \"-DW=${python: 2 if T == 'half' else 4}\"]\n"));
+  const Space s =
+      load(f, space_text("  BX: [48, 64]\n  T: [float, half]\n", "",
+                         "options: [\"-DG=${python: ceil(N / BX)}\", \"-DW=${python: 2 if T == 'half' else 4}\"]\n"));
   const std::vector<std::int64_t> slots{1024, 48, 1};  // T = half
   EXPECT_EQ(expand_option(s.compile_options[0], slots), "-DG=22");
   EXPECT_EQ(expand_option(s.compile_options[1], slots), "-DW=2");
@@ -171,7 +173,8 @@ TEST(SpacePython, AnEvaluationErrorRejectsThatConfigOnly) {
 TEST(SpaceAllowed, OnlyListedConfigsInEnumerationOrder) {
   Files f;
   f.dir.write("allowed.csv", "B,A\n2,10\n1,30\n\"2\",30\n1,30\n");  // a repeat, a quoted field, another order
-  const Space s = load(f, space_text("  A: [10, 20, 30]\n  B: [1, 2]\n", "  - A != 20\n", "allowed: {file: allowed.csv}\n"));
+  const Space s =
+      load(f, space_text("  A: [10, 20, 30]\n  B: [1, 2]\n", "  - A != 20\n", "allowed: {file: allowed.csv}\n"));
   ASSERT_TRUE(s.allowed);
   EXPECT_EQ(s.allowed->size(), 3u);
   EXPECT_EQ(configs_of(s), (std::vector<Values>{{10, 2}, {30, 1}, {30, 2}}));
@@ -187,8 +190,8 @@ TEST(SpaceAllowed, DerivedValuesAndWordsAndNumbers) {
   Files f;
   // A derived param (G) whose value the list pairs with each config, a text and a real param.
   f.dir.write("allowed.csv", "T,X,G\nfloat,0.50,4\ndouble,1.5,8\n");
-  const Space s = load(f, space_text("  T: [float, double]\n  X: [0.5, 1.5]\n  G: [4, 8, 16]\n", "",
-                                     "allowed: {file: allowed.csv}\n"));
+  const Space s = load(
+      f, space_text("  T: [float, double]\n  X: [0.5, 1.5]\n  G: [4, 8, 16]\n", "", "allowed: {file: allowed.csv}\n"));
   EXPECT_EQ(configs_of(s), (std::vector<Values>{{0, 0, 4}, {1, 1, 8}}));
 }
 

@@ -295,16 +295,17 @@ void expect_error(const std::function<void()>& f, const std::string& fragment) {
   try {
     f();
     ADD_FAILURE() << "expected an Error mentioning '" << fragment << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what(); }
 }
 
 TEST(SearchDomain, RejectsBadPoints) {
   const std::vector<std::string> names = {"A", "B"};
   const std::vector<Values> values = {{1, 2}, {5, 6, 7}};
-  expect_error([&] { (void)SearchDomain(names, values, {{0, 0}, {2, 1}}); },
-               "coordinate 2 of param 'A' is out of range");
+  expect_error(
+      [&] {
+        (void)SearchDomain(names, values, {{0, 0}, {2, 1}});
+      },
+      "coordinate 2 of param 'A' is out of range");
   expect_error([&] { (void)SearchDomain(names, values, {{0, 0}, {1, 3}}); }, "param 'B' is out of range");
   expect_error([&] { (void)SearchDomain(names, values, {{0, 0}, {1}}); }, "has 1 coordinates, expected 2");
   expect_error([&] { (void)SearchDomain(names, values, {{0, 0, 0}}); }, "has 3 coordinates");
@@ -339,9 +340,9 @@ TEST(SearchDomain, FindsPointsAndValues) {
 TEST(SearchDomain, NeighboursStepAlongValueListsAndSkipHoles) {
   const SearchDomain d = grid_with_holes();
   EXPECT_EQ(as_set(d.neighbours(0)), (std::set<std::size_t>{1, 4}));
-  EXPECT_EQ(as_set(d.neighbours(1)), (std::set<std::size_t>{0, 2}));      // (1,1) is a hole
-  EXPECT_EQ(as_set(d.neighbours(5)), (std::set<std::size_t>{2, 6, 9}));   // (1,1) is a hole
-  EXPECT_EQ(as_set(d.neighbours(6)), (std::set<std::size_t>{3, 5}));      // (2,3) is a hole
+  EXPECT_EQ(as_set(d.neighbours(1)), (std::set<std::size_t>{0, 2}));     // (1,1) is a hole
+  EXPECT_EQ(as_set(d.neighbours(5)), (std::set<std::size_t>{2, 6, 9}));  // (1,1) is a hole
+  EXPECT_EQ(as_set(d.neighbours(6)), (std::set<std::size_t>{3, 5}));     // (2,3) is a hole
   EXPECT_EQ(as_set(d.neighbours(8)), (std::set<std::size_t>{7, 9}));
   EXPECT_EQ(as_set(d.neighbours(9)), (std::set<std::size_t>{5, 8}));
   EXPECT_EQ(d.neighbours(5), d.neighbours(5));  // a fixed order
@@ -386,8 +387,10 @@ TEST(Landscapes, LookLikeRealSweeps) {
     std::size_t near_optimum = 0;
     double slowest = 0;
     for (std::size_t p = 0; p < l.domain.size(); ++p) {
-      if (!l.times[p]) ++failed;
-      else slowest = std::max(slowest, *l.times[p]);
+      if (!l.times[p])
+        ++failed;
+      else
+        slowest = std::max(slowest, *l.times[p]);
       if (l.within(p, 0.95)) ++near_optimum;
     }
     const double failed_share = static_cast<double>(failed) / static_cast<double>(l.domain.size());
@@ -477,14 +480,13 @@ TEST(Strategies, RepeatableForASeed) {
     const auto s = make_strategy(name, l.domain, seed);
     SearchBudget b;
     b.evaluations = 200;
-    const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 4);
+    const SearchTrace t = run_search(
+        l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 4);
     std::vector<std::size_t> points;
     for (const Evaluation& e : t.evaluations) points.push_back(e.point);
     return points;
   };
-  for (const std::string& name : strategy_names()) {
-    EXPECT_EQ(sequence(name, 11), sequence(name, 11)) << name;
-  }
+  for (const std::string& name : strategy_names()) { EXPECT_EQ(sequence(name, 11), sequence(name, 11)) << name; }
   for (const std::string& name : randomized()) EXPECT_NE(sequence(name, 11), sequence(name, 12)) << name;
   EXPECT_EQ(sequence("exhaustive", 11), sequence("exhaustive", 12));
 }
@@ -649,8 +651,8 @@ TEST(LazyDomains, EveryStrategyProposesEveryPointOfASmallSparseDomainOnceThenIsD
     for (const std::string& name : strategy_names()) {
       for (const std::size_t width : {1u, 8u}) {
         const auto s = make_strategy(name, d, 4);
-        const SearchTrace t =
-            run_search(d, *s, [&](std::size_t p) { return sparse_time(d, p, 6); }, SearchBudget{}, width);
+        const SearchTrace t = run_search(
+            d, *s, [&](std::size_t p) { return sparse_time(d, p, 6); }, SearchBudget{}, width);
         std::set<std::size_t> seen;
         for (const Evaluation& e : t.evaluations) {
           EXPECT_EQ((e.point - 3) % 7, 0u) << name;
@@ -674,8 +676,8 @@ TEST(LazyDomains, AHundredMillionPointsCostWhatTheSearchDoes) {
     const auto s = make_strategy(name, d, 2);
     SearchBudget b;
     b.evaluations = 300;
-    const SearchTrace t = run_search(d, *s, [&](std::size_t p) { return sparse_time(d, p, 7); }, b,
-                                     in_flight_width(s->learns(), 16));
+    const SearchTrace t = run_search(
+        d, *s, [&](std::size_t p) { return sparse_time(d, p, 7); }, b, in_flight_width(s->learns(), 16));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(t.evaluations.size(), 300u) << name;
     EXPECT_TRUE(t.budget_exhausted) << name;
@@ -741,7 +743,8 @@ TEST(Prefer, AWarmStartNextToTheOptimumFindsItFast) {
         if (with) s->prefer(preferred);
         SearchBudget b;
         b.evaluations = 400;
-        const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 8);
+        const SearchTrace t = run_search(
+            l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 8);
         std::size_t n = 401;
         for (std::size_t i = 0; i < t.evaluations.size() && n > 400; ++i)
           if (l.within(t.evaluations[i].point, 0.95)) n = i + 1;
@@ -765,7 +768,8 @@ TEST(RunSearch, StopsAtTheEvaluationBudget) {
       const auto s = make_strategy(name, l.domain, 2);
       SearchBudget b;
       b.evaluations = 21;
-      const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, batch);
+      const SearchTrace t = run_search(
+          l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, batch);
       EXPECT_EQ(t.evaluations.size(), 21u) << name;
       EXPECT_TRUE(t.budget_exhausted) << name;
       EXPECT_DOUBLE_EQ(t.cost_seconds, 21.0) << name;
@@ -776,9 +780,9 @@ TEST(RunSearch, StopsAtTheEvaluationBudget) {
 TEST(RunSearch, StopsAtAShareOfTheDomain) {
   // 100 points, where 0.07 * 100 is 7.000000000000001 in floating point and must still be 7.
   const Values ten = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-  const Landscape hundred = make_landscape(
-      "hundred", {{"A", ten}, {"B", ten}}, nullptr,
-      [](const Values& v, const Coords&) { return 1.0 + static_cast<double>(v[0] + v[1]); }, {0, 0});
+  const Landscape hundred =
+      make_landscape("hundred", {{"A", ten}, {"B", ten}}, nullptr,
+                     [](const Values& v, const Coords&) { return 1.0 + static_cast<double>(v[0] + v[1]); }, {0, 0});
   const Landscape l = mixed3d();
   for (const Landscape* d : {&hundred, &l}) {
     const std::size_t n = d->domain.size();
@@ -787,7 +791,8 @@ TEST(RunSearch, StopsAtAShareOfTheDomain) {
       const auto s = make_strategy("random", d->domain, 2);
       SearchBudget b;
       b.fraction = fraction;
-      const SearchTrace t = run_search(d->domain, *s, [&](std::size_t p) { return d->evaluate(p); }, b, 4);
+      const SearchTrace t = run_search(
+          d->domain, *s, [&](std::size_t p) { return d->evaluate(p); }, b, 4);
       EXPECT_EQ(t.evaluations.size(), expected) << fraction << " of " << n;
       EXPECT_EQ(t.budget_exhausted, fraction < 1) << fraction << " of " << n;
     }
@@ -797,7 +802,10 @@ TEST(RunSearch, StopsAtAShareOfTheDomain) {
   both.fraction = 0.5;
   both.evaluations = 7;
   const auto s = make_strategy("local", l.domain, 2);
-  EXPECT_EQ(run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, both).evaluations.size(), 7u);
+  EXPECT_EQ(run_search(
+                l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, both)
+                .evaluations.size(),
+            7u);
 }
 
 TEST(RunSearch, StopsAtTheTimeBudget) {
@@ -808,7 +816,11 @@ TEST(RunSearch, StopsAtTheTimeBudget) {
     b.seconds = 10;
     // Each evaluation costs 0.75 s: the 14th starts at 9.75 s, the 15th would start at 10.5 s.
     const SearchTrace t = run_search(
-        l.domain, *s, [&](std::size_t p) { return Evaluation{p, l.times[p], 0.75}; }, b, 4);
+        l.domain, *s,
+        [&](std::size_t p) {
+          return Evaluation{p, l.times[p], 0.75};
+        },
+        b, 4);
     EXPECT_EQ(t.evaluations.size(), 14u) << name;
     EXPECT_DOUBLE_EQ(t.cost_seconds, 10.5) << name;
     EXPECT_TRUE(t.budget_exhausted) << name;
@@ -823,7 +835,8 @@ TEST(RunSearch, AGenerousBudgetIsNotExhausted) {
     b.evaluations = l.domain.size();
     b.fraction = 1.0;
     b.seconds = 1e9;
-    const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 8);
+    const SearchTrace t = run_search(
+        l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 8);
     EXPECT_EQ(t.evaluations.size(), l.domain.size()) << name;
     EXPECT_FALSE(t.budget_exhausted) << name;
     EXPECT_EQ(t.best, l.optimum) << name;
@@ -835,7 +848,8 @@ TEST(RunSearch, TracesOutcomesInOrderAndKeepsTheBest) {
   const auto s = make_strategy("genetic", l.domain, 4);
   SearchBudget b;
   b.evaluations = 60;
-  const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 8);
+  const SearchTrace t = run_search(
+      l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 8);
   ASSERT_EQ(t.evaluations.size(), 60u);
   std::optional<std::size_t> best;
   for (const Evaluation& e : t.evaluations) {
@@ -944,7 +958,8 @@ TEST(SearchLoop, KeepsTheWindowFullAndObservesInSubmissionOrder) {
 TEST(SearchLoop, RecalledPointsAreObservedAtOnceAndCostNothing) {
   const Landscape l = mixed3d();
   const auto plain = make_strategy("exhaustive", l.domain, 1);
-  const SearchTrace reference = run_search(l.domain, *plain, [&](std::size_t p) { return l.evaluate(p); }, {}, 8);
+  const SearchTrace reference = run_search(
+      l.domain, *plain, [&](std::size_t p) { return l.evaluate(p); }, {}, 8);
   for (const std::string& name : strategy_names()) {
     const auto s = make_strategy(name, l.domain, 5);
     LoggingEvaluator e(l);
@@ -1069,8 +1084,11 @@ TEST(SearchLoop, AnEvaluatorThatAnswersOutOfOrderIsAnError) {
     std::vector<std::size_t> pending_;
   } newest;
   const auto s = make_strategy("exhaustive", l.domain, 1);
-  expect_error([&] { (void)run_search(l.domain, *s, newest, SearchRun{{}, 4, std::nullopt}); },
-               "where the oldest outstanding is");
+  expect_error(
+      [&] {
+        (void)run_search(l.domain, *s, newest, SearchRun{{}, 4, std::nullopt});
+      },
+      "where the oldest outstanding is");
 }
 
 // --- failures ---------------------------------------------------------------------------------
@@ -1081,7 +1099,8 @@ TEST(Failures, AreNeverTheBest) {
       const auto s = make_strategy(name, l.domain, 9);
       SearchBudget b;
       b.fraction = 0.3;
-      const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 4);
+      const SearchTrace t = run_search(
+          l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b, 4);
       ASSERT_TRUE(t.best) << name;
       EXPECT_TRUE(l.times[*t.best]) << name << " reported a failed point as best";
       double fastest = INFINITY;
@@ -1106,7 +1125,8 @@ TEST(Failures, AllFailedHasNoBest) {
   for (const std::string& name : strategy_names()) {
     for (const std::size_t batch : {1u, 8u}) {
       const auto s = make_strategy(name, l.domain, 1);
-      const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, {}, batch);
+      const SearchTrace t = run_search(
+          l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, {}, batch);
       EXPECT_EQ(t.evaluations.size(), l.domain.size()) << name;
       EXPECT_FALSE(t.best) << name;
       EXPECT_FALSE(t.budget_exhausted) << name;
@@ -1118,9 +1138,8 @@ TEST(Failures, TheModelLearnsWhereConfigsFail) {
   // Half of this domain fails. Once the forest has a model, it should propose far fewer
   // failing configs than random sampling does.
   const Landscape l = stencil4d({8, 8, 1, 1}, 2048);
-  const double failing_share =
-      static_cast<double>(std::count(l.times.begin(), l.times.end(), std::nullopt)) /
-      static_cast<double>(l.domain.size());
+  const double failing_share = static_cast<double>(std::count(l.times.begin(), l.times.end(), std::nullopt)) /
+                               static_cast<double>(l.domain.size());
   ASSERT_GE(failing_share, 0.4);
   std::size_t failed = 0;
   std::size_t proposed = 0;
@@ -1128,7 +1147,8 @@ TEST(Failures, TheModelLearnsWhereConfigsFail) {
     const auto s = make_strategy("forest", l.domain, seed);
     SearchBudget b;
     b.evaluations = 200;
-    const SearchTrace t = run_search(l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b);
+    const SearchTrace t = run_search(
+        l.domain, *s, [&](std::size_t p) { return l.evaluate(p); }, b);
     for (std::size_t i = 50; i < t.evaluations.size(); ++i, ++proposed) failed += !t.evaluations[i].time;
   }
   const double model_share = static_cast<double>(failed) / static_cast<double>(proposed);

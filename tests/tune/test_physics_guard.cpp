@@ -63,9 +63,8 @@ TEST(PhysicsGuard, AnImpossiblyFastTrialOfAFakeSweepIsSuspectAndNeverTheWinner) 
   for (const TrialRow& row : r.problems[0].ranked) EXPECT_NE(row.trial.key.params, kPlanted);
 
   const std::vector<TrialRow> rows = toy.rows();
-  const auto planted = std::find_if(rows.begin(), rows.end(), [](const TrialRow& row) {
-    return row.trial.key.params == kPlanted;
-  });
+  const auto planted =
+      std::find_if(rows.begin(), rows.end(), [](const TrialRow& row) { return row.trial.key.params == kPlanted; });
   ASSERT_NE(planted, rows.end());
   const TrialRecord& t = planted->trial;
   EXPECT_EQ(t.status, TrialStatus::suspect);
@@ -88,8 +87,8 @@ TEST(PhysicsGuard, AnImpossiblyFastTrialOfAFakeSweepIsSuspectAndNeverTheWinner) 
   const std::vector<BestEntry> best = db.best();
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].trial.key.params, "A=6;B=2;C=1");
-  const auto share = ceiling_share(best[0].trial.gbps, best[0].trial.gflops, best[0].trial.ceiling_gbps,
-                                   best[0].trial.ceiling_gflops);
+  const auto share =
+      ceiling_share(best[0].trial.gbps, best[0].trial.gflops, best[0].trial.ceiling_gbps, best[0].trial.ceiling_gflops);
   ASSERT_TRUE(share);
   EXPECT_NEAR(share->headroom_percent(), 10.0, 1e-6);
 
@@ -193,9 +192,8 @@ TEST(PhysicsGuard, TuneReplayListsTheSuspectAndDoesNotReportItAsBest) {
   const testing::TempDir dir;
   const std::filesystem::path recording = planted_vector_add(dir);
   const std::string cmd = testing::shell_quoted(testing::cli_path()) + " tune " +
-                          testing::shell_quoted(testing::source_dir() / "configs" / "vector_add.yaml") +
-                          " --replay " + testing::shell_quoted(recording) +
-                          " --size N=268435456 --strategy exhaustive --confirm 0";
+                          testing::shell_quoted(testing::source_dir() / "configs" / "vector_add.yaml") + " --replay " +
+                          testing::shell_quoted(recording) + " --size N=268435456 --strategy exhaustive --confirm 0";
   const testing::CommandResult table = testing::run_command(cmd);
   ASSERT_EQ(table.exit_code, 0) << table.output;
   EXPECT_NE(table.output.find("suspect     BLOCK=256 ITEMS=1 VEC=1 GRID_STRIDE=0 GRID=264"), std::string::npos)
@@ -225,8 +223,8 @@ TEST(PhysicsGuard, TheHintNamesTheWeakCheck) {
   };
   EXPECT_NE(suspect_hint(space_with("none")).find("add a check: the outputs must match a reference"),
             std::string::npos);
-  const std::string counted = suspect_hint(space_with(
-      "{reference: {config: {B: 128}}, outputs: {out: {count: 64}, sums: {compare: sum}}}"));
+  const std::string counted =
+      suspect_hint(space_with("{reference: {config: {B: 128}}, outputs: {out: {count: 64}, sums: {compare: sum}}}"));
   EXPECT_NE(counted.find("verification compares only the first `count` elements of 'out'"), std::string::npos)
       << counted;
   EXPECT_NE(counted.find("verification compares only the sum of 'sums'"), std::string::npos) << counted;
@@ -235,7 +233,7 @@ TEST(PhysicsGuard, TheHintNamesTheWeakCheck) {
             std::string::npos);
   // The H200 acceptance space (tests/spaces/planted/skip_work.yaml) points at its `count`.
   const Space skip = load_space(testing::source_dir() / "tests" / "spaces" / "planted" / "skip_work.yaml");
-  EXPECT_NE(suspect_hint(skip).find("the first `count` elements of 'out' (" ), std::string::npos) << suspect_hint(skip);
+  EXPECT_NE(suspect_hint(skip).find("the first `count` elements of 'out' ("), std::string::npos) << suspect_hint(skip);
   EXPECT_NE(suspect_hint(skip).find("skip_work.yaml:"), std::string::npos) << suspect_hint(skip);
 }
 

@@ -125,10 +125,13 @@ TEST(Landscape, ErrorsNameTheLine) {
       {"# not a landscape\n", "l.csv:1: landscape: expected '# tiletune landscape 1'"},
       {"# tiletune landscape 1\n# kernel: t\nproblem,params\n", "l.csv:3: landscape: expected the columns"},
       {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,fine,1,1,1,,,,\n", "l.csv:5: landscape: unknown status 'fine'"},
-      {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,,1,1,,,,\n", "l.csv:5: landscape: an ok trial needs a positive"},
-      {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,1x,1,1,,,,\n", "l.csv:5: landscape: time_ms '1x' is not a number"},
+      {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,,1,1,,,,\n",
+       "l.csv:5: landscape: an ok trial needs a positive"},
+      {kHeader + "N=1,TILE=32;BLOCK_ROWS=8;PAD=1;VEC=1,ok,1x,1,1,,,,\n",
+       "l.csv:5: landscape: time_ms '1x' is not a number"},
       {kHeader + "N=1,TILE=32,ok,1\n", "l.csv:5: landscape: expected 10 columns, found 4"},
-      {kHeader + "N=1,P=1,ok,1,1,1,,,,\nN=1,P=1,ok,2,1,1,,,,\n", "l.csv:6: landscape: a second trial of 'P=1' at 'N=1'"},
+      {kHeader + "N=1,P=1,ok,1,1,1,,,,\nN=1,P=1,ok,2,1,1,,,,\n",
+       "l.csv:6: landscape: a second trial of 'P=1' at 'N=1'"},
       {kHeader, "landscape: no trials"},
       {"# tiletune landscape 1\nproblem,params,status,time_ms,compile_ms,measure_ms,registers,shared_bytes,occupancy,"
        "detail\nN=1,P=1,ok,1,1,1,,,,\n",
@@ -139,9 +142,7 @@ TEST(Landscape, ErrorsNameTheLine) {
     try {
       (void)load_landscape(path);
       ADD_FAILURE() << "accepted: " << c.text;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << e.what();
-    }
+    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << e.what(); }
   }
   EXPECT_THROW((void)load_landscape(dir.path() / "missing.csv"), Error);
 }
@@ -167,7 +168,8 @@ TEST(Landscape, HostileRecordingsAreRefusedWithTheirLineInOneLine) {
       {kHeader + "N=abc,P=1,ok,1,1,1,,,,\n", "l.csv:5: landscape: problem 'N=abc': expected NAME=INTEGER"},
       {kHeader + "N=1,TILE,ok,1,1,1,,,,\n", "l.csv:5: landscape: params 'TILE': expected NAME=VALUE"},
       {kHeader + "N=1,T=a\tb,ok,1,1,1,,,,\n", "l.csv:5: landscape: params 'T=a?b': expected NAME=VALUE"},
-      {kHeader + "N=1,T=" + std::string(129, 'w') + ",ok,1,1,1,,,,\n", "expected NAME=VALUE;NAME=VALUE... (a value: 1 to 128"},
+      {kHeader + "N=1,T=" + std::string(129, 'w') + ",ok,1,1,1,,,,\n",
+       "expected NAME=VALUE;NAME=VALUE... (a value: 1 to 128"},
       {kHeader + "N=1,T=,ok,1,1,1,,,,\n", "l.csv:5: landscape: params 'T=': expected NAME=VALUE"},
       {kHeader + "N=1,,ok,1,1,1,,,,\n", "l.csv:5: landscape: empty params"},
       {kHeader + "N=,P=1,ok,1,1,1,,,,\n", "l.csv:5: landscape: problem 'N=': expected NAME=INTEGER"},
@@ -176,7 +178,8 @@ TEST(Landscape, HostileRecordingsAreRefusedWithTheirLineInOneLine) {
       {"# tiletune landscape 1\n# kernel: t\n# kernel: u\n", "l.csv:3: landscape: a second '# kernel:' line"},
       {"# tiletune landscape 1\n# kernel: my kernel\n", "l.csv:2: landscape: kernel name 'my kernel' is not a name"},
       {"# tiletune landscape 1\n# bad key!: x\n", "l.csv:2: landscape: header key 'bad key!' is not a name"},
-      {kHeader + row + "ok,1,1,1,,,,a NUL " + std::string(1, '\0') + " byte\n", "l.csv:5: landscape: a NUL byte in the line"},
+      {kHeader + row + "ok,1,1,1,,,,a NUL " + std::string(1, '\0') + " byte\n",
+       "l.csv:5: landscape: a NUL byte in the line"},
       {kHeader + row + "ok," + std::string(100000, '9') + "x,1,1,,,,\n", "l.csv:5: landscape: time_ms '99999"},
   };
   for (const Case& c : cases) {
@@ -221,7 +224,8 @@ TEST(Landscape, OnlyRegularFilesOfARecordingsSizeAreRead) {
 TEST(Replay, ExhaustiveReplayAnswersFailuresAsFailuresAndCostsTheRecordedTime) {
   TempDir dir;
   const std::set<std::string> failing = {"TILE=32;BLOCK_ROWS=8;PAD=0;VEC=4", "TILE=16;BLOCK_ROWS=4;PAD=1;VEC=2"};
-  const Landscape l = load_landscape(dir.write("l.csv", synthetic_transpose(failing, "TILE=16;BLOCK_ROWS=1;PAD=0;VEC=1")));
+  const Landscape l =
+      load_landscape(dir.write("l.csv", synthetic_transpose(failing, "TILE=16;BLOCK_ROWS=1;PAD=0;VEC=1")));
   const Space s = transpose();
   const ReplayProblem rp = replay_problem(s, l, Problem{{1000}});
   EXPECT_EQ(rp.canonical, "N=1000");
@@ -230,7 +234,8 @@ TEST(Replay, ExhaustiveReplayAnswersFailuresAsFailuresAndCostsTheRecordedTime) {
   EXPECT_EQ(rp.unrecorded, 1u);
   EXPECT_FALSE(rp.space.point_of(s, "TILE=16;BLOCK_ROWS=1;PAD=0;VEC=1")) << "not recorded: no point";
   const SpaceDomain sweep = space_domain(s, Problem{{1000}});
-  EXPECT_EQ(rp.space.point_of(s, "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4"), sweep.point_of(s, "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4"))
+  EXPECT_EQ(rp.space.point_of(s, "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4"),
+            sweep.point_of(s, "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4"))
       << "the same ids as a sweep's domain";
   ASSERT_TRUE(rp.optimum.has_value());
   EXPECT_EQ(canonical_config(s, rp.space.config(*rp.optimum)), "TILE=32;BLOCK_ROWS=8;PAD=1;VEC=4");
@@ -353,7 +358,8 @@ TEST(ReplayCli, JsonListsTheEvaluationsInTheOrderTheStrategyGotThem) {
   EXPECT_DOUBLE_EQ(p["best"]["time_ms"].get<double>(), fastest);
   EXPECT_EQ(p["optimum"]["params"], "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4");
   EXPECT_NE(table.output.find(p["best"]["params"].get<std::string>().substr(0, 7)), std::string::npos);
-  const CommandResult misuse = run_command(shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --format json");
+  const CommandResult misuse =
+      run_command(shell_quoted(cli_path()) + " tune " + shell_quoted(space) + " --format json");
   EXPECT_EQ(misuse.exit_code, 2) << misuse.output;
   EXPECT_NE(misuse.output.find("--format requires --replay"), std::string::npos) << misuse.output;
 }
@@ -406,8 +412,9 @@ TEST(ReplayCli, TuneReplaysAndExportWritesALandscape) {
       });
     cache.build(dir.path() / "c.db");
   }
-  const CommandResult exported = run_command(shell_quoted(cli_path()) + " export --db " + shell_quoted(dir.path() / "c.db") +
-                                             " --format landscape --kernel transpose > " + shell_quoted(dir.path() / "l.csv"));
+  const CommandResult exported =
+      run_command(shell_quoted(cli_path()) + " export --db " + shell_quoted(dir.path() / "c.db") +
+                  " --format landscape --kernel transpose > " + shell_quoted(dir.path() / "l.csv"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   const Landscape l = load_landscape(dir.path() / "l.csv");
   EXPECT_EQ(l.header_value("device"), "Test GPU");
@@ -418,8 +425,8 @@ TEST(ReplayCli, TuneReplaysAndExportWritesALandscape) {
                                              shell_quoted(dir.path() / "l.csv") + " --strategy local");
   ASSERT_EQ(replayed.exit_code, 0) << replayed.output;
   EXPECT_NE(replayed.output.find("N=4096 — 92 configs recorded; strategy local"), std::string::npos) << replayed.output;
-  const CommandResult no_kernel =
-      run_command(shell_quoted(cli_path()) + " export --db " + shell_quoted(dir.path() / "c.db") + " --format landscape");
+  const CommandResult no_kernel = run_command(shell_quoted(cli_path()) + " export --db " +
+                                              shell_quoted(dir.path() / "c.db") + " --format landscape");
   EXPECT_NE(no_kernel.exit_code, 0);
   EXPECT_NE(no_kernel.output.find("--kernel"), std::string::npos) << no_kernel.output;
 }

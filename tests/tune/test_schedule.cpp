@@ -108,7 +108,10 @@ TEST(Schedule, FinalistsAreTheTopByScoreTiesByParamsAndConfirmedInPasses) {
   int passes = 0;
   std::vector<std::vector<std::size_t>> measured;
   const Confirmation c = run_confirmation(
-      ConfirmPlan{2, 3}, 100, 1, [&] { return passes++ == 0 ? std::vector<std::size_t>{1, 2} : std::vector<std::size_t>{2, 3}; },
+      ConfirmPlan{2, 3}, 100, 1,
+      [&] {
+        return passes++ == 0 ? std::vector<std::size_t>{1, 2} : std::vector<std::size_t>{2, 3};
+      },
       [&](const std::vector<std::size_t>& points) {
         measured.push_back(points);
         return points.size() * 3;
@@ -119,20 +122,33 @@ TEST(Schedule, FinalistsAreTheTopByScoreTiesByParamsAndConfirmedInPasses) {
   EXPECT_EQ(c.confirmed, (std::vector<std::size_t>{1, 2, 3}));
   // No pass that would go past the limit (on two devices a pass costs twice as much); none
   // without rounds.
-  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 3}, 11, 2, [] { return std::vector<std::size_t>{1, 2}; },
-                             [](const std::vector<std::size_t>&) -> std::uint64_t { return 12; })
+  EXPECT_EQ(run_confirmation(
+                ConfirmPlan{2, 3}, 11, 2,
+                [] {
+                  return std::vector<std::size_t>{1, 2};
+                },
+                [](const std::vector<std::size_t>&) -> std::uint64_t { return 12; })
                 .trials,
             0u);
-  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 3}, 12, 2, [] { return std::vector<std::size_t>{1, 2}; },
-                             [](const std::vector<std::size_t>&) -> std::uint64_t { return 12; })
+  EXPECT_EQ(run_confirmation(
+                ConfirmPlan{2, 3}, 12, 2,
+                [] {
+                  return std::vector<std::size_t>{1, 2};
+                },
+                [](const std::vector<std::size_t>&) -> std::uint64_t { return 12; })
                 .trials,
             12u);
-  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 3}, 5, 1, [] { return std::vector<std::size_t>{1, 2}; },
-                             [](const std::vector<std::size_t>&) -> std::uint64_t { return 6; })
+  EXPECT_EQ(run_confirmation(
+                ConfirmPlan{2, 3}, 5, 1,
+                [] {
+                  return std::vector<std::size_t>{1, 2};
+                },
+                [](const std::vector<std::size_t>&) -> std::uint64_t { return 6; })
                 .trials,
             0u);
-  EXPECT_EQ(run_confirmation(ConfirmPlan{2, 0}, 100, 1, [] { return std::vector<std::size_t>{1}; },
-                             [](const std::vector<std::size_t>&) -> std::uint64_t { return 1; })
+  EXPECT_EQ(run_confirmation(
+                ConfirmPlan{2, 0}, 100, 1, [] { return std::vector<std::size_t>{1}; },
+                [](const std::vector<std::size_t>&) -> std::uint64_t { return 1; })
                 .trials,
             0u);
 }
@@ -272,8 +288,9 @@ TEST(WarmStart, FromACacheTheOtherDeviceWithTheMostOkTrials) {
   // None of the tuned architecture: the most ok trials, and a note that it may not help.
   const WarmStart across = load_warm_start(db_path, s, {"GPU-HERE"}, {}, 75);
   EXPECT_NE(across.source.find("GPU-MANY"), std::string::npos) << across.source;
-  EXPECT_NE(across.note.find("no device of sm_75 has kernel 'transpose' there; the ranking comes from GPU-MANY (sm_80)"),
-            std::string::npos)
+  EXPECT_NE(
+      across.note.find("no device of sm_75 has kernel 'transpose' there; the ranking comes from GPU-MANY (sm_80)"),
+      std::string::npos)
       << across.note;
   const std::vector<std::string>& r = warm.rankings.at("N=4096");
   ASSERT_EQ(r.size(), 92u);
@@ -343,7 +360,8 @@ TEST(WarmStartCli, AReplayFromARecordingProposesItsTopConfigsFirst) {
   ASSERT_EQ(table.exit_code, 0) << table.output;
   EXPECT_NE(table.output.find("warm start: the other device's top 8 configs proposed first"), std::string::npos)
       << table.output;
-  if (!strategies_take_prefer()) GTEST_SKIP() << "the strategies ignore SearchStrategy::prefer (h23-strat implements it)";
+  if (!strategies_take_prefer())
+    GTEST_SKIP() << "the strategies ignore SearchStrategy::prefer (h23-strat implements it)";
   // The default config first (as in every sweep), then the other device's top 8, each measured.
   ASSERT_GE(p["evaluations"].size(), 1 + warm_start_points);
   EXPECT_EQ(p["evaluations"][0]["params"], "TILE=32;BLOCK_ROWS=8;PAD=0;VEC=1");
@@ -384,7 +402,8 @@ TEST(WarmStartCli, FromACacheAndTheFilesRefused) {
   // Another kernel's ranking is refused.
   const CommandResult other_kernel = run_command(base + shell_quoted(shipped_landscape("matmul")));
   EXPECT_EQ(other_kernel.exit_code, 1) << other_kernel.output;
-  EXPECT_NE(other_kernel.output.find("the recording is of kernel 'matmul', the space of 'transpose'"), std::string::npos)
+  EXPECT_NE(other_kernel.output.find("the recording is of kernel 'matmul', the space of 'transpose'"),
+            std::string::npos)
       << other_kernel.output;
   const CommandResult missing = run_command(base + shell_quoted(dir.path() / "nope.db"));
   EXPECT_EQ(missing.exit_code, 2) << missing.output;  // checked before any work

@@ -46,8 +46,10 @@ void expect_as_enumerator(const Space& space, const Problem& problem, const Shar
   while (auto c = e.next())
     if (in_shard(space, *c, shard)) expected.push_back(*c);
   const DomainSize size = lazy.domain.size_info();
-  if (size.exact) EXPECT_EQ(size.count, expected.size());
-  else EXPECT_NEAR(double(size.count), double(expected.size()), size.relative_error * double(expected.size()) + 1);
+  if (size.exact)
+    EXPECT_EQ(size.count, expected.size());
+  else
+    EXPECT_NEAR(double(size.count), double(expected.size()), size.relative_error * double(expected.size()) + 1);
   if (shard.whole()) EXPECT_EQ(lazy.valid.count, e.kept());
   std::size_t i = 0;
   for (auto point = lazy.domain.next(); point; point = lazy.domain.next(point), ++i) {
@@ -56,8 +58,8 @@ void expect_as_enumerator(const Space& space, const Problem& problem, const Shar
     EXPECT_EQ(lazy.point_of(expected[i]), point);
   }
   EXPECT_EQ(i, expected.size()) << "next() walks fewer configs than the Enumerator";
-  if (space.default_config && std::find(expected.begin(), expected.end(), Config{*space.default_config}) !=
-                                  expected.end())
+  if (space.default_config &&
+      std::find(expected.begin(), expected.end(), Config{*space.default_config}) != expected.end())
     EXPECT_EQ(lazy.domain.start(), lazy.point_of(Config{*space.default_config}));
   else
     EXPECT_FALSE(lazy.domain.start().has_value());
@@ -112,8 +114,8 @@ Space random_space(std::mt19937_64& rng, bool python, bool allowed) {
     std::shuffle(values.begin(), values.end(), rng);
     b.param(std::string(1, char('A' + p)), values);
   }
-  const char* templates[] = {"A % 3 != 1", "A + B < 30", "(B * C) % 4 != 3", "C - D != 7 && N > 10",
-                             "N < 50", "E >= A"};
+  const char* templates[] = {"A % 3 != 1",           "A + B < 30", "(B * C) % 4 != 3",
+                             "C - D != 7 && N > 10", "N < 50",     "E >= A"};
   for (const char* t : templates) {
     const std::string text(t);
     bool usable = true;
@@ -215,8 +217,7 @@ TEST(SpaceDomain, EstimatedCountsLieWithinTheirStatedError) {
     std::vector<std::int64_t> values(64);
     for (int i = 0; i < 64; ++i) values[std::size_t(i)] = i;
     for (const char* name : {"A", "B", "C", "D"}) b.param(name, values);
-    b.space.constraints.push_back(
-        {b.expr(fmt::format("(A * B + 3 * C + D * D) % {} < {}", modulus, threshold))});
+    b.space.constraints.push_back({b.expr(fmt::format("(A * B + 3 * C + D * D) % {} < {}", modulus, threshold))});
     const auto start = std::chrono::steady_clock::now();
     const SpaceDomain lazy = space_domain(b.space, Problem{});
     const double built = seconds_since(start);
@@ -278,10 +279,11 @@ TEST(SpaceDomain, ASpaceOfMoreThan10To7ConfigsBuildsSamplesAndFindsFast) {
   for (int i = 0; i < 10'000; ++i) neighbours += lazy.domain.neighbours(drawn[std::size_t(i)]).size();
   const double around = seconds_since(start);
   EXPECT_GT(neighbours, 10'000u);
-  std::printf("%llu configs: domain built in %.1f ms; %.0f samples/s, %.0f coords+find/s, %.0f neighbours() "
-              "calls/s (%.1f neighbours each)\n",
-              static_cast<unsigned long long>(size.count), 1000 * built, kDraws / sampled, kDraws / finding,
-              10'000 / around, neighbours / 10'000.0);
+  std::printf(
+      "%llu configs: domain built in %.1f ms; %.0f samples/s, %.0f coords+find/s, %.0f neighbours() "
+      "calls/s (%.1f neighbours each)\n",
+      static_cast<unsigned long long>(size.count), 1000 * built, kDraws / sampled, kDraws / finding, 10'000 / around,
+      neighbours / 10'000.0);
   EXPECT_GT(kDraws / sampled, 50'000.0) << "samples per second";
   EXPECT_GT(kDraws / finding, 50'000.0) << "finds per second";
 }

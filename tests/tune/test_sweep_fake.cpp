@@ -109,7 +109,8 @@ TEST(FakeSweep, ASignalToTheGroupStopsTheSweepBetweenTrialsAndARerunResumes) {
       // Sent while the sweep waits for a trial being measured (each takes 20 ms): a worker the
       // signal reached would die in it, and that trial would be recorded as a fault.
       o.progress = [](const SweepProgress& p) {
-        if (p.done == 10) std::thread([] {
+        if (p.done == 10)
+          std::thread([] {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
             (void)::kill(0, SIGINT);
           }).detach();
@@ -121,9 +122,7 @@ TEST(FakeSweep, ASignalToTheGroupStopsTheSweepBetweenTrialsAndARerunResumes) {
       const bool clean = r.interrupted && !faults && r.confirmation_trials == 0 && r.trials.size() >= 10 &&
                          r.trials.size() < kConfigs && !r.problems[0].ranked.empty();
       ::_exit(clean ? kInterruptedCleanly : 1);
-    } catch (...) {
-      ::_exit(2);
-    }
+    } catch (...) { ::_exit(2); }
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
@@ -203,9 +202,7 @@ TEST(FakeSweep, AHostCheckThatFailsStopsTheSweep) {
   std::string error;
   try {
     (void)run_sweep(toy.space, o);
-  } catch (const Error& e) {
-    error = e.what();
-  }
+  } catch (const Error& e) { error = e.what(); }
   EXPECT_NE(error.find("host check [./check.py] exited with status 1 before answering"), std::string::npos) << error;
   EXPECT_NE(error.find("the sweep stops"), std::string::npos) << error;
   const std::vector<TrialRow> rows = toy.rows();
@@ -236,8 +233,10 @@ TEST(FakeSweep, AWorkerThatFaultsHangsOrDiesCostsOneTrialAndTheSweepGoesOn) {
     std::size_t reached = 0;
     for (const SweepTrial& t : r.trials) {
       if (!t.result) continue;
-      if (++reached == 4) EXPECT_EQ(t.status, c.status) << c.mode << ": " << t.detail;
-      else if (t.status != TrialStatus::wrong_result) EXPECT_EQ(t.status, TrialStatus::ok) << c.mode << ": " << t.detail;
+      if (++reached == 4)
+        EXPECT_EQ(t.status, c.status) << c.mode << ": " << t.detail;
+      else if (t.status != TrialStatus::wrong_result)
+        EXPECT_EQ(t.status, TrialStatus::ok) << c.mode << ": " << t.detail;
     }
     EXPECT_GE(reached, 5u) << c.mode << ": the sweep went on after the fault";
     EXPECT_EQ(r.worker_starts, c.starts) << c.mode;
@@ -308,9 +307,7 @@ TEST(FakeSweep, KilledBetweenTrialsThenRunAgainMeasuresTheRestOnce) {
     try {
       (void)run_sweep(toy.space, o);
       ::_exit(0);
-    } catch (...) {
-      ::_exit(1);
-    }
+    } catch (...) { ::_exit(1); }
   }
   // Kill it with SIGKILL once some trials are in the cache.
   std::size_t seen = 0;
@@ -541,8 +538,10 @@ TEST(FakeSweep, ReplayAndSweepProposeTheSameConfigsForTheSameSeedRecordingAndWid
       const SearchTrace trace = replay(rp, *strategy, run);
 
       std::vector<std::string> replayed;
-      for (const Evaluation& e : trace.evaluations) replayed.push_back(canonical_config(toy.space, rp.space.config(e.point)));
-      EXPECT_EQ(configs_of(toy.space, sweep), replayed) << name << " seed " << seed << ", " << run.in_flight << " in flight";
+      for (const Evaluation& e : trace.evaluations)
+        replayed.push_back(canonical_config(toy.space, rp.space.config(e.point)));
+      EXPECT_EQ(configs_of(toy.space, sweep), replayed)
+          << name << " seed " << seed << ", " << run.in_flight << " in flight";
       ASSERT_EQ(sweep.trials.size(), trace.evaluations.size()) << name;
       for (std::size_t i = 0; i < sweep.trials.size(); ++i) {
         const SweepTrial& t = sweep.trials[i];

@@ -138,9 +138,9 @@ TEST(SweepGpu, PlantedBadConfigsGetTheirStatusAndTheSweepGoesOn) {
   std::cout << r.output;
   const auto rows = by_params(trials(dir), "N=1000003");
   ASSERT_EQ(rows.size(), 14u);
-  const std::map<int, std::string> want = {{0, "ok"},          {1, "runtime_fault"},  {2, "timeout"},
-                                           {3, "runtime_fault"}, {4, "wrong_result"}, {5, "pruned"},
-                                           {6, "compile_failed"}};
+  const std::map<int, std::string> want = {
+      {0, "ok"},           {1, "runtime_fault"}, {2, "timeout"},       {3, "runtime_fault"},
+      {4, "wrong_result"}, {5, "pruned"},        {6, "compile_failed"}};
   for (const auto& [params, row] : rows) {
     std::smatch m;
     ASSERT_TRUE(std::regex_search(params, m, std::regex(R"(MODE=(\d))")));

@@ -38,8 +38,10 @@ struct PoolToy : ToySweep {
     o.device_worker_argv = [this](int ordinal) {
       std::vector<std::string> argv = {TILETUNE_FAKE_WORKER};
       const auto mode = modes.find(ordinal);
-      if (mode == modes.end()) argv.push_back("ok");
-      else argv.insert(argv.end(), mode->second.begin(), mode->second.end());
+      if (mode == modes.end())
+        argv.push_back("ok");
+      else
+        argv.insert(argv.end(), mode->second.begin(), mode->second.end());
       for (const std::string& flag : {std::string("--recording"), recording.string(), std::string("--delay-ms"),
                                       std::string("20"), std::string("--timeline"), timeline(ordinal).string()})
         argv.push_back(flag);
@@ -254,7 +256,8 @@ TEST(PoolSweep, ATimeBudgetStopsThePoolAndDropsWhatIsQueued) {
   // The search's trials: at 0.1 s each on two devices, 1.5 s holds about 30 (plus the 3 finalists).
   EXPECT_LT(r.problems[0].evaluations, 60u);
   // The sweep's own wall time (the compiles queued ahead drain after it, as on one GPU).
-  EXPECT_LT(r.wall_seconds, 1.5 + 3.0) << "the budget overran by more than setup, the trials in flight and the finalists";
+  EXPECT_LT(r.wall_seconds, 1.5 + 3.0)
+      << "the budget overran by more than setup, the trials in flight and the finalists";
   EXPECT_EQ(toy.device_rows(toy.devices[0]).size() + toy.device_rows(toy.devices[1]).size(), r.trials.size());
 }
 
@@ -293,8 +296,7 @@ TEST(PoolSweep, TheWorkerArgvNamesTheOrdinal) {
   toy.devices = {fake_gpu(3), fake_gpu(5)};
   // Each trial takes 20 ms, so both devices get some (the log is written per trial; without a
   // delay one device could measure all 20 before the other's worker started).
-  SweepOptions o =
-      toy.options("ok", {"--log", (toy.dir.path() / "worker{ordinal}.log").string(), "--delay-ms", "20"});
+  SweepOptions o = toy.options("ok", {"--log", (toy.dir.path() / "worker{ordinal}.log").string(), "--delay-ms", "20"});
   o.devices = toy.devices;
   o.budget.evaluations = 20;
   const SweepReport r = run_sweep(toy.space, o);

@@ -21,7 +21,7 @@ std::string with_time(std::string recording, const std::string& params, double m
   return recording;
 }
 
-constexpr const char* optimum = "A=6;B=2;C=1";   // 1.0 ms in the toy recording
+constexpr const char* optimum = "A=6;B=2;C=1";    // 1.0 ms in the toy recording
 constexpr const char* neighbour = "A=6;B=2;C=0";  // 1.1 ms there; made to tie with the optimum
 
 /// Sweeps the toy on a fake H200 with this UUID, the neighbour at neighbour_ms; the cache's path.

@@ -109,7 +109,7 @@ TEST(TrialRequest, CarriesEveryInputGlobalAndCheck) {
   EXPECT_EQ(r.args[2].type, ElementType::f64);  // {value: 0.5, type: T}
   EXPECT_EQ(r.args[2].float_value, 0.5);
   EXPECT_EQ(r.args[3].type, ElementType::f64);
-  EXPECT_EQ(r.args[3].float_value, 2.25);  // the real param's value
+  EXPECT_EQ(r.args[3].float_value, 2.25);           // the real param's value
   EXPECT_EQ(r.args[4].int_value, 1000000000000ll);  // exact: not through a double
   EXPECT_EQ(r.args[8].buffer, 5);
 
@@ -159,9 +159,10 @@ TEST(TrialRequest, AScalarThatDoesNotFitItsTypeIsAnEvalError) {
   }
   // Every type takes its values: the request carries them as written.
   SpaceBuilder c = rich_space();
-  const std::pair<ElementType, const char*> values[] = {{ElementType::i8, "-128"},  {ElementType::i16, "-32768"},
-                                                       {ElementType::u16, "65535"}, {ElementType::u64, "N * 1000000000"},
-                                                       {ElementType::u8, "255"},    {ElementType::f16, "BLOCK * 256"}};
+  const std::pair<ElementType, const char*> values[] = {
+      {ElementType::i8, "-128"},   {ElementType::i16, "-32768"},
+      {ElementType::u16, "65535"}, {ElementType::u64, "N * 1000000000"},
+      {ElementType::u8, "255"},    {ElementType::f16, "BLOCK * 256"}};
   for (const auto& [type, text] : values) c.arg_scalar(c.integer(text), type);
   const TrialRequest r = request_for(c.space, Problem{{4096}}, Config{{128, 0, 0}});
   const std::vector<ArgPlan> args(r.args.end() - 6, r.args.end());
@@ -198,8 +199,7 @@ TEST(TrialRequest, ReferenceModes) {
 
   b.space.verify.reference = VerifySpec::Reference::config;
   b.space.verify.reference_config = {64, 0, 1};
-  EXPECT_EQ(request_for(b.space, Problem{{4096}}, Config{{64, 0, 0}}).verify.mode,
-            VerifySettings::Mode::reference_run);
+  EXPECT_EQ(request_for(b.space, Problem{{4096}}, Config{{64, 0, 0}}).verify.mode, VerifySettings::Mode::reference_run);
   // The reference config runs with the candidate's types, its own values elsewhere.
   EXPECT_EQ(reference_config_for(b.space, Config{{128, 1, 0}}).values, (std::vector<std::int64_t>{64, 1, 1}));
 }

@@ -182,7 +182,8 @@ TEST(Validate, ValuesMustFitTheirTypeForEveryProblem) {
   SpaceBuilder b = vector_add();  // N: 1000, 4096
   Space narrow = b.space;
   narrow.args.back().scalar_type = ElementType::i8;  // N as an int8: too big for both problems
-  expect_space_error(narrow, narrow.args.back().where, {"argument 4 ('N') for N=1000: 1000 does not fit int8 (-128 to 127)"});
+  expect_space_error(narrow, narrow.args.back().where,
+                     {"argument 4 ('N') for N=1000: 1000 does not fit int8 (-128 to 127)"});
   narrow.args.back().scalar_type = ElementType::u16;
   EXPECT_NO_THROW(validate_inputs_and_checks(narrow));
   narrow.args.back().value = b.integer("N * 16");  // 65536 for N=4096

@@ -72,9 +72,12 @@ std::string toy_recording() {
           const std::string row = fmt::format("N={},A={};B={};C={}", n, a, b, c);
           const double t = (n / 1024.0) * (1.0 + 0.3 * std::abs(a - 6) + 0.2 * std::abs(b - 2) + 0.1 * std::abs(c - 1) +
                                            0.05 * std::abs((a - 6) * (b - 2)));
-          if (a == 8 && c == 2) text += row + ",compile_failed,,50,0,,,,planted\n";
-          else if (a == 1 && b == 6) text += row + ",wrong_result,,50,2,8,0,1,max error 1\n";
-          else text += row + fmt::format(",ok,{:.6f},50,2,8,0,1,\n", t);
+          if (a == 8 && c == 2)
+            text += row + ",compile_failed,,50,0,,,,planted\n";
+          else if (a == 1 && b == 6)
+            text += row + ",wrong_result,,50,2,8,0,1,max error 1\n";
+          else
+            text += row + fmt::format(",ok,{:.6f},50,2,8,0,1,\n", t);
         }
   return text;
 }

@@ -56,7 +56,8 @@ int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* mj) {
   if (env("FAKE_NVML_NO_ENERGY", 0)) return 3;
   if (env("FAKE_NVML_ENERGY_LOST", 0)) return 15;
   /* mW x ms = uJ; / 1000: mJ. Starts at a large value, as a board that has run for a while. */
-  *mj = 123456789ULL + (unsigned long long)(ticks() * env("FAKE_NVML_UPDATE_MS", 10) * env("FAKE_NVML_POWER_MW", 300000) / 1000.0);
+  *mj = 123456789ULL +
+        (unsigned long long)(ticks() * env("FAKE_NVML_UPDATE_MS", 10) * env("FAKE_NVML_POWER_MW", 300000) / 1000.0);
   return 0;
 }
 

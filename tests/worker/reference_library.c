@@ -26,13 +26,16 @@ int widen_reference(const tiletune_reference_call* call) {
   const tiletune_buffer* c = tiletune_find_input(call, "c");
   tiletune_buffer* out = tiletune_find_output(call, "out");
   uint64_t i;
-  if (a == NULL || b == NULL || c == NULL || out == NULL) return tiletune_fail(call, "needs inputs a, b, c and output out");
-  if (a->type != TILETUNE_INT8 || b->type != TILETUNE_INT16 || c->type != TILETUNE_UINT16 || out->type != TILETUNE_UINT64)
+  if (a == NULL || b == NULL || c == NULL || out == NULL)
+    return tiletune_fail(call, "needs inputs a, b, c and output out");
+  if (a->type != TILETUNE_INT8 || b->type != TILETUNE_INT16 || c->type != TILETUNE_UINT16 ||
+      out->type != TILETUNE_UINT64)
     return tiletune_fail(call, "needs int8 a, int16 b, uint16 c and uint64 out");
-  if (a->count < out->count || b->count < out->count || c->count < out->count) return tiletune_fail(call, "inputs too short");
+  if (a->count < out->count || b->count < out->count || c->count < out->count)
+    return tiletune_fail(call, "inputs too short");
   for (i = 0; i < out->count; ++i)
-    ((uint64_t*)out->data)[i] = (uint64_t)((int64_t)((const int8_t*)a->data)[i] + ((const int16_t*)b->data)[i]) +
-                                ((const uint16_t*)c->data)[i];
+    ((uint64_t*)out->data)[i] =
+        (uint64_t)((int64_t)((const int8_t*)a->data)[i] + ((const int16_t*)b->data)[i]) + ((const uint16_t*)c->data)[i];
   return 0;
 }
 

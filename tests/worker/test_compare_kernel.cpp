@@ -31,16 +31,15 @@ void expect_compiles_for(int arch) {
   const Resources generate = parse_ptxas_report(result.log, "tiletune_generate");
   EXPECT_EQ(generate.static_shared_bytes, 0);
   // The device versions of the simple built-in references (worker/reference_kernels.cu.inc).
-  for (const char* reference : {"tiletune_ref_transpose", "tiletune_ref_vector_add_f32", "tiletune_ref_vector_add_f64",
-                                "tiletune_ref_vector_add_i32", "tiletune_ref_vector_add_i64", "tiletune_ref_stencil_1d"}) {
+  for (const char* reference :
+       {"tiletune_ref_transpose", "tiletune_ref_vector_add_f32", "tiletune_ref_vector_add_f64",
+        "tiletune_ref_vector_add_i32", "tiletune_ref_vector_add_i64", "tiletune_ref_stencil_1d"}) {
     EXPECT_EQ(parse_ptxas_report(result.log, reference).spill_store_bytes, 0) << reference;
   }
   EXPECT_EQ(parse_ptxas_report(result.log, "tiletune_ref_histogram").static_shared_bytes, 256 * 4);
 }
 
-TEST(WorkerKernels, CompileForHopper) {
-  expect_compiles_for(90);
-}
+TEST(WorkerKernels, CompileForHopper) { expect_compiles_for(90); }
 
 TEST(WorkerKernels, CompileForTheOldestSupportedArch) {
   const std::vector<int> archs = nvrtc_supported_archs();
@@ -67,7 +66,10 @@ TEST(PrebuiltWorkerKernels, AnImageForEachArchAskedForThatNvrtcHas) {
   for (const PrebuiltImage& image : prebuilt_worker_kernel_images()) {
     built.push_back(image.arch);
     ASSERT_GT(image.cubin.size(), 4u) << "sm_" << image.arch;
-    EXPECT_EQ(image.cubin.substr(0, 4), std::string_view("\x7f" "ELF", 4)) << "sm_" << image.arch << " is no cubin";
+    EXPECT_EQ(image.cubin.substr(0, 4), std::string_view("\x7f"
+                                                         "ELF",
+                                                         4))
+        << "sm_" << image.arch << " is no cubin";
   }
   EXPECT_EQ(built, expected);
 }
@@ -100,9 +102,9 @@ TEST(PrebuiltWorkerKernels, AnArchGetsTheNewestImageOfItsMajorAtOrBelowIt) {
   if (has(89)) EXPECT_EQ(chosen(89), 89);
   if (has(120) && !has(121)) EXPECT_EQ(chosen(121), 120);
   if (has(90)) EXPECT_EQ(chosen(91), 90);
-  if (has(80) && !has(75)) EXPECT_EQ(chosen(75), 0);   // never an image of another major
-  EXPECT_EQ(chosen(60), 0);                            // older than every image
-  EXPECT_EQ(chosen(990), 0);                           // a major no image has: NVRTC at start
+  if (has(80) && !has(75)) EXPECT_EQ(chosen(75), 0);  // never an image of another major
+  EXPECT_EQ(chosen(60), 0);                           // older than every image
+  EXPECT_EQ(chosen(990), 0);                          // a major no image has: NVRTC at start
 }
 
 }  // namespace

@@ -91,17 +91,22 @@ TEST(DataFile, EachElementTypeHasNumPysDtype) {
     write_npy(path, type, pattern(element_size(type)));
     EXPECT_NE(testing::read_file(path).find(std::string("'descr': '") + dtype + "'"), std::string::npos) << dtype;
     // And a file NumPy wrote with that dtype reads as the type.
-    const auto hand = hand_npy(dir, "h.npy", std::string("{'descr': '") + dtype + "', 'fortran_order': False, 'shape': (3,), }",
-                               3 * element_size(type));
+    const auto hand =
+        hand_npy(dir, "h.npy", std::string("{'descr': '") + dtype + "', 'fortran_order': False, 'shape': (3,), }",
+                 3 * element_size(type));
     EXPECT_EQ(inspect_data_file(hand).type, type) << dtype;
   }
 }
 
 TEST(DataFile, OneByteTypesTakeAnyByteOrderAndBoolReadsAsUint8) {
   testing::TempDir dir;
-  for (const auto& [dtype, type] : std::initializer_list<std::pair<const char*, ElementType>>{
-           {"|b1", ElementType::u8}, {"<b1", ElementType::u8}, {">i1", ElementType::i8},
-           {"<i1", ElementType::i8}, {">u1", ElementType::u8}, {"=u2", ElementType::u16}}) {
+  for (const auto& [dtype, type] :
+       std::initializer_list<std::pair<const char*, ElementType>>{{"|b1", ElementType::u8},
+                                                                  {"<b1", ElementType::u8},
+                                                                  {">i1", ElementType::i8},
+                                                                  {"<i1", ElementType::i8},
+                                                                  {">u1", ElementType::u8},
+                                                                  {"=u2", ElementType::u16}}) {
     const auto path =
         hand_npy(dir, "b.npy", std::string("{'descr': '") + dtype + "', 'fortran_order': False, 'shape': (4,), }",
                  4 * element_size(type));
@@ -151,12 +156,10 @@ TEST(DataFile, BadNpyFilesAreRefusedWithTheReason) {
   expect_error([&] { (void)inspect_data_file(dir.path()); }, {"directory"});
   const auto not_npy = dir.write("raw.npy", std::string(100, 'x'));
   expect_error([&] { (void)inspect_data_file(not_npy); }, {"raw.npy", "not an .npy file"});
-  const auto fortran =
-      hand_npy(dir, "f.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }", 48);
+  const auto fortran = hand_npy(dir, "f.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }", 48);
   expect_error([&] { (void)inspect_data_file(fortran); }, {"f.npy", "Fortran order", "ascontiguousarray"});
   // Fortran order of a vector is the same as C order.
-  const auto fortran_vector =
-      hand_npy(dir, "fv.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (12,), }", 48);
+  const auto fortran_vector = hand_npy(dir, "fv.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (12,), }", 48);
   EXPECT_EQ(inspect_data_file(fortran_vector).count(ElementType::f32), 12u);
   const auto big = hand_npy(dir, "b.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (12,), }", 48);
   expect_error([&] { (void)inspect_data_file(big); }, {"b.npy", "big-endian", "<f4"});
@@ -211,9 +214,7 @@ std::string npy_bytes(const std::string& dict, int version = 1) {
 std::string parse_error(std::string_view bytes) {
   try {
     (void)parse_npy_header(bytes);
-  } catch (const Error& e) {
-    return e.what();
-  }
+  } catch (const Error& e) { return e.what(); }
   return "(no error)";
 }
 
@@ -229,9 +230,10 @@ TEST(NpyHeader, ParsesWhatNumPyWrites) {
   EXPECT_EQ(s.count, 1u);
   EXPECT_EQ(parse_npy_header(npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (5L,), }")).count, 5u);
   // A zero dimension: no elements, whatever the others say.
-  EXPECT_EQ(parse_npy_header(npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (0, 18446744073709551615), }"))
-                .data_bytes,
-            0u);
+  EXPECT_EQ(
+      parse_npy_header(npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (0, 18446744073709551615), }"))
+          .data_bytes,
+      0u);
 }
 
 struct BadHeader {
@@ -387,8 +389,10 @@ TEST(NpyGz, ABombStopsAtTheAnnouncedSize) {
                  {"bomb.npy.gz: the gzip data inflate past the 16 bytes the .npy header announces (a gzip bomb?)"});
   // A header that announces 2^40 floats over 8 bytes of data: refused against the buffer's count
   // before anything is inflated, and, with no count, when the data end (no 4 TiB allocation).
-  const auto liar = gzip_file(dir, "liar.npy.gz", testing::read_file(hand_npy(
-      dir, "l.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }", 8)));
+  const auto liar =
+      gzip_file(dir, "liar.npy.gz",
+                testing::read_file(hand_npy(
+                    dir, "l.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }", 8)));
   expect_error([&] { (void)read_data_file(liar, ElementType::f32, 4, "buffer 'x'"); },
                {"liar.npy.gz", "buffer 'x' has 4 elements, the file holds 1099511627776"});
   expect_error([&] { (void)read_data_file(liar, ElementType::f32, std::nullopt, "buffer 'x'"); },
@@ -423,8 +427,7 @@ TEST(NpyGz, CorruptAndTruncatedFilesAreOneLocatedError) {
     const std::string what = e.what();
     EXPECT_EQ(what.rfind(corrupt.string() + ": ", 0), 0u) << what;
     const auto has = [&what](const char* text) { return what.find(text) != std::string::npos; };
-    EXPECT_TRUE(has("not valid gzip data (") || has("gzip data hold fewer") || has("inflate past"))
-        << what;
+    EXPECT_TRUE(has("not valid gzip data (") || has("gzip data hold fewer") || has("inflate past")) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
   std::string bad_crc = bytes;
@@ -435,8 +438,9 @@ TEST(NpyGz, CorruptAndTruncatedFilesAreOneLocatedError) {
   const auto trailing = dir.write("tr.npy.gz", bytes + "xyz");
   expect_error([&] { (void)read_data_file(trailing, ElementType::f64, 4000, "buffer 'x'"); },
                {"tr.npy.gz: bytes after the end of the gzip data"});
-  const auto plain = dir.write("p.npy.gz", testing::read_file(hand_npy(
-      dir, "p.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8)));
+  const auto plain = dir.write(
+      "p.npy.gz",
+      testing::read_file(hand_npy(dir, "p.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8)));
   expect_error([&] { (void)inspect_data_file(plain); }, {"p.npy.gz: not valid gzip data (incorrect header check)"});
   const auto not_npy = gzip_file(dir, "n.npy.gz", "just some text, not an array");
   expect_error([&] { (void)inspect_data_file(not_npy); }, {"n.npy.gz: not an .npy file"});

@@ -115,10 +115,10 @@ TEST(DeviceReference, VectorAddIsTheCpuVectorAddForEachType) {
   }
   // N smaller than the buffers: only the first N are written, the rest keep what they held.
   HostBuffer c = random_buffer("c", ElementType::f32, 1000, 9);
-  expect_same_bits(run_both("vector_add", {{"N", 600}},
-                            {random_buffer("a", ElementType::f32, 1000, 7), random_buffer("b", ElementType::f32, 1000, 8)},
-                            {c}),
-                   "vector_add N=600");
+  expect_same_bits(
+      run_both("vector_add", {{"N", 600}},
+               {random_buffer("a", ElementType::f32, 1000, 7), random_buffer("b", ElementType::f32, 1000, 8)}, {c}),
+      "vector_add N=600");
 }
 
 // Each vector_add kernel launched directly, so that a difference names the type, the first index
@@ -129,8 +129,9 @@ TEST(DeviceReference, EachVectorAddKernelIsTheCpuVectorAdd) {
     const char* kernel;
   };
   Device& d = device();
-  for (const Case c : {Case{ElementType::f32, "tiletune_ref_vector_add_f32"}, Case{ElementType::f64, "tiletune_ref_vector_add_f64"},
-                       Case{ElementType::i32, "tiletune_ref_vector_add_i32"}, Case{ElementType::i64, "tiletune_ref_vector_add_i64"}}) {
+  for (const Case c :
+       {Case{ElementType::f32, "tiletune_ref_vector_add_f32"}, Case{ElementType::f64, "tiletune_ref_vector_add_f64"},
+        Case{ElementType::i32, "tiletune_ref_vector_add_i32"}, Case{ElementType::i64, "tiletune_ref_vector_add_i64"}}) {
     SCOPED_TRACE(c.kernel);
     const std::uint64_t n = 100003;
     const HostBuffer a = random_buffer("a", c.type, n, 5), b = random_buffer("b", c.type, n, 6);
@@ -260,8 +261,8 @@ TEST(DeviceReference, AProblemThatDoesNotFitRunsOnTheHost) {
   EXPECT_FALSE(compute_reference_on_device("matmul", {{"M", 4}, {"N", 4}, {"K", 4}}, inputs, outputs, d.kernels,
                                            d.stream.get()));
   const std::vector<DeviceBufferView> doubles{{"out", ElementType::f64, out.ptr(), 8}};
-  EXPECT_FALSE(compute_reference_on_device("stencil_1d", {{"N", 8}, {"R", 1}}, inputs, doubles, d.kernels,
-                                           d.stream.get()));
+  EXPECT_FALSE(
+      compute_reference_on_device("stencil_1d", {{"N", 8}, {"R", 1}}, inputs, doubles, d.kernels, d.stream.get()));
 }
 
 TEST(DeviceReference, TransposeOf8192SquaredTime) {
@@ -270,9 +271,10 @@ TEST(DeviceReference, TransposeOf8192SquaredTime) {
   const Outcome o = run_both("transpose", {{"N", n}}, {random_buffer("in", ElementType::f32, count, 17)},
                              {zero_buffer("out", ElementType::f32, count)});
   expect_same_bits(o, "transpose 8192");
-  std::printf("transpose reference of 8192^2: device %.2f ms, host %.1f ms (the host one without the download "
-              "of the input the worker needed before)\n",
-              o.device_ms, o.cpu_ms);
+  std::printf(
+      "transpose reference of 8192^2: device %.2f ms, host %.1f ms (the host one without the download "
+      "of the input the worker needed before)\n",
+      o.device_ms, o.cpu_ms);
   EXPECT_LT(o.device_ms, o.cpu_ms);
 }
 

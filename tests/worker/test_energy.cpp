@@ -25,8 +25,8 @@ class FakeNvml : public ::testing::Test {
   void TearDown() override { clear(); }
   static void clear() {
     for (const char* v : {"FAKE_NVML_INIT_FAIL", "FAKE_NVML_NO_DEVICE", "FAKE_NVML_NO_ENERGY", "FAKE_NVML_NO_POWER",
-                          "FAKE_NVML_ENERGY_LOST", "FAKE_NVML_POWER_MW", "FAKE_NVML_UPDATE_MS",
-                          "FAKE_NVML_SM_MHZ", "FAKE_NVML_CLOCK_REASONS"})
+                          "FAKE_NVML_ENERGY_LOST", "FAKE_NVML_POWER_MW", "FAKE_NVML_UPDATE_MS", "FAKE_NVML_SM_MHZ",
+                          "FAKE_NVML_CLOCK_REASONS"})
       ::unsetenv(v);
   }
   static void set(const char* name, const char* value) { ::setenv(name, value, 1); }
@@ -107,7 +107,13 @@ TEST_F(FakeNvml, MeasuresTheBoardsPowerAndTheEnergyPerRun) {
   s.min_seconds = 0.2;
   s.max_seconds = 3.0;
   std::int64_t runs = 0;
-  const auto m = measure_energy(*source, [&](std::int64_t n) { runs += n; return sleep_runs(n); }, 0.05, s, &why);
+  const auto m = measure_energy(
+      *source,
+      [&](std::int64_t n) {
+        runs += n;
+        return sleep_runs(n);
+      },
+      0.05, s, &why);
   ASSERT_TRUE(m) << why;
   EXPECT_FALSE(m->from_power_samples);
   EXPECT_GE(m->window_seconds, 0.2);

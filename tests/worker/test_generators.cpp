@@ -161,8 +161,8 @@ TEST(Generators, RandomGivesTheSameSmallIntegersAtEveryWidth) {
   constexpr std::uint64_t n = 20000;
   const HostBuffer signed_reference = make_host_buffer(plan("in", ElementType::i32, n, BufferInit::random), 99);
   const HostBuffer unsigned_reference = make_host_buffer(plan("in", ElementType::u32, n, BufferInit::random), 99);
-  for (const ElementType type : {ElementType::i8, ElementType::i16, ElementType::i64, ElementType::u16,
-                                 ElementType::u64}) {
+  for (const ElementType type :
+       {ElementType::i8, ElementType::i16, ElementType::i64, ElementType::u16, ElementType::u64}) {
     SCOPED_TRACE(element_type_name(type));
     const bool is_signed = type == ElementType::i8 || type == ElementType::i16 || type == ElementType::i64;
     const HostBuffer b = make_host_buffer(plan("in", type, n, BufferInit::random), 99);
@@ -179,7 +179,8 @@ TEST(Generators, RandomGivesTheSameSmallIntegersAtEveryWidth) {
   OldSplitMix64 rng{99 ^ old_name_hash("in")};
   rng.next();
   const HostBuffer bytes = make_host_buffer(plan("in", ElementType::i8, 100, BufferInit::random), 99);
-  for (std::uint64_t i = 0; i < 100; ++i) ASSERT_EQ(integer_at(bytes, i), static_cast<std::int64_t>(rng.next() >> 57) - 64);
+  for (std::uint64_t i = 0; i < 100; ++i)
+    ASSERT_EQ(integer_at(bytes, i), static_cast<std::int64_t>(rng.next() >> 57) - 64);
 }
 
 TEST(Generators, NarrowAndWideIntegersOfEveryKind) {
@@ -194,18 +195,18 @@ TEST(Generators, NarrowAndWideIntegersOfEveryKind) {
   const HostBuffer u64 = make_host_buffer(plan("i", ElementType::u64, 5, BufferInit::iota), 1);
   EXPECT_EQ(as_i64(u64), (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
   // Constants, the extremes of each type among them.
-  const std::tuple<ElementType, double> constants[] = {{ElementType::i8, -128},   {ElementType::i8, 127},
-                                                      {ElementType::i16, -32768}, {ElementType::u16, 65535},
-                                                      {ElementType::u64, 1e15},   {ElementType::i16, -5}};
+  const std::tuple<ElementType, double> constants[] = {{ElementType::i8, -128},    {ElementType::i8, 127},
+                                                       {ElementType::i16, -32768}, {ElementType::u16, 65535},
+                                                       {ElementType::u64, 1e15},   {ElementType::i16, -5}};
   for (const auto& [type, value] : constants) {
     const auto v = as_i64(make_host_buffer(plan("c", type, 7, BufferInit::constant, value), 1));
     EXPECT_EQ(v, std::vector<std::int64_t>(7, static_cast<std::int64_t>(value))) << element_type_name(type);
   }
   // Uniform covers [low, high - 1] of each type, its edges included.
   const std::tuple<ElementType, double, double> ranges[] = {{ElementType::i8, -128, 128},
-                                                           {ElementType::i16, -32768, -32758},
-                                                           {ElementType::u16, 65530, 65536},
-                                                           {ElementType::u64, 1099511627776.0, 1099511627776.0 + 9}};
+                                                            {ElementType::i16, -32768, -32758},
+                                                            {ElementType::u16, 65530, 65536},
+                                                            {ElementType::u64, 1099511627776.0, 1099511627776.0 + 9}};
   for (const auto& [type, lo, hi] : ranges) {
     SCOPED_TRACE(element_type_name(type));
     const auto v = as_i64(make_host_buffer(plan("u", type, 50000, BufferInit::uniform, lo, hi), 3));
@@ -332,11 +333,11 @@ std::pair<HostBuffer, HostBuffer> csr(const CsrShape& s, ElementType offset_type
 
 TEST(Generators, CsrMatricesAreWellFormed) {
   const std::vector<CsrShape> shapes = {
-      {1000, 50, 20000},    // dense-ish rows
-      {7, 3, 21},           // completely full
+      {1000, 50, 20000},      // dense-ish rows
+      {7, 3, 21},             // completely full
       {1000, 1000000, 5000},  // very sparse, wide
-      {333, 777, 0},        // empty
-      {1, 100, 37},         // one row
+      {333, 777, 0},          // empty
+      {1, 100, 37},           // one row
       {4096, 4096, 4096 * 16},
   };
   for (const CsrShape& s : shapes) {
@@ -390,7 +391,7 @@ TEST(Generators, CopiesAndMissingSources) {
 TEST(HalfFloat, TheGeneratorsConversionsRoundTrip) {
   for (const float f : {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f})
     EXPECT_EQ(half_bits_to_float(float_to_half_bits(f)), f) << f;
-  EXPECT_EQ(float_to_half_bits(1e6f), 0x7C00);   // overflow: inf
+  EXPECT_EQ(float_to_half_bits(1e6f), 0x7C00);            // overflow: inf
   EXPECT_EQ(float_to_half_bits(1.00048828125f), 0x3C00);  // halfway: to even
   EXPECT_TRUE(std::isnan(half_bits_to_float(0x7E00)));
 }

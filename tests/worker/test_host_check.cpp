@@ -38,9 +38,12 @@ TrialRequest sample_request() {
   TrialRequest r;
   r.kernel = "my_scale";
   r.sizes = {{"N", 8192}, {"M", 3}};
-  r.params = {{"TILE", AxisKind::integer, "32"}, {"ALPHA", AxisKind::real, "0.5"}, {"T", AxisKind::text, "float"},
+  r.params = {{"TILE", AxisKind::integer, "32"},
+              {"ALPHA", AxisKind::real, "0.5"},
+              {"T", AxisKind::text, "float"},
               {"NEG", AxisKind::integer, "-4"}};
-  r.buffers = {{"x", ElementType::f32, 4, {}, false}, {"idx", ElementType::i64, 3, {}, false},
+  r.buffers = {{"x", ElementType::f32, 4, {}, false},
+               {"idx", ElementType::i64, 3, {}, false},
                {"y", ElementType::f16, 2, {}, true}};
   return r;
 }
@@ -62,9 +65,7 @@ std::string failure_of(HostCheck& check, const std::string& line = "{}\n", doubl
   try {
     (void)check.check(line, timeout);
     return "";
-  } catch (const HostCheckError& e) {
-    return e.what();
-  }
+  } catch (const HostCheckError& e) { return e.what(); }
 }
 
 bool process_gone(pid_t pid) {
@@ -118,8 +119,8 @@ TEST(HostCheckRequest, IsOneLineWithTheKernelProblemConfigAndBuffersInOrder) {
   std::vector<std::string> names;
   for (const auto& [k, v] : j["buffers"].items()) names.push_back(k);
   EXPECT_EQ(names, (std::vector<std::string>{"x", "idx", "y"}));
-  EXPECT_EQ(j["buffers"]["x"], Json::parse(R"({"path": ")" + (dir.path() / "x.npy").string() +
-                                           R"(", "type": "float", "count": 4})"));
+  EXPECT_EQ(j["buffers"]["x"],
+            Json::parse(R"({"path": ")" + (dir.path() / "x.npy").string() + R"(", "type": "float", "count": 4})"));
   EXPECT_EQ(j["buffers"]["idx"]["type"], "int64");
   EXPECT_EQ(j["buffers"]["y"]["type"], "half");
   EXPECT_EQ(j["buffers"]["y"]["count"], 2);
@@ -230,9 +231,7 @@ TEST(HostCheckReply, AnythingElseIsAnErrorSayingWhat) {
     try {
       (void)parse_host_check_reply(c.line);
       ADD_FAILURE() << "accepted";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(c.needle), std::string::npos) << e.what();
-    }
+    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(c.needle), std::string::npos) << e.what(); }
   }
 }
 
@@ -323,20 +322,26 @@ TEST(HostCheckProgram, AProgramThatFailsTheProtocolIsTheChecksFault) {
     std::vector<const char*> needles;
   };
   const std::vector<Case> cases = {
-      {"garbage", "#!/bin/sh\nread -r line; echo 'all good!'; sleep 30\n",
+      {"garbage",
+       "#!/bin/sh\nread -r line; echo 'all good!'; sleep 30\n",
        {"answered 'all good!', which is not {\"ok\": true} or {\"ok\": false", "not JSON"}},
       {"not a verdict", "#!/bin/sh\nread -r line; echo '{\"okay\": true}'; sleep 30\n", {"\"ok\" is missing"}},
-      {"control bytes", "#!/bin/sh\nread -r line; printf 'bad\\001\\033[31m\\n'; sleep 30\n",
+      {"control bytes",
+       "#!/bin/sh\nread -r line; printf 'bad\\001\\033[31m\\n'; sleep 30\n",
        {"answered 'bad\\x01\\x1b[31m'"}},
-      {"too long", "#!/bin/sh\nread -r line; head -c 70000 /dev/zero | tr '\\0' x; echo; sleep 30\n",
+      {"too long",
+       "#!/bin/sh\nread -r line; head -c 70000 /dev/zero | tr '\\0' x; echo; sleep 30\n",
        {"a line longer than 64 KiB", "'xxxxxxxxxx", "(the first 200 of"}},
-      {"two lines", "#!/bin/sh\nread -r line; printf '{\"ok\": true}\\n{\"ok\": true}\\n'; sleep 30\n",
+      {"two lines",
+       "#!/bin/sh\nread -r line; printf '{\"ok\": true}\\n{\"ok\": true}\\n'; sleep 30\n",
        {"more than one line"}},
       {"exit", "#!/bin/sh\nread -r line; exit 3\n", {"exited with status 3 before answering"}},
       {"killed", "#!/bin/sh\nread -r line; kill -9 $$\n", {"killed by signal 9 (Killed) before answering"}},
-      {"half an answer", "#!/bin/sh\nread -r line; printf '{\"ok\": tr'; exit 0\n",
+      {"half an answer",
+       "#!/bin/sh\nread -r line; printf '{\"ok\": tr'; exit 0\n",
        {"exited with status 0 after an unfinished answer '{\"ok\": tr'"}},
-      {"closes stdout", "#!/bin/sh\nread -r line; exec 1>&-; sleep 30\n",
+      {"closes stdout",
+       "#!/bin/sh\nread -r line; exec 1>&-; sleep 30\n",
        {"closed its stdout without exiting (killed)"}},
       {"never reads", "#!/bin/sh\nexec 0<&-; exit 4\n", {"exited with status 4"}},
   };

@@ -129,9 +129,10 @@ TEST(DeviceInputs, OneGibibyteSetupBeforeAndAfterGpuGeneration) {
   std::vector<std::byte> back(n * 4);
   gpu_path.download(back.data(), back.size());
   EXPECT_TRUE(back == host.bytes) << "the device and the host generate the same bits";
-  std::printf("1 GiB input (2^28 floats, random): host generate %.0f ms + upload %.0f ms = %.0f ms (before); "
-              "GPU generate %.2f ms (now): %.0fx\n",
-              host_generate_ms, host_total_ms - host_generate_ms, host_total_ms, gpu_ms, host_total_ms / gpu_ms);
+  std::printf(
+      "1 GiB input (2^28 floats, random): host generate %.0f ms + upload %.0f ms = %.0f ms (before); "
+      "GPU generate %.2f ms (now): %.0fx\n",
+      host_generate_ms, host_total_ms - host_generate_ms, host_total_ms, gpu_ms, host_total_ms / gpu_ms);
   EXPECT_LT(gpu_ms, host_total_ms / 10);
 }
 

@@ -27,9 +27,7 @@ HostBuffer floats(std::string name, std::vector<float> v) {
 std::string message_of(const std::function<void()>& fn) {
   try {
     fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
+  } catch (const Error& e) { return e.what(); }
   return "(no error)";
 }
 
@@ -81,7 +79,8 @@ TEST(LibraryReference, ItsMessageComesBack) {
   const std::string no_size = message_of([&] { reference.compute({{"M", 1}}, {floats("x", {1})}, outputs); });
   EXPECT_NE(no_size.find("needs problem size N"), std::string::npos) << no_size;
 
-  const std::string refused = message_of([&] { LibraryReference(kLibrary, "failing_reference").compute({}, {}, outputs); });
+  const std::string refused =
+      message_of([&] { LibraryReference(kLibrary, "failing_reference").compute({}, {}, outputs); });
   EXPECT_NE(refused.find("the reference refuses this problem"), std::string::npos) << refused;
   const std::string silent = message_of([&] { LibraryReference(kLibrary, "silent_failure").compute({}, {}, outputs); });
   EXPECT_NE(silent.find("returned 7"), std::string::npos) << silent;

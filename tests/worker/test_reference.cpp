@@ -14,8 +14,7 @@
 namespace tiletune {
 namespace {
 
-BufferPlan plan(std::string name, ElementType type, std::uint64_t count, BufferInit init,
-                bool output = false) {
+BufferPlan plan(std::string name, ElementType type, std::uint64_t count, BufferInit init, bool output = false) {
   BufferPlan p;
   p.name = std::move(name);
   p.type = type;
@@ -37,23 +36,18 @@ TEST(CpuReference, RegistryFindsTransposeAndVectorAdd) {
 // N = 37 is not a multiple of any tile: the reference has no tile assumptions to hide.
 TEST(CpuReference, TransposeOfA37By37Matrix) {
   constexpr std::int64_t n = 37;
-  std::vector<HostBuffer> inputs{
-      make_host_buffer(plan("in", ElementType::f32, n * n, BufferInit::random), 7)};
-  std::vector<HostBuffer> outputs{
-      make_host_buffer(plan("out", ElementType::f32, n * n, BufferInit::zero, true), 7)};
+  std::vector<HostBuffer> inputs{make_host_buffer(plan("in", ElementType::f32, n * n, BufferInit::random), 7)};
+  std::vector<HostBuffer> outputs{make_host_buffer(plan("out", ElementType::f32, n * n, BufferInit::zero, true), 7)};
   const ProblemSizes sizes{{"N", n}};
   find_cpu_reference("transpose")->compute(ReferenceArgs(sizes, inputs, outputs));
 
   const auto in = inputs[0].as<const float>();
   const auto out = outputs[0].as<const float>();
   for (std::int64_t y = 0; y < n; ++y) {
-    for (std::int64_t x = 0; x < n; ++x) {
-      ASSERT_EQ(out[x * n + y], in[y * n + x]) << "x=" << x << " y=" << y;
-    }
+    for (std::int64_t x = 0; x < n; ++x) { ASSERT_EQ(out[x * n + y], in[y * n + x]) << "x=" << x << " y=" << y; }
   }
   // Transposing twice gives the input back.
-  std::vector<HostBuffer> again{
-      make_host_buffer(plan("out", ElementType::f32, n * n, BufferInit::zero, true), 7)};
+  std::vector<HostBuffer> again{make_host_buffer(plan("out", ElementType::f32, n * n, BufferInit::zero, true), 7)};
   std::vector<HostBuffer> as_input{outputs[0]};
   as_input[0].name = "in";
   find_cpu_reference("transpose")->compute(ReferenceArgs(sizes, as_input, again));
@@ -61,10 +55,8 @@ TEST(CpuReference, TransposeOfA37By37Matrix) {
 }
 
 TEST(CpuReference, TransposeFindsRenamedBuffersByPosition) {
-  std::vector<HostBuffer> inputs{
-      make_host_buffer(plan("src", ElementType::f32, 4, BufferInit::iota), 1)};
-  std::vector<HostBuffer> outputs{
-      make_host_buffer(plan("dst", ElementType::f32, 4, BufferInit::zero, true), 1)};
+  std::vector<HostBuffer> inputs{make_host_buffer(plan("src", ElementType::f32, 4, BufferInit::iota), 1)};
+  std::vector<HostBuffer> outputs{make_host_buffer(plan("dst", ElementType::f32, 4, BufferInit::zero, true), 1)};
   find_cpu_reference("transpose")->compute(ReferenceArgs({{"N", 2}}, inputs, outputs));
   const auto out = outputs[0].as<const float>();
   EXPECT_EQ((std::vector<float>(out.begin(), out.end())), (std::vector<float>{0, 2, 1, 3}));
@@ -72,10 +64,8 @@ TEST(CpuReference, TransposeFindsRenamedBuffersByPosition) {
 
 TEST(CpuReference, TransposeRejectsWhatDoesNotFit) {
   const auto* transpose = find_cpu_reference("transpose");
-  std::vector<HostBuffer> inputs{
-      make_host_buffer(plan("in", ElementType::f32, 9, BufferInit::iota), 1)};
-  std::vector<HostBuffer> outputs{
-      make_host_buffer(plan("out", ElementType::f32, 9, BufferInit::zero, true), 1)};
+  std::vector<HostBuffer> inputs{make_host_buffer(plan("in", ElementType::f32, 9, BufferInit::iota), 1)};
+  std::vector<HostBuffer> outputs{make_host_buffer(plan("out", ElementType::f32, 9, BufferInit::zero, true), 1)};
   // No N.
   try {
     transpose->compute(ReferenceArgs({{"M", 3}}, inputs, outputs));
@@ -87,22 +77,18 @@ TEST(CpuReference, TransposeRejectsWhatDoesNotFit) {
   // Too few elements for N = 4.
   EXPECT_THROW(transpose->compute(ReferenceArgs({{"N", 4}}, inputs, outputs)), Error);
   // A double buffer read as float.
-  std::vector<HostBuffer> doubles{
-      make_host_buffer(plan("in", ElementType::f64, 9, BufferInit::iota), 1)};
+  std::vector<HostBuffer> doubles{make_host_buffer(plan("in", ElementType::f64, 9, BufferInit::iota), 1)};
   EXPECT_THROW(transpose->compute(ReferenceArgs({{"N", 3}}, doubles, outputs)), Error);
   // Two inputs, none named "in": no guessing.
-  std::vector<HostBuffer> two{
-      make_host_buffer(plan("a", ElementType::f32, 9, BufferInit::iota), 1),
-      make_host_buffer(plan("b", ElementType::f32, 9, BufferInit::iota), 1)};
+  std::vector<HostBuffer> two{make_host_buffer(plan("a", ElementType::f32, 9, BufferInit::iota), 1),
+                              make_host_buffer(plan("b", ElementType::f32, 9, BufferInit::iota), 1)};
   EXPECT_THROW(transpose->compute(ReferenceArgs({{"N", 3}}, two, outputs)), Error);
 }
 
 TEST(CpuReference, VectorAdd) {
-  std::vector<HostBuffer> inputs{
-      make_host_buffer(plan("a", ElementType::f32, 1000, BufferInit::random), 3),
-      make_host_buffer(plan("b", ElementType::f32, 1000, BufferInit::iota), 3)};
-  std::vector<HostBuffer> outputs{
-      make_host_buffer(plan("c", ElementType::f32, 1000, BufferInit::zero, true), 3)};
+  std::vector<HostBuffer> inputs{make_host_buffer(plan("a", ElementType::f32, 1000, BufferInit::random), 3),
+                                 make_host_buffer(plan("b", ElementType::f32, 1000, BufferInit::iota), 3)};
+  std::vector<HostBuffer> outputs{make_host_buffer(plan("c", ElementType::f32, 1000, BufferInit::zero, true), 3)};
   find_cpu_reference("vector_add")->compute(ReferenceArgs({{"N", 1000}}, inputs, outputs));
   const auto a = inputs[0].as<const float>();
   const auto c = outputs[0].as<const float>();
@@ -114,8 +100,7 @@ TEST(HostInputs, RandomIsDeterministicPerSeedAndName) {
   const HostBuffer a = make_host_buffer(p, 42);
   const HostBuffer b = make_host_buffer(p, 42);
   const HostBuffer c = make_host_buffer(p, 43);
-  const HostBuffer d =
-      make_host_buffer(plan("other", ElementType::f32, 10000, BufferInit::random), 42);
+  const HostBuffer d = make_host_buffer(plan("other", ElementType::f32, 10000, BufferInit::random), 42);
   EXPECT_EQ(a.bytes, b.bytes);
   EXPECT_NE(a.bytes, c.bytes);
   EXPECT_NE(a.bytes, d.bytes);
@@ -134,14 +119,12 @@ TEST(HostInputs, RandomFloatsAreInMinusOneToOneAndNotConstant) {
   }
   EXPECT_LT(std::abs(sum / 100000), 0.02);  // centred
   EXPECT_GT(distinct.size(), 90000u);
-  const HostBuffer doubles =
-      make_host_buffer(plan("x", ElementType::f64, 1000, BufferInit::random), 1);
+  const HostBuffer doubles = make_host_buffer(plan("x", ElementType::f64, 1000, BufferInit::random), 1);
   for (const double v : doubles.as<const double>()) {
     ASSERT_GE(v, -1.0);
     ASSERT_LT(v, 1.0);
   }
-  const HostBuffer halves =
-      make_host_buffer(plan("x", ElementType::f16, 1000, BufferInit::random), 1);
+  const HostBuffer halves = make_host_buffer(plan("x", ElementType::f16, 1000, BufferInit::random), 1);
   for (const std::uint16_t h : halves.as<const std::uint16_t>()) {
     const float v = half_bits_to_float(h);
     ASSERT_GE(v, -1.0f);
@@ -151,21 +134,16 @@ TEST(HostInputs, RandomFloatsAreInMinusOneToOneAndNotConstant) {
 
 TEST(HostInputs, RandomIntegersAreSmall) {
   std::set<std::int32_t> seen;
-  const HostBuffer ints =
-      make_host_buffer(plan("k", ElementType::i32, 10000, BufferInit::random), 5);
+  const HostBuffer ints = make_host_buffer(plan("k", ElementType::i32, 10000, BufferInit::random), 5);
   for (const std::int32_t v : ints.as<const std::int32_t>()) {
     ASSERT_GE(v, -64);
     ASSERT_LT(v, 64);
     seen.insert(v);
   }
   EXPECT_EQ(seen.size(), 128u);
-  const HostBuffer unsigneds =
-      make_host_buffer(plan("k", ElementType::u32, 1000, BufferInit::random), 5);
-  for (const std::uint32_t v : unsigneds.as<const std::uint32_t>()) {
-    ASSERT_LT(v, 128u);
-  }
-  const HostBuffer longs =
-      make_host_buffer(plan("k", ElementType::i64, 1000, BufferInit::random), 5);
+  const HostBuffer unsigneds = make_host_buffer(plan("k", ElementType::u32, 1000, BufferInit::random), 5);
+  for (const std::uint32_t v : unsigneds.as<const std::uint32_t>()) { ASSERT_LT(v, 128u); }
+  const HostBuffer longs = make_host_buffer(plan("k", ElementType::i64, 1000, BufferInit::random), 5);
   for (const std::int64_t v : longs.as<const std::int64_t>()) {
     ASSERT_GE(v, -64);
     ASSERT_LT(v, 64);
@@ -175,8 +153,7 @@ TEST(HostInputs, RandomIntegersAreSmall) {
 TEST(HostInputs, IotaAndZero) {
   const auto iota = make_host_buffer(plan("i", ElementType::i32, 5, BufferInit::iota), 1);
   const auto values = iota.as<const std::int32_t>();
-  EXPECT_EQ((std::vector<std::int32_t>(values.begin(), values.end())),
-            (std::vector<std::int32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ((std::vector<std::int32_t>(values.begin(), values.end())), (std::vector<std::int32_t>{0, 1, 2, 3, 4}));
   const auto bytes = make_host_buffer(plan("b", ElementType::u8, 300, BufferInit::iota), 1);
   EXPECT_EQ(bytes.as<const std::uint8_t>()[257], 1);  // wraps
   const auto half = make_host_buffer(plan("h", ElementType::f16, 3, BufferInit::iota), 1);
@@ -211,8 +188,8 @@ TEST(HostInputs, EachIntegerWidthReadsAsItsOwnCppType) {
 }
 
 TEST(HalfFloat, RoundTripsAndRounds) {
-  for (const float v : {0.0f, -0.0f, 1.0f, -2.5f, 0.333251953125f, 65504.0f, 6.103515625e-05f,
-                        5.9604644775390625e-08f}) {
+  for (const float v :
+       {0.0f, -0.0f, 1.0f, -2.5f, 0.333251953125f, 65504.0f, 6.103515625e-05f, 5.9604644775390625e-08f}) {
     EXPECT_EQ(half_bits_to_float(float_to_half_bits(v)), v) << v;
   }
   EXPECT_EQ(float_to_half_bits(1.0f), 0x3C00);
@@ -230,7 +207,8 @@ TEST(HalfFloat, RoundTripsAndRounds) {
 namespace tiletune {
 namespace {
 
-std::string misfit(std::string_view reference, std::vector<std::string> sizes, std::vector<ReferenceBufferUse> buffers) {
+std::string misfit(std::string_view reference, std::vector<std::string> sizes,
+                   std::vector<ReferenceBufferUse> buffers) {
   return cpu_reference_misfit(*find_cpu_reference(reference), sizes, buffers).value_or("fits");
 }
 
@@ -245,28 +223,28 @@ TEST(CpuReference, MisfitsAreFoundBeforeAnythingRuns) {
   EXPECT_NE(misfit("transpose", {"N"}, {{"in", T::f64, false, false}, {"out", T::f32, true, true}})
                 .find("takes input 'in' as float, not double"),
             std::string::npos);
-  EXPECT_NE(misfit("transpose", {"N"}, {{"a", T::f32, false, false}, {"b", T::f32, false, false},
-                                        {"out", T::f32, true, true}})
+  EXPECT_NE(misfit("transpose", {"N"},
+                   {{"a", T::f32, false, false}, {"b", T::f32, false, false}, {"out", T::f32, true, true}})
                 .find("needs an input buffer named 'in'"),
             std::string::npos);
-  EXPECT_NE(misfit("transpose", {"N"}, {{"in", T::f32, false, false}, {"o1", T::f32, true, true},
-                                        {"o2", T::f32, true, true}})
-                .find("needs an output buffer named 'out'"),
-            std::string::npos);
-  EXPECT_NE(misfit("stencil_1d", {"N", "R"}, {{"in", T::f32, false, false}, {"out", T::f32, true, true},
-                                              {"tmp", T::f32, true, true}})
+  EXPECT_NE(
+      misfit("transpose", {"N"}, {{"in", T::f32, false, false}, {"o1", T::f32, true, true}, {"o2", T::f32, true, true}})
+          .find("needs an output buffer named 'out'"),
+      std::string::npos);
+  EXPECT_NE(misfit("stencil_1d", {"N", "R"},
+                   {{"in", T::f32, false, false}, {"out", T::f32, true, true}, {"tmp", T::f32, true, true}})
                 .find("does not write output 'tmp'"),
             std::string::npos);
-  EXPECT_EQ(misfit("stencil_1d", {"N", "R"}, {{"in", T::f32, false, false}, {"out", T::f32, true, true},
-                                              {"tmp", T::f32, true, false}}),
+  EXPECT_EQ(misfit("stencil_1d", {"N", "R"},
+                   {{"in", T::f32, false, false}, {"out", T::f32, true, true}, {"tmp", T::f32, true, false}}),
             "fits");  // a scratch output that is not checked
-  EXPECT_EQ(misfit("vector_add", {}, {{"a", T::f64, false, false}, {"b", T::f64, false, false},
-                                      {"c", T::f64, true, true}}),
-            "fits");
-  EXPECT_NE(misfit("vector_add", {}, {{"a", T::f64, false, false}, {"b", T::f32, false, false},
-                                      {"c", T::f64, true, true}})
-                .find("of one type"),
-            std::string::npos);
+  EXPECT_EQ(
+      misfit("vector_add", {}, {{"a", T::f64, false, false}, {"b", T::f64, false, false}, {"c", T::f64, true, true}}),
+      "fits");
+  EXPECT_NE(
+      misfit("vector_add", {}, {{"a", T::f64, false, false}, {"b", T::f32, false, false}, {"c", T::f64, true, true}})
+          .find("of one type"),
+      std::string::npos);
 }
 
 TEST(CpuReference, EveryBuiltInDeclaresWhatItNeeds) {
@@ -320,8 +298,12 @@ TEST(ProblemKey, ChangesWithWhatDecidesTheInputs) {
       [](TrialRequest& r) { r.verify.cpu_reference = "other"; },
       [](TrialRequest& r) { r.verify.mode = VerifySettings::Mode::files; },
       [](TrialRequest& r) { r.verify.library = "/lib.so"; },
-      [](TrialRequest& r) { r.verify.checks = {CheckPlan{1, OutputCheck::Compare::elements, 4, 0, 0, "/e.npy"}}; },
-      [](TrialRequest& r) { r.globals = {GlobalPlan{"w", "w", ElementType::f32, 9, {}}}; },
+      [](TrialRequest& r) {
+        r.verify.checks = {CheckPlan{1, OutputCheck::Compare::elements, 4, 0, 0, "/e.npy"}};
+      },
+      [](TrialRequest& r) {
+        r.globals = {GlobalPlan{"w", "w", ElementType::f32, 9, {}}};
+      },
   };
   for (std::size_t i = 0; i < changes.size(); ++i) {
     TrialRequest changed = base;

@@ -82,19 +82,17 @@ CompiledKernel compile(const KernelSource& source, const std::string& entry, int
   // compile here new.
   static int compiles = 0;
   KernelSource unique = source;
-  unique.main.text = "__device__ unsigned long long test_compile_nonce_" +
-                     std::to_string(::getpid()) + "_" + std::to_string(++compiles) + "_" +
-                     std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) +
-                     ";\n" + source.main.text;
+  unique.main.text = "__device__ unsigned long long test_compile_nonce_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(++compiles) + "_" +
+                     std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ";\n" +
+                     source.main.text;
   CompileRequest request;
   request.source = &unique;
   request.entry = entry;
   request.arch = std::to_string(arch);
   request.options = std::move(options);
   CompileResult result = compile_nvrtc(request);
-  if (!result.ok())
-    throw Error("test kernel '" + entry + "' does not compile: " + result.error + "\n" +
-                result.log);
+  if (!result.ok()) throw Error("test kernel '" + entry + "' does not compile: " + result.error + "\n" + result.log);
   return std::move(*result.kernel);
 }
 
@@ -105,16 +103,15 @@ KernelSource test_kernels() {
 }
 
 CompiledKernel shipped_transpose(int arch, int tile, int block_rows, int pad) {
-  const KernelSource source =
-      load_kernel_source(testing::source_dir() / "kernels" / "transpose.cu");
-  return compile(source, "transpose", arch,
-                 {"-DTILE=" + std::to_string(tile), "-DBLOCK_ROWS=" + std::to_string(block_rows),
-                  "-DPAD=" + std::to_string(pad)});
+  const KernelSource source = load_kernel_source(testing::source_dir() / "kernels" / "transpose.cu");
+  return compile(
+      source, "transpose", arch,
+      {"-DTILE=" + std::to_string(tile), "-DBLOCK_ROWS=" + std::to_string(block_rows), "-DPAD=" + std::to_string(pad)});
 }
 
 // A transpose problem of size n: buffers in (random) and out (output), args (in, out, n).
-TrialRequest transpose_request(const CompiledKernel& kernel, int n, long long block_x,
-                               long long block_y, long long tile) {
+TrialRequest transpose_request(const CompiledKernel& kernel, int n, long long block_x, long long block_y,
+                               long long tile) {
   TrialRequest r;
   r.id = 1;
   r.kernel = "transpose";
@@ -199,8 +196,8 @@ TEST_F(Runner, GoodTransposeIsVerifiedAndTimed) {
       "transpose N=%d TILE=32 BLOCK_ROWS=8 PAD=1 (cold): median %.4f ms (%.0f GB/s), %d samples, "
       "%d throttled, SM clock %.0f MHz, CPU %.4f ms/sample, %d blocks/SM, load %.2f ms, verify %.2f ms, "
       "measure %.1f ms\n",
-      n, r.median_ms, 2.0 * n * n * 4 / (r.median_ms * 1e-3) / 1e9, r.samples, r.throttled_samples,
-      r.sm_clock_mhz, r.cpu_mean_ms, r.driver_blocks_per_sm, r.load_ms, r.verify_ms, r.measure_ms);
+      n, r.median_ms, 2.0 * n * n * 4 / (r.median_ms * 1e-3) / 1e9, r.samples, r.throttled_samples, r.sm_clock_mhz,
+      r.cpu_mean_ms, r.driver_blocks_per_sm, r.load_ms, r.verify_ms, r.measure_ms);
 
   // Hot timing, and another problem size (the cache switches problems).
   TrialRequest hot = transpose_request(kernel, 4096, 32, 8, 32);
@@ -634,12 +631,12 @@ TEST_F(Runner, ScalarsOfEveryTypeReachTheKernelAndOutputsOfEveryTypeAreChecked) 
   const CompiledKernel kernel = compile_foreign("every_scalar", arch());
   constexpr int n = 1000;
   TrialRequest r = one_dimensional_request(kernel, "every_scalar", n, 128);
-  const ElementType outputs[] = {ElementType::i8, ElementType::i16, ElementType::u16,
-                                 ElementType::u64, ElementType::u8, ElementType::f16};
+  const ElementType outputs[] = {ElementType::i8,  ElementType::i16, ElementType::u16,
+                                 ElementType::u64, ElementType::u8,  ElementType::f16};
   for (const ElementType t : outputs) r.buffers.push_back(buffer(element_type_name(t), t, n, BufferInit::none, true));
   const std::int64_t d = std::int64_t{1} << 62;
   r.args = {scalar(ElementType::i8, -128), scalar(ElementType::i16, -32768), scalar(ElementType::u16, 65535),
-            scalar(ElementType::u64, 0), scalar(ElementType::u8, 255), scalar(ElementType::f16, 0.1)};
+            scalar(ElementType::u64, 0),   scalar(ElementType::u8, 255),     scalar(ElementType::f16, 0.1)};
   r.args[3].int_value = d;  // beyond a double's 53 bits: the slot takes the integer
   for (int i = 0; i < 6; ++i) r.args.push_back(buffer_arg(i));
   r.args.push_back(scalar(ElementType::i32, n));

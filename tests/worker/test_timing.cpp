@@ -34,7 +34,7 @@ TEST(Summarize, OddCountUnsorted) {
   EXPECT_DOUBLE_EQ(s.mean_ms, 3);
   EXPECT_DOUBLE_EQ(s.min_ms, 1);
   EXPECT_DOUBLE_EQ(s.max_ms, 5);
-  EXPECT_DOUBLE_EQ(s.stddev_ms, std::sqrt(2.5));  // sum of squares 10 over n - 1 = 4
+  EXPECT_DOUBLE_EQ(s.stddev_ms, std::sqrt(2.5));    // sum of squares 10 over n - 1 = 4
   EXPECT_DOUBLE_EQ(s.noise, std::sqrt(2.5) / 3.0);  // relative standard deviation
 }
 
@@ -204,19 +204,19 @@ TEST(Throttle, ClockUnderThreeQuartersOfTheMaximum) {
 }
 
 TEST(Throttle, ThermalAndHardwareReasonsCountEvenAtFullClock) {
-  EXPECT_TRUE(is_throttled({1980, 0x8}, 1980));   // HW slowdown
-  EXPECT_TRUE(is_throttled({1980, 0x20}, 1980));  // SW thermal
-  EXPECT_TRUE(is_throttled({1980, 0x40}, 1980));  // HW thermal
-  EXPECT_TRUE(is_throttled({1980, 0x80}, 1980));  // HW power brake
-  EXPECT_FALSE(is_throttled({1980, 0x1}, 1980));  // idle
-  EXPECT_FALSE(is_throttled({1980, 0x4}, 1980));  // the software power cap alone
+  EXPECT_TRUE(is_throttled({1980, 0x8}, 1980));          // HW slowdown
+  EXPECT_TRUE(is_throttled({1980, 0x20}, 1980));         // SW thermal
+  EXPECT_TRUE(is_throttled({1980, 0x40}, 1980));         // HW thermal
+  EXPECT_TRUE(is_throttled({1980, 0x80}, 1980));         // HW power brake
+  EXPECT_FALSE(is_throttled({1980, 0x1}, 1980));         // idle
+  EXPECT_FALSE(is_throttled({1980, 0x4}, 1980));         // the software power cap alone
   EXPECT_FALSE(is_throttled({1980, 0x10 | 0x2}, 1980));  // sync boost, application clocks
 }
 
 TEST(Throttle, ALowClockOfAnIdleGpuIsNotThrottled) {
-  EXPECT_FALSE(is_throttled({345, 0x1}, 1980));  // read between samples, nothing running
+  EXPECT_FALSE(is_throttled({345, 0x1}, 1980));        // read between samples, nothing running
   EXPECT_TRUE(is_throttled({345, 0x1 | 0x40}, 1980));  // idle and hot: the thermal reason wins
-  EXPECT_TRUE(is_throttled({345, 0x4}, 1980));  // at the power cap and far below: the clock rule
+  EXPECT_TRUE(is_throttled({345, 0x4}, 1980));         // at the power cap and far below: the clock rule
 }
 
 TEST(Throttle, AnUnknownClockIsNotThrottled) {

@@ -57,11 +57,11 @@ inline constexpr double tie_z = 1.96;
 
 /// What the tie test and the pick rule read of one ok trial.
 struct TieTrial {
-  std::string params;                       ///< canonical, "TILE=32;BLOCK_ROWS=8"
-  double time_ms = 0.0;                     ///< median
+  std::string params;    ///< canonical, "TILE=32;BLOCK_ROWS=8"
+  double time_ms = 0.0;  ///< median
   std::optional<double> stddev_ms;
   std::optional<std::int64_t> samples;
-  std::optional<double> occupancy;          ///< occupancy_driver, else occupancy_offline
+  std::optional<double> occupancy;  ///< occupancy_driver, else occupancy_offline
   std::optional<std::int64_t> registers;
 };
 
@@ -77,8 +77,8 @@ struct TieTrial {
   const double a = median_standard_error(fastest);
   const double b = median_standard_error(other);
   const double noise = tie_z * std::sqrt(a * a + b * b);
-  const double allowed = std::min(tie_relative_cap * fastest.time_ms,
-                                  std::max(tie_relative_floor * fastest.time_ms, noise));
+  const double allowed =
+      std::min(tie_relative_cap * fastest.time_ms, std::max(tie_relative_floor * fastest.time_ms, noise));
   return std::fabs(other.time_ms - fastest.time_ms) <= allowed;
 }
 
@@ -109,8 +109,8 @@ struct TieTrial {
     std::int64_t xi = 0, yi = 0;
     const auto [xp, xc] = std::from_chars(xv.data(), xv.data() + xv.size(), xi);
     const auto [yp, yc] = std::from_chars(yv.data(), yv.data() + yv.size(), yi);
-    const bool numbers = xc == std::errc() && yc == std::errc() && xp == xv.data() + xv.size() &&
-                         yp == yv.data() + yv.size();
+    const bool numbers =
+        xc == std::errc() && yc == std::errc() && xp == xv.data() + xv.size() && yp == yv.data() + yv.size();
     if (numbers) {
       if (xi != yi) return xi < yi ? -1 : 1;
     } else if (xv != yv) {
@@ -156,10 +156,10 @@ struct TieTrial {
 
 /// The tie set of a group of ok trials, as indexes into it.
 struct TieSet {
-  std::size_t fastest = 0;              ///< the lowest median (the best table's row)
-  std::size_t pick = 0;                 ///< the answer: the standing answer while it is a member, else the pick rule's choice
-  std::vector<std::size_t> members;     ///< the tied trials, fastest first
-  double spread = 0.0;                  ///< (slowest member - fastest) / fastest, >= 0
+  std::size_t fastest = 0;  ///< the lowest median (the best table's row)
+  std::size_t pick = 0;     ///< the answer: the standing answer while it is a member, else the pick rule's choice
+  std::vector<std::size_t> members;  ///< the tied trials, fastest first
+  double spread = 0.0;               ///< (slowest member - fastest) / fastest, >= 0
 };
 
 /// The standing answer of a key: the params of its latest answer_history row before run ?4

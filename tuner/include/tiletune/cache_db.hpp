@@ -31,8 +31,7 @@ namespace tiletune {
 /// operation and the database file (never the whole SQL: that is in sql()).
 class DbError : public Error {
  public:
-  DbError(std::string message, std::string call, std::string sql, std::filesystem::path path,
-          int sqlite_code = 0);
+  DbError(std::string message, std::string call, std::string sql, std::filesystem::path path, int sqlite_code = 0);
   /// The SQLite function that failed ("sqlite3_step"), or what was checked ("application_id").
   [[nodiscard]] const std::string& call() const noexcept { return call_; }
   [[nodiscard]] const std::string& sql() const noexcept { return sql_; }
@@ -52,15 +51,15 @@ class DbError : public Error {
 
 /// A GPU as the tuner saw it. The UUID is the key; the rest is refreshed on every upsert.
 struct DeviceRecord {
-  std::string uuid;                       ///< e.g. "GPU-5f2c..." (cuDeviceGetUuid)
-  std::string name;                       ///< e.g. "NVIDIA H200"
+  std::string uuid;  ///< e.g. "GPU-5f2c..." (cuDeviceGetUuid)
+  std::string name;  ///< e.g. "NVIDIA H200"
   int cc_major = 0;
   int cc_minor = 0;
   std::optional<int> sm_count;
   std::optional<std::int64_t> memory_bytes;
   std::optional<std::int64_t> l2_bytes;
-  std::optional<int> driver_version;      ///< cuDriverGetVersion, e.g. 12040
-  std::optional<double> copy_gbps;        ///< measured D2D copy bandwidth; nullopt keeps the stored one
+  std::optional<int> driver_version;  ///< cuDriverGetVersion, e.g. 12040
+  std::optional<double> copy_gbps;    ///< measured D2D copy bandwidth; nullopt keeps the stored one
   /// The SM clock, kHz (CU_DEVICE_ATTRIBUTE_CLOCK_RATE): with sm_count, the peak arithmetic rate
   /// the physics guard holds trials against, in a replay of an exported recording too (schema 10).
   std::optional<int> sm_clock_khz;
@@ -76,9 +75,9 @@ struct DeviceRecord {
 /// landscape's header) go through device_columns, so a field is added here and nowhere else.
 struct DeviceColumn {
   using Type = TrialColumn::Type;
-  std::string_view name;   ///< SQL column, and the key where an output lists the field
+  std::string_view name;  ///< SQL column, and the key where an output lists the field
   Type type;
-  int since_schema;        ///< the migration that added it: older caches read NULL
+  int since_schema;  ///< the migration that added it: older caches read NULL
   /// Beyond the device's identity (UUID, name, compute capability): optional, and listed by
   /// outputs only where known.
   bool description;
@@ -106,12 +105,17 @@ TrialValue get(const DeviceRecord& d) {
   const auto& field = d.*member;
   using F = Field<std::remove_cvref_t<decltype(field)>>;
   const auto value = [](const typename F::type& v) -> TrialValue {
-    if constexpr (std::is_same_v<typename F::type, std::string>) return v;
-    else if constexpr (std::is_floating_point_v<typename F::type>) return static_cast<double>(v);
-    else return static_cast<std::int64_t>(v);
+    if constexpr (std::is_same_v<typename F::type, std::string>)
+      return v;
+    else if constexpr (std::is_floating_point_v<typename F::type>)
+      return static_cast<double>(v);
+    else
+      return static_cast<std::int64_t>(v);
   };
-  if constexpr (F::optional) return field ? value(*field) : TrialValue();
-  else return value(field);
+  if constexpr (F::optional)
+    return field ? value(*field) : TrialValue();
+  else
+    return value(field);
 }
 
 template <auto member>
@@ -127,8 +131,10 @@ void set(DeviceRecord& d, const TrialValue& v) {
   } else {
     if (const auto* integer = std::get_if<std::int64_t>(&v)) value = static_cast<T>(*integer);
   }
-  if constexpr (F::optional) field = value;
-  else field = value.value_or(T{});
+  if constexpr (F::optional)
+    field = value;
+  else
+    field = value.value_or(T{});
 }
 
 template <auto member>
@@ -161,23 +167,23 @@ inline constexpr DeviceColumn device_columns[] = {
 struct DeviceRow {
   std::int64_t id = 0;
   DeviceRecord device;
-  std::string last_seen;                  ///< ISO 8601 UTC
+  std::string last_seen;  ///< ISO 8601 UTC
 };
 
 /// A kernel version: anything that changes the generated code is part of the key, so results of
 /// an edited source or other options never count for the new one.
 struct KernelRecord {
   std::string name;
-  std::string source_hash;                ///< hash of the source and the headers it includes
-  std::string options;                    ///< canonical compile options (without the params)
-  std::string nvrtc_version;              ///< e.g. "12.4"
+  std::string source_hash;    ///< hash of the source and the headers it includes
+  std::string options;        ///< canonical compile options (without the params)
+  std::string nvrtc_version;  ///< e.g. "12.4"
 };
 
 /// What record_trial did.
 struct RecordResult {
   std::int64_t trial_id = 0;
-  bool replaced = false;                  ///< a trial with the same key existed and was overwritten
-  bool is_best = false;                   ///< the trial is now the best for its key
+  bool replaced = false;  ///< a trial with the same key existed and was overwritten
+  bool is_best = false;   ///< the trial is now the best for its key
 };
 
 /// A stored trial with the names of its device and kernel.
@@ -187,18 +193,18 @@ struct TrialRow {
   std::string device_uuid;
   std::string device_name;
   KernelRecord kernel;
-  std::string created_at;                 ///< ISO 8601 UTC
+  std::string created_at;  ///< ISO 8601 UTC
   bool is_best = false;
-  bool current = false;                   ///< its kernel version is the latest one tuned
+  bool current = false;  ///< its kernel version is the latest one tuned
 };
 
 /// Filters for trials(); an unset field matches everything.
 struct TrialFilter {
-  std::optional<std::string> kernel;      ///< kernel name
-  std::optional<std::string> device;      ///< device UUID or name
+  std::optional<std::string> kernel;  ///< kernel name
+  std::optional<std::string> device;  ///< device UUID or name
   std::optional<TrialStatus> status;
   std::optional<std::string> problem;
-  bool current_only = false;              ///< only the latest tuned version of each kernel
+  bool current_only = false;  ///< only the latest tuned version of each kernel
   std::optional<std::int64_t> limit;
 };
 
@@ -212,12 +218,12 @@ enum class PinScope { device, model, architecture };
 /// scope names (schema 9). It answers lookups at the match level `pinned`, above every measured one.
 struct PinRecord {
   PinScope scope = PinScope::device;
-  std::string target;                     ///< a UUID, a device name, or "sm_90"
-  std::string kernel;                     ///< kernel name
-  std::string problem;                    ///< sizes sorted by name, "N=8192;R=3" (stored so)
-  std::string params;                     ///< params, "TILE=32;BLOCK_ROWS=8" (the space's order)
-  std::string reason;                     ///< why, in the person's words (may be empty)
-  std::string created_at;                 ///< ISO 8601 UTC; empty when pinning: now
+  std::string target;      ///< a UUID, a device name, or "sm_90"
+  std::string kernel;      ///< kernel name
+  std::string problem;     ///< sizes sorted by name, "N=8192;R=3" (stored so)
+  std::string params;      ///< params, "TILE=32;BLOCK_ROWS=8" (the space's order)
+  std::string reason;      ///< why, in the person's words (may be empty)
+  std::string created_at;  ///< ISO 8601 UTC; empty when pinning: now
 };
 
 /// True when `pin` applies to `device` (its UUID, name or architecture).
@@ -229,17 +235,17 @@ struct PinRecord {
 /// (tiletune/answers.hpp; the fastest trial alone for the energy objectives), what a pin says, and
 /// how often the answer changed over the runs that wrote trials of it.
 struct BestEntry {
-  std::int64_t trial_id = 0;              ///< the answer's trial
+  std::int64_t trial_id = 0;  ///< the answer's trial
   DeviceRow device;
   std::int64_t kernel_id = 0;
   KernelRecord kernel;
-  TrialRecord trial;                      ///< key.problem and key.params name the answer
-  bool current = false;                   ///< its kernel version is the latest one tuned
-  std::string fastest_params;             ///< the fastest ok trial (equal times: config order)
+  TrialRecord trial;           ///< key.problem and key.params name the answer
+  bool current = false;        ///< its kernel version is the latest one tuned
+  std::string fastest_params;  ///< the fastest ok trial (equal times: config order)
   double fastest_ms = 0.0;
   /// The configs tied with the fastest, fastest first (time objective; empty otherwise).
   std::vector<std::string> tie_params;
-  double tie_spread = 0.0;                ///< (slowest tied - fastest) / fastest
+  double tie_spread = 0.0;  ///< (slowest tied - fastest) / fastest
   /// The pin that answers instead, for this device (device, else model, else architecture).
   std::optional<PinRecord> pin;
   /// The pinned config's own trial on this device and problem, when it was measured.
@@ -257,20 +263,20 @@ struct BestEntry {
 struct AnswerRecord {
   std::string device_uuid;
   KernelRecord kernel;
-  bool current = false;                   ///< its kernel version is the latest one tuned
+  bool current = false;  ///< its kernel version is the latest one tuned
   std::string problem;
-  std::int64_t run_seq = 0;               ///< the run: a value of the version's used_seq
+  std::int64_t run_seq = 0;  ///< the run: a value of the version's used_seq
   std::string params;
   double time_ms = 0.0;
-  std::int64_t ties = 0;                  ///< the tie set's size
+  std::int64_t ties = 0;  ///< the tie set's size
 };
 
 /// Filters for best(); an unset field matches everything.
 struct BestFilter {
-  std::optional<std::string> kernel;      ///< kernel name
-  std::optional<std::string> device;      ///< device UUID or name
+  std::optional<std::string> kernel;  ///< kernel name
+  std::optional<std::string> device;  ///< device UUID or name
   std::optional<std::string> problem;
-  bool current_only = true;               ///< results of older kernel versions are not served
+  bool current_only = true;  ///< results of older kernel versions are not served
   /// What "best" means: the fastest ok trial (the best table), or the ok trial with the lowest
   /// energy or energy-delay product among those whose energy was measured.
   Objective objective = Objective::time;
@@ -279,9 +285,9 @@ struct BestFilter {
 /// A compiled kernel image, keyed by the compile cache key.
 struct CubinRecord {
   std::string key;
-  std::string arch;                       ///< e.g. "sm_90"
-  std::string cubin;                      ///< the ELF image, bytes
-  std::string lowered_name;               ///< mangled name of the entry point
+  std::string arch;          ///< e.g. "sm_90"
+  std::string cubin;         ///< the ELF image, bytes
+  std::string lowered_name;  ///< mangled name of the entry point
 };
 
 class CacheDb {
@@ -302,8 +308,7 @@ class CacheDb {
   /// is not a tiletune cache (left untouched), one written by a newer tiletune, or, read_only, a
   /// missing or uninitialized file.
   [[nodiscard]] static CacheDb open(const std::filesystem::path& path, Options options);
-  [[nodiscard]] static CacheDb open(const std::filesystem::path& path,
-                                    Mode mode = Mode::read_write);
+  [[nodiscard]] static CacheDb open(const std::filesystem::path& path, Mode mode = Mode::read_write);
 
   CacheDb(CacheDb&&) noexcept;
   CacheDb& operator=(CacheDb&&) noexcept;
@@ -336,8 +341,7 @@ class CacheDb {
   [[nodiscard]] bool has_trial(const TrialKey& key) const;
   /// The params of every stored trial (any status) of a device, kernel version and problem:
   /// what a resumed sweep skips.
-  [[nodiscard]] std::unordered_set<std::string> existing_trials(std::int64_t device_id,
-                                                                std::int64_t kernel_id,
+  [[nodiscard]] std::unordered_set<std::string> existing_trials(std::int64_t device_id, std::int64_t kernel_id,
                                                                 std::string_view problem) const;
   /// Stored trials, ordered by kernel, device, problem, then ok ones fastest first.
   [[nodiscard]] std::vector<TrialRow> trials(const TrialFilter& filter = {}) const;
@@ -348,8 +352,7 @@ class CacheDb {
   [[nodiscard]] std::vector<BestEntry> best(const BestFilter& filter = {}) const;
   /// The best entry for exactly this kernel version (so an edited source, other options or another
   /// NVRTC find nothing), device and problem.
-  [[nodiscard]] std::optional<BestEntry> best_for(const KernelRecord& kernel,
-                                                  std::string_view device_uuid,
+  [[nodiscard]] std::optional<BestEntry> best_for(const KernelRecord& kernel, std::string_view device_uuid,
                                                   std::string_view problem) const;
   /// The problem sizes stored for the latest tuned version of a kernel, sorted.
   [[nodiscard]] std::vector<std::string> problems(std::string_view kernel_name) const;
@@ -407,10 +410,10 @@ class CacheDb {
 /// What merge_cache did.
 struct MergeStats {
   std::uint64_t trials_read = 0;
-  std::uint64_t added = 0;       ///< keys the target did not have
-  std::uint64_t replaced = 0;    ///< keys where the source's trial was better
-  std::uint64_t kept = 0;        ///< keys where the target's trial was as good or better
-  std::uint64_t pins_copied = 0; ///< pins added or replaced by a newer one
+  std::uint64_t added = 0;        ///< keys the target did not have
+  std::uint64_t replaced = 0;     ///< keys where the source's trial was better
+  std::uint64_t kept = 0;         ///< keys where the target's trial was as good or better
+  std::uint64_t pins_copied = 0;  ///< pins added or replaced by a newer one
 };
 
 /// Copies every trial of `from` into `into` (caches of several machines into one), keeping per

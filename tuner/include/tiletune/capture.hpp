@@ -86,14 +86,14 @@ class HostCaptureMemory final : public CaptureMemory {
 
 /// What became of one launch.
 enum class CaptureOutcome {
-  off,         ///< the kernel does not match (or capture is off or disabled by an earlier failure)
-  skipped,     ///< one of the first `skip` launches
-  done,        ///< this kernel and problem were captured already (without force)
-  written,     ///< a new capture folder
-  duplicate,   ///< force, but a capture with the same inputs is there
-  too_large,   ///< over max_bytes: nothing written
-  refused,     ///< the space cannot be captured (said once)
-  failed,      ///< the capture folder or a file could not be written (said once; capture stops)
+  off,        ///< the kernel does not match (or capture is off or disabled by an earlier failure)
+  skipped,    ///< one of the first `skip` launches
+  done,       ///< this kernel and problem were captured already (without force)
+  written,    ///< a new capture folder
+  duplicate,  ///< force, but a capture with the same inputs is there
+  too_large,  ///< over max_bytes: nothing written
+  refused,    ///< the space cannot be captured (said once)
+  failed,     ///< the capture folder or a file could not be written (said once; capture stops)
 };
 [[nodiscard]] const char* capture_outcome_name(CaptureOutcome outcome) noexcept;
 
@@ -125,7 +125,7 @@ class CaptureWriter {
   /// Before the launch: decides whether to capture it and, if so, reads its inputs (after
   /// memory.synchronize()). Returns the pending capture, or nullptr with the outcome. Never throws.
   [[nodiscard]] PendingCapture before(const CaptureLaunch& launch, CaptureMemory& memory,
-                                                CaptureOutcome& outcome) noexcept;
+                                      CaptureOutcome& outcome) noexcept;
   /// After the launch: reads its outputs (after memory.synchronize()) and writes the capture
   /// folder atomically. Never throws.
   CaptureOutcome after(PendingCapture pending, CaptureMemory& memory) noexcept;

@@ -19,7 +19,7 @@ namespace tiletune {
 
 /// A named text handed to NVRTC.
 struct SourceFile {
-  std::string name;      ///< as written in #include "name" (or the main file's name)
+  std::string name;  ///< as written in #include "name" (or the main file's name)
   std::string text;
 };
 
@@ -113,8 +113,8 @@ struct Resources {
   int spill_store_bytes = 0;
   int spill_load_bytes = 0;
   int stack_frame_bytes = 0;
-  int barriers = 0;             ///< named barriers used (0 when ptxas does not print it)
-  int constant_bytes = 0;       ///< cmem[0]
+  int barriers = 0;        ///< named barriers used (0 when ptxas does not print it)
+  int constant_bytes = 0;  ///< cmem[0]
   friend bool operator==(const Resources&, const Resources&) = default;
 };
 
@@ -135,10 +135,10 @@ struct CompileRequest {
 
 /// A successful compile.
 struct CompiledKernel {
-  std::string cubin;            ///< the ELF image, bytes
-  std::string lowered_name;     ///< the symbol to look up with cuModuleGetFunction
+  std::string cubin;         ///< the ELF image, bytes
+  std::string lowered_name;  ///< the symbol to look up with cuModuleGetFunction
   Resources resources;
-  std::string log;              ///< NVRTC + ptxas output
+  std::string log;                    ///< NVRTC + ptxas output
   std::vector<std::string> warnings;  ///< the first line of each warning in the log
   /// Options NVRTC got after nvrtc_options(request): `--ptxas-options=--entry=SYMBOL` when
   /// another kernel of the file failed ptxas and the entry was compiled alone.
@@ -151,14 +151,14 @@ struct CompileResult {
   /// What went wrong, in one line, naming the kernel where ptxas does ("transpose: static
   /// shared memory 81920 B > 48 KB max") or the file and line where the front end does.
   std::string error;
-  std::string log;              ///< full NVRTC log (also on failure), NUL bytes removed
+  std::string log;                    ///< full NVRTC log (also on failure), NUL bytes removed
   std::vector<std::string> warnings;  ///< the first line of each warning (also on success)
-  std::vector<std::string> options;  ///< the exact options given to NVRTC
-  double seconds = 0;           ///< wall time of the compile (0 on a cache hit)
-  bool cache_hit = false;       ///< answered by the cache (a kernel, or a cached failure)
+  std::vector<std::string> options;   ///< the exact options given to NVRTC
+  double seconds = 0;                 ///< wall time of the compile (0 on a cache hit)
+  bool cache_hit = false;             ///< answered by the cache (a kernel, or a cached failure)
   /// A failure that may not repeat (NVRTC out of memory, an internal error): not cached.
   bool transient = false;
-  std::string cache_key;        ///< hex key in the cubin cache
+  std::string cache_key;  ///< hex key in the cubin cache
   [[nodiscard]] bool ok() const noexcept { return kernel.has_value(); }
 };
 

@@ -20,12 +20,12 @@ namespace tiletune {
 /// What a data file holds, from its header.
 struct DataFileInfo {
   std::filesystem::path path;
-  bool npy = false;                   ///< named *.npy or *.npy.gz
-  bool gzip = false;                  ///< named *.npy.gz: the offset and bytes are of the inflated data
-  std::optional<ElementType> type;    ///< npy: the dtype
-  std::vector<std::uint64_t> shape;   ///< npy: the shape (empty for a scalar)
-  std::uint64_t data_offset = 0;      ///< where the elements start
-  std::uint64_t data_bytes = 0;       ///< bytes after the header (gzip: what the header announces)
+  bool npy = false;                  ///< named *.npy or *.npy.gz
+  bool gzip = false;                 ///< named *.npy.gz: the offset and bytes are of the inflated data
+  std::optional<ElementType> type;   ///< npy: the dtype
+  std::vector<std::uint64_t> shape;  ///< npy: the shape (empty for a scalar)
+  std::uint64_t data_offset = 0;     ///< where the elements start
+  std::uint64_t data_bytes = 0;      ///< bytes after the header (gzip: what the header announces)
   /// Elements of `type` the file holds: npy, the product of the shape; raw, data_bytes / size.
   [[nodiscard]] std::uint64_t count(ElementType as) const;
 };
@@ -75,8 +75,8 @@ void check_data_file(const DataFileInfo& info, ElementType type, std::uint64_t c
 [[nodiscard]] const char* npy_dtype(ElementType type) noexcept;
 
 /// Writes an .npy file (version 1.0, C order, little-endian) of `data`, elements of `type`,
-/// with `shape` (empty: one dimension of all the elements); gzip'd when path ends in .npy.gz. Throws Error when the shape does not
-/// hold data.size() / element size elements or the file cannot be written.
+/// with `shape` (empty: one dimension of all the elements); gzip'd when path ends in .npy.gz. Throws Error when the
+/// shape does not hold data.size() / element size elements or the file cannot be written.
 void write_npy(const std::filesystem::path& path, ElementType type, std::span<const std::byte> data,
                std::vector<std::uint64_t> shape = {});
 

@@ -32,10 +32,10 @@ struct EnergySettings {
 
 /// One trial's energy: per run, and the mean power while it ran back to back.
 struct EnergyMeasurement {
-  double energy_mj = 0;       ///< millijoules per run
-  double power_w = 0;         ///< mean board power over the window
-  std::int64_t runs = 0;      ///< runs between the two edges
-  double window_seconds = 0;  ///< wall time between the two edges
+  double energy_mj = 0;             ///< millijoules per run
+  double power_w = 0;               ///< mean board power over the window
+  std::int64_t runs = 0;            ///< runs between the two edges
+  double window_seconds = 0;        ///< wall time between the two edges
   bool from_power_samples = false;  ///< no energy counter: integrated power readings
 };
 
@@ -54,10 +54,9 @@ class EnergySource {
 /// ticked twice at least settings.min_seconds apart; run_ms (the kernel's median time) sizes
 /// the batches. nullopt, with the reason in *why, when neither counter nor power reading
 /// moved within settings.max_seconds. Throws what run_batch or the source throw.
-[[nodiscard]] std::optional<EnergyMeasurement> measure_energy(EnergySource& source,
-                                                              const std::function<std::int64_t(std::int64_t)>& run_batch,
-                                                              double run_ms, const EnergySettings& settings,
-                                                              std::string* why = nullptr);
+[[nodiscard]] std::optional<EnergyMeasurement> measure_energy(
+    EnergySource& source, const std::function<std::int64_t(std::int64_t)>& run_batch, double run_ms,
+    const EnergySettings& settings, std::string* why = nullptr);
 
 /// NVML's view of one GPU, found by its UUID: its energy and power, and its SM clock for the
 /// throttle check of timing samples. Holds the loaded library (nvmlInit_v2 on open,
@@ -94,16 +93,16 @@ class NvmlEnergySource final : public EnergySource {
 /// board's current power; the interval its update period.
 struct NvmlSampling {
   std::string device_name;
-  double seconds = 0;                   ///< how long it polled
-  std::uint64_t polls = 0;              ///< reads of each counter
-  std::uint64_t energy_updates = 0;     ///< times the energy counter changed
-  double energy_interval_ms = 0;        ///< median time between its changes
-  double energy_min_step_mj = 0;        ///< smallest change seen
+  double seconds = 0;                ///< how long it polled
+  std::uint64_t polls = 0;           ///< reads of each counter
+  std::uint64_t energy_updates = 0;  ///< times the energy counter changed
+  double energy_interval_ms = 0;     ///< median time between its changes
+  double energy_min_step_mj = 0;     ///< smallest change seen
   double energy_median_step_mj = 0;
-  std::uint64_t power_updates = 0;      ///< times the power reading changed
-  double power_interval_ms = 0;         ///< median time between its changes
-  double mean_power_w = 0;              ///< median over the counter's updates of step / interval
-  std::string note;                     ///< a counter that is not supported, ...
+  std::uint64_t power_updates = 0;  ///< times the power reading changed
+  double power_interval_ms = 0;     ///< median time between its changes
+  double mean_power_w = 0;          ///< median over the counter's updates of step / interval
+  std::string note;                 ///< a counter that is not supported, ...
 };
 [[nodiscard]] NvmlSampling probe_nvml_sampling(EnergySource& source, double seconds);
 

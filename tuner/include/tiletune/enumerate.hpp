@@ -30,12 +30,10 @@ struct Config {
 
 /// The element type of a buffer, global or scalar argument for one config: `type`, or the
 /// label of text param `type_param` when that is >= 0. Throws Error when the label is no type.
-[[nodiscard]] ElementType resolved_type(const Space& space, ElementType type, int type_param,
-                                        const Config& config);
+[[nodiscard]] ElementType resolved_type(const Space& space, ElementType type, int type_param, const Config& config);
 /// A NumberSpec's value for one problem and config (slot_values()). Throws EvalError naming
 /// where it is written.
-[[nodiscard]] double eval_number(const Space& space, const NumberSpec& number,
-                                 std::span<const std::int64_t> slots);
+[[nodiscard]] double eval_number(const Space& space, const NumberSpec& number, std::span<const std::int64_t> slots);
 /// A path template with each `{NAME}` replaced by the problem size NAME, resolved from `dir`
 /// when relative: "expected/out_{N}.npy" -> "/abs/expected/out_8192.npy".
 [[nodiscard]] std::filesystem::path expand_path(const Space& space, const std::string& path_template,

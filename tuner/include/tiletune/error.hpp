@@ -47,8 +47,7 @@ class SpaceError : public Error {
 /// A syntax error in an expression; offset is the 0-based character position in its text.
 class ExprSyntaxError : public Error {
  public:
-  ExprSyntaxError(std::string what, std::size_t offset)
-      : Error(std::move(what)), offset_(offset) {}
+  ExprSyntaxError(std::string what, std::size_t offset) : Error(std::move(what)), offset_(offset) {}
   [[nodiscard]] std::size_t offset() const noexcept { return offset_; }
 
  private:

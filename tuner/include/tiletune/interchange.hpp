@@ -50,25 +50,25 @@ struct T1Import {
 /// Bounds on reading a Kernel Tuner cache, so that no file makes tiletune read or allocate without
 /// limit (a gzip bomb stops inflating at max_text_bytes).
 struct KtCacheLimits {
-  std::uint64_t max_gzip_bytes = std::uint64_t{256} << 20;   ///< a gzip'd file on disk
-  std::uint64_t max_text_bytes = std::uint64_t{1} << 30;     ///< the JSON, as read or inflated
-  std::uint64_t max_entries = 1'000'000;                     ///< recorded outcomes a replay holds in memory
+  std::uint64_t max_gzip_bytes = std::uint64_t{256} << 20;  ///< a gzip'd file on disk
+  std::uint64_t max_text_bytes = std::uint64_t{1} << 30;    ///< the JSON, as read or inflated
+  std::uint64_t max_entries = 1'000'000;                    ///< recorded outcomes a replay holds in memory
 };
 
 struct KtCacheImportOptions {
-  std::string name;        ///< the space's kernel family; empty: kt_ + the cache's kernel_name
+  std::string name;  ///< the space's kernel family; empty: kt_ + the cache's kernel_name
   KtCacheLimits limits;
 };
 
 /// A Kernel Tuner cache as a recording, and the space the recording replays in.
 struct KtCacheImport {
-  Landscape recording;              ///< one trial per entry (less the skipped), in file order
-  std::string recording_csv;        ///< the recording as write_landscape writes it
-  std::string space_yaml;           ///< names stub_file (beside it) as its source
-  std::string stub_file;            ///< "kt_convolution_kernel.cu"
-  std::string stub_source;          ///< one line: a kernel of the entry's name that does nothing
-  std::uint64_t entries = 0;        ///< entries in the cache
-  std::vector<std::string> notes;   ///< what was skipped or assumed, one line each
+  Landscape recording;             ///< one trial per entry (less the skipped), in file order
+  std::string recording_csv;       ///< the recording as write_landscape writes it
+  std::string space_yaml;          ///< names stub_file (beside it) as its source
+  std::string stub_file;           ///< "kt_convolution_kernel.cu"
+  std::string stub_source;         ///< one line: a kernel of the entry's name that does nothing
+  std::uint64_t entries = 0;       ///< entries in the cache
+  std::vector<std::string> notes;  ///< what was skipped or assumed, one line each
 };
 
 /// Reads a Kernel Tuner cache (JSON, or gzip'd JSON: told by its first bytes), closed or left open

@@ -32,19 +32,19 @@ namespace tiletune {
 /// One recorded trial. compile_ms and measure_ms are what it cost the recording sweep (NVRTC in
 /// one compile thread; load, verify and timing on the GPU).
 struct LandscapeTrial {
-  std::string params;                 ///< canonical: "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4" (T=half, ALPHA=0.5)
+  std::string params;  ///< canonical: "TILE=64;BLOCK_ROWS=16;PAD=1;VEC=4" (T=half, ALPHA=0.5)
   TrialStatus status = TrialStatus::ok;
-  std::optional<double> time_ms;      ///< ok trials only
+  std::optional<double> time_ms;  ///< ok trials only
   double compile_ms = 0;
   double measure_ms = 0;
   std::optional<std::int64_t> registers;
   std::optional<std::int64_t> shared_bytes;
-  std::optional<double> occupancy;    ///< the driver's, else the offline model's
-  std::string detail;                 ///< first line of what went wrong
+  std::optional<double> occupancy;  ///< the driver's, else the offline model's
+  std::string detail;               ///< first line of what went wrong
 };
 
 struct LandscapeProblem {
-  std::string problem;                ///< canonical: "M=4096;N=4096;K=4096"; "" without problem sizes
+  std::string problem;  ///< canonical: "M=4096;N=4096;K=4096"; "" without problem sizes
   std::vector<LandscapeTrial> trials;
 };
 

@@ -47,28 +47,28 @@ class DeviceWorkbench;
 namespace detail {
 struct LoadedKernel;
 struct TrialOutput;
-}
+}  // namespace detail
 
 /// What prepare() chose for one problem: everything launch() needs.
 struct LaunchPlan {
-  std::string kernel;                 ///< the space's kernel name
-  Problem problem;                    ///< sizes in the space's order
-  std::string problem_text;           ///< canonical, "N=1000"
-  Config config;                      ///< params in the space's order
-  std::string config_text;            ///< canonical, "TILE=32;BLOCK_ROWS=8;PAD=1"
-  std::vector<QueryParam> params;     ///< the same config by name
+  std::string kernel;                   ///< the space's kernel name
+  Problem problem;                      ///< sizes in the space's order
+  std::string problem_text;             ///< canonical, "N=1000"
+  Config config;                        ///< params in the space's order
+  std::string config_text;              ///< canonical, "TILE=32;BLOCK_ROWS=8;PAD=1"
+  std::vector<QueryParam> params;       ///< the same config by name
   MatchLevel match = MatchLevel::none;  ///< none: the space's default config was used
-  std::string query_message;          ///< why the cache gave nothing usable (empty when found)
-  QueryResult query;                  ///< the full answer of the cache
+  std::string query_message;            ///< why the cache gave nothing usable (empty when found)
+  QueryResult query;                    ///< the full answer of the cache
   LaunchGeometry geometry;
-  std::string arch;                   ///< "sm_90"
-  std::string cubin_key;              ///< CubinCache::key of the compile request
+  std::string arch;       ///< "sm_90"
+  std::string cubin_key;  ///< CubinCache::key of the compile request
   CubinOrigin cubin_origin = CubinOrigin::compiled;
-  bool compiled = false;              ///< NVRTC ran in this prepare()
-  double compile_ms = 0.0;            ///< NVRTC wall time (0 unless compiled)
-  bool stored = false;                ///< the compiled cubin was written to the database
-  std::string store_error;            ///< why it was not (read-only database, ...)
-  std::string lowered_name;           ///< the entry point's symbol in the cubin
+  bool compiled = false;     ///< NVRTC ran in this prepare()
+  double compile_ms = 0.0;   ///< NVRTC wall time (0 unless compiled)
+  bool stored = false;       ///< the compiled cubin was written to the database
+  std::string store_error;   ///< why it was not (read-only database, ...)
+  std::string lowered_name;  ///< the entry point's symbol in the cubin
   std::size_t cubin_bytes = 0;
 
   /// The value of one param of the chosen config.
@@ -102,8 +102,8 @@ class Launcher {
   /// cubins), else read-only; a missing or unusable cache leaves every lookup at the default
   /// config and every cubin compiled. Throws SpaceError / Error (source, device, arch).
   [[nodiscard]] static Launcher open(const std::filesystem::path& space_yaml, Options options);
-  [[nodiscard]] static Launcher open(const std::filesystem::path& space_yaml,
-                                     const std::filesystem::path& db_path = {}, int ordinal = 0);
+  [[nodiscard]] static Launcher open(const std::filesystem::path& space_yaml, const std::filesystem::path& db_path = {},
+                                     int ordinal = 0);
 
   Launcher(Launcher&&) noexcept;
   Launcher& operator=(Launcher&&) noexcept;
@@ -122,8 +122,7 @@ class Launcher {
   void launch(const LaunchPlan& plan, std::span<void* const> args, CUstream stream = nullptr);
 
   /// prepare() then launch().
-  void launch(const std::map<std::string, std::int64_t>& sizes, std::span<void* const> args,
-              CUstream stream = nullptr);
+  void launch(const std::map<std::string, std::int64_t>& sizes, std::span<void* const> args, CUstream stream = nullptr);
 
   [[nodiscard]] const Space& space() const noexcept;
   [[nodiscard]] const QueryDevice& device() const noexcept;

@@ -12,7 +12,7 @@ namespace tiletune {
 
 /// What the occupancy calculation needs to know about a device.
 struct DeviceLimits {
-  std::string name;                 ///< "NVIDIA H200" or "sm_90 (H100/H200 class)"
+  std::string name;  ///< "NVIDIA H200" or "sm_90 (H100/H200 class)"
   int cc_major = 0;
   int cc_minor = 0;
   int sm_count = 0;
@@ -24,10 +24,10 @@ struct DeviceLimits {
   int regs_per_block = 65536;
   int regs_per_sm = 65536;
   int warp_size = 32;
-  std::size_t shared_per_block = 49152;        ///< without opt-in
-  std::size_t shared_per_block_optin = 0;      ///< the most a kernel can ask for
+  std::size_t shared_per_block = 49152;    ///< without opt-in
+  std::size_t shared_per_block_optin = 0;  ///< the most a kernel can ask for
   std::size_t shared_per_sm = 0;
-  std::size_t reserved_shared_per_block = 0;   ///< taken by the driver for each block
+  std::size_t reserved_shared_per_block = 0;  ///< taken by the driver for each block
   /// For the physics guard's ceilings (tiletune/physics.hpp); 0 where unknown (the built-in table).
   int sm_clock_khz = 0;
   std::size_t l2_bytes = 0;
@@ -55,14 +55,14 @@ enum class Limiter { none, warps, registers, shared_memory, blocks, barriers };
 
 struct Occupancy {
   bool launchable = false;
-  std::string pruned_reason;        ///< why it cannot launch (empty when launchable)
+  std::string pruned_reason;  ///< why it cannot launch (empty when launchable)
   int threads_per_block = 0;
   int blocks_per_sm = 0;
   int warps_per_sm = 0;
-  double occupancy = 0.0;           ///< active warps / max warps per SM, 0..1
+  double occupancy = 0.0;  ///< active warps / max warps per SM, 0..1
   Limiter limiter = Limiter::none;
   long long grid_blocks = 0;
-  double waves = 0.0;               ///< grid blocks / (blocks per SM * SMs)
+  double waves = 0.0;  ///< grid blocks / (blocks per SM * SMs)
 };
 
 /// The offline calculation. Never throws: a config that cannot launch comes back with

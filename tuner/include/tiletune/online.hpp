@@ -40,10 +40,10 @@ struct OnlineOptions {
 
 /// How a trial ended.
 enum class OnlineVerdict {
-  faster,       ///< outputs matched and the candidate was faster: it is used from now on
-  slower,       ///< outputs matched, not faster
-  wrong,        ///< outputs differ from the config in use: never used
-  failed,       ///< did not compile or launch: never used
+  faster,  ///< outputs matched and the candidate was faster: it is used from now on
+  slower,  ///< outputs matched, not faster
+  wrong,   ///< outputs differ from the config in use: never used
+  failed,  ///< did not compile or launch: never used
 };
 [[nodiscard]] const char* online_verdict_name(OnlineVerdict verdict) noexcept;
 
@@ -71,9 +71,9 @@ class OnlineSchedule {
 
  private:
   struct PerProblem {
-    std::optional<Enumerator> candidates;   ///< walked in enumeration order
+    std::optional<Enumerator> candidates;  ///< walked in enumeration order
     std::vector<Config> tried;
-    std::vector<Config> known;              ///< in use on a call, or tried before: never candidates
+    std::vector<Config> known;  ///< in use on a call, or tried before: never candidates
     std::optional<Config> best;
     bool exhausted = false;
   };

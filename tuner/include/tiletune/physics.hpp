@@ -49,16 +49,16 @@ inline constexpr double compute_margin = 1.10;
 struct CeilingInputs {
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
-  int sm_clock_khz = 0;              ///< 0: unknown (no arithmetic ceiling)
-  std::int64_t l2_bytes = 0;         ///< 0: unknown (every working set taken as larger than L2)
-  std::optional<double> copy_gbps;   ///< the copy the sweep measured; nullopt: no bandwidth ceiling
+  int sm_clock_khz = 0;             ///< 0: unknown (no arithmetic ceiling)
+  std::int64_t l2_bytes = 0;        ///< 0: unknown (every working set taken as larger than L2)
+  std::optional<double> copy_gbps;  ///< the copy the sweep measured; nullopt: no bandwidth ceiling
 };
 
 /// The ceilings one trial is held against (nullopt: none known, nothing held).
 struct Ceilings {
   std::optional<double> gbps;
   std::optional<double> gflops;
-  bool l2_resident = false;          ///< the declared bytes fit in L2: gbps is the L2 ceiling
+  bool l2_resident = false;  ///< the declared bytes fit in L2: gbps is the L2 ceiling
 };
 
 /// The ceilings of a problem whose run moves `bytes` (nullopt: undeclared) of arithmetic `type`.
@@ -75,7 +75,7 @@ struct Ceilings {
 /// the copy), and which bound it is.
 struct CeilingShare {
   double fraction = 0;
-  bool compute_bound = false;        ///< the share is of the arithmetic ceiling
+  bool compute_bound = false;  ///< the share is of the arithmetic ceiling
   /// "3.7 %" of headroom as people read it: 100 x (1 - fraction), never below 0.
   [[nodiscard]] double headroom_percent() const noexcept { return fraction >= 1 ? 0 : 100 * (1 - fraction); }
 };

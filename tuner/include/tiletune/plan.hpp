@@ -38,7 +38,8 @@ struct LaunchGeometry {
 /// Why a launch can never run on the device, judged on its geometry alone (before compiling:
 /// too many threads, a dimension over its limit, too much or negative dynamic shared memory);
 /// nullopt when it may run.
-[[nodiscard]] std::optional<std::string> unlaunchable_geometry(const DeviceLimits& device, const LaunchGeometry& launch);
+[[nodiscard]] std::optional<std::string> unlaunchable_geometry(const DeviceLimits& device,
+                                                               const LaunchGeometry& launch);
 
 /// The value of a space's expression for one config, or EvalError naming where it is written
 /// and `what` it is ("grid", "count of buffer in", ...).
@@ -85,29 +86,29 @@ struct PlanRow {
 };
 
 struct PlanSummary {
-  std::uint64_t points = 0;          ///< product of the params (with an `allowed:` list, its length)
+  std::uint64_t points = 0;  ///< product of the params (with an `allowed:` list, its length)
   /// After constraints: exact, or estimated with a 95 % relative error (space_domain,
   /// tiletune/replay.hpp), counted without walking the product.
   std::uint64_t valid = 0;
   bool valid_exact = true;
   double valid_relative_error = 0;
-  std::uint64_t sample_every = 1;    ///< rows hold every k-th config after constraints
+  std::uint64_t sample_every = 1;  ///< rows hold every k-th config after constraints
   /// With sample_every > 1 on a space too large to walk (more than 2^20 configs, or a count
   /// that is estimated): the rows are a uniform sample of ceil(in_shard / sample_every) configs
   /// (deterministic, in enumeration order) instead of every k-th.
   bool sampled_uniformly = false;
-  Shard shard;                       ///< rows hold only this shard's configs
-  std::uint64_t in_shard = 0;        ///< configs after constraints in the shard (valid when whole)
+  Shard shard;                 ///< rows hold only this shard's configs
+  std::uint64_t in_shard = 0;  ///< configs after constraints in the shard (valid when whole)
   bool in_shard_exact = true;
   double in_shard_relative_error = 0;
   std::uint64_t ok = 0;
-  std::uint64_t pruned = 0;          ///< by a resource limit (constraints are not counted here)
+  std::uint64_t pruned = 0;  ///< by a resource limit (constraints are not counted here)
   std::uint64_t compile_failed = 0;
-  std::uint64_t compiled_ok = 0;     ///< configs that compiled (ok, or pruned on their resources)
-  std::uint64_t with_warnings = 0;   ///< configs whose compile gave warnings
-  std::uint64_t compiled = 0;        ///< NVRTC calls made
-  std::uint64_t cache_hits = 0;      ///< compiles answered by the cubin cache (failures too)
-  double compile_seconds = 0;        ///< sum over NVRTC calls
+  std::uint64_t compiled_ok = 0;    ///< configs that compiled (ok, or pruned on their resources)
+  std::uint64_t with_warnings = 0;  ///< configs whose compile gave warnings
+  std::uint64_t compiled = 0;       ///< NVRTC calls made
+  std::uint64_t cache_hits = 0;     ///< compiles answered by the cubin cache (failures too)
+  double compile_seconds = 0;       ///< sum over NVRTC calls
   double wall_seconds = 0;
   unsigned threads = 0;
 };
@@ -115,15 +116,15 @@ struct PlanSummary {
 struct Plan {
   DeviceLimits device;
   Problem problem;
-  std::vector<PlanRow> rows;         ///< in enumeration order
+  std::vector<PlanRow> rows;  ///< in enumeration order
   PlanSummary summary;
 };
 
 struct PlanOptions {
-  DeviceLimits device;               ///< the target (built-in table or live device)
+  DeviceLimits device;  ///< the target (built-in table or live device)
   Problem problem;
-  unsigned threads = 0;              ///< compile threads; 0 = hardware concurrency
-  const CubinCache* cache = nullptr; ///< nullptr: no cache
+  unsigned threads = 0;               ///< compile threads; 0 = hardware concurrency
+  const CubinCache* cache = nullptr;  ///< nullptr: no cache
   /// One compiler per compile thread (make_worker_compiler: a worker process each, which is
   /// what `tiletune plan` uses); empty: NVRTC in the pool's threads.
   CompilerFactory compiler;

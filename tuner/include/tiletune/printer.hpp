@@ -41,29 +41,29 @@ struct PrintColumn {
   /// ones (CSV, JSON) the full data, so a command may give a column for each.
   enum class Shown { everywhere, human, machine };
 
-  std::string key{};        ///< CSV header and JSON key
-  std::string heading{};    ///< table and Markdown heading; empty: the key
-  int digits = -1;          ///< reals in the human formats: this many decimals; -1: every digit
+  std::string key{};      ///< CSV header and JSON key
+  std::string heading{};  ///< table and Markdown heading; empty: the key
+  int digits = -1;        ///< reals in the human formats: this many decimals; -1: every digit
   Shown shown = Shown::everywhere;
   bool drop_if_empty = false;  ///< human formats: left out when no row has a value in it
   std::size_t max_width = 0;   ///< human formats: text cut to its first line and this many chars
-  std::string group{};      ///< JSON: the value sits in this object of its row ("params")
+  std::string group{};         ///< JSON: the value sits in this object of its row ("params")
 };
 
 /// Rows of cells under columns; every row has one cell per column. (Every member has an
 /// initializer, so that designated initializers may leave any out without a warning.)
 struct PrintTable {
-  std::string name{};       ///< JSON key in a document of several parts; a Markdown heading
+  std::string name{};  ///< JSON key in a document of several parts; a Markdown heading
   std::vector<PrintColumn> columns{};
   std::vector<std::vector<PrintCell>> rows{};
-  std::string footer{};     ///< human formats: printed after the rows ("3 trials")
+  std::string footer{};  ///< human formats: printed after the rows ("3 trials")
 };
 
 /// A value of the document beside its tables (JSON only).
 struct PrintField {
   std::string key{};
   PrintCell value{};
-  std::string group{};      ///< JSON: the value sits in this object of the document ("summary")
+  std::string group{};  ///< JSON: the value sits in this object of the document ("summary")
 };
 
 /// What one command prints. JSON: with no fields and one table, the array of its rows; else an

@@ -72,7 +72,7 @@ class Value {
 
 /// What an evaluation may use at most.
 struct Limits {
-  std::uint64_t steps = 10'000'000;        ///< nodes evaluated (list items built count too)
+  std::uint64_t steps = 10'000'000;  ///< nodes evaluated (list items built count too)
   std::size_t list_items = std::size_t{1} << 20;
   std::size_t text_bytes = std::size_t{1} << 20;
 };

@@ -82,18 +82,15 @@ struct TILETUNE_QUERY_API QueryDevice {
   /// Reads device `ordinal` through the CUDA driver, loaded with dlopen("libcuda.so.1") (the
   /// library never links the driver). nullopt, with the reason in *error, when there is no
   /// driver or no such device.
-  [[nodiscard]] static std::optional<QueryDevice> detect(int ordinal = 0,
-                                                         std::string* error = nullptr) noexcept;
+  [[nodiscard]] static std::optional<QueryDevice> detect(int ordinal = 0, std::string* error = nullptr) noexcept;
 
-  [[nodiscard]] bool empty() const noexcept {
-    return uuid.empty() && name.empty() && cc_major == 0 && cc_minor == 0;
-  }
+  [[nodiscard]] bool empty() const noexcept { return uuid.empty() && name.empty() && cc_major == 0 && cc_minor == 0; }
   bool operator==(const QueryDevice&) const = default;
 };
 
 /// What a lookup asks for.
 struct QueryRequest {
-  std::string kernel;                         ///< the space's `kernel:` name, e.g. "transpose"
+  std::string kernel;  ///< the space's `kernel:` name, e.g. "transpose"
   QueryDevice device;
   std::map<std::string, std::int64_t> sizes;  ///< problem sizes by name, e.g. {{"N", 8192}}
   /// What "best" means at every level: the fastest, or the lowest energy per run or energy-delay
@@ -111,19 +108,19 @@ struct QueryParam {
 /// The answer to a lookup. Check `status` (errors) and `match` (how good the answer is).
 struct TILETUNE_QUERY_API QueryResult {
   QueryStatus status = QueryStatus::ok;
-  std::string message;               ///< what went wrong (empty when status is ok)
+  std::string message;  ///< what went wrong (empty when status is ok)
   MatchLevel match = MatchLevel::none;
-  std::vector<QueryParam> params;    ///< in the space's order; empty for MatchLevel::none
-  std::string params_text;           ///< canonical, "TILE=32;BLOCK_ROWS=8;PAD=1"
-  std::string problem;               ///< the measured problem it came from, "N=8192;R=3"
-                                     ///< (empty for portable_default and none)
-  double time_ms = -1.0;             ///< median time of that measurement; -1 when there is none
-                                     ///< (portable default; a pin whose config was not measured there)
-  double energy_mj = -1.0;           ///< its energy per run (energy and edp objectives); -1 otherwise
-  double relative_time = 0.0;        ///< portable_default only: mean of time / best time (>= 1)
-  std::string device_name;           ///< the device it was measured on (empty: none or portable)
+  std::vector<QueryParam> params;  ///< in the space's order; empty for MatchLevel::none
+  std::string params_text;         ///< canonical, "TILE=32;BLOCK_ROWS=8;PAD=1"
+  std::string problem;             ///< the measured problem it came from, "N=8192;R=3"
+                                   ///< (empty for portable_default and none)
+  double time_ms = -1.0;           ///< median time of that measurement; -1 when there is none
+                                   ///< (portable default; a pin whose config was not measured there)
+  double energy_mj = -1.0;         ///< its energy per run (energy and edp objectives); -1 otherwise
+  double relative_time = 0.0;      ///< portable_default only: mean of time / best time (>= 1)
+  std::string device_name;         ///< the device it was measured on (empty: none or portable)
   std::string device_uuid;
-  bool from_memory = false;          ///< served from the in-process memory, without SQLite
+  bool from_memory = false;  ///< served from the in-process memory, without SQLite
   /// How many configs of that device and problem are tied with the fastest within the noise
   /// (tiletune/answers.hpp), the answer among them: 1 is a clear winner. 0 where no tie set was
   /// computed: portable_default, none, a pin, and the energy and edp objectives.

@@ -42,17 +42,17 @@ extern "C" {
  * The numbers are fixed: types added later get the next ones (a library written for fewer
  * types should refuse a buffer whose type it does not know, with tiletune_fail). */
 typedef enum tiletune_element_type {
-  TILETUNE_FLOAT = 0,   /* float */
-  TILETUNE_DOUBLE = 1,  /* double */
-  TILETUNE_INT = 2,     /* int: int32_t */
-  TILETUNE_UINT = 3,    /* uint: uint32_t */
-  TILETUNE_INT64 = 4,   /* int64: int64_t */
-  TILETUNE_UINT8 = 5,   /* uint8: uint8_t */
-  TILETUNE_HALF = 6,    /* half: uint16_t bits */
-  TILETUNE_INT8 = 7,    /* int8: int8_t */
-  TILETUNE_INT16 = 8,   /* int16: int16_t */
-  TILETUNE_UINT16 = 9,  /* uint16: uint16_t */
-  TILETUNE_UINT64 = 10  /* uint64: uint64_t */
+  TILETUNE_FLOAT = 0,  /* float */
+  TILETUNE_DOUBLE = 1, /* double */
+  TILETUNE_INT = 2,    /* int: int32_t */
+  TILETUNE_UINT = 3,   /* uint: uint32_t */
+  TILETUNE_INT64 = 4,  /* int64: int64_t */
+  TILETUNE_UINT8 = 5,  /* uint8: uint8_t */
+  TILETUNE_HALF = 6,   /* half: uint16_t bits */
+  TILETUNE_INT8 = 7,   /* int8: int8_t */
+  TILETUNE_INT16 = 8,  /* int16: int16_t */
+  TILETUNE_UINT16 = 9, /* uint16: uint16_t */
+  TILETUNE_UINT64 = 10 /* uint64: uint64_t */
 } tiletune_element_type;
 
 /* A problem size: "N" = 8192. */
@@ -64,9 +64,9 @@ typedef struct tiletune_size {
 /* A buffer of the space, by its name in `buffers:`. */
 typedef struct tiletune_buffer {
   const char* name;
-  int type;        /* a tiletune_element_type */
-  uint64_t count;  /* elements */
-  void* data;      /* count elements; an input's must not be written */
+  int type;       /* a tiletune_element_type */
+  uint64_t count; /* elements */
+  void* data;     /* count elements; an input's must not be written */
 } tiletune_buffer;
 
 /* Everything one call sees. */

@@ -61,9 +61,7 @@ struct HostBuffer {
   ElementType type = ElementType::f32;
   std::vector<std::byte> bytes;
 
-  [[nodiscard]] std::size_t count() const noexcept {
-    return bytes.size() / host_element_bytes(type);
-  }
+  [[nodiscard]] std::size_t count() const noexcept { return bytes.size() / host_element_bytes(type); }
 
   /// The elements as T; throws Error when T is not the buffer's type (a reference written
   /// for float used on a double buffer would otherwise read garbage). std::uint16_t reads a
@@ -92,8 +90,7 @@ using ProblemSizes = std::map<std::string, std::int64_t>;
 /// and there is exactly one input (or output), that one is taken, so a space may rename it.
 class ReferenceArgs {
  public:
-  ReferenceArgs(const ProblemSizes& sizes, const std::vector<HostBuffer>& inputs,
-                std::vector<HostBuffer>& outputs)
+  ReferenceArgs(const ProblemSizes& sizes, const std::vector<HostBuffer>& inputs, std::vector<HostBuffer>& outputs)
       : sizes_(sizes), inputs_(inputs), outputs_(outputs) {}
 
   /// sizes[name]; throws Error naming the reference's missing size.
@@ -119,10 +116,10 @@ struct ReferenceBuffer {
 /// A registered CPU reference: fills the outputs from the inputs. Throws Error when the
 /// buffers do not fit it (a missing size, a wrong type or element count).
 struct CpuReference {
-  std::string_view name;         ///< what `builtin:` names ("transpose")
-  std::string_view description;  ///< what it computes, for messages
-  std::vector<std::string_view> sizes;    ///< problem sizes it needs
-  std::vector<ReferenceBuffer> buffers;   ///< what it reads and writes; all of one type when several are listed
+  std::string_view name;                 ///< what `builtin:` names ("transpose")
+  std::string_view description;          ///< what it computes, for messages
+  std::vector<std::string_view> sizes;   ///< problem sizes it needs
+  std::vector<ReferenceBuffer> buffers;  ///< what it reads and writes; all of one type when several are listed
   std::function<void(const ReferenceArgs&)> compute;
 };
 

@@ -64,8 +64,8 @@ struct SpaceDomain {
 /// the recorded trials.
 struct ReplayProblem {
   Problem problem;
-  std::string canonical;                    ///< "N=8192"
-  SpaceDomain space;                        ///< the recorded valid configs (of the shard, with one)
+  std::string canonical;  ///< "N=8192"
+  SpaceDomain space;      ///< the recorded valid configs (of the shard, with one)
   /// The size of the sweep's domain (every valid config, of the shard with one): what a sweep's
   /// schedule (auto, a share of the configs) is decided on.
   DomainSize sweep_size;
@@ -75,9 +75,9 @@ struct ReplayProblem {
   /// Valid configs the recording lacks (left out). Exact when the sweep domain's count is, else
   /// estimated as that count less outcomes.size().
   std::uint64_t unrecorded = 0;
-  std::optional<std::size_t> optimum;       ///< fastest ok point
+  std::optional<std::size_t> optimum;  ///< fastest ok point
   double optimum_ms = 0;
-  double exhaustive_cost_seconds = 0;       ///< what measuring every recorded point cost the recording
+  double exhaustive_cost_seconds = 0;  ///< what measuring every recorded point cost the recording
   /// Recorded ok trials that are faster than the GPU can (the physics guard, against the
   /// recording's device: tiletune/physics_guard.hpp): answered as `suspect`, never the optimum.
   std::vector<std::size_t> suspects;
@@ -86,8 +86,8 @@ struct ReplayProblem {
 /// Joins a problem of a space with a landscape. Throws Error when the landscape is of another
 /// kernel, has no trials for the problem, or none of them is a config of the space (of the
 /// shard, with one).
-[[nodiscard]] ReplayProblem replay_problem(const Space& space, const Landscape& landscape,
-                                           const Problem& problem, const Shard& shard = {});
+[[nodiscard]] ReplayProblem replay_problem(const Space& space, const Landscape& landscape, const Problem& problem,
+                                           const Shard& shard = {});
 
 /// A point's recorded outcome: its time when it ran ok (failures stay failures), costing the
 /// recorded compile + measure time (a point the recording lacks, which its domain never
@@ -110,7 +110,8 @@ struct ReplayProblem {
 [[nodiscard]] SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy, const SearchRun& run);
 
 /// The number of evaluations (recalled ones, which cost nothing, not counted) after which the
-/// trace's best reached fraction (0.95: 95 %) of the optimum's speed (optimum_ms / best_ms >= fraction); nullopt when it never did.
+/// trace's best reached fraction (0.95: 95 %) of the optimum's speed (optimum_ms / best_ms >= fraction); nullopt when
+/// it never did.
 [[nodiscard]] std::optional<std::size_t> evaluations_to_reach(const SearchTrace& trace, double optimum_ms,
                                                               double fraction);
 

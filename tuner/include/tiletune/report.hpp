@@ -17,19 +17,19 @@
 namespace tiletune {
 
 struct ReportOptions {
-  std::optional<std::string> kernel;    ///< only this kernel
-  std::optional<std::string> device;    ///< only this device (UUID or name)
-  std::optional<std::string> problem;   ///< only this problem, as stored ("N=8192")
-  bool all_versions = false;            ///< include trials of earlier kernel versions
+  std::optional<std::string> kernel;   ///< only this kernel
+  std::optional<std::string> device;   ///< only this device (UUID or name)
+  std::optional<std::string> problem;  ///< only this problem, as stored ("N=8192")
+  bool all_versions = false;           ///< include trials of earlier kernel versions
   Objective objective = Objective::time;
-  std::size_t top = 10;                 ///< configs in each top table
+  std::size_t top = 10;  ///< configs in each top table
   /// Heatmaps of these param pairs; empty: every pair, at most max_heatmaps of them.
   std::vector<std::pair<std::string, std::string>> heatmaps;
   std::size_t max_heatmaps = 15;
   /// The baseline of the speedups, canonical params ("TILE=32;BLOCK_ROWS=8"); unset: what the
   /// last sweep of the kernel recorded in the cache (the space's `default:`).
   std::optional<std::string> default_config;
-  std::string source_name;              ///< shown in the header: the cache's path
+  std::string source_name;  ///< shown in the header: the cache's path
 };
 
 /// The whole report as HTML. Throws Error when no trial matches the filters.

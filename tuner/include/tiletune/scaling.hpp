@@ -32,11 +32,11 @@ struct ClusterShape {
 };
 
 struct SimulatedSweep {
-  double wall_seconds = 0;          ///< when the last GPU finished
-  double compile_seconds = 0;       ///< sum over the configs
-  double measure_seconds = 0;       ///< sum over the configs
-  double lower_bound_seconds = 0;   ///< max(compile work / all cores, the busiest GPU's measure work)
-  double busiest_gpu_seconds = 0;   ///< the largest measure work of one GPU
+  double wall_seconds = 0;         ///< when the last GPU finished
+  double compile_seconds = 0;      ///< sum over the configs
+  double measure_seconds = 0;      ///< sum over the configs
+  double lower_bound_seconds = 0;  ///< max(compile work / all cores, the busiest GPU's measure work)
+  double busiest_gpu_seconds = 0;  ///< the largest measure work of one GPU
 };
 
 /// Simulates a sweep of `trials` in which trial i runs on GPU `gpu_of[i]` (0 .. shape.gpus()-1;

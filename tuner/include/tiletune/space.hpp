@@ -44,7 +44,7 @@ struct Axis {
   std::vector<std::int64_t> values;  ///< integer: the values; real and text: 0, 1, ..., n-1
   SourceLocation where;
   AxisKind kind = AxisKind::integer;
-  std::vector<std::string> labels;   ///< real and text: the values as written; empty for integer
+  std::vector<std::string> labels;  ///< real and text: the values as written; empty for integer
 
   /// One value as -D and the cache keys see it: "32", "0.5", "float".
   [[nodiscard]] std::string text_of(std::int64_t value) const;
@@ -59,9 +59,9 @@ enum class ElementType { f32, f64, i32, u32, i64, u8, f16, i8, i16, u16, u64 };
 inline constexpr std::size_t kElementTypeCount = 11;
 /// Every element type, in the order messages list them: float double half int8 int16 int int64
 /// uint8 uint16 uint uint64.
-inline constexpr ElementType kElementTypes[] = {
-    ElementType::f32, ElementType::f64, ElementType::f16, ElementType::i8,  ElementType::i16, ElementType::i32,
-    ElementType::i64, ElementType::u8,  ElementType::u16, ElementType::u32, ElementType::u64};
+inline constexpr ElementType kElementTypes[] = {ElementType::f32, ElementType::f64, ElementType::f16, ElementType::i8,
+                                                ElementType::i16, ElementType::i32, ElementType::i64, ElementType::u8,
+                                                ElementType::u16, ElementType::u32, ElementType::u64};
 static_assert(std::size(kElementTypes) == kElementTypeCount);
 /// Bytes of one element (half is 2).
 [[nodiscard]] constexpr std::size_t element_size(ElementType t) noexcept {
@@ -132,25 +132,25 @@ enum class BufferInit {
 
 struct InitSpec {
   BufferInit kind = BufferInit::zero;
-  NumberSpec a;                ///< constant: the value; uniform: the low bound; normal: the mean
-  NumberSpec b;                ///< uniform: the high bound (excluded); normal: the standard deviation
-  std::string file;            ///< file: the path as written, `{NAME}` standing for problem size NAME
+  NumberSpec a;                    ///< constant: the value; uniform: the low bound; normal: the mean
+  NumberSpec b;                    ///< uniform: the high bound (excluded); normal: the standard deviation
+  std::string file;                ///< file: the path as written, `{NAME}` standing for problem size NAME
   std::filesystem::path file_dir;  ///< file: the directory a relative path is resolved from (the YAML's)
-  std::string of;              ///< copy, csr_columns: the buffer it derives from
-  LocatedExpr rows;            ///< csr_offsets: rows of the matrix (the buffer holds rows + 1)
-  LocatedExpr columns;         ///< csr_offsets: columns of the matrix
-  LocatedExpr nnz;             ///< csr_offsets: stored entries (from `nnz:`, or `density:` x rows x columns)
-  std::optional<double> density;  ///< csr_offsets: when given instead of nnz
+  std::string of;                  ///< copy, csr_columns: the buffer it derives from
+  LocatedExpr rows;                ///< csr_offsets: rows of the matrix (the buffer holds rows + 1)
+  LocatedExpr columns;             ///< csr_offsets: columns of the matrix
+  LocatedExpr nnz;                 ///< csr_offsets: stored entries (from `nnz:`, or `density:` x rows x columns)
+  std::optional<double> density;   ///< csr_offsets: when given instead of nnz
   SourceLocation where;
 };
 
 struct BufferSpec {
   std::string name;
   ElementType type = ElementType::f32;
-  int type_param = -1;      ///< >= 0: the element type follows this text param (its labels are type names)
-  LocatedExpr count;        ///< number of elements, an expression over sizes and params
+  int type_param = -1;  ///< >= 0: the element type follows this text param (its labels are type names)
+  LocatedExpr count;    ///< number of elements, an expression over sizes and params
   InitSpec init;
-  bool output = false;      ///< written by the kernel and checked (verify.outputs says how)
+  bool output = false;  ///< written by the kernel and checked (verify.outputs says how)
   SourceLocation where;
 };
 
@@ -158,7 +158,7 @@ struct BufferSpec {
 /// (cuModuleGetGlobal, then a copy) of every config and of a reference kernel whose module has
 /// it. The symbol's size in the module must be count x element size.
 struct GlobalSpec {
-  std::string name;         ///< the symbol as written in the source: "weights", "conv::weights"
+  std::string name;  ///< the symbol as written in the source: "weights", "conv::weights"
   ElementType type = ElementType::f32;
   int type_param = -1;
   LocatedExpr count;
@@ -170,24 +170,24 @@ struct GlobalSpec {
 struct ArgSpec {
   enum class Kind { buffer, scalar };
   Kind kind = Kind::scalar;
-  std::string buffer;       ///< for Kind::buffer
-  NumberSpec value;         ///< for Kind::scalar (decimal literals and real params: float/double only)
+  std::string buffer;  ///< for Kind::buffer
+  NumberSpec value;    ///< for Kind::scalar (decimal literals and real params: float/double only)
   ElementType scalar_type = ElementType::i32;  ///< any element type (half: the value rounded to half)
-  int type_param = -1;      ///< >= 0: the scalar type follows this text param
+  int type_param = -1;                         ///< >= 0: the scalar type follows this text param
   SourceLocation where;
 };
 
 struct LaunchSpec {
-  LocatedExpr grid[3];      ///< missing dimensions are the constant 1
+  LocatedExpr grid[3];  ///< missing dimensions are the constant 1
   LocatedExpr block[3];
-  LocatedExpr shared_bytes; ///< dynamic shared memory per block
+  LocatedExpr shared_bytes;  ///< dynamic shared memory per block
 };
 
 /// One NVRTC option of `options:` as written, with `${EXPR}` pieces evaluated per problem and
 /// config: "-DWIDTH=${N}" is pieces {"-DWIDTH=", ""} around exprs {N}.
 struct OptionTemplate {
-  std::string text;                  ///< as written
-  std::vector<std::string> pieces;   ///< exprs.size() + 1 literal pieces
+  std::string text;                 ///< as written
+  std::vector<std::string> pieces;  ///< exprs.size() + 1 literal pieces
   std::vector<LocatedExpr> exprs;
   SourceLocation where;
 };
@@ -223,13 +223,13 @@ struct ReferenceDefine {
 /// with its own defines, launch and arguments, run once per problem on the same inputs and
 /// globals, writing into the same output buffers.
 struct ReferenceKernel {
-  std::filesystem::path source;           ///< resolved; the space's source when not given
+  std::filesystem::path source;  ///< resolved; the space's source when not given
   std::string entry;
-  std::vector<ReferenceDefine> defines;   ///< `params:` of the reference
-  std::vector<std::string> options;       ///< extra NVRTC options
+  std::vector<ReferenceDefine> defines;  ///< `params:` of the reference
+  std::vector<std::string> options;      ///< extra NVRTC options
   /// Its launch, bound to reference_slot_names(): the problem sizes, then the integer defines.
   LaunchSpec launch;
-  std::vector<ArgSpec> args;              ///< bound likewise; the space's args when not given
+  std::vector<ArgSpec> args;  ///< bound likewise; the space's args when not given
   SourceLocation where;
 };
 
@@ -240,7 +240,7 @@ struct HostCommand {
   /// argv[0] found as a shell finds a program (on PATH, or from `directory` when it holds a
   /// '/'): an absolute path to an executable file.
   std::string program;
-  std::string directory;          ///< its working directory: the YAML's
+  std::string directory;  ///< its working directory: the YAML's
   [[nodiscard]] bool empty() const noexcept { return argv.empty(); }
   /// "[python3, check.py, --flag]", for messages (each item at most 80 bytes, escaped).
   [[nodiscard]] std::string text() const;
@@ -257,11 +257,11 @@ struct VerifySpec {
     files,    ///< expected outputs read from files: {files: {out: expected/out_{N}.npy}}
   };
   Reference reference = Reference::none;
-  std::string builtin;                      ///< builtin: the reference's name
+  std::string builtin;                         ///< builtin: the reference's name
   std::vector<std::int64_t> reference_config;  ///< config: one value per param, in params order
-  std::optional<ReferenceKernel> kernel;    ///< kernel
-  std::filesystem::path library;            ///< library: resolved relative to the YAML
-  std::string function;                     ///< library: the extern "C" function (tiletune/reference.h)
+  std::optional<ReferenceKernel> kernel;       ///< kernel
+  std::filesystem::path library;               ///< library: resolved relative to the YAML
+  std::string function;                        ///< library: the extern "C" function (tiletune/reference.h)
   /// files: (output buffer, path as written with `{NAME}` for problem sizes), resolved from file_dir.
   std::vector<std::pair<std::string, std::string>> files;
   std::filesystem::path file_dir;
@@ -269,20 +269,20 @@ struct VerifySpec {
   std::vector<OutputCheck> outputs;
   /// `command:`: the host check, run after the reference's comparisons passed; empty: none.
   HostCommand command;
-  SourceLocation command_where;             ///< of the `command:` key
+  SourceLocation command_where;  ///< of the `command:` key
   SourceLocation where;
 };
 
 struct Constraint {
-  LocatedExpr condition;    ///< a config is kept when this is non-zero
+  LocatedExpr condition;  ///< a config is kept when this is non-zero
 };
 
 /// The configs an `allowed:` file lists: only these are enumerated (those that pass the
 /// constraints too). What a Python callable allowed (a Kernel Tuner restriction function), or a
 /// value derived per config, reaches the engine this way.
 struct AllowedConfigs {
-  std::filesystem::path file;        ///< resolved
-  std::size_t width = 0;             ///< values per config: the number of params
+  std::filesystem::path file;  ///< resolved
+  std::size_t width = 0;       ///< values per config: the number of params
   /// The configs' values (Config values, `width` per config) in enumeration order, no repeats.
   std::vector<std::int64_t> values;
   std::vector<std::uint32_t> by_value;  ///< config numbers sorted by their values
@@ -298,25 +298,25 @@ struct AllowedConfigs {
 
 /// A validated search space. Every expression is bound to variable_names().
 struct Space {
-  std::filesystem::path yaml_path;   ///< the file it was loaded from (absolute)
-  std::string kernel;                ///< family name, e.g. "transpose"
-  std::filesystem::path source;      ///< kernel source, resolved relative to the YAML
-  std::string entry;                 ///< extern "C" symbol or a template instantiation
-  std::vector<Axis> problem;         ///< problem sizes: runtime values, keys of the cache
-  std::vector<Axis> params;          ///< tunables: each is passed as -DNAME=value
+  std::filesystem::path yaml_path;  ///< the file it was loaded from (absolute)
+  std::string kernel;               ///< family name, e.g. "transpose"
+  std::filesystem::path source;     ///< kernel source, resolved relative to the YAML
+  std::string entry;                ///< extern "C" symbol or a template instantiation
+  std::vector<Axis> problem;        ///< problem sizes: runtime values, keys of the cache
+  std::vector<Axis> params;         ///< tunables: each is passed as -DNAME=value
   std::vector<Constraint> constraints;
   std::optional<AllowedConfigs> allowed;  ///< `allowed:`: the only configs enumerated
   LaunchSpec launch;
   std::vector<BufferSpec> buffers;
-  std::vector<GlobalSpec> globals;   ///< module symbols filled before the launches
+  std::vector<GlobalSpec> globals;  ///< module symbols filled before the launches
   std::vector<ArgSpec> args;
   VerifySpec verify;
   std::optional<LocatedExpr> metric_bytes;
   std::optional<LocatedExpr> metric_flops;
   /// `metrics: {flop_type: fp32}`: the unit whose peak bounds metric_flops (physics guard).
   FlopType metric_flop_type = FlopType::any;
-  std::vector<OptionTemplate> compile_options;      ///< extra NVRTC options (`options:`)
-  bool problem_defines = false;      ///< every problem size is also passed as -DNAME=value
+  std::vector<OptionTemplate> compile_options;              ///< extra NVRTC options (`options:`)
+  bool problem_defines = false;                             ///< every problem size is also passed as -DNAME=value
   std::optional<std::vector<std::int64_t>> default_config;  ///< param values, in params order
   SourceLocation default_where;
 
@@ -338,8 +338,7 @@ struct Space {
 [[nodiscard]] Space load_space(const std::filesystem::path& yaml_path);
 
 /// Same, from text; `yaml_path` names the file in messages and anchors relative paths.
-[[nodiscard]] Space parse_space(const std::string& yaml_text,
-                                const std::filesystem::path& yaml_path);
+[[nodiscard]] Space parse_space(const std::string& yaml_text, const std::filesystem::path& yaml_path);
 
 /// A search space of an earlier format, rewritten (`tiletune upgrade-space`).
 struct SpaceUpgrade {

@@ -21,9 +21,14 @@ enum class TrialStatus {
 };
 
 /// Every status, in the enum's order: the one list (counts, filters, the schema's CHECK).
-inline constexpr TrialStatus all_trial_statuses[] = {
-    TrialStatus::ok,           TrialStatus::pruned,  TrialStatus::compile_failed, TrialStatus::launch_failed,
-    TrialStatus::runtime_fault, TrialStatus::timeout, TrialStatus::wrong_result,   TrialStatus::suspect};
+inline constexpr TrialStatus all_trial_statuses[] = {TrialStatus::ok,
+                                                     TrialStatus::pruned,
+                                                     TrialStatus::compile_failed,
+                                                     TrialStatus::launch_failed,
+                                                     TrialStatus::runtime_fault,
+                                                     TrialStatus::timeout,
+                                                     TrialStatus::wrong_result,
+                                                     TrialStatus::suspect};
 inline constexpr std::size_t trial_status_count = std::size(all_trial_statuses);
 
 [[nodiscard]] constexpr std::string_view status_name(TrialStatus s) noexcept {

@@ -221,14 +221,14 @@ struct SearchTrace {
   /// Every observation in the order the strategy got it: recalled ones (flagged, free) and
   /// evaluated ones; the first point where it was evaluated, not again where it was proposed.
   std::vector<Evaluation> evaluations;
-  std::uint64_t evaluated = 0;          ///< of evaluations, those not recalled (what the budget counts)
-  std::uint64_t resumed = 0;            ///< of evaluations, those recalled
-  std::optional<std::size_t> best;      ///< fastest ok point
+  std::uint64_t evaluated = 0;      ///< of evaluations, those not recalled (what the budget counts)
+  std::uint64_t resumed = 0;        ///< of evaluations, those recalled
+  std::optional<std::size_t> best;  ///< fastest ok point
   double best_time = 0;
-  double cost_seconds = 0;              ///< sum of the evaluated points' costs
-  bool budget_exhausted = false;        ///< stopped by the budget rather than by the strategy
-  bool interrupted = false;             ///< stopped by SearchRun::interrupted
-  bool good_enough = false;             ///< stopped by SearchRun::good_enough
+  double cost_seconds = 0;        ///< sum of the evaluated points' costs
+  bool budget_exhausted = false;  ///< stopped by the budget rather than by the strategy
+  bool interrupted = false;       ///< stopped by SearchRun::interrupted
+  bool good_enough = false;       ///< stopped by SearchRun::good_enough
 };
 
 /// THE search loop, for a GPU sweep, a replay and the tests. A sliding window: it keeps up to
@@ -245,7 +245,7 @@ struct SearchTrace {
 
 /// run_search over a SimulatedEvaluator of evaluate (synthetic landscapes in tests).
 [[nodiscard]] SearchTrace run_search(const SearchDomain& domain, SearchStrategy& strategy,
-                                     const std::function<Evaluation(std::size_t)>& evaluate,
-                                     const SearchBudget& budget, std::size_t in_flight = 1);
+                                     const std::function<Evaluation(std::size_t)>& evaluate, const SearchBudget& budget,
+                                     std::size_t in_flight = 1);
 
 }  // namespace tiletune

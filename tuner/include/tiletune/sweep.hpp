@@ -134,9 +134,9 @@ struct ScoredPoint {
 
 /// What a problem's confirmation measured.
 struct Confirmation {
-  std::uint64_t trials = 0;             ///< confirmation trials (finalists x rounds, over the passes)
-  std::size_t finalists = 0;            ///< distinct configs confirmed
-  std::vector<std::size_t> confirmed;   ///< their points, in the order they were confirmed
+  std::uint64_t trials = 0;            ///< confirmation trials (finalists x rounds, over the passes)
+  std::size_t finalists = 0;           ///< distinct configs confirmed
+  std::vector<std::size_t> confirmed;  ///< their points, in the order they were confirmed
 };
 /// Passes of a confirmation at most. Among configs that lie within the noise of each other
 /// (on the H200, the 9 us reduction of N=10^6 differs by 3.5 % between two sweeps, and its top
@@ -147,9 +147,10 @@ inline constexpr int kMaxConfirmPasses = 3;
 /// before measured) and hands those to `measure` (which measures each plan.rounds times on each
 /// of `devices` and returns the trials it measured), until every one of the top was confirmed,
 /// for at most kMaxConfirmPasses passes and none that would take it past max_trials.
-[[nodiscard]] Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials, std::size_t devices,
-                                            const std::function<std::vector<std::size_t>()>& finalists,
-                                            const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure);
+[[nodiscard]] Confirmation run_confirmation(
+    const ConfirmPlan& plan, std::uint64_t max_trials, std::size_t devices,
+    const std::function<std::vector<std::size_t>()>& finalists,
+    const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure);
 
 // --- warm starts -----------------------------------------------------------------------------------
 
@@ -188,11 +189,11 @@ inline constexpr std::size_t warm_start_points = 8;
 using StatusCounts = std::array<std::uint64_t, trial_status_count>;
 
 struct SweepProgress {
-  std::uint64_t done = 0;        ///< trials finished in this run (resumed ones excluded)
-  std::uint64_t total = 0;       ///< trials this run will do
+  std::uint64_t done = 0;   ///< trials finished in this run (resumed ones excluded)
+  std::uint64_t total = 0;  ///< trials this run will do
   StatusCounts counts{};
   double elapsed_seconds = 0;
-  std::string current;           ///< "N=8192 TILE=32 BLOCK_ROWS=8 PAD=1"
+  std::string current;  ///< "N=8192 TILE=32 BLOCK_ROWS=8 PAD=1"
 };
 
 struct SweepOptions {
@@ -200,23 +201,23 @@ struct SweepOptions {
   /// that a sweep runs against any worker: the fake one in tests). Its ordinal picks the
   /// default worker.
   DeviceInfo device;
-  std::vector<Problem> problems;         ///< empty: every problem of the space
-  unsigned compile_threads = 0;          ///< 0: one per core
+  std::vector<Problem> problems;  ///< empty: every problem of the space
+  unsigned compile_threads = 0;   ///< 0: one per core
   const CubinCache* cubin_cache = nullptr;
   /// One compiler per compile thread (make_worker_compiler: a compile worker process each, as
   /// `tiletune tune` does); empty: NVRTC in the pool's threads.
   CompilerFactory compiler;
-  std::filesystem::path db_path;         ///< empty: default_cache_path()
-  bool force = false;                    ///< re-measure trials the cache already has
-  Shard shard;                           ///< only this shard's configs (tiletune/shard.hpp); default: all
+  std::filesystem::path db_path;  ///< empty: default_cache_path()
+  bool force = false;             ///< re-measure trials the cache already has
+  Shard shard;                    ///< only this shard's configs (tiletune/shard.hpp); default: all
   TimingSettings timing;
-  double deadline_seconds = 10;          ///< per trial, after which the worker is killed
+  double deadline_seconds = 10;  ///< per trial, after which the worker is killed
   SweepBudget budget;
   /// A search strategy (strategy_names()) or "auto": exhaustive when the sweep is estimated at
   /// a minute or less, else the best strategy of the replay benchmark with a budget of 10 % of
   /// each problem's configs (at least 30) unless budget is set.
   std::string strategy = "auto";
-  std::uint64_t seed = 1;                ///< the strategy's seed (problem i uses seed + i)
+  std::uint64_t seed = 1;  ///< the strategy's seed (problem i uses seed + i)
   /// Another device's rankings (load_warm_start): each problem's search proposes the top
   /// warm_start_points of its ranking first, and measures them like any other proposal.
   WarmStart warm_start;
@@ -263,18 +264,18 @@ struct SweepOptions {
 
 /// One trial of this run.
 struct SweepTrial {
-  std::size_t problem = 0;               ///< index into SweepReport::problems
-  std::size_t device = 0;                ///< index into SweepReport::pool (0 on one GPU)
+  std::size_t problem = 0;  ///< index into SweepReport::problems
+  std::size_t device = 0;   ///< index into SweepReport::pool (0 on one GPU)
   /// A finalist's median confirmation round on its device (SweepOptions::confirm_finalists).
   bool finalist = false;
   Config config;
   TrialStatus status = TrialStatus::ok;
   std::string detail;
-  std::optional<TrialResult> result;     ///< when the worker ran it
+  std::optional<TrialResult> result;  ///< when the worker ran it
   std::optional<Resources> resources;
   Occupancy occupancy;
   double gbps = 0, gflops = 0;
-  Ceilings ceilings;                     ///< what the physics guard held it against (when it ran ok)
+  Ceilings ceilings;  ///< what the physics guard held it against (when it ran ok)
   double compile_seconds = 0;
   std::vector<std::string> compile_warnings;  ///< the compiler's, first line of each (also when ok)
 };
@@ -282,24 +283,24 @@ struct SweepTrial {
 /// The ranking of one problem after the sweep, from the cache (resumed trials included).
 struct ProblemOutcome {
   Problem problem;
-  std::string canonical;                 ///< "N=8192"
-  std::vector<TrialRow> ranked;          ///< ok trials of the current kernel version, best objective first
-  std::optional<TrialRow> default_trial; ///< the space's default config, when measured
-  std::uint64_t resumed = 0;             ///< proposals answered from the cache (not measured again)
-  std::uint64_t evaluations = 0;         ///< trials measured for this problem in this run
-  std::size_t confirmed = 0;             ///< finalists measured again (SweepOptions::confirm_finalists), over the models
-  std::size_t warm_started = 0;          ///< configs of the warm start proposed first (SweepOptions::warm_start)
-  bool budget_reached = false;           ///< the search stopped at the budget
-  bool good_enough = false;              ///< the search stopped at SweepOptions::good_enough
+  std::string canonical;                  ///< "N=8192"
+  std::vector<TrialRow> ranked;           ///< ok trials of the current kernel version, best objective first
+  std::optional<TrialRow> default_trial;  ///< the space's default config, when measured
+  std::uint64_t resumed = 0;              ///< proposals answered from the cache (not measured again)
+  std::uint64_t evaluations = 0;          ///< trials measured for this problem in this run
+  std::size_t confirmed = 0;     ///< finalists measured again (SweepOptions::confirm_finalists), over the models
+  std::size_t warm_started = 0;  ///< configs of the warm start proposed first (SweepOptions::warm_start)
+  bool budget_reached = false;   ///< the search stopped at the budget
+  bool good_enough = false;      ///< the search stopped at SweepOptions::good_enough
 };
 
 /// One device of a sweep: what it measured and its own ranking.
 struct DeviceOutcome {
   DeviceInfo device;
   CopyCeiling copy;
-  std::uint64_t trials = 0;              ///< measured on it this run, finalists included
-  std::uint64_t finalists = 0;           ///< of trials, those measured as finalists
-  double busy_seconds = 0;               ///< wall time its worker was busy with trials
+  std::uint64_t trials = 0;     ///< measured on it this run, finalists included
+  std::uint64_t finalists = 0;  ///< of trials, those measured as finalists
+  double busy_seconds = 0;      ///< wall time its worker was busy with trials
   int worker_starts = 0;
   std::string left;                      ///< not empty: it left the pool, and why
   std::vector<ProblemOutcome> problems;  ///< its own trials ranked (from the cache), per problem
@@ -310,38 +311,38 @@ struct SweepReport {
   CopyCeiling copy;
   std::string kernel;
   std::vector<ProblemOutcome> problems;
-  std::vector<SweepTrial> trials;        ///< this run's, in order
+  std::vector<SweepTrial> trials;  ///< this run's, in order
   StatusCounts counts{};
-  std::string strategy;                  ///< the strategy used ("auto" resolved)
-  double estimated_seconds = 0;          ///< the estimate "auto" decided by
-  bool default_budget = false;           ///< "auto" chose the budget (none was given)
-  bool budget_exhausted = false;         ///< some problem stopped at the budget
+  std::string strategy;           ///< the strategy used ("auto" resolved)
+  double estimated_seconds = 0;   ///< the estimate "auto" decided by
+  bool default_budget = false;    ///< "auto" chose the budget (none was given)
+  bool budget_exhausted = false;  ///< some problem stopped at the budget
   int worker_starts = 0;
   /// The confirmation's trials (finalists x rounds x devices, over the problems); `trials` holds
   /// one per finalist and device, its median round.
   std::uint64_t confirmation_trials = 0;
-  int confirm_rounds = 0;                ///< SweepOptions::confirm_rounds, when any were measured
-  unsigned compile_threads = 0;          ///< of the compile pool
+  int confirm_rounds = 0;        ///< SweepOptions::confirm_rounds, when any were measured
+  unsigned compile_threads = 0;  ///< of the compile pool
   double wall_seconds = 0;
-  double setup_seconds = 0;              ///< wall time before the search: checks, cache, plan
-  double copy_seconds = 0;               ///< worker start + copy ceiling (overlaps the first compiles)
-  double compile_seconds = 0;            ///< NVRTC time summed over threads
-  double wait_compile_seconds = 0;       ///< wall time the GPU waited for the compiler (compile not hidden)
+  double setup_seconds = 0;         ///< wall time before the search: checks, cache, plan
+  double copy_seconds = 0;          ///< worker start + copy ceiling (overlaps the first compiles)
+  double compile_seconds = 0;       ///< NVRTC time summed over threads
+  double wait_compile_seconds = 0;  ///< wall time the GPU waited for the compiler (compile not hidden)
   /// As the worker reports them, summed over the trials (reference runs included): module load
   /// and setup (of it, input_setup_seconds: buffers filled and the reference computed), verify, timing.
   double load_seconds = 0, input_setup_seconds = 0, verify_seconds = 0, measure_seconds = 0;
-  double worker_seconds = 0;             ///< the parent's wall time waiting on the worker for trials
+  double worker_seconds = 0;  ///< the parent's wall time waiting on the worker for trials
   std::filesystem::path db_path;
   Objective objective = Objective::time;
-  bool energy_measured = false;          ///< energy was asked for (--energy or the objective)
-  std::string energy_note;               ///< why some trial's energy was not measured (said once)
+  bool energy_measured = false;  ///< energy was asked for (--energy or the objective)
+  std::string energy_note;       ///< why some trial's energy was not measured (said once)
   /// One per device (SweepOptions::devices in that order, or the one SweepOptions::device):
   /// `device` and `problems` above are the first device's.
   std::vector<DeviceOutcome> pool;
   /// A model whose every device left the pool, and what its problems ended with (the other
   /// models' results stand).
   std::vector<std::string> pool_errors;
-  bool interrupted = false;              ///< stopped by SweepOptions::interrupted
+  bool interrupted = false;  ///< stopped by SweepOptions::interrupted
 };
 
 /// Wall time the GPU worker was busy with trials: module load and setup, verify, timing.
@@ -366,9 +367,9 @@ struct ReplaySweepOptions {
   std::string strategy = "auto";
   SearchBudget budget;
   std::uint64_t seed = 1;
-  ConfirmPlan confirm;                  ///< as SweepOptions::confirm_finalists, confirm_rounds
-  unsigned compile_threads = 0;         ///< for the in-flight width, as the sweep's
-  std::size_t in_flight = 0;            ///< 0: the sweep's (sweep_search_run)
+  ConfirmPlan confirm;           ///< as SweepOptions::confirm_finalists, confirm_rounds
+  unsigned compile_threads = 0;  ///< for the in-flight width, as the sweep's
+  std::size_t in_flight = 0;     ///< 0: the sweep's (sweep_search_run)
   Shard shard;
   const WarmStart* warm_start = nullptr;
   /// As SweepOptions::good_enough, against the recording's ceilings (its header's device and copy).

@@ -85,9 +85,8 @@ TILETUNE_API void tiletune_close(tiletune_cache* cache);
  *  On TILETUNE_OK *out is the result (free with tiletune_result_free); otherwise *out is NULL:
  *  TILETUNE_NOT_FOUND means no level matched (use your defaults), an unknown kernel name is
  *  TILETUNE_INVALID_ARGUMENT. */
-TILETUNE_API tiletune_status tiletune_lookup(tiletune_cache* cache, const char* kernel,
-                                             const char* device_spec, const char* sizes,
-                                             tiletune_result** out);
+TILETUNE_API tiletune_status tiletune_lookup(tiletune_cache* cache, const char* kernel, const char* device_spec,
+                                             const char* sizes, tiletune_result** out);
 
 /** As tiletune_lookup, ranking by objective at every match level: "time" (or NULL: the fastest),
  *  "energy" (the lowest energy per run) or "edp" (the lowest energy x time), the last two among
@@ -103,8 +102,7 @@ TILETUNE_API const char* tiletune_result_param_name(const tiletune_result* resul
 /** The value of param i; 0 when i is out of range. */
 TILETUNE_API long tiletune_result_param_value(const tiletune_result* result, size_t i);
 /** The value of the param called name into *value: TILETUNE_OK, or TILETUNE_NOT_FOUND. */
-TILETUNE_API tiletune_status tiletune_result_param(const tiletune_result* result, const char* name,
-                                                   long* value);
+TILETUNE_API tiletune_status tiletune_result_param(const tiletune_result* result, const char* name, long* value);
 /** The match level (TILETUNE_MATCH_NONE for NULL). */
 TILETUNE_API tiletune_match_level tiletune_result_match_level(const tiletune_result* result);
 /** Median time in ms of the measurement the config came from; -1 when there is none

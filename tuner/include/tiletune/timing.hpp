@@ -16,12 +16,12 @@ namespace tiletune {
 /// stdrel rule) stops them -- the relative standard deviation under max_noise after more than
 /// min_samples samples and min_seconds of GPU time, or a noise plateau -- or until max_seconds.
 struct TimingSettings {
-  bool cold = true;             ///< flush L2 (1x its size) before each sample (else back-to-back, hot)
+  bool cold = true;  ///< flush L2 (1x its size) before each sample (else back-to-back, hot)
   int warmup_runs = 1;
   int min_samples = 10;
-  double max_noise = 0.02;      ///< relative standard deviation of the samples (nvbench: 0.005)
-  double min_seconds = 0.005;   ///< GPU time accumulated before the noise rule may stop
-  double max_seconds = 0.5;     ///< stop here whatever the noise (wall time of the sampling loop)
+  double max_noise = 0.02;     ///< relative standard deviation of the samples (nvbench: 0.005)
+  double min_seconds = 0.005;  ///< GPU time accumulated before the noise rule may stop
+  double max_seconds = 0.5;    ///< stop here whatever the noise (wall time of the sampling loop)
   friend bool operator==(const TimingSettings&, const TimingSettings&) = default;
 };
 
@@ -108,8 +108,8 @@ class StdrelCriterion {
   int samples_ = 0;
   double total_seconds_ = 0;
   double mean_ms_ = 0;
-  double m2_ = 0;               // sum of squared deviations from the running mean
-  std::deque<double> noise_;    // the last kNoiseWindow noise values
+  double m2_ = 0;             // sum of squared deviations from the running mean
+  std::deque<double> noise_;  // the last kNoiseWindow noise values
 };
 
 /// NVML's clock-event reasons (nvmlClocksEventReasons) that mean the clock was pulled down by

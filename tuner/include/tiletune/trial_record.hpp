@@ -37,10 +37,10 @@ inline constexpr int cache_pins_schema = 9;
 
 /// Identifies one trial: a config (params) of a kernel version on a problem and a device.
 struct TrialKey {
-  std::int64_t device_id = 0;             ///< from upsert_device
-  std::int64_t kernel_id = 0;             ///< from upsert_kernel
-  std::string problem;                    ///< canonical sizes, "N=8192;R=3"
-  std::string params;                     ///< canonical params, "TILE=32;BLOCK_ROWS=8;PAD=1"
+  std::int64_t device_id = 0;  ///< from upsert_device
+  std::int64_t kernel_id = 0;  ///< from upsert_kernel
+  std::string problem;         ///< canonical sizes, "N=8192;R=3"
+  std::string params;          ///< canonical params, "TILE=32;BLOCK_ROWS=8;PAD=1"
 };
 
 /// The outcome of one trial. Times are over the samples of one measurement; an ok trial needs a
@@ -49,8 +49,8 @@ struct TrialKey {
 struct TrialRecord {
   TrialKey key;
   TrialStatus status = TrialStatus::ok;
-  std::string detail;                     ///< reason, NVRTC log, CUresult name, max error...
-  std::optional<double> time_ms;          ///< median
+  std::string detail;             ///< reason, NVRTC log, CUresult name, max error...
+  std::optional<double> time_ms;  ///< median
   std::optional<double> mean_ms;
   std::optional<double> min_ms;
   std::optional<double> stddev_ms;
@@ -64,8 +64,8 @@ struct TrialRecord {
   std::optional<double> occupancy_driver;
   std::optional<double> compile_ms;
   std::optional<double> measure_ms;
-  std::optional<double> energy_mj;        ///< energy of one run (NVML), schema 4 and later
-  std::optional<double> power_w;          ///< mean power while it ran back to back
+  std::optional<double> energy_mj;  ///< energy of one run (NVML), schema 4 and later
+  std::optional<double> power_w;    ///< mean power while it ran back to back
   /// Samples discarded because the SM clock was throttled (schema 5; set by the measurement).
   std::optional<std::int64_t> throttled_samples;
   /// CPU-side wall time of one sample's launch + synchronize, mean over the kept samples, seconds
@@ -138,12 +138,12 @@ using TrialValue = std::variant<std::monostate, std::int64_t, double, std::strin
 /// One measurement column of the trials table.
 struct TrialColumn {
   enum class Type { integer, real, text };
-  std::string_view name;      ///< SQL column, CSV header and JSON key
+  std::string_view name;  ///< SQL column, CSV header and JSON key
   Type type;
-  int since_schema;           ///< the migration that added it: older caches read NULL
-  std::string_view heading;   ///< in human tables ("time ms")
-  int digits;                 ///< decimals in human tables (CSV and JSON keep every digit)
-  std::string_view t4_name;   ///< its T4 "measurements" name; empty: not one (see t4_export.cpp)
+  int since_schema;          ///< the migration that added it: older caches read NULL
+  std::string_view heading;  ///< in human tables ("time ms")
+  int digits;                ///< decimals in human tables (CSV and JSON keep every digit)
+  std::string_view t4_name;  ///< its T4 "measurements" name; empty: not one (see t4_export.cpp)
   std::string_view t4_unit;
   std::optional<std::int64_t> TrialRecord::*integer = nullptr;  ///< the member, Type::integer
   std::optional<double> TrialRecord::*real = nullptr;           ///< the member, Type::real
@@ -181,8 +181,7 @@ constexpr TrialColumn column(std::string_view name, std::optional<double> TrialR
 constexpr TrialColumn column(std::string_view name, std::optional<std::string> TrialRecord::*m, int since, Shown s) {
   return {name, TrialColumn::Type::text, since, s.heading, s.digits, s.t4_name, s.t4_unit, nullptr, nullptr, m};
 }
-constexpr TrialColumn column(std::string_view name, std::optional<std::int64_t> TrialRecord::*m, int since,
-                             Shown s) {
+constexpr TrialColumn column(std::string_view name, std::optional<std::int64_t> TrialRecord::*m, int since, Shown s) {
   return {name, TrialColumn::Type::integer, since, s.heading, s.digits, s.t4_name, s.t4_unit, m, nullptr};
 }
 }  // namespace trial_column_detail
@@ -251,10 +250,14 @@ void read_trial_columns(const Row& row, int first, TrialRecord& t) {
   int i = first;
   for (const TrialColumn& c : trial_columns) {
     const int at = i++;
-    if (row.is_null(at)) c.set(t, TrialValue());
-    else if (c.type == TrialColumn::Type::integer) c.set(t, TrialValue(row.int64(at)));
-    else if (c.type == TrialColumn::Type::text) c.set(t, TrialValue(std::string(row.text(at))));
-    else c.set(t, TrialValue(row.real(at)));
+    if (row.is_null(at))
+      c.set(t, TrialValue());
+    else if (c.type == TrialColumn::Type::integer)
+      c.set(t, TrialValue(row.int64(at)));
+    else if (c.type == TrialColumn::Type::text)
+      c.set(t, TrialValue(std::string(row.text(at))));
+    else
+      c.set(t, TrialValue(row.real(at)));
   }
 }
 

@@ -63,13 +63,13 @@ struct CompileJob {
 struct WorkerMessage {
   enum class Type { trial, copy, compile, result, copy_result, compile_result, error };
   Type type = Type::error;
-  TrialRequest trial;           ///< Type::trial
-  std::uint64_t copy_bytes = 0; ///< Type::copy
-  CompileJob compile;           ///< Type::compile
-  TrialResult result;           ///< Type::result
-  CopyCeiling copy;             ///< Type::copy_result
-  CompileResult compiled;       ///< Type::compile_result
-  std::string error;            ///< Type::error: what the worker found wrong
+  TrialRequest trial;            ///< Type::trial
+  std::uint64_t copy_bytes = 0;  ///< Type::copy
+  CompileJob compile;            ///< Type::compile
+  TrialResult result;            ///< Type::result
+  CopyCeiling copy;              ///< Type::copy_result
+  CompileResult compiled;        ///< Type::compile_result
+  std::string error;             ///< Type::error: what the worker found wrong
 };
 [[nodiscard]] WorkerMessage decode_message(const std::string& payload);
 

@@ -48,9 +48,10 @@ std::pair<PinScope, std::string> pin_target(const std::string& device, const std
     throw UsageError("name what the pin is for with exactly one of --device UUID, --model NAME, --arch sm_XY");
   if (!device.empty()) {
     if (device.rfind("GPU-", 0) != 0 && device.rfind("MIG-", 0) != 0)
-      throw UsageError(fmt::format("--device {}: a device pin needs a UUID (GPU-... or MIG-..., as `tiletune devices` "
-                                   "prints it); for every GPU of a model use --model",
-                                   device));
+      throw UsageError(
+          fmt::format("--device {}: a device pin needs a UUID (GPU-... or MIG-..., as `tiletune devices` "
+                      "prints it); for every GPU of a model use --model",
+                      device));
     return {PinScope::device, device};
   }
   if (!model.empty()) return {PinScope::model, model};
@@ -101,8 +102,8 @@ PrintTable pins_table(const std::vector<PinRecord>& pins) {
   for (const char* key : {"kernel", "problem", "scope", "target", "params", "reason", "created_at"})
     table.columns.push_back({.key = key});
   for (const PinRecord& p : pins)
-    table.rows.push_back({p.kernel, p.problem, std::string(pin_scope_name(p.scope)), p.target, p.params, p.reason,
-                          p.created_at});
+    table.rows.push_back(
+        {p.kernel, p.problem, std::string(pin_scope_name(p.scope)), p.target, p.params, p.reason, p.created_at});
   table.footer = pins.empty() ? "no pins" : fmt::format("{} pins", pins.size());
   return table;
 }
@@ -113,7 +114,8 @@ constexpr const char* target_help =
 }  // namespace
 
 Runner add_pin_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("pin", "Pin a config: it answers lookups of a kernel and problem, above every measurement");
+  auto* cmd =
+      app.add_subcommand("pin", "Pin a config: it answers lookups of a kernel and problem, above every measurement");
   struct Options {
     std::string db, kernel, params, device, model, arch, reason, format = "table";
     std::vector<std::string> sizes;
@@ -214,9 +216,12 @@ FailOn parse_fail_on(const std::vector<std::string>& items) {
   FailOn f;
   for (const std::string& raw : items) {
     std::string_view item = raw;
-    if (item == "changed-winner") f.changed_winner = true;
-    else if (item == "untied") f.untied = true;
-    else if (item == "missing") f.missing = true;
+    if (item == "changed-winner")
+      f.changed_winner = true;
+    else if (item == "untied")
+      f.untied = true;
+    else if (item == "missing")
+      f.missing = true;
     else if (item.rfind("slower:", 0) == 0) {
       std::string_view number = item.substr(7);
       if (!number.empty() && number.back() == '%') number.remove_suffix(1);
@@ -332,11 +337,15 @@ PrintTable diff_table(const std::vector<DiffRow>& rows) {
   for (const DiffRow& r : rows) {
     const auto& [kernel, device, problem] = r.key;
     auto text = [](const std::optional<Side>& s, auto get) -> PrintCell { return s ? get(*s) : PrintCell(); };
-    auto ms = [](const std::optional<Side>& s) -> PrintCell { return s && s->time_ms ? PrintCell(*s->time_ms) : PrintCell(); };
+    auto ms = [](const std::optional<Side>& s) -> PrintCell {
+      return s && s->time_ms ? PrintCell(*s->time_ms) : PrintCell();
+    };
     auto ties = [](const std::optional<Side>& s) -> PrintCell {
       return s && !s->ties.empty() ? PrintCell(static_cast<std::int64_t>(s->ties.size())) : PrintCell();
     };
-    auto pin = [](const std::optional<Side>& s) -> PrintCell { return s && !s->pin.empty() ? PrintCell(s->pin) : PrintCell(); };
+    auto pin = [](const std::optional<Side>& s) -> PrintCell {
+      return s && !s->pin.empty() ? PrintCell(s->pin) : PrintCell();
+    };
     const std::string device_shown = r.new_side ? r.new_side->device_name : r.old_side ? r.old_side->device_name : "";
     table.rows.push_back(
         {kernel, device == device_shown ? device : fmt::format("{} ({})", device_shown, device.substr(0, 12)), problem,
@@ -345,8 +354,7 @@ PrintTable diff_table(const std::vector<DiffRow>& rows) {
          r.time_change ? PrintCell(100.0 * *r.time_change) : PrintCell(), ties(r.old_side), ties(r.new_side),
          text(r.old_side, [](const Side& s) { return PrintCell(s.ties); }),
          text(r.new_side, [](const Side& s) { return PrintCell(s.ties); }),
-         r.change == "changed" ? PrintCell(r.tied_change) : PrintCell(), pin(r.old_side), pin(r.new_side),
-         r.failures});
+         r.change == "changed" ? PrintCell(r.tied_change) : PrintCell(), pin(r.old_side), pin(r.new_side), r.failures});
   }
   return table;
 }
@@ -369,8 +377,7 @@ Runner add_diff_command(CLI::App& app) {
       ->delimiter(',')
       ->type_name("CONDITION");
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
-  cmd->add_option("--devices", o->devices,
-                  "Match devices by uuid (default) or by name (caches of other machines)")
+  cmd->add_option("--devices", o->devices, "Match devices by uuid (default) or by name (caches of other machines)")
       ->check(CLI::IsMember({"uuid", "name"}));
   cmd->add_option("--format", o->format, "Output: table, markdown or json")
       ->check(CLI::IsMember({"table", "markdown", "json"}));
@@ -400,7 +407,9 @@ Runner add_diff_command(CLI::App& app) {
     table.footer = fmt::format("{} keys: {} same, {} changed, {} new, {} missing{}", rows.size(), counts["same"],
                                counts["changed"], counts["new"], counts["missing"],
                                o->fail_on.empty() ? "" : fmt::format("; {} fail --fail-on", failing));
-    PrintDocument document{.fields = {{"old", o->old_db}, {"new", o->new_db}, {"fail_on", o->fail_on},
+    PrintDocument document{.fields = {{"old", o->old_db},
+                                      {"new", o->new_db},
+                                      {"fail_on", o->fail_on},
                                       {"failing", static_cast<std::int64_t>(failing)}},
                            .tables = {std::move(table)}};
     make_printer(*parse_print_format(o->format), std::cout)->print(document);

@@ -69,9 +69,10 @@ CLI::Validator size_assignment(std::int64_t min_value) {
       [min_value](std::string& s) -> std::string {
         const auto eq = s.find('=');
         const std::string name = s.substr(0, eq);
-        const bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
-                                name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-                                    std::string::npos;
+        const bool identifier =
+            !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+            name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                std::string::npos;
         if (eq == std::string::npos || !identifier)
           return fmt::format("{}: expected NAME=VALUE with a name such as N, e.g. N=8192", shown_value(s));
         const auto v = parse_whole(s.substr(eq + 1));
@@ -86,11 +87,11 @@ CLI::Validator identifier(std::size_t max_length) {
   return CLI::Validator(
       [max_length](std::string& s) -> std::string {
         const bool ok = !s.empty() && s.size() <= max_length && !std::isdigit(static_cast<unsigned char>(s[0])) &&
-                        std::all_of(s.begin(), s.end(), [](char c) {
-                          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                        });
+                        std::all_of(s.begin(), s.end(),
+                                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
         if (ok) return {};
-        return fmt::format("{} is not a name (letters, digits and _, at most {} characters)", shown_value(s), max_length);
+        return fmt::format("{} is not a name (letters, digits and _, at most {} characters)", shown_value(s),
+                           max_length);
       },
       "NAME");
 }
@@ -98,9 +99,8 @@ CLI::Validator identifier(std::size_t max_length) {
 CLI::Validator plain_text(std::size_t max_length) {
   return CLI::Validator(
       [max_length](std::string& s) -> std::string {
-        const bool control = std::any_of(s.begin(), s.end(), [](char c) {
-          return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-        });
+        const bool control =
+            std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
         if (!control && s.size() <= max_length) return {};
         return fmt::format("{} is not {} characters or fewer without control characters", shown_value(s), max_length);
       },
@@ -130,7 +130,8 @@ namespace {
 // Accepts what `parse` accepts; otherwise the parser's message, less the "--option " it starts
 // with (CLI11 names the option itself).
 template <class Parse>
-CLI::Validator parsed_by(const std::string& option, const std::string& what, Parse parse, const std::string& type_name) {
+CLI::Validator parsed_by(const std::string& option, const std::string& what, Parse parse,
+                         const std::string& type_name) {
   return CLI::Validator(
       [option, what, parse](std::string& s) -> std::string {
         if (s.size() > 40) return fmt::format("{} is not {}", shown_value(s), what);
@@ -149,8 +150,9 @@ CLI::Validator parsed_by(const std::string& option, const std::string& what, Par
 }  // namespace
 
 CLI::Validator budget_text() {
-  return parsed_by("--budget", "a budget (200, 25%, 90s, 10m)", [](const std::string& s) { (void)parse_budget(s); },
-                   "N|N%|Ns|Nm|Nh");
+  return parsed_by(
+      "--budget", "a budget (200, 25%, 90s, 10m)", [](const std::string& s) { (void)parse_budget(s); },
+      "N|N%|Ns|Nm|Nh");
 }
 
 double parse_percent(const std::string& text) {
@@ -164,15 +166,17 @@ double parse_percent(const std::string& text) {
 }
 
 CLI::Validator percent_text() {
-  return parsed_by("--good-enough", "a percentage", [](const std::string& s) { (void)parse_percent(s); }, "P%");
+  return parsed_by(
+      "--good-enough", "a percentage", [](const std::string& s) { (void)parse_percent(s); }, "P%");
 }
 
 CLI::Validator shard_text() {
-  return parsed_by("--shard", "a shard (I/N or auto)",
-                   [](const std::string& s) {
-                     if (s != "auto") (void)parse_shard(s);
-                   },
-                   "I/N|auto");
+  return parsed_by(
+      "--shard", "a shard (I/N or auto)",
+      [](const std::string& s) {
+        if (s != "auto") (void)parse_shard(s);
+      },
+      "I/N|auto");
 }
 
 Shard resolve_shard(const std::string& text) {
@@ -187,9 +191,7 @@ Shard resolve_shard(const std::string& text) {
 Problem checked_problem(const Space& space, const std::vector<std::string>& sizes) {
   try {
     return select_problem(space, sizes);
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
+  } catch (const Error& e) { throw UsageError(e.what()); }
 }
 
 CompilerFactory compile_workers() {

@@ -118,8 +118,8 @@ constexpr HumanMeasurement human_measurements[] = {
 /// and rounded as the table says.
 void add_measurement_columns(std::vector<PrintColumn>& columns) {
   for (const TrialColumn& c : trial_columns) {
-    PrintColumn column{.key = std::string(c.name), .heading = std::string(c.heading), .digits = c.digits,
-                       .shown = Shown::machine};
+    PrintColumn column{
+        .key = std::string(c.name), .heading = std::string(c.heading), .digits = c.digits, .shown = Shown::machine};
     for (const HumanMeasurement& h : human_measurements)
       if (h.name == c.name) {
         column.shown = Shown::everywhere;
@@ -141,7 +141,8 @@ PrintTable trials_table(const std::vector<TrialRow>& rows, bool with_version) {
   cols.push_back({.key = "id", .shown = Shown::machine});
   cols.push_back({.key = "kernel"});
   if (with_version)
-    for (const char* key : {"source_hash", "options", "nvrtc_version"}) cols.push_back({.key = key, .shown = Shown::machine});
+    for (const char* key : {"source_hash", "options", "nvrtc_version"})
+      cols.push_back({.key = key, .shown = Shown::machine});
   cols.push_back({.key = "device", .shown = Shown::machine});
   cols.push_back({.key = "device_uuid", .shown = Shown::machine});
   cols.push_back({.key = "problem"});
@@ -201,7 +202,9 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
   constexpr std::string_view measurements[] = {"time_ms", "gbps", "gflops", "energy_mj"};
   for (std::string_view name : measurements) {
     const TrialColumn& c = trial_column(name);
-    cols.push_back({.key = std::string(c.name), .heading = std::string(c.heading), .digits = c.digits,
+    cols.push_back({.key = std::string(c.name),
+                    .heading = std::string(c.heading),
+                    .digits = c.digits,
                     .drop_if_empty = name == "gflops" || name == "energy_mj"});
   }
   // How far the answer is from its ceiling (the physics guard's, recorded with the trial).
@@ -226,10 +229,11 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
   for (const BestEntry& e : entries) {
     // A pin answers with its config, measured here or not.
     const TrialRecord* shown = e.pin ? (e.pinned_trial ? &*e.pinned_trial : nullptr) : &e.trial;
-    std::vector<PrintCell> row{e.kernel.name,        e.device.device.name,    label(e.device.device),
-                               e.device.device.uuid, e.trial.key.problem,     e.answer_params(),
-                               params_text(e.answer_params())};
-    for (std::string_view name : measurements) row.push_back(shown ? cell(trial_column(name).get(*shown)) : PrintCell());
+    std::vector<PrintCell> row{
+        e.kernel.name,       e.device.device.name, label(e.device.device),        e.device.device.uuid,
+        e.trial.key.problem, e.answer_params(),    params_text(e.answer_params())};
+    for (std::string_view name : measurements)
+      row.push_back(shown ? cell(trial_column(name).get(*shown)) : PrintCell());
     const auto share =
         shown ? ceiling_share(shown->gbps, shown->gflops, shown->ceiling_gbps, shown->ceiling_gflops) : std::nullopt;
     row.push_back(share ? PrintCell(share->headroom_percent()) : PrintCell());
@@ -246,10 +250,12 @@ PrintTable best_table(const std::vector<BestEntry>& entries) {
     row.push_back(e.pin ? PrintCell(e.pin->reason) : PrintCell());
     table.rows.push_back(std::move(row));
   }
-  if (entries.empty()) table.footer = "no results yet: run `tiletune tune SPACE.yaml` first";
+  if (entries.empty())
+    table.footer = "no results yet: run `tiletune tune SPACE.yaml` first";
   else
-    table.footer = fmt::format("ties: configs within the noise of the fastest (answer: highest occupancy, then fewest "
-                               "registers, then config order); changes: runs whose answer differed from the run before");
+    table.footer = fmt::format(
+        "ties: configs within the noise of the fastest (answer: highest occupancy, then fewest "
+        "registers, then config order); changes: runs whose answer differed from the run before");
   return table;
 }
 
@@ -273,14 +279,14 @@ Runner add_show_command(CLI::App& app) {
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
   cmd->add_option("--device", o->device, "Only this device (UUID or name)")->check(plain_text(256));
-  cmd->add_option("--status", o->status, "Only this status: ok pruned compile_failed launch_failed runtime_fault timeout wrong_result "
-                                         "suspect")
+  cmd->add_option("--status", o->status,
+                  "Only this status: ok pruned compile_failed launch_failed runtime_fault timeout wrong_result "
+                  "suspect")
       ->check(CLI::IsMember(status_names()));
   cmd->add_option("--problem", o->problem, "Only this problem, as stored: N=8192 (several sizes: M=1;N=2)")
       ->check(plain_text(4096));
   cmd->add_flag("--all-versions", o->all_versions, "Include trials of earlier versions of a kernel's source");
-  cmd->add_option("--limit", o->limit, "At most this many rows (1 or more)")
-      ->check(whole_number_in(1, INT64_MAX));
+  cmd->add_option("--limit", o->limit, "At most this many rows (1 or more)")->check(whole_number_in(1, INT64_MAX));
   cmd->add_option("--format", o->format, "Output: table, csv, json or markdown (csv and json: every column)")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
   cmd->footer(help_footer("show", R"(Examples:
@@ -305,7 +311,8 @@ namespace {
 
 bool is_param_name(std::string_view s) {
   return !s.empty() && s.size() <= 64 && !std::isdigit(static_cast<unsigned char>(s[0])) &&
-         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+         std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 /// `best --kernel K --size N=...`: one lookup through the query library, with its fallbacks.
@@ -327,8 +334,8 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
     request.device = *live;
   }
   QueryError open_error;
-  auto cache = QueryCache::try_open(db_path.empty() ? QueryCache::default_path() : std::filesystem::path(db_path),
-                                    &open_error);
+  auto cache =
+      QueryCache::try_open(db_path.empty() ? QueryCache::default_path() : std::filesystem::path(db_path), &open_error);
   if (!cache) throw Error(open_error.message);
   const QueryResult r = cache->lookup(request);
   if (r.status == QueryStatus::unknown_kernel) {
@@ -385,7 +392,8 @@ int print_lookup(const std::string& db_path, const std::string& kernel, const st
       if (r.match == MatchLevel::pinned)
         how = fmt::format(" by {} pin{}", r.pin_scope, r.pin_reason.empty() ? "" : ": " + terminal_text(r.pin_reason));
       else if (r.tie_count > 1)
-        how = fmt::format("; {} configs tied within {:.2f} %; this one by the tie rules", r.tie_count, 100.0 * r.tie_spread);
+        how = fmt::format("; {} configs tied within {:.2f} %; this one by the tie rules", r.tie_count,
+                          100.0 * r.tie_spread);
       if (r.headroom_percent >= 0) how += fmt::format("; headroom {:.1f} % ({})", r.headroom_percent, r.bound);
       std::cout << fmt::format("{}: {} ({}{}{}{})\n", kernel, terminal_text(r.params_text), level,
                                r.problem.empty() ? "" : ", measured at " + terminal_text(r.problem),
@@ -407,19 +415,18 @@ Runner add_best_command(CLI::App& app) {
     std::vector<std::string> sizes;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("--objective", o->objective,
-                  "Best by time (default), energy (per run) or edp (energy x time)")
+  cmd->add_option("--objective", o->objective, "Best by time (default), energy (per run) or edp (energy x time)")
       ->check(CLI::IsMember({"time", "energy", "edp"}));
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
-  cmd->add_option("--device", o->device, "A device UUID (GPU-...), name or sm_90; with --size the default is the first GPU")
+  cmd->add_option("--device", o->device,
+                  "A device UUID (GPU-...), name or sm_90; with --size the default is the first GPU")
       ->check(plain_text(256));
   cmd->add_option("--size", o->sizes, "With --kernel: look up the config for this problem (NAME=VALUE, repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false)
       ->check(size_assignment(1));
-  cmd->add_option("--format", o->format,
-                  "Output: table, csv, json or markdown; with --size: table, json, env or cmake")
+  cmd->add_option("--format", o->format, "Output: table, csv, json or markdown; with --size: table, json, env or cmake")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown", "env", "cmake"}));
   cmd->footer(help_footer("best", R"HELP(Examples:
   tiletune best                                     every answer in the cache, with its tie set
@@ -430,9 +437,10 @@ Runner add_best_command(CLI::App& app) {
     if (!o->sizes.empty()) {
       if (o->kernel.empty()) throw UsageError("--size needs --kernel: tiletune best --kernel transpose --size N=8192");
       if (o->format == "csv" || o->format == "markdown")
-        throw UsageError(fmt::format("--format {} lists the winners; a lookup with --size prints table, json, env or "
-                                     "cmake",
-                                     o->format));
+        throw UsageError(
+            fmt::format("--format {} lists the winners; a lookup with --size prints table, json, env or "
+                        "cmake",
+                        o->format));
       return print_lookup(o->db, o->kernel, o->sizes, o->device, o->format, *parse_objective(o->objective));
     }
     if (o->format == "env" || o->format == "cmake")
@@ -457,7 +465,8 @@ Runner add_export_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db)");
   cmd->add_option("--kernel", o->kernel, "Only this kernel")->check(identifier());
-  cmd->add_option("--device", o->device, "Only this device (UUID or name); a landscape needs one if the kernel ran on several")
+  cmd->add_option("--device", o->device,
+                  "Only this device (UUID or name); a landscape needs one if the kernel ran on several")
       ->check(plain_text(256));
   cmd->add_flag("--current-only", o->current_only, "Only the latest version of each kernel's source");
   cmd->add_option("--format", o->format,

@@ -16,14 +16,16 @@
 namespace tiletune::cli {
 
 Runner add_import_t1_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("import-t1", "Convert a Kernel Tuner / KTT search space (T1 JSON) into a tiletune YAML");
+  auto* cmd =
+      app.add_subcommand("import-t1", "Convert a Kernel Tuner / KTT search space (T1 JSON) into a tiletune YAML");
   struct Options {
     std::string input, output, name;
     bool force = false;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("file", o->input, "The T1 file (JSON)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", o->output, "The YAML to write (default: stdout); the kernel's path is made relative to it");
+  cmd->add_option("-o,--output", o->output,
+                  "The YAML to write (default: stdout); the kernel's path is made relative to it");
   cmd->add_option("--name", o->name, "The space's kernel family (default: KernelName; not a shipped family's name)")
       ->check(identifier());
   cmd->add_flag("--force", o->force, "Overwrite an existing output file");
@@ -60,9 +62,7 @@ bool holds(const fs::path& path, const std::string& text) {
   try {
     InputFile file(path, "an output");
     return file.size() == text.size() && file.read_all(text.size()) == text;
-  } catch (const Error&) {
-    return false;
-  }
+  } catch (const Error&) { return false; }
 }
 
 /// "A100.json.gz" -> "A100.csv", in the current directory.
@@ -82,16 +82,19 @@ struct Output {
 }  // namespace
 
 Runner add_import_kt_cache_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("import-kt-cache",
-                                 "Convert a Kernel Tuner cache file into a recording for replays, and the space it needs");
+  auto* cmd = app.add_subcommand(
+      "import-kt-cache", "Convert a Kernel Tuner cache file into a recording for replays, and the space it needs");
   struct Options {
     std::string input, output, space, name;
     bool force = false;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("cache", o->input, "The cache file Kernel Tuner wrote (JSON, or gzip'd JSON)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("cache", o->input, "The cache file Kernel Tuner wrote (JSON, or gzip'd JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", o->output, "The recording to write (default: the cache's name with .csv, here)");
-  cmd->add_option("--space", o->space, "The space to write (default: FAMILY.yaml beside the recording), its stub FAMILY.cu beside it");
+  cmd->add_option("--space", o->space,
+                  "The space to write (default: FAMILY.yaml beside the recording), its stub FAMILY.cu beside it");
   cmd->add_option("--name", o->name, "The space's kernel family (default: kt_ and the cache's kernel_name)")
       ->check(identifier());
   cmd->add_flag("--force", o->force, "Overwrite output files that exist with other content");
@@ -105,7 +108,8 @@ Runner add_import_kt_cache_command(CLI::App& app) {
     KtCacheImportOptions options;
     options.name = o->name;
     const KtCacheImport imported = import_kt_cache(cache, options);
-    const fs::path space = o->space.empty() ? recording.parent_path() / (imported.recording.kernel + ".yaml") : fs::path(o->space);
+    const fs::path space =
+        o->space.empty() ? recording.parent_path() / (imported.recording.kernel + ".yaml") : fs::path(o->space);
     const fs::path stub = space.parent_path() / imported.stub_file;
     const Output outputs[] = {{recording, &imported.recording_csv, "the recording"},
                               {space, &imported.space_yaml, "the space"},
@@ -143,11 +147,14 @@ Runner add_import_kt_cache_command(CLI::App& app) {
                              p.problem.empty() ? "" : " at " + p.problem);
     std::cout << fmt::format("  {} trials: {}; recorded sweep time {:.1f} s (compile + measure)\n", p.trials.size(),
                              statuses, measured_ms / 1000);
-    if (best) std::cout << fmt::format("  optimum {:.6g} ms at {}\n", *best->time_ms, best->params);
-    else std::cout << "  no trial is ok: a replay finds nothing\n";
+    if (best)
+      std::cout << fmt::format("  optimum {:.6g} ms at {}\n", *best->time_ms, best->params);
+    else
+      std::cout << "  no trial is ok: a replay finds nothing\n";
     if (!written.empty()) std::cout << "wrote " << written << '\n';
     if (!kept.empty()) std::cout << "unchanged (the same content): " << kept << '\n';
-    std::cout << fmt::format("replay: tiletune tune {} --replay {} --strategy forest\n", space.string(), recording.string());
+    std::cout << fmt::format("replay: tiletune tune {} --replay {} --strategy forest\n", space.string(),
+                             recording.string());
     return exit_ok;
   };
 }

@@ -76,13 +76,9 @@ Run `tiletune COMMAND --help` for the options of a command.
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
+  } catch (const CLI::CallForHelp& e) { return app.exit(e); } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForVersion& e) { return app.exit(e); } catch (const CLI::ParseError& e) {
     // One line, like every other error (CLI11 would add a second one).
     std::fprintf(stderr, "tiletune: %s (see --help)\n", e.what());
     return tiletune::cli::exit_usage;
@@ -102,7 +98,8 @@ Run `tiletune COMMAND --help` for the options of a command.
     std::string command = "tiletune";
     for (auto& [sub, run] : commands)
       if (sub->parsed()) command = sub->get_name();
-    std::fprintf(stderr, "tiletune: %s: %s\n", command.c_str(), tiletune::exception_reason(std::current_exception()).c_str());
+    std::fprintf(stderr, "tiletune: %s: %s\n", command.c_str(),
+                 tiletune::exception_reason(std::current_exception()).c_str());
     return tiletune::cli::exit_error;
   }
   return tiletune::cli::exit_ok;

@@ -32,10 +32,10 @@ Runner add_nvml_command(CLI::App& app) {
     const NvmlSampling s = probe_nvml_sampling(*source, *seconds);
     std::cout << fmt::format("{} ({}), NVML polled {} times in {:.2f} s\n", source->device_name(), d.uuid, s.polls,
                              s.seconds);
-    std::cout << fmt::format("energy counter: {} updates, median interval {:.2f} ms, steps: smallest {:.0f} mJ, "
-                             "median {:.0f} mJ; mean power {:.1f} W\n",
-                             s.energy_updates, s.energy_interval_ms, s.energy_min_step_mj, s.energy_median_step_mj,
-                             s.mean_power_w);
+    std::cout << fmt::format(
+        "energy counter: {} updates, median interval {:.2f} ms, steps: smallest {:.0f} mJ, "
+        "median {:.0f} mJ; mean power {:.1f} W\n",
+        s.energy_updates, s.energy_interval_ms, s.energy_min_step_mj, s.energy_median_step_mj, s.mean_power_w);
     std::cout << fmt::format("power reading: {} updates, median interval {:.2f} ms\n", s.power_updates,
                              s.power_interval_ms);
     if (!s.note.empty()) std::cout << "note: " << s.note << '\n';

@@ -46,8 +46,7 @@ DeviceLimits resolve_target(const std::string& arch_text, bool quiet) {
   }
   std::vector<DeviceInfo> devices = list_devices();
   if (!devices.empty()) return device_limits(devices.front());
-  if (!quiet)
-    std::cerr << "tiletune: no CUDA device present: planning for sm_90 (the H200); use --arch to choose\n";
+  if (!quiet) std::cerr << "tiletune: no CUDA device present: planning for sm_90 (the H200); use --arch to choose\n";
   return *builtin_device_limits(90);
 }
 
@@ -101,9 +100,9 @@ int plan_exit_status(const Space& space, const Plan& plan, bool strict) {
   const PlanSummary& s = plan.summary;
   if (s.compile_failed > 0 && s.compiled_ok == 0) {
     const auto common = most_common_failure(plan);
-    std::cerr << fmt::format("tiletune: plan: no config of {} compiled ({} failed); most common reason ({} of {}): {}\n",
-                             space.kernel, s.compile_failed, common ? common->configs : 0, s.compile_failed,
-                             common ? common->reason : "?");
+    std::cerr << fmt::format(
+        "tiletune: plan: no config of {} compiled ({} failed); most common reason ({} of {}): {}\n", space.kernel,
+        s.compile_failed, common ? common->configs : 0, s.compile_failed, common ? common->reason : "?");
     return exit_no_result;
   }
   if (strict && s.compile_failed > 0) return exit_compile_failures;
@@ -114,16 +113,16 @@ Runner add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("plan", "Compile a search space and show resources and occupancy (no GPU needed)");
   auto o = std::make_shared<PlanRunOptions>();
   cmd->add_option("space", o->space, "Search space (YAML)")->required()->check(CLI::ExistingPath);
-  cmd->add_option("--arch", o->arch, "Target: sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 (default: the first GPU's, else sm_90)")
+  cmd->add_option("--arch", o->arch,
+                  "Target: sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 (default: the first GPU's, else sm_90)")
       ->check(known_arch());
   add_plan_options(*cmd, *o);
-  cmd->add_option("--format", o->format, "Output: table, csv or json")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->add_option("--sample", o->sample_every, "Plan every K-th config after constraints, 1 to 10^9 (past 2^20 configs: 1 in K, uniformly)")
+  cmd->add_option("--format", o->format, "Output: table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--sample", o->sample_every,
+                  "Plan every K-th config after constraints, 1 to 10^9 (past 2^20 configs: 1 in K, uniformly)")
       ->check(whole_number_in(1, 1'000'000'000));
   cmd->add_flag("--strict", o->strict, "Exit with status 3 when any config fails to compile");
-  cmd->add_flag("--logs", o->show_logs,
-                "Print the NVRTC log of each failed compile and each warning of the others");
+  cmd->add_flag("--logs", o->show_logs, "Print the NVRTC log of each failed compile and each warning of the others");
   cmd->footer(help_footer("plan", R"(Examples:
   tiletune plan configs/transpose.yaml --arch sm_80 --size N=4096 --format json > plan.json
   tiletune plan configs/matmul.yaml --sample 20 --strict --logs   every 20th config; exit 3 on errors)",

@@ -33,12 +33,13 @@ std::string summary_text(const Space& space, const Plan& plan) {
           : fmt::format(" (planned every {}th: {})", s.sample_every, plan.rows.size());
   std::string text = fmt::format("{} for {}{}{}\n", space.kernel, plan.device.name,
                                  plan.problem.sizes.empty() ? "" : ", ", format_problem(space, plan.problem));
-  text += fmt::format("points {}, after constraints {}{}{}, ok {}, pruned {}, compile failures {}\n", s.points,
-                      count_text(s.valid, s.valid_exact, s.valid_relative_error),
-                      s.shard.whole() ? ""
-                                      : fmt::format(" (shard {}: {})", format_shard(s.shard),
-                                                    count_text(s.in_shard, s.in_shard_exact, s.in_shard_relative_error)),
-                      planned, s.ok, s.pruned, s.compile_failed);
+  text +=
+      fmt::format("points {}, after constraints {}{}{}, ok {}, pruned {}, compile failures {}\n", s.points,
+                  count_text(s.valid, s.valid_exact, s.valid_relative_error),
+                  s.shard.whole() ? ""
+                                  : fmt::format(" (shard {}: {})", format_shard(s.shard),
+                                                count_text(s.in_shard, s.in_shard_exact, s.in_shard_relative_error)),
+                  planned, s.ok, s.pruned, s.compile_failed);
   if (s.with_warnings > 0)
     text += fmt::format("{} configs compiled with warnings (--logs shows them)\n", s.with_warnings);
   if (s.compiled == 0) {
@@ -66,18 +67,27 @@ std::vector<PrintField> plan_fields(const Space& space, const Plan& plan) {
   for (std::size_t i = 0; i < space.problem.size(); ++i)
     f.push_back({space.problem[i].name, count(plan.problem.sizes[i]), "problem"});
   const PlanSummary& s = plan.summary;
-  const std::pair<const char*, PrintCell> summary[] = {
-      {"points", count(s.points)},           {"after_constraints", count(s.valid)},
-      {"ok", count(s.ok)},                   {"pruned", count(s.pruned)},
-      {"compile_failed", count(s.compile_failed)}, {"compiled", count(s.compiled)},
-      {"compiled_ok", count(s.compiled_ok)}, {"with_warnings", count(s.with_warnings)},
-      {"cache_hits", count(s.cache_hits)},   {"compile_seconds", s.compile_seconds},
-      {"wall_seconds", s.wall_seconds},      {"threads", count(s.threads)},
-      {"sample_every", count(s.sample_every)}, {"planned", count(plan.rows.size())},
-      {"shard", format_shard(s.shard)},      {"in_shard", count(s.in_shard)},
-      {"after_constraints_exact", s.valid_exact}, {"after_constraints_relative_error", s.valid_relative_error},
-      {"in_shard_exact", s.in_shard_exact}, {"in_shard_relative_error", s.in_shard_relative_error},
-      {"sampled_uniformly", s.sampled_uniformly}};
+  const std::pair<const char*, PrintCell> summary[] = {{"points", count(s.points)},
+                                                       {"after_constraints", count(s.valid)},
+                                                       {"ok", count(s.ok)},
+                                                       {"pruned", count(s.pruned)},
+                                                       {"compile_failed", count(s.compile_failed)},
+                                                       {"compiled", count(s.compiled)},
+                                                       {"compiled_ok", count(s.compiled_ok)},
+                                                       {"with_warnings", count(s.with_warnings)},
+                                                       {"cache_hits", count(s.cache_hits)},
+                                                       {"compile_seconds", s.compile_seconds},
+                                                       {"wall_seconds", s.wall_seconds},
+                                                       {"threads", count(s.threads)},
+                                                       {"sample_every", count(s.sample_every)},
+                                                       {"planned", count(plan.rows.size())},
+                                                       {"shard", format_shard(s.shard)},
+                                                       {"in_shard", count(s.in_shard)},
+                                                       {"after_constraints_exact", s.valid_exact},
+                                                       {"after_constraints_relative_error", s.valid_relative_error},
+                                                       {"in_shard_exact", s.in_shard_exact},
+                                                       {"in_shard_relative_error", s.in_shard_relative_error},
+                                                       {"sampled_uniformly", s.sampled_uniformly}};
   for (const auto& [key, value] : summary) f.push_back({key, value, "summary"});
   return f;
 }
@@ -114,11 +124,14 @@ std::vector<PrintCell> plan_cells(const Space& space, const PlanRow& row) {
   for (std::size_t i = 0; i < space.params.size(); ++i) {
     const Axis& axis = space.params[i];
     const std::int64_t v = row.config.values[i];
-    if (axis.kind == AxisKind::integer) cells.push_back(v);
-    else if (axis.kind == AxisKind::real) cells.push_back(axis.real_of(v));
-    else cells.push_back(axis.text_of(v));
+    if (axis.kind == AxisKind::integer)
+      cells.push_back(v);
+    else if (axis.kind == AxisKind::real)
+      cells.push_back(axis.real_of(v));
+    else
+      cells.push_back(axis.text_of(v));
   }
-  auto three = [](const long long (&v)[3]) { return PrintCell(std::vector<std::int64_t>{v[0], v[1], v[2]}); };
+  auto three = [](const long long(&v)[3]) { return PrintCell(std::vector<std::int64_t>{v[0], v[1], v[2]}); };
   cells.push_back(row.launch ? three(row.launch->grid) : PrintCell());
   cells.push_back(row.launch ? three(row.launch->block) : PrintCell());
   const long long dynamic = row.launch ? row.launch->shared_bytes : 0;
@@ -128,16 +141,15 @@ std::vector<PrintCell> plan_cells(const Space& space, const PlanRow& row) {
                                count(r->static_shared_bytes), count(dynamic), count(r->spill_store_bytes),
                                count(r->spill_load_bytes), count(r->stack_frame_bytes), count(r->barriers)});
   } else {
-    cells.insert(cells.end(), {PrintCell(), PrintCell(), PrintCell(), PrintCell(),
-                               row.launch ? count(dynamic) : PrintCell()});
+    cells.insert(cells.end(),
+                 {PrintCell(), PrintCell(), PrintCell(), PrintCell(), row.launch ? count(dynamic) : PrintCell()});
     cells.insert(cells.end(), 4, PrintCell());
   }
   const Occupancy& o = row.occupancy;
   cells.push_back(count(o.launchable ? o.threads_per_block : row.launch ? row.launch->threads_per_block() : 0));
   if (o.launchable) {
-    cells.insert(cells.end(), {count(o.threads_per_block), count(o.blocks_per_sm), count(o.warps_per_sm),
-                               o.occupancy, 100.0 * o.occupancy,
-                               std::string(limiter_name(o.limiter)), o.waves});
+    cells.insert(cells.end(), {count(o.threads_per_block), count(o.blocks_per_sm), count(o.warps_per_sm), o.occupancy,
+                               100.0 * o.occupancy, std::string(limiter_name(o.limiter)), o.waves});
   } else {
     cells.insert(cells.end(), 7, PrintCell());
   }
@@ -152,7 +164,7 @@ std::vector<PrintCell> plan_cells(const Space& space, const PlanRow& row) {
 }  // namespace
 
 void print_plan(std::ostream& out, const Space& space, const Plan& plan, Format format) {
-  const PrintFormat printed = format == Format::json ? PrintFormat::json
+  const PrintFormat printed = format == Format::json  ? PrintFormat::json
                               : format == Format::csv ? PrintFormat::csv
                                                       : PrintFormat::table;
   PrintTable rows{.name = "rows", .columns = plan_columns(space), .footer = summary_text(space, plan)};
@@ -175,8 +187,10 @@ void print_compile_logs(std::ostream& out, const Space& space, const Plan& plan)
     }
     for (const std::string& w : row.warnings) {
       auto it = std::find_if(warnings.begin(), warnings.end(), [&](const auto& e) { return e.first == w; });
-      if (it == warnings.end()) warnings.push_back({w, {&row, 1}});
-      else ++it->second.second;
+      if (it == warnings.end())
+        warnings.push_back({w, {&row, 1}});
+      else
+        ++it->second.second;
     }
   }
   for (const auto& [text, where] : warnings)

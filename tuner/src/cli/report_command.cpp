@@ -46,10 +46,12 @@ void check_report_arguments(const ReportCommandOptions& o) {
   if (o.format == "html" && !o.plot.empty())
     throw UsageError("--plot needs --format svg or png (the HTML report has every plot)");
   if (o.format != "html" && o.plot.empty())
-    throw UsageError(fmt::format("--format {} writes one plot: name it with --plot (tiletune report --list-plots shows "
-                                 "them)",
-                                 o.format));
-  if (o.format == "png" && o.output == "-") throw UsageError("--format png cannot write to stdout: name a file with -o");
+    throw UsageError(
+        fmt::format("--format {} writes one plot: name it with --plot (tiletune report --list-plots shows "
+                    "them)",
+                    o.format));
+  if (o.format == "png" && o.output == "-")
+    throw UsageError("--format png cannot write to stdout: name a file with -o");
 }
 
 }  // namespace
@@ -58,9 +60,7 @@ OutputTarget checked_output(const std::string& path, const OutputRules& rules) {
   if (path == "-") return OutputTarget::stream;
   try {
     return check_output(path, rules);
-  } catch (const OutputIsInputError& e) {
-    throw UsageError(e.what());
-  }
+  } catch (const OutputIsInputError& e) { throw UsageError(e.what()); }
 }
 
 void write_whole_file(const std::string& path, const std::string& text, const OutputRules& rules) {
@@ -84,7 +84,8 @@ Runner add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"time", "energy", "edp"}));
   cmd->add_option("--top", o->top, "Configs in each top table, 1 to 10^6 (default 10)")
       ->check(whole_number_in(1, 1'000'000));
-  cmd->add_option("--heatmap", o->heatmaps, "Heatmap of these two params, A,B (repeatable; default: every pair, at most 15)")
+  cmd->add_option("--heatmap", o->heatmaps,
+                  "Heatmap of these two params, A,B (repeatable; default: every pair, at most 15)")
       ->type_name("A,B")
       ->check(plain_text(512));
   cmd->add_option("--default", o->default_config,
@@ -123,8 +124,10 @@ Runner add_report_command(CLI::App& app) {
     const std::string out = o->output.empty() ? stem + "." + o->format : o->output;
     (void)checked_output(out, rules);
     const std::string svg = render_plot(db, options, o->plot);
-    if (o->format == "svg") write_whole_file(out, svg, rules);
-    else write_whole_file(out, render_png(svg), rules);
+    if (o->format == "svg")
+      write_whole_file(out, svg, rules);
+    else
+      write_whole_file(out, render_png(svg), rules);
     if (out != "-") std::cerr << fmt::format("report: wrote {}\n", out);
     return exit_ok;
   };

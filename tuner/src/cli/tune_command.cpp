@@ -56,7 +56,7 @@ struct TuneOptions {
   std::string strategy = "auto";
   std::uint64_t seed = 1;
   std::string replay;
-  std::string warm_start;  // --warm-start: a cache DB or a landscape recording of another device
+  std::string warm_start;     // --warm-start: a cache DB or a landscape recording of another device
   std::size_t in_flight = 0;  // --replay: 0 is the sweep's width for the strategy and --threads
   std::string objective = "time";
   bool energy = false;
@@ -99,8 +99,8 @@ std::optional<std::vector<int>> parse_device_list(const std::string& text) {
     int value = -1;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 0 || value > 1023)
-      throw UsageError(fmt::format("{}: {} is not a device ordinal (expected all, or ordinals as 0,1,3)",
-                                   quote(text), quote(item)));
+      throw UsageError(
+          fmt::format("{}: {} is not a device ordinal (expected all, or ordinals as 0,1,3)", quote(text), quote(item)));
     if (std::find(ordinals.begin(), ordinals.end(), value) != ordinals.end())
       throw UsageError(fmt::format("{}: device {} is listed twice", quote(text), value));
     ordinals.push_back(value);
@@ -117,8 +117,9 @@ std::vector<DeviceInfo> pick_devices(const std::vector<DeviceInfo>& devices, con
   std::vector<DeviceInfo> picked;
   for (const int k : *ordinals) {
     if (k >= static_cast<int>(devices.size()))
-      throw UsageError(fmt::format("--devices {}: device {} does not exist: this machine has {} CUDA device{} (0 to {})",
-                                   quote(text), k, devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
+      throw UsageError(
+          fmt::format("--devices {}: device {} does not exist: this machine has {} CUDA device{} (0 to {})",
+                      quote(text), k, devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
     picked.push_back(devices[static_cast<std::size_t>(k)]);
   }
   return picked;
@@ -154,10 +155,10 @@ void print_problems(std::ostream& out, const Space& space, const SweepReport& r,
     out << fmt::format("\n{} — {} ok configs{}\n", p.canonical.empty() ? "(no problem sizes)" : p.canonical,
                        p.ranked.size(), p.resumed ? fmt::format(" ({} from earlier runs)", p.resumed) : "");
     if (p.ranked.empty()) continue;
-    const double default_ms = p.default_trial && p.default_trial->trial.status == TrialStatus::ok &&
-                                      p.default_trial->trial.time_ms
-                                  ? *p.default_trial->trial.time_ms
-                                  : 0.0;
+    const double default_ms =
+        p.default_trial && p.default_trial->trial.status == TrialStatus::ok && p.default_trial->trial.time_ms
+            ? *p.default_trial->trial.time_ms
+            : 0.0;
     out << fmt::format("{:>4}  {:<40} {:>10} {:>9} {:>7} {:>9} {:>5} {:>5} {:>8}{}\n", "rank", "config", "time ms",
                        has_flops ? "GFLOP/s" : "GB/s", "% copy", "±stddev", "occ%", "regs", "speedup",
                        r.energy_measured ? fmt::format(" {:>10} {:>7}", "energy mJ", "power W") : "");
@@ -206,9 +207,10 @@ void print_pool(std::ostream& out, const Space& space, const SweepReport& r, std
                        d.worker_starts == 1 ? "" : "s", d.left.empty() ? "" : "; LEFT THE POOL: " + d.left);
     print_problems(out, space, r, d.problems, d.copy, top);
   }
-  out << fmt::format("\n{} devices: configs spread over the devices of each model; the finalists confirmed on every "
-                     "device of the model, so each device's best is its own\n",
-                     r.pool.size());
+  out << fmt::format(
+      "\n{} devices: configs spread over the devices of each model; the finalists confirmed on every "
+      "device of the model, so each device's best is its own\n",
+      r.pool.size());
 }
 
 void print_report(std::ostream& out, const Space& space, const SweepReport& r, std::size_t top) {
@@ -230,9 +232,10 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
     std::size_t configs = 0;
     for (const ProblemOutcome& p : r.problems) configs += p.confirmed;
     const auto lines = std::count_if(r.trials.begin(), r.trials.end(), [](const SweepTrial& t) { return t.finalist; });
-    out << fmt::format("of them {} are finalists: the top of each problem measured again in {} interleaved rounds "
-                       "and kept as its median round, until the top were all confirmed ({} config{}, {} trials)\n",
-                       lines, r.confirm_rounds, configs, configs == 1 ? "" : "s", r.confirmation_trials);
+    out << fmt::format(
+        "of them {} are finalists: the top of each problem measured again in {} interleaved rounds "
+        "and kept as its median round, until the top were all confirmed ({} config{}, {} trials)\n",
+        lines, r.confirm_rounds, configs, configs == 1 ? "" : "s", r.confirmation_trials);
   }
   std::size_t warm_started = 0;
   for (const ProblemOutcome& p : r.problems) warm_started += p.warm_started;
@@ -240,22 +243,25 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
     out << fmt::format("warm start: {} configs of another device's ranking proposed first (and measured here)\n",
                        warm_started);
   out << fmt::format("strategy {}{}\n", r.strategy,
-                     r.default_budget ? fmt::format(" (auto: the sweep was estimated at {:.0f} s; measured 10 % of each "
-                                                    "problem's configs, at least 30, at most 500)",
-                                                    r.estimated_seconds)
-                                      : "");
-  out << fmt::format("{:.1f} s wall, {:.1f} trials/s; {} worker start{}\n", r.wall_seconds, double(r.trials.size()) / wall,
-                     r.worker_starts, r.worker_starts == 1 ? "" : "s");
+                     r.default_budget
+                         ? fmt::format(" (auto: the sweep was estimated at {:.0f} s; measured 10 % of each "
+                                       "problem's configs, at least 30, at most 500)",
+                                       r.estimated_seconds)
+                         : "");
+  out << fmt::format("{:.1f} s wall, {:.1f} trials/s; {} worker start{}\n", r.wall_seconds,
+                     double(r.trials.size()) / wall, r.worker_starts, r.worker_starts == 1 ? "" : "s");
   // Where the time went, and the overhead: 1.00x would be a sweep that did nothing but the
   // GPU's work and the compiles the GPU had to wait for.
   out << fmt::format("overhead {:.2f}x = wall / (GPU busy {:.2f} s + compile not hidden {:.2f} s)\n", sweep_overhead(r),
                      gpu_busy_seconds(r), r.wait_compile_seconds);
-  out << fmt::format("  setup {:.2f} s (checks, cache, plan); worker start + copy ceiling {:.2f} s (beside the first "
-                     "compiles); NVRTC {:.2f} s over {} compile threads, GPU waited {:.2f} s for it\n",
-                     r.setup_seconds, r.copy_seconds, r.compile_seconds, r.compile_threads, r.wait_compile_seconds);
-  out << fmt::format("  in the worker: module load + setup {:.2f} s (inputs and references {:.2f} s), verify {:.2f} s, "
-                     "timing {:.2f} s; the parent waited {:.2f} s on it\n",
-                     r.load_seconds, r.input_setup_seconds, r.verify_seconds, r.measure_seconds, r.worker_seconds);
+  out << fmt::format(
+      "  setup {:.2f} s (checks, cache, plan); worker start + copy ceiling {:.2f} s (beside the first "
+      "compiles); NVRTC {:.2f} s over {} compile threads, GPU waited {:.2f} s for it\n",
+      r.setup_seconds, r.copy_seconds, r.compile_seconds, r.compile_threads, r.wait_compile_seconds);
+  out << fmt::format(
+      "  in the worker: module load + setup {:.2f} s (inputs and references {:.2f} s), verify {:.2f} s, "
+      "timing {:.2f} s; the parent waited {:.2f} s on it\n",
+      r.load_seconds, r.input_setup_seconds, r.verify_seconds, r.measure_seconds, r.worker_seconds);
   if (r.objective != Objective::time)
     out << fmt::format("objective {} ({} per run): the ranking above is by it\n", objective_name(r.objective),
                        objective_unit(r.objective));
@@ -282,17 +288,22 @@ nlohmann::json replay_json(const Space& space, const ReplayedProblem& r, const C
   for (const std::size_t point : r.schedule.warm_start) warm.push_back(params_of(point));
   nlohmann::json finalists = nlohmann::json::array();
   for (const std::size_t point : r.confirmation.confirmed) finalists.push_back(params_of(point));
-  nlohmann::json j = {{"problem", rp.canonical},   {"strategy", r.schedule.strategy},
-                      {"seed", r.schedule.seed},  {"in_flight", r.in_flight},
-                      {"configs", rp.space.domain.size()}, {"unrecorded", rp.unrecorded},
+  nlohmann::json j = {{"problem", rp.canonical},
+                      {"strategy", r.schedule.strategy},
+                      {"seed", r.schedule.seed},
+                      {"in_flight", r.in_flight},
+                      {"configs", rp.space.domain.size()},
+                      {"unrecorded", rp.unrecorded},
                       {"warm_start", std::move(warm)},
-                      {"evaluations", std::move(evaluations)}, {"budget_reached", trace.budget_exhausted},
+                      {"evaluations", std::move(evaluations)},
+                      {"budget_reached", trace.budget_exhausted},
                       {"good_enough", trace.good_enough},
                       {"cost_s", trace.cost_seconds},
-                      {"confirmation", {{"finalists", std::move(finalists)},
-                                        {"rounds", r.confirmation.trials > 0 ? confirm.rounds : 0},
-                                        {"trials", r.confirmation.trials},
-                                        {"cost_s", r.confirmation_cost_seconds}}}};
+                      {"confirmation",
+                       {{"finalists", std::move(finalists)},
+                        {"rounds", r.confirmation.trials > 0 ? confirm.rounds : 0},
+                        {"trials", r.confirmation.trials},
+                        {"cost_s", r.confirmation_cost_seconds}}}};
   nlohmann::json suspects = nlohmann::json::array();
   for (const std::size_t point : rp.suspects) {
     const LandscapeTrial& t = recorded_trial(rp, point);
@@ -313,25 +324,28 @@ nlohmann::json replay_json(const Space& space, const ReplayedProblem& r, const C
 void print_replayed(const Space& space, const ReplayedProblem& r, const ConfirmPlan& confirm) {
   const ReplayProblem& rp = r.recording;
   const SearchTrace& trace = r.trace;
-  std::cout << fmt::format("\n{} — {} configs recorded{}; strategy {}, seed {}, {} in flight\n", rp.canonical,
-                           rp.space.domain.size(),
-                           rp.unrecorded ? fmt::format(" ({} configs of the space are not: left out)", rp.unrecorded) : "",
-                           r.schedule.strategy, r.schedule.seed, r.in_flight);
+  std::cout << fmt::format(
+      "\n{} — {} configs recorded{}; strategy {}, seed {}, {} in flight\n", rp.canonical, rp.space.domain.size(),
+      rp.unrecorded ? fmt::format(" ({} configs of the space are not: left out)", rp.unrecorded) : "",
+      r.schedule.strategy, r.schedule.seed, r.in_flight);
   if (!r.schedule.warm_start.empty())
-    std::cout << fmt::format("  warm start: the other device's top {} configs proposed first\n", r.schedule.warm_start.size());
+    std::cout << fmt::format("  warm start: the other device's top {} configs proposed first\n",
+                             r.schedule.warm_start.size());
   std::uint64_t failed = 0;
   for (const Evaluation& e : trace.evaluations) failed += e.time ? 0 : 1;
   std::cout << fmt::format("  evaluations {} of {} ({:.1f} %), {} failed{}\n", trace.evaluations.size(),
-                           rp.space.domain.size(), 100.0 * double(trace.evaluations.size()) / double(rp.space.domain.size()),
-                           failed, trace.budget_exhausted ? " (budget reached)"
-                                   : trace.good_enough  ? " (good enough: stopped at --good-enough)"
-                                                        : "");
+                           rp.space.domain.size(),
+                           100.0 * double(trace.evaluations.size()) / double(rp.space.domain.size()), failed,
+                           trace.budget_exhausted ? " (budget reached)"
+                           : trace.good_enough    ? " (good enough: stopped at --good-enough)"
+                                                  : "");
   std::cout << fmt::format("  recorded sweep time {:.1f} s of {:.1f} s for every config (compile + measure)\n",
                            trace.cost_seconds, rp.exhaustive_cost_seconds);
   for (const std::size_t point : rp.suspects) {
     const LandscapeTrial& t = recorded_trial(rp, point);
-    std::cout << fmt::format("  suspect     {:<44} {:.4f} ms (recorded ok): {}\n", format_config(space, rp.space.config(point)),
-                             t.time_ms.value_or(0), text_out::terminal_text(t.detail));
+    std::cout << fmt::format("  suspect     {:<44} {:.4f} ms (recorded ok): {}\n",
+                             format_config(space, rp.space.config(point)), t.time_ms.value_or(0),
+                             text_out::terminal_text(t.detail));
   }
   if (r.confirmation.trials > 0)
     std::cout << fmt::format("  finalists: {} config{} confirmed in {} rounds, {} trials, {:.1f} s recorded\n",
@@ -364,8 +378,8 @@ int run_replay(const Space& space, const TuneOptions& o) {
     throw UsageError(fmt::format("--objective {} with --replay: a recorded landscape holds times only", o.objective));
   const Landscape landscape = load_landscape(o.replay);
   if (landscape.kernel != space.kernel)
-    throw Error(fmt::format("{}: the recording is of kernel {}, the space of {} ({})", o.replay, quote(landscape.kernel),
-                            quote(space.kernel), space.yaml_path.string()));
+    throw Error(fmt::format("{}: the recording is of kernel {}, the space of {} ({})", o.replay,
+                            quote(landscape.kernel), quote(space.kernel), space.yaml_path.string()));
   std::vector<Problem> problems = select_problems(space, o.plan.sizes);
   // Without --size, the problems the recording has (a space lists more sizes than were recorded).
   if (o.plan.sizes.empty()) {
@@ -394,15 +408,16 @@ int run_replay(const Space& space, const TuneOptions& o) {
     options.warm_start = &*warm;
   }
   const bool json = o.format == "json";
-  nlohmann::json document = {{"recording", o.replay}, {"kernel", landscape.kernel},
+  nlohmann::json document = {{"recording", o.replay},
+                             {"kernel", landscape.kernel},
                              {"device", landscape.header_value("device").value_or("")},
                              {"problems", nlohmann::json::array()}};
   if (warm) document["warm_start"] = warm->source;
   if (!json)
-    std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", text_out::terminal_text(o.replay), landscape.kernel,
-                           text_out::terminal_text(landscape.header_value("device").value_or("?")),
-                           text_out::terminal_text(landscape.header_value("recorded").value_or("?")),
-                           options.shard.whole() ? "" : ", shard " + format_shard(options.shard));
+    std::cout << fmt::format("replay of {} ({} on {}, recorded {}){}\n", text_out::terminal_text(o.replay),
+                             landscape.kernel, text_out::terminal_text(landscape.header_value("device").value_or("?")),
+                             text_out::terminal_text(landscape.header_value("recorded").value_or("?")),
+                             options.shard.whole() ? "" : ", shard " + format_shard(options.shard));
   if (!json && warm) std::cout << fmt::format("warm start from {}\n", text_out::terminal_text(warm->source));
   // The schedule of a sweep with these options: `auto` decided once, the time budget shared on
   // the simulated clock, each problem's finalists confirmed.
@@ -410,8 +425,10 @@ int run_replay(const Space& space, const TuneOptions& o) {
   bool found_any = false;
   for (const ReplayedProblem& r : sweep.problems) {
     found_any = found_any || r.trace.best.has_value();
-    if (json) document["problems"].push_back(replay_json(space, r, options.confirm));
-    else print_replayed(space, r, options.confirm);
+    if (json)
+      document["problems"].push_back(replay_json(space, r, options.confirm));
+    else
+      print_replayed(space, r, options.confirm);
   }
   if (json) {
     std::size_t replaced = 0;
@@ -431,8 +448,8 @@ int tune_space(const std::shared_ptr<TuneOptions>& o) {
   if (!o->replay.empty()) return run_replay(space, *o);
   const std::vector<DeviceInfo> devices = list_devices();
   if (devices.empty()) {
-    std::cout << fmt::format("no CUDA device present ({}): running `plan` on {} instead\n",
-                             cuda_unavailable_reason(), o->plan.space);
+    std::cout << fmt::format("no CUDA device present ({}): running `plan` on {} instead\n", cuda_unavailable_reason(),
+                             o->plan.space);
     Plan plan = run_plan(space, o->plan);
     print_plan(std::cout, space, plan, Format::table);
     return exit_ok;
@@ -505,10 +522,10 @@ int tune_space(const std::shared_ptr<TuneOptions>& o) {
   SweepReport report = run_sweep(space, options);
   print_report(std::cout, space, report, o->top);
   if (report.interrupted) {
-    std::cerr << fmt::format("tiletune: tune: interrupted ({}) after {} trials: they are in {}; run the same "
-                             "command again to resume\n",
-                             InterruptSignals::received() == SIGTERM ? "SIGTERM" : "SIGINT", report.trials.size(),
-                             report.db_path.string());
+    std::cerr << fmt::format(
+        "tiletune: tune: interrupted ({}) after {} trials: they are in {}; run the same "
+        "command again to resume\n",
+        InterruptSignals::received() == SIGTERM ? "SIGTERM" : "SIGINT", report.trials.size(), report.db_path.string());
     return exit_interrupted;
   }
   bool any_ok = std::any_of(report.problems.begin(), report.problems.end(),
@@ -530,9 +547,10 @@ std::vector<std::filesystem::path> capture_spaces(const std::filesystem::path& f
       spaces.push_back(entry.path() / "space.yaml");
   std::sort(spaces.begin(), spaces.end());
   if (spaces.empty())
-    throw UsageError(fmt::format("{} is a folder without captures (NAME/space.yaml in it): name a space, or the "
-                                 "folder TILETUNE_CAPTURE_DIR names",
-                                 quote(folder.string())));
+    throw UsageError(
+        fmt::format("{} is a folder without captures (NAME/space.yaml in it): name a space, or the "
+                    "folder TILETUNE_CAPTURE_DIR names",
+                    quote(folder.string())));
   return spaces;
 }
 
@@ -569,13 +587,10 @@ Runner add_tune_command(CLI::App& app) {
         try {
           (void)parse_device_list(v);
           return std::string();
-        } catch (const UsageError& e) {
-          return std::string(e.what());
-        }
+        } catch (const UsageError& e) { return std::string(e.what()); }
       })
       ->excludes(device);
-  cmd->add_option("--db", o->db,
-                  "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db or XDG's)");
+  cmd->add_option("--db", o->db, "Result cache (default: $TILETUNE_DB, else ~/.cache/tiletune/tiletune.db or XDG's)");
   cmd->add_option("--budget", o->budget,
                   "Each problem's trials (200) or share of configs (25%), or the sweep's time (90s, 10m)")
       ->check(budget_text());
@@ -605,8 +620,7 @@ Runner add_tune_command(CLI::App& app) {
       ->check(known_arch());
   std::string strategies = "auto";
   for (const std::string& n : strategy_names()) strategies += ", " + n;
-  cmd->add_option("--strategy", o->strategy,
-                  "Search strategy: " + strategies + " (default auto)")
+  cmd->add_option("--strategy", o->strategy, "Search strategy: " + strategies + " (default auto)")
       ->check([](const std::string& v) {
         if (v == "auto") return std::string();
         for (const std::string& n : strategy_names())
@@ -615,15 +629,13 @@ Runner add_tune_command(CLI::App& app) {
       });
   cmd->add_option("--seed", o->seed, "Seed of the strategy, 0 to 2^64-1 (default 1): the same seed repeats a search")
       ->check(whole_number_in(0, UINT64_MAX));
-  auto* replay = cmd->add_option("--replay", o->replay,
-                                 "Answer the strategy from a recording instead of the GPU")
+  auto* replay = cmd->add_option("--replay", o->replay, "Answer the strategy from a recording instead of the GPU")
                      ->check(CLI::ExistingFile);
   cmd->add_option("--warm-start", o->warm_start,
                   "Propose another device's fastest " + std::to_string(warm_start_points) +
                       " configs first (from a cache or a recording)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--format", o->format,
-                  "With --replay: table (default) or json (every evaluation, in order)")
+  cmd->add_option("--format", o->format, "With --replay: table (default) or json (every evaluation, in order)")
       ->check(CLI::IsMember({"table", "json"}))
       ->needs(replay);
   cmd->add_option("--in-flight,--batch", o->in_flight,
@@ -640,8 +652,8 @@ Runner add_tune_command(CLI::App& app) {
   return [o]() {
     if (o->plan.space.empty()) o->plan.space = default_space_path().string();
     if (!std::filesystem::is_directory(o->plan.space)) return tune_space(o);
-    if (!o->replay.empty()) throw UsageError(fmt::format("--replay: {} is a folder; a replay takes one space",
-                                                         quote(o->plan.space)));
+    if (!o->replay.empty())
+      throw UsageError(fmt::format("--replay: {} is a folder; a replay takes one space", quote(o->plan.space)));
     return tune_captures(o);
   };
 }

@@ -40,7 +40,7 @@ namespace tiletune::cache_file {
 
 enum class Verdict {
   ok,
-  missing,         ///< no file there
+  missing,  ///< no file there
   directory,
   not_regular,     ///< a FIFO, a device, a socket
   unreadable,      ///< open or read failed (reason says why)
@@ -62,7 +62,7 @@ struct Header {
 
 struct Inspection {
   Verdict verdict = Verdict::ok;
-  std::string reason;               ///< one line, for the refusal message
+  std::string reason;  ///< one line, for the refusal message
   Header header;
 };
 
@@ -125,7 +125,8 @@ inline std::int64_t big_endian_i32(const unsigned char* p) {
   // The fields SQLite itself insists on: a page size that is a power of two from 512 to 65536
   // (1 stands for 65536) and the fixed payload fractions 64, 32, 32.
   const unsigned page_size = (unsigned{head[16]} << 8) | head[17];
-  const bool page_size_ok = page_size == 1 || (page_size >= 512 && page_size <= 32768 && (page_size & (page_size - 1)) == 0);
+  const bool page_size_ok =
+      page_size == 1 || (page_size >= 512 && page_size <= 32768 && (page_size & (page_size - 1)) == 0);
   if (!page_size_ok || head[21] != 64 || head[22] != 32 || head[23] != 32)
     return refuse(Verdict::not_sqlite, "not an SQLite database");
   r.header.wal = head[18] == 2 && head[19] == 2;
@@ -168,10 +169,14 @@ inline std::int64_t big_endian_i32(const unsigned char* p) {
 [[nodiscard]] inline std::string uri(const std::filesystem::path& path, std::string_view query) {
   std::string u = path.is_absolute() ? "file://" : "file:";
   for (const char c : path.string()) {
-    if (c == '%') u += "%25";
-    else if (c == '?') u += "%3f";
-    else if (c == '#') u += "%23";
-    else u += c;
+    if (c == '%')
+      u += "%25";
+    else if (c == '?')
+      u += "%3f";
+    else if (c == '#')
+      u += "%23";
+    else
+      u += c;
   }
   u += '?';
   u += query;
@@ -195,8 +200,9 @@ inline std::int64_t big_endian_i32(const unsigned char* p) {
   const auto wal_size = std::filesystem::file_size(wal, ec);
   if (!ec && wal_size > 0) {
     r.verdict = Verdict::unreadable_wal;
-    r.reason = "its -wal holds commits not yet in the file, and without a -shm they cannot be read in a directory "
-               "this process cannot write: read it once where the directory is writable, or checkpoint it";
+    r.reason =
+        "its -wal holds commits not yet in the file, and without a -shm they cannot be read in a directory "
+        "this process cannot write: read it once where the directory is writable, or checkpoint it";
     return r;
   }
   out = uri(path, "mode=ro&immutable=1");
@@ -265,7 +271,8 @@ inline std::filesystem::path default_path() {
   if (auto p = env("TILETUNE_DB"); !p.empty()) return p;
   if (auto p = env("XDG_CACHE_HOME"); !p.empty() && std::filesystem::path(p).is_absolute())
     return std::filesystem::path(p) / "tiletune" / "tiletune.db";
-  if (auto home = env("HOME"); !home.empty()) return std::filesystem::path(home) / ".cache" / "tiletune" / "tiletune.db";
+  if (auto home = env("HOME"); !home.empty())
+    return std::filesystem::path(home) / ".cache" / "tiletune" / "tiletune.db";
   return {};
 }
 

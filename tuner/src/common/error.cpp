@@ -74,25 +74,18 @@ std::string exception_reason(const std::exception_ptr& e) noexcept try {
     return "out of memory (an input too large to hold?)";
   } catch (const std::length_error& x) {
     return "too large to hold in memory (" + one_line(x.what(), 80) + ")";
-  } catch (const Error& x) {
-    return one_line(x.what());
-  } catch (const std::exception& x) {
+  } catch (const Error& x) { return one_line(x.what()); } catch (const std::exception& x) {
     // nlohmann::json's exceptions: "[json.exception.type_error.302] type must be string, ...".
     const std::string_view what = x.what();
     constexpr std::string_view json = "[json.exception.";
     if (what.starts_with(json) && what.find("] ") != std::string_view::npos)
       return "not the JSON expected: " + one_line(what.substr(what.find("] ") + 2));
     return "internal error: " + one_line(what);
-  } catch (...) {
-    return "internal error: an exception of unknown type";
-  }
-} catch (...) {
-  return "out of memory";
-}
+  } catch (...) { return "internal error: an exception of unknown type"; }
+} catch (...) { return "out of memory"; }
 
 namespace {
-std::string format_space_error(const SourceLocation& where, const std::string& what,
-                               const std::string& remedy) {
+std::string format_space_error(const SourceLocation& where, const std::string& what, const std::string& remedy) {
   std::string s = where.str() + ": error: " + what;
   if (!remedy.empty()) s += "\n  hint: " + remedy;
   return s;

@@ -36,9 +36,7 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
   try {
     InputFile file(path, what);
     return file.read_all(max_bytes);
-  } catch (const Error& e) {
-    throw Error(shown_path(path) + ": " + e.what());
-  }
+  } catch (const Error& e) { throw Error(shown_path(path) + ": " + e.what()); }
 }
 
 InputFile::InputFile(const std::filesystem::path& path, std::string_view what) : what_(what) {

@@ -24,9 +24,7 @@ namespace {
 /// A path as a message shows it: the user's own text, with control characters made visible.
 std::string shown(const fs::path& path) { return shown_path(path); }
 
-[[noreturn]] void refuse(const fs::path& path, const std::string& reason) {
-  throw Error(shown(path) + ": " + reason);
-}
+[[noreturn]] void refuse(const fs::path& path, const std::string& reason) { throw Error(shown(path) + ": " + reason); }
 
 [[noreturn]] void cannot_write(const fs::path& path, int error) {
   refuse(path, std::string("cannot write: ") + std::strerror(error));
@@ -101,8 +99,8 @@ class TempFile {
     std::random_device random;
     for (int attempt = 0; attempt < 100; ++attempt) {
       // At most 100 bytes of the name, so that a name near NAME_MAX still has room for ours.
-      path_ = dir / ("." + target.filename().string().substr(0, 100) + ".tiletune-" + std::to_string(::getpid()) +
-                     "-" + std::to_string(random()));
+      path_ = dir / ("." + target.filename().string().substr(0, 100) + ".tiletune-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(random()));
       // 0666: the umask applies, as to any new file; an existing file's mode is set with fchmod.
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ >= 0 || errno != EEXIST) break;
@@ -187,8 +185,10 @@ OutputTarget check_output(const fs::path& path, const OutputRules& rules) {
 void write_output(const fs::path& path, std::string_view bytes, const OutputRules& rules) {
   const Resolved r = resolve(path);
   if (r.exists) refuse_inputs(path, r, rules);
-  if (classify(path, r, rules) == OutputTarget::stream) write_through(path, r, bytes);
-  else replace_regular(path, r, bytes);
+  if (classify(path, r, rules) == OutputTarget::stream)
+    write_through(path, r, bytes);
+  else
+    replace_regular(path, r, bytes);
 }
 
 }  // namespace tiletune

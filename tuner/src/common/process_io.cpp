@@ -107,8 +107,7 @@ ScopedSigpipeBlock::~ScopedSigpipeBlock() {
   sigset_t pending;
   if (!was_pending_ && ::sigpending(&pending) == 0 && ::sigismember(&pending, SIGPIPE) == 1) {
     timespec zero{};
-    while (::sigtimedwait(&pipe_only_, nullptr, &zero) < 0 && errno == EINTR) {
-    }
+    while (::sigtimedwait(&pipe_only_, nullptr, &zero) < 0 && errno == EINTR) {}
   }
   ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
 }

@@ -30,18 +30,21 @@ namespace tiletune::text_out {
   if (c < 0x80) return 1;
   std::size_t n = 0;
   std::uint32_t code = 0;
-  if (c >= 0xC2 && c <= 0xDF) n = 2, code = c & 0x1Fu;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, code = c & 0x0Fu;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, code = c & 0x07u;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2, code = c & 0x1Fu;
+  else if (c >= 0xE0 && c <= 0xEF)
+    n = 3, code = c & 0x0Fu;
+  else if (c >= 0xF0 && c <= 0xF4)
+    n = 4, code = c & 0x07u;
+  else
+    return 0;
   if (i + n > s.size()) return 0;
   for (std::size_t k = 1; k < n; ++k) {
     const auto b = static_cast<unsigned char>(s[i + k]);
     if ((b & 0xC0) != 0x80) return 0;
     code = (code << 6) | (b & 0x3Fu);
   }
-  if ((n == 3 && code < 0x800) || (n == 4 && code < 0x10000) || code > 0x10FFFF ||
-      (code >= 0xD800 && code <= 0xDFFF))
+  if ((n == 3 && code < 0x800) || (n == 4 && code < 0x10000) || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
     return 0;
   return n;
 }
@@ -115,7 +118,8 @@ void for_each_char_replacing(std::string_view s, std::size_t* replaced, Emit&& e
 
 /// s cut to at most max_chars characters, never inside one; a cut one ends in `ellipsis`
 /// (within the max_chars).
-[[nodiscard]] inline std::string cut_chars(std::string_view s, std::size_t max_chars, std::string_view ellipsis = "...") {
+[[nodiscard]] inline std::string cut_chars(std::string_view s, std::size_t max_chars,
+                                           std::string_view ellipsis = "...") {
   if (char_count(s) <= max_chars) return std::string(s);
   const std::size_t keep = max_chars > ellipsis.size() ? max_chars - ellipsis.size() : 0;
   std::size_t i = 0;
@@ -139,13 +143,20 @@ inline void append_hex_byte(std::string& out, unsigned char c, std::string_view 
 inline void append_json_string(std::string& out, std::string_view s, std::size_t* replaced = nullptr) {
   out += '"';
   for_each_char_replacing(s, replaced, [&out](std::uint32_t code, std::string_view bytes) {
-    if (code == '"') out += "\\\"";
-    else if (code == '\\') out += "\\\\";
-    else if (code == '\n') out += "\\n";
-    else if (code == '\t') out += "\\t";
-    else if (code == '\r') out += "\\r";
-    else if (code < 0x20 || (code >= 0x7F && code <= 0x9F)) detail::append_hex_byte(out, static_cast<unsigned char>(code), "\\u00");
-    else out.append(bytes);
+    if (code == '"')
+      out += "\\\"";
+    else if (code == '\\')
+      out += "\\\\";
+    else if (code == '\n')
+      out += "\\n";
+    else if (code == '\t')
+      out += "\\t";
+    else if (code == '\r')
+      out += "\\r";
+    else if (code < 0x20 || (code >= 0x7F && code <= 0x9F))
+      detail::append_hex_byte(out, static_cast<unsigned char>(code), "\\u00");
+    else
+      out.append(bytes);
   });
   out += '"';
 }
@@ -179,7 +190,8 @@ template <class Json>
   }
   if (j.is_object()) {
     Json out = Json::object();
-    for (auto it = j.begin(); it != j.end(); ++it) out[valid_utf8(it.key(), &replaced)] = repaired_json(it.value(), replaced);
+    for (auto it = j.begin(); it != j.end(); ++it)
+      out[valid_utf8(it.key(), &replaced)] = repaired_json(it.value(), replaced);
     return out;
   }
   return j;
@@ -240,13 +252,20 @@ template <class Json>
       continue;
     }
     const std::uint32_t code = code_point(s, i, n);
-    if (keep_lines && (code == '\n' || code == '\t')) out += static_cast<char>(code);
-    else if (code == '\n') out += "\\n";
-    else if (code == '\r') out += "\\r";
-    else if (code == '\t') out += "\\t";
-    else if (code < 0x20 || code == 0x7F) detail::append_hex_byte(out, static_cast<unsigned char>(code), "\\x");
-    else if (code >= 0x80 && code <= 0x9F) detail::append_hex_byte(out, static_cast<unsigned char>(code), "\\u00");
-    else out.append(s.substr(i, n));
+    if (keep_lines && (code == '\n' || code == '\t'))
+      out += static_cast<char>(code);
+    else if (code == '\n')
+      out += "\\n";
+    else if (code == '\r')
+      out += "\\r";
+    else if (code == '\t')
+      out += "\\t";
+    else if (code < 0x20 || code == 0x7F)
+      detail::append_hex_byte(out, static_cast<unsigned char>(code), "\\x");
+    else if (code >= 0x80 && code <= 0x9F)
+      detail::append_hex_byte(out, static_cast<unsigned char>(code), "\\u00");
+    else
+      out.append(s.substr(i, n));
     i += n;
   }
   return out;
@@ -380,14 +399,21 @@ class CsvReader {
   std::string out;
   out.reserve(s.size());
   for_each_char_replacing(s, replaced, [&out](std::uint32_t c, std::string_view bytes) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else if (c == '\'') out += "&#39;";
-    else if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || (c >= 0x7F && c <= 0x9F) || c == 0xFFFE || c == 0xFFFF)
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else if (c == '\'')
+      out += "&#39;";
+    else if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || (c >= 0x7F && c <= 0x9F) || c == 0xFFFE ||
+             c == 0xFFFF)
       out += kReplacement;
-    else out.append(bytes);
+    else
+      out.append(bytes);
   });
   return out;
 }

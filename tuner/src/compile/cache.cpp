@@ -90,13 +90,11 @@ std::string serialize_meta(const std::string& key, const CompiledKernel& kernel)
 }
 
 // Reads "name value\n" at `pos`, advancing it; nullopt when the line is not that field.
-std::optional<std::string> take_field(const std::string& text, std::size_t& pos,
-                                      std::string_view name) {
+std::optional<std::string> take_field(const std::string& text, std::size_t& pos, std::string_view name) {
   const std::size_t end = text.find('\n', pos);
   if (end == std::string::npos) return std::nullopt;
   const std::string_view line(text.data() + pos, end - pos);
-  if (line.size() < name.size() + 1 || line.substr(0, name.size()) != name ||
-      line[name.size()] != ' ') {
+  if (line.size() < name.size() + 1 || line.substr(0, name.size()) != name || line[name.size()] != ' ') {
     return std::nullopt;
   }
   pos = end + 1;
@@ -228,8 +226,10 @@ bool write_atomically(const fs::path& target, std::string_view bytes) {
 void warn_unwritable_once(const fs::path& dir, const std::string& why) {
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
-  std::fprintf(stderr, "tiletune: warning: cannot write the cubin cache in '%s' (%s); "
-                       "compiling without caching\n", dir.c_str(), why.c_str());
+  std::fprintf(stderr,
+               "tiletune: warning: cannot write the cubin cache in '%s' (%s); "
+               "compiling without caching\n",
+               dir.c_str(), why.c_str());
 }
 
 // Writes the files of one entry, in order (name suffix, bytes), into the key's directory; what
@@ -250,9 +250,7 @@ void write_entry(const fs::path& root, const std::string& key,
         return;
       }
     }
-  } catch (const std::exception& e) {
-    warn_unwritable_once(root, e.what());
-  }
+  } catch (const std::exception& e) { warn_unwritable_once(root, e.what()); }
 }
 
 }  // namespace
@@ -272,8 +270,7 @@ fs::path unique_temp_path(const fs::path& target) {
   for (char* c = host; *c; ++c)
     if (*c == '/') *c = '_';  // a host name never names a directory
   char suffix[96];
-  std::snprintf(suffix, sizeof suffix, ".%ld.%016llx.%llu", static_cast<long>(::getpid()), nonce,
-                counter.fetch_add(1));
+  std::snprintf(suffix, sizeof suffix, ".%ld.%016llx.%llu", static_cast<long>(::getpid()), nonce, counter.fetch_add(1));
   return target.string() + ".tmp." + host + suffix;
 }
 
@@ -332,9 +329,7 @@ std::optional<CompileFailure> CubinCache::get_failure(const std::string& key) co
     auto text = read_all(entry_dir(dir_, key) / (key + ".fail"));
     if (!text) return std::nullopt;
     return parse_failure(*text, key);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  } catch (const std::exception&) { return std::nullopt; }
 }
 
 void CubinCache::put_failure(const std::string& key, const CompileFailure& failure) const {
@@ -373,8 +368,10 @@ CompileResult compile_cached(const CompileRequest& request, const CubinCache& ca
   }
   CompileResult result = compiler != nullptr ? compiler->compile(request) : compile_nvrtc(request);
   result.cache_key = key;
-  if (result.ok()) cache.put(key, *result.kernel);
-  else if (!result.transient) cache.put_failure(key, CompileFailure{result.error, result.log, result.warnings});
+  if (result.ok())
+    cache.put(key, *result.kernel);
+  else if (!result.transient)
+    cache.put_failure(key, CompileFailure{result.error, result.log, result.warnings});
   return result;
 }
 

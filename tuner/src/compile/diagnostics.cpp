@@ -113,8 +113,7 @@ std::optional<PtxasError> first_ptxas_error(const std::string& log) {
     if (!is_ptxas_line(line, "error") && !is_ptxas_line(line, "fatal")) return true;
     auto [function, rest] = function_of(ptxas_message(line));
     PtxasError error;
-    error.reason = function.empty() ? explain_ptxas(rest)
-                                    : kernel_display_name(function) + ": " + explain_ptxas(rest);
+    error.reason = function.empty() ? explain_ptxas(rest) : kernel_display_name(function) + ": " + explain_ptxas(rest);
     error.function = std::move(function);
     found = std::move(error);
     return false;

@@ -14,10 +14,10 @@ namespace tiletune::compile_detail {
 struct IncludeDirective {
   enum class Form { quoted, angle };
   Form form = Form::quoted;
-  std::string name;   ///< as written between the quotes or brackets
-  int line = 0;       ///< 1-based
-  bool next = false;  ///< #include_next: searched like an angle include
-  bool probe = false; ///< __has_include: the file need not exist
+  std::string name;    ///< as written between the quotes or brackets
+  int line = 0;        ///< 1-based
+  bool next = false;   ///< #include_next: searched like an angle include
+  bool probe = false;  ///< __has_include: the file need not exist
 };
 
 /// The text with comments blanked out (newlines kept, so line numbers stay right); string and
@@ -30,10 +30,8 @@ struct IncludeDirective {
 /// When options[i] is an include-directory option (-IDIR, "-I DIR", -I then DIR,
 /// --include-path=DIR, --include-path then DIR): its directory, with i moved past a separate
 /// DIR. nullopt for any other option.
-[[nodiscard]] std::optional<std::string> include_dir_option(const std::vector<std::string>& options,
-                                                            std::size_t& i);
+[[nodiscard]] std::optional<std::string> include_dir_option(const std::vector<std::string>& options, std::size_t& i);
 /// The same for a pre-included header (--pre-include=H, --pre-include H, -include H).
-[[nodiscard]] std::optional<std::string> pre_include_option(const std::vector<std::string>& options,
-                                                            std::size_t& i);
+[[nodiscard]] std::optional<std::string> pre_include_option(const std::vector<std::string>& options, std::size_t& i);
 
 }  // namespace tiletune::compile_detail

@@ -53,8 +53,8 @@ class Program {
     }
     const std::string main =
         prelude.empty() ? source.main.text : prelude + "#line 1 \"" + source.main.name + "\"\n" + source.main.text;
-    check(nvrtc::require().nvrtcCreateProgram(&program_, main.c_str(), source.main.name.c_str(), static_cast<int>(texts.size()),
-                             texts.data(), names.data()),
+    check(nvrtc::require().nvrtcCreateProgram(&program_, main.c_str(), source.main.name.c_str(),
+                                              static_cast<int>(texts.size()), texts.data(), names.data()),
           "nvrtcCreateProgram", source.main.name);
   }
   ~Program() {
@@ -79,9 +79,7 @@ std::string program_log(nvrtcProgram program, const std::string& context) {
   return compile_detail::clean_log(std::move(log));
 }
 
-bool starts_with(const std::string& s, std::string_view prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
+bool starts_with(const std::string& s, std::string_view prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 struct ParsedArch {
   int number = 0;      // compute capability * 10
@@ -108,15 +106,17 @@ ParsedArch parse_arch_parts(const std::string& text) {
     const char* end = s.data() + s.size();
     auto [p1, e1] = std::from_chars(s.data(), s.data() + dot, major);
     auto [p2, e2] = std::from_chars(s.data() + dot + 1, end, minor);
-    if (e1 != std::errc() || p1 != s.data() + dot || e2 != std::errc() || p2 != end ||
-        dot + 2 != s.size() || dot == 0 || major < 1 || major > 99) {
+    if (e1 != std::errc() || p1 != s.data() + dot || e2 != std::errc() || p2 != end || dot + 2 != s.size() ||
+        dot == 0 || major < 1 || major > 99) {
       throw fail();
     }
     parsed.number = major * 10 + minor;
     return parsed;
   }
-  if (starts_with(s, "sm_")) s = s.substr(3);
-  else if (starts_with(s, "compute_")) s = s.substr(8);
+  if (starts_with(s, "sm_"))
+    s = s.substr(3);
+  else if (starts_with(s, "compute_"))
+    s = s.substr(8);
   if (!s.empty() && (s.back() == 'a' || s.back() == 'f')) {
     parsed.suffix = s.substr(s.size() - 1);
     s.pop_back();
@@ -173,8 +173,7 @@ namespace {
 std::vector<std::string> build_options(const CompileRequest& request, bool by_role) {
   if (request.source == nullptr) throw Error("nvrtc_options: the request has no source");
   // A real arch (sm_XX) so that NVRTC runs ptxas and hands back a CUBIN, not PTX.
-  std::vector<std::string> options{"--gpu-architecture=" + normalize_arch(request.arch),
-                                   "--ptxas-options=-v"};
+  std::vector<std::string> options{"--gpu-architecture=" + normalize_arch(request.arch), "--ptxas-options=-v"};
   // NVRTC's own cache would hand back cubins without ptxas' report (see the top of file).
   if (nvrtc_has_no_cache_option()) options.emplace_back("--no-cache");
   bool has_std = false;
@@ -233,25 +232,32 @@ struct MacroPrelude {
 };
 MacroPrelude macro_prelude(const std::vector<std::string>& options) {
   MacroPrelude out;
-  if (std::any_of(options.begin(), options.end(), [](const std::string& o) {
-        return starts_with(o, "--pre-include") || starts_with(o, "-include");
-      })) {
+  if (std::any_of(options.begin(), options.end(),
+                  [](const std::string& o) { return starts_with(o, "--pre-include") || starts_with(o, "-include"); })) {
     out.options = options;
     return out;
   }
   for (std::size_t i = 0; i < options.size(); ++i) {
     const std::string& o = options[i];
     std::optional<std::string> define, undefine;
-    if (starts_with(o, "--define-macro=")) define = o.substr(15);
-    else if (o == "--define-macro" || o == "-D") define = i + 1 < options.size() ? options[++i] : std::string();
-    else if (starts_with(o, "-D")) define = o.substr(2);
-    else if (starts_with(o, "--undefine-macro=")) undefine = o.substr(17);
-    else if (o == "--undefine-macro" || o == "-U") undefine = i + 1 < options.size() ? options[++i] : std::string();
-    else if (starts_with(o, "-U")) undefine = o.substr(2);
+    if (starts_with(o, "--define-macro="))
+      define = o.substr(15);
+    else if (o == "--define-macro" || o == "-D")
+      define = i + 1 < options.size() ? options[++i] : std::string();
+    else if (starts_with(o, "-D"))
+      define = o.substr(2);
+    else if (starts_with(o, "--undefine-macro="))
+      undefine = o.substr(17);
+    else if (o == "--undefine-macro" || o == "-U")
+      undefine = i + 1 < options.size() ? options[++i] : std::string();
+    else if (starts_with(o, "-U"))
+      undefine = o.substr(2);
     if (define && !define->empty()) {
       // -DNAME is NAME 1, -DNAME= is NAME empty, -DNAME=VALUE is NAME VALUE (as nvcc has it).
       const std::size_t eq = define->find('=');
-      out.text += "#define " + (eq == std::string::npos ? *define + " 1" : define->substr(0, eq) + " " + define->substr(eq + 1)) + "\n";
+      out.text += "#define " +
+                  (eq == std::string::npos ? *define + " 1" : define->substr(0, eq) + " " + define->substr(eq + 1)) +
+                  "\n";
     } else if (undefine && !undefine->empty()) {
       out.text += "#undef " + *undefine + "\n";
     } else if (!define && !undefine) {
@@ -266,7 +272,8 @@ Attempt run_nvrtc(const CompileRequest& request, const std::vector<std::string>&
   const MacroPrelude prelude = macro_prelude(all_options);
   const std::vector<std::string>& options = prelude.options;
   Program program(*request.source, prelude.text);
-  check(nvrtc::require().nvrtcAddNameExpression(program.get(), request.entry.c_str()), "nvrtcAddNameExpression", context);
+  check(nvrtc::require().nvrtcAddNameExpression(program.get(), request.entry.c_str()), "nvrtcAddNameExpression",
+        context);
   std::vector<const char*> argv;
   argv.reserve(options.size());
   for (const auto& option : options) argv.push_back(option.c_str());
@@ -275,7 +282,8 @@ Attempt run_nvrtc(const CompileRequest& request, const std::vector<std::string>&
   attempt.log = program_log(program.get(), context);
   if (attempt.status != NVRTC_SUCCESS) return attempt;
   const char* lowered = nullptr;
-  check(nvrtc::require().nvrtcGetLoweredName(program.get(), request.entry.c_str(), &lowered), "nvrtcGetLoweredName", context);
+  check(nvrtc::require().nvrtcGetLoweredName(program.get(), request.entry.c_str(), &lowered), "nvrtcGetLoweredName",
+        context);
   attempt.lowered_name = lowered ? lowered : "";
   if (!want_cubin) return attempt;
   std::size_t size = 0;
@@ -316,10 +324,12 @@ std::optional<Attempt> compile_entry_alone(const CompileRequest& request, std::v
 std::vector<std::string> defined_macros(const std::vector<std::string>& options) {
   std::vector<std::string> names;
   const MacroPrelude prelude = macro_prelude(options);
-  for (std::size_t at = prelude.text.find("#define "); at != std::string::npos; at = prelude.text.find("#define ", at + 8)) {
+  for (std::size_t at = prelude.text.find("#define "); at != std::string::npos;
+       at = prelude.text.find("#define ", at + 8)) {
     const std::size_t begin = at + 8;
     std::size_t end = begin;
-    while (end < prelude.text.size() && (std::isalnum(static_cast<unsigned char>(prelude.text[end])) || prelude.text[end] == '_'))
+    while (end < prelude.text.size() &&
+           (std::isalnum(static_cast<unsigned char>(prelude.text[end])) || prelude.text[end] == '_'))
       ++end;
     names.push_back(prelude.text.substr(begin, end - begin));
   }
@@ -329,8 +339,10 @@ std::vector<std::string> defined_macros(const std::vector<std::string>& options)
 // A failure's reason, and whether it may not repeat.
 void set_failure(CompileResult& result, nvrtcResult status, const CompileRequest& request) {
   result.error = compile_detail::first_error(result.log);
-  if (result.error.empty()) result.error = std::string("nvrtcCompileProgram: ") + nvrtc::require().nvrtcGetErrorString(status);
-  if (auto macro = compile_detail::macro_in_first_error(result.log, request.source->main.name, defined_macros(request.options)))
+  if (result.error.empty())
+    result.error = std::string("nvrtcCompileProgram: ") + nvrtc::require().nvrtcGetErrorString(status);
+  if (auto macro =
+          compile_detail::macro_in_first_error(result.log, request.source->main.name, defined_macros(request.options)))
     result.error += " (" + *macro + " is a macro here, -D" + *macro +
                     ", and this header uses the name: rename the param, for example to " + *macro + "_VALUE)";
   // A compile error or a bad option is a property of the inputs; anything else (out of memory,
@@ -383,8 +395,9 @@ CompileResult compile_nvrtc(const CompileRequest& request) {
     // misspelt entry. A property of the kernel, so a failed result rather than a throw.
     result.error = std::string(e.what());
     if (result.log.find("ptxas") == std::string::npos) {
-      result.error += " (NVRTC did not run ptxas: a hit in NVRTC's own cache? "
-                      "set CUDA_CACHE_DISABLE=1)";
+      result.error +=
+          " (NVRTC did not run ptxas: a hit in NVRTC's own cache? "
+          "set CUDA_CACHE_DISABLE=1)";
       result.transient = true;
     } else {
       result.error += " (is '" + request.entry + "' a __global__ function?)";

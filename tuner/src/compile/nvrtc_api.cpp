@@ -29,10 +29,11 @@ const Loaded& loaded() {
       if (l.api) return l;
       reasons += reasons.empty() ? reason : "; " + reason;
     }
-    l.reason = fmt::format("NVRTC (libnvrtc) is needed to compile and could not be loaded ({}): install the CUDA "
-                           "toolkit's NVRTC, add its lib64 directory to LD_LIBRARY_PATH, or set {} to the path of "
-                           "libnvrtc.so",
-                           reasons, kLibraryVariable);
+    l.reason = fmt::format(
+        "NVRTC (libnvrtc) is needed to compile and could not be loaded ({}): install the CUDA "
+        "toolkit's NVRTC, add its lib64 directory to LD_LIBRARY_PATH, or set {} to the path of "
+        "libnvrtc.so",
+        reasons, kLibraryVariable);
     return l;
   }();
   return state;

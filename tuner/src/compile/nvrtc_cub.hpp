@@ -14,7 +14,8 @@ namespace tiletune::compile_detail {
 
 inline constexpr char kCubUmbrellaName[] = "cub/cub.cuh";
 
-inline constexpr std::string_view kCubUmbrellaText = R"(// tiletune's <cub/cub.cuh> under NVRTC: CUB's device-side primitives.
+inline constexpr std::string_view kCubUmbrellaText =
+    R"(// tiletune's <cub/cub.cuh> under NVRTC: CUB's device-side primitives.
 #pragma once
 #include <cub/config.cuh>
 #include <cub/block/block_adjacent_difference.cuh>

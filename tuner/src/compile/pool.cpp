@@ -92,8 +92,6 @@ std::future<CompileResult> CompilePool::submit(CompileRequest request) {
   return future;
 }
 
-unsigned CompilePool::threads() const noexcept {
-  return static_cast<unsigned>(impl_->workers.size());
-}
+unsigned CompilePool::threads() const noexcept { return static_cast<unsigned>(impl_->workers.size()); }
 
 }  // namespace tiletune

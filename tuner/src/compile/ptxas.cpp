@@ -65,9 +65,9 @@ Resources parse_ptxas_report(const std::string& log, const std::string& function
   Resources resources;
   bool found_usage = false;
   bool found_properties = false;
-  std::vector<std::string> seen;      // entry functions in the log, for the error message
-  std::string entry;                  // the entry function whose "Used" line comes next
-  std::string properties_of;          // the function whose stack line comes next
+  std::vector<std::string> seen;  // entry functions in the log, for the error message
+  std::string entry;              // the entry function whose "Used" line comes next
+  std::string properties_of;      // the function whose stack line comes next
 
   std::istringstream lines(log);
   std::string line;
@@ -107,8 +107,7 @@ Resources parse_ptxas_report(const std::string& log, const std::string& function
     }
   }
   if (!found_usage) {
-    std::string message = "ptxas report has no resource usage (\"Used N registers\") for '" +
-                          function + "'";
+    std::string message = "ptxas report has no resource usage (\"Used N registers\") for '" + function + "'";
     if (seen.empty()) {
       message += "; the log holds no ptxas report (was -Xptxas -v given?)";
     } else {

@@ -63,8 +63,7 @@ std::string read_source_file(const fs::path& path, const std::string& what) {
   if (::fstat(file.fd, &info) != 0)
     throw Error("cannot read " + what + " '" + path.string() + "': " + std::strerror(errno));
   if (!S_ISREG(info.st_mode))
-    throw Error(what + " '" + path.string() + "' is " + file_type_name(info.st_mode) +
-                ", not a regular file: refused");
+    throw Error(what + " '" + path.string() + "' is " + file_type_name(info.st_mode) + ", not a regular file: refused");
   if (static_cast<std::uintmax_t>(info.st_size) > kMaxSourceFileBytes)
     throw Error(what + " '" + path.string() + "' has " + std::to_string(info.st_size) + " bytes, more than the " +
                 std::to_string(kMaxSourceFileBytes >> 20) + " MiB tiletune reads of one source file");
@@ -99,16 +98,16 @@ fs::path canonical_or_same(const fs::path& path) {
 
 // A directory to search, with the role its files are named by in the key.
 struct SearchDir {
-  fs::path path;       // canonical
-  std::string label;   // "include[0]", "toolkit[1]"
+  fs::path path;      // canonical
+  std::string label;  // "include[0]", "toolkit[1]"
 };
 
 struct Loader {
   KernelSource source;
-  std::vector<SearchDir> dirs;                     // -I dirs, then the toolkit's
-  std::size_t user_dirs = 0;                       // how many of dirs are -I dirs
-  std::map<std::string, fs::path> given;           // header name given to NVRTC -> its file
-  std::set<fs::path> followed;                     // files already scanned (canonical)
+  std::vector<SearchDir> dirs;            // -I dirs, then the toolkit's
+  std::size_t user_dirs = 0;              // how many of dirs are -I dirs
+  std::map<std::string, fs::path> given;  // header name given to NVRTC -> its file
+  std::set<fs::path> followed;            // files already scanned (canonical)
 
   // The stable name of a file found on disk: the innermost search directory it lies under
   // (include/cccl rather than include) and the path below it, else its absolute path.
@@ -191,7 +190,8 @@ struct Loader {
       }
     }
     if (given.contains(include.name)) return;
-    if (include.form == IncludeDirective::Form::angle && include.name == kCubUmbrellaName && !search_user_dirs(include.name))
+    if (include.form == IncludeDirective::Form::angle && include.name == kCubUmbrellaName &&
+        !search_user_dirs(include.name))
       return give_cub_umbrella();
     if (auto found = search_dirs(include.name)) return depend_on(*found);
     // Not found: an angle include may be one of NVRTC's built-in headers, and an include under
@@ -240,7 +240,7 @@ std::vector<std::filesystem::path> toolkit_include_dirs() {
     }
   } else {
     const fs::path include = TILETUNE_CUDA_INCLUDE_DIR;  // from the build (CUDAToolkit_INCLUDE_DIRS)
-    candidates = {include, include / "cccl"};  // nvcc's order (nvcc.profile)
+    candidates = {include, include / "cccl"};            // nvcc's order (nvcc.profile)
   }
   std::vector<fs::path> dirs;
   for (const fs::path& dir : candidates) {
@@ -293,8 +293,10 @@ KernelSource load_kernel_source(const std::filesystem::path& path, const Include
     IncludeDirective include;
     include.form = IncludeDirective::Form::angle;
     include.name = header;
-    if (fs::path(header).is_absolute() && names_a_file(header)) loader.depend_on(header);
-    else loader.resolve(include, path, false);
+    if (fs::path(header).is_absolute() && names_a_file(header))
+      loader.depend_on(header);
+    else
+      loader.resolve(include, path, false);
   }
   loader.scan(path, loader.source.main.text, true);
   loader.source.hash = source_hash(loader.source);

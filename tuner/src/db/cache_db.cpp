@@ -27,8 +27,7 @@ using db_detail::Connection;
 using db_detail::Statement;
 using db_detail::Transaction;
 
-DbError::DbError(std::string message, std::string call, std::string sql, fs::path path,
-                 int sqlite_code)
+DbError::DbError(std::string message, std::string call, std::string sql, fs::path path, int sqlite_code)
     : Error(std::move(message)),
       call_(std::move(call)),
       sql_(std::move(sql)),
@@ -38,8 +37,7 @@ DbError::DbError(std::string message, std::string call, std::string sql, fs::pat
 fs::path default_cache_path() {
   // One rule for the engine and the query library, which programs link alone.
   fs::path p = cache_file::default_path();
-  if (p.empty())
-    throw Error("no default cache path: none of TILETUNE_DB, XDG_CACHE_HOME and HOME is set (use --db)");
+  if (p.empty()) throw Error("no default cache path: none of TILETUNE_DB, XDG_CACHE_HOME and HOME is set (use --db)");
   return p;
 }
 
@@ -62,19 +60,16 @@ namespace {
     case Verdict::bad_version:
       throw DbError(fmt::format("{} has {}: refusing to touch it", path.string(), seen.reason), "user_version", {},
                     path);
-    case Verdict::not_sqlite:
-      refuse(path, seen.reason, SQLITE_NOTADB);
+    case Verdict::not_sqlite: refuse(path, seen.reason, SQLITE_NOTADB);
     case Verdict::directory:
     case Verdict::not_regular:
-    case Verdict::foreign:
-      refuse(path, seen.reason);
+    case Verdict::foreign: refuse(path, seen.reason);
     case Verdict::missing:
       throw DbError(fmt::format("{}: no tiletune cache there (opened read-only, so none is created)", path.string()),
                     "open", {}, path, SQLITE_CANTOPEN);
     case Verdict::ok:
     case Verdict::unreadable:
-    case Verdict::unreadable_wal:
-      break;
+    case Verdict::unreadable_wal: break;
   }
   throw DbError(fmt::format("{}: {}", path.string(), seen.reason), "open", {}, path, SQLITE_CANTOPEN);
 }
@@ -97,8 +92,7 @@ bool on_local_disk(const fs::path& path) {
     case 0x0BD00BD0UL:  // Lustre
     case 0x47504653UL:  // GPFS
       return false;
-    default:
-      return true;
+    default: return true;
   }
 }
 
@@ -117,13 +111,11 @@ cache_file::Header read_state(Connection& conn) {
     h.application_id = q->int64(0);
     h.user_version = q->int64(1);
     h.objects = q->int64(2);
-    const cache_file::Inspection seen =
-        cache_file::judge(h, cache_application_id, db_detail::latest_schema_version());
+    const cache_file::Inspection seen = cache_file::judge(h, cache_application_id, db_detail::latest_schema_version());
     if (seen.verdict != cache_file::Verdict::ok) refuse(conn.path(), seen);
     return h;
   } catch (const DbError& e) {
-    if ((e.sqlite_code() & 0xff) == SQLITE_NOTADB)
-      refuse(conn.path(), "not an SQLite database", e.sqlite_code());
+    if ((e.sqlite_code() & 0xff) == SQLITE_NOTADB) refuse(conn.path(), "not an SQLite database", e.sqlite_code());
     throw;
   }
 }
@@ -131,9 +123,7 @@ cache_file::Header read_state(Connection& conn) {
 // No version, no id, no tables: a new database that we initialize (read-write) or refuse to read.
 bool is_blank(const cache_file::Header& h) { return h.application_id == 0 && h.user_version == 0 && h.objects == 0; }
 
-std::string now_iso(Connection& conn) {
-  return conn.query_text("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
-}
+std::string now_iso(Connection& conn) { return conn.query_text("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"); }
 
 // Creates the schema in a new file or brings an older one up to date, in one BEGIN IMMEDIATE.
 // The state is read again inside the transaction: another process may have done it meanwhile.
@@ -161,8 +151,8 @@ void create_or_migrate(Connection& conn) {
     }
     auto put = conn.cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)");
     put->bind(1, std::string_view("upgraded"));
-    put->bind(2, fmt::format("from schema {} to {} by tiletune {} at {}", s.user_version, latest,
-                             TILETUNE_VERSION, now_iso(conn)));
+    put->bind(2, fmt::format("from schema {} to {} by tiletune {} at {}", s.user_version, latest, TILETUNE_VERSION,
+                             now_iso(conn)));
     put->run();
   }
   tx.commit();
@@ -193,17 +183,22 @@ std::string trial_upsert_sql() {
     values += fmt::format(", ?{}", ++parameter);
     updates += fmt::format(", {0} = excluded.{0}", c.name);
   }
-  return fmt::format("INSERT INTO trials({}) VALUES ({}) ON CONFLICT(device_id, kernel_id, problem, params) "
-                     "DO UPDATE SET {}, created_at = excluded.created_at",
-                     names, values, updates);
+  return fmt::format(
+      "INSERT INTO trials({}) VALUES ({}) ON CONFLICT(device_id, kernel_id, problem, params) "
+      "DO UPDATE SET {}, created_at = excluded.created_at",
+      names, values, updates);
 }
 
 // Binds a column's value (a trial's measurement, a device's field) to parameter `index`.
 void bind_value(Statement& s, int index, const TrialValue& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) s.bind(index, *i);
-  else if (const auto* d = std::get_if<double>(&v)) s.bind(index, *d);
-  else if (const auto* text = std::get_if<std::string>(&v)) s.bind(index, std::string_view(*text));
-  else s.bind_null(index);
+  if (const auto* i = std::get_if<std::int64_t>(&v))
+    s.bind(index, *i);
+  else if (const auto* d = std::get_if<double>(&v))
+    s.bind(index, *d);
+  else if (const auto* text = std::get_if<std::string>(&v))
+    s.bind(index, std::string_view(*text));
+  else
+    s.bind_null(index);
 }
 
 void bind_trial(Statement& s, const TrialRecord& t) {
@@ -217,8 +212,7 @@ void bind_trial(Statement& s, const TrialRecord& t) {
   for (const TrialColumn& c : trial_columns) bind_value(s, ++parameter, c.get(t));
 }
 
-constexpr std::string_view kernel_columns =
-    "k.id, k.name, k.source_hash, k.options, k.nvrtc_version";
+constexpr std::string_view kernel_columns = "k.id, k.name, k.source_hash, k.options, k.nvrtc_version";
 constexpr int kernel_column_count = 5;
 
 // Whether the kernels row k is its name's current version (common/kernel_version.hpp).
@@ -233,8 +227,8 @@ TrialRecord read_trial(const Statement& s, int c, const fs::path& path) {
   std::string status = s.text(c + 4);
   auto parsed = parse_status(status);
   if (!parsed)
-    throw DbError(fmt::format("{}: unknown trial status '{}' in trials", path.string(), status),
-                  "sqlite3_column_text", std::string(s.sql()), path);
+    throw DbError(fmt::format("{}: unknown trial status '{}' in trials", path.string(), status), "sqlite3_column_text",
+                  std::string(s.sql()), path);
   t.status = *parsed;
   t.detail = s.text(c + 5);
   read_trial_columns(s, c + trial_fixed_column_count, t);
@@ -253,7 +247,8 @@ std::int64_t read_kernel(const Statement& s, int c, KernelRecord& k) {
 // one), its last_seen.
 std::string device_select(int version) {
   std::string out = "d.id";
-  for (const DeviceColumn& c : device_columns) out += version >= c.since_schema ? ", d." + std::string(c.name) : ", NULL";
+  for (const DeviceColumn& c : device_columns)
+    out += version >= c.since_schema ? ", d." + std::string(c.name) : ", NULL";
   return out + ", d.last_seen";
 }
 constexpr int device_column_count = 2 + static_cast<int>(std::size(device_columns));
@@ -263,10 +258,14 @@ DeviceRow read_device(const Statement& s, int c) {
   r.id = s.int64(c++);
   for (const DeviceColumn& column : device_columns) {
     const int at = c++;
-    if (s.is_null(at)) column.set(r.device, TrialValue());
-    else if (column.type == DeviceColumn::Type::integer) column.set(r.device, TrialValue(s.int64(at)));
-    else if (column.type == DeviceColumn::Type::real) column.set(r.device, TrialValue(s.real(at)));
-    else column.set(r.device, TrialValue(s.text(at)));
+    if (s.is_null(at))
+      column.set(r.device, TrialValue());
+    else if (column.type == DeviceColumn::Type::integer)
+      column.set(r.device, TrialValue(s.int64(at)));
+    else if (column.type == DeviceColumn::Type::real)
+      column.set(r.device, TrialValue(s.real(at)));
+    else
+      column.set(r.device, TrialValue(s.text(at)));
   }
   r.last_seen = s.text(c);
   return r;
@@ -286,8 +285,9 @@ std::string upsert_device_sql() {
     updates += c.kept_when_unknown ? fmt::format("{0} = coalesce(excluded.{0}, devices.{0}), ", name)
                                    : fmt::format("{0} = excluded.{0}, ", name);
   }
-  return fmt::format("INSERT INTO devices({}) VALUES ({}) ON CONFLICT(uuid) DO UPDATE SET {}last_seen = excluded.last_seen",
-                     columns, values, updates);
+  return fmt::format(
+      "INSERT INTO devices({}) VALUES ({}) ON CONFLICT(uuid) DO UPDATE SET {}last_seen = excluded.last_seen", columns,
+      values, updates);
 }
 
 // "N=8192;R=3" → {"N":8192,"R":3}; a value that is not a plain number becomes a JSON string.
@@ -551,9 +551,8 @@ struct CacheDb::Impl {
     }
     if (!fastest) return;
     // The answer this run leaves: the previous runs' answer while it is still tied.
-    const StoredTies t =
-        ties(key.device_id, key.kernel_id, key.problem, *fastest,
-             standing_answer(key.device_id, key.kernel_id, key.problem, run_of(key.kernel_id)));
+    const StoredTies t = ties(key.device_id, key.kernel_id, key.problem, *fastest,
+                              standing_answer(key.device_id, key.kernel_id, key.problem, run_of(key.kernel_id)));
     if (t.trials.empty()) return;
     const TrialRecord& pick = t.trials[t.set.pick];
     auto up = conn.cached(
@@ -600,9 +599,9 @@ CacheDb CacheDb::open(const fs::path& path, Options options) {
     if (options.create_directories && path.has_parent_path()) {
       fs::create_directories(path.parent_path(), ec);
       if (ec)
-        throw DbError(fmt::format("cannot create the directory {} for the cache: {}",
-                                  path.parent_path().string(), ec.message()),
-                      "create_directories", {}, path);
+        throw DbError(
+            fmt::format("cannot create the directory {} for the cache: {}", path.parent_path().string(), ec.message()),
+            "create_directories", {}, path);
     }
   } else if (seen.verdict != cache_file::Verdict::ok) {
     refuse(path, seen);
@@ -612,8 +611,7 @@ CacheDb CacheDb::open(const fs::path& path, Options options) {
   }
 
   // One connection is used by one thread at a time, so SQLite's own mutexes are not needed.
-  int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-              SQLITE_OPEN_NOMUTEX;
+  int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX;
   Connection conn(path, flags, uri);
   // busy_timeout first: even reading the header below may have to wait for another writer.
   int rc = sqlite3_busy_timeout(conn.get(), static_cast<int>(options.busy_timeout.count()));
@@ -623,7 +621,8 @@ CacheDb CacheDb::open(const fs::path& path, Options options) {
   if (read_only) {
     if (is_blank(s))
       throw DbError(fmt::format("{} is empty, not a tiletune cache yet (opened read-only, so it is "
-                                "not initialized)", path.string()),
+                                "not initialized)",
+                                path.string()),
                     "user_version", {}, path);
     conn.exec("PRAGMA query_only = ON");  // a second guard beside SQLITE_OPEN_READONLY
     return CacheDb(std::make_unique<Impl>(std::move(conn), options, static_cast<int>(s.user_version)));
@@ -848,11 +847,9 @@ bool CacheDb::has_trial(const TrialKey& key) const {
   return q->step();
 }
 
-std::unordered_set<std::string> CacheDb::existing_trials(std::int64_t device_id,
-                                                         std::int64_t kernel_id,
+std::unordered_set<std::string> CacheDb::existing_trials(std::int64_t device_id, std::int64_t kernel_id,
                                                          std::string_view problem) const {
-  auto q = impl_->conn.cached(
-      "SELECT params FROM trials WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3");
+  auto q = impl_->conn.cached("SELECT params FROM trials WHERE device_id = ?1 AND kernel_id = ?2 AND problem = ?3");
   q->bind(1, device_id);
   q->bind(2, kernel_id);
   q->bind(3, problem);
@@ -865,7 +862,10 @@ std::vector<TrialRow> CacheDb::trials(const TrialFilter& f) const {
   auto q = impl_->conn.cached(impl_->trials_sql);
   q->bind(1, f.kernel);
   q->bind(2, f.device);
-  if (f.status) q->bind(3, status_name(*f.status)); else q->bind_null(3);
+  if (f.status)
+    q->bind(3, status_name(*f.status));
+  else
+    q->bind_null(3);
   q->bind(4, f.problem);
   q->bind(5, f.current_only ? 1 : 0);
   q->bind(6, f.limit.value_or(-1));  // a negative LIMIT means none
@@ -891,8 +891,8 @@ std::vector<TrialRow> CacheDb::trials(const TrialFilter& f) const {
 std::vector<BestEntry> CacheDb::best(const BestFilter& f) const {
   if (f.objective != Objective::time && impl_->best_objective_sql[static_cast<int>(f.objective)].empty())
     return {};  // a cache older than schema 4 has no energy
-  auto q = impl_->conn.cached(f.objective == Objective::time ? impl_->best_sql
-                                                             : impl_->best_objective_sql[static_cast<int>(f.objective)]);
+  auto q = impl_->conn.cached(
+      f.objective == Objective::time ? impl_->best_sql : impl_->best_objective_sql[static_cast<int>(f.objective)]);
   q->bind(1, f.kernel);
   q->bind(2, f.device);
   q->bind(3, f.problem);
@@ -902,7 +902,8 @@ std::vector<BestEntry> CacheDb::best(const BestFilter& f) const {
   q->reset();
   const std::vector<PinRecord> all_pins = pins(f.kernel.value_or(""));
   for (BestEntry& e : out) {
-    if (f.objective == Objective::time) impl_->settle_ties(e);
+    if (f.objective == Objective::time)
+      impl_->settle_ties(e);
     else {
       e.fastest_params = e.trial.key.params;
       e.fastest_ms = e.trial.time_ms.value_or(0.0);
@@ -911,8 +912,7 @@ std::vector<BestEntry> CacheDb::best(const BestFilter& f) const {
     // The most specific pin: device, then model, then architecture (PinScope's order).
     for (const PinRecord& p : all_pins)
       if (p.kernel == e.kernel.name && p.problem == sorted_assignments(e.trial.key.problem) &&
-          pin_applies(p, e.device.device) &&
-          (!e.pin || p.scope < e.pin->scope))
+          pin_applies(p, e.device.device) && (!e.pin || p.scope < e.pin->scope))
         e.pin = p;
     if (e.pin) {
       auto t = impl_->conn.cached(impl_->trial_by_key_sql);
@@ -940,10 +940,10 @@ std::optional<BestEntry> CacheDb::best_for(const KernelRecord& k, std::string_vi
 }
 
 std::vector<std::string> CacheDb::problems(std::string_view kernel_name) const {
-  auto q = impl_->conn.cached(fmt::format(
-      "SELECT p.sizes FROM problems p JOIN kernels k ON k.id = p.kernel_id "
-      "WHERE k.name = ?1 AND {} ORDER BY p.sizes",
-      kernel_is_current));
+  auto q =
+      impl_->conn.cached(fmt::format("SELECT p.sizes FROM problems p JOIN kernels k ON k.id = p.kernel_id "
+                                     "WHERE k.name = ?1 AND {} ORDER BY p.sizes",
+                                     kernel_is_current));
   q->bind(1, kernel_name);
   std::vector<std::string> out;
   while (q->step()) out.push_back(q->text(0));
@@ -1013,11 +1013,11 @@ std::vector<PinRecord> CacheDb::pins(std::string_view kernel) const {
 
 std::vector<AnswerRecord> CacheDb::answer_history() const {
   if (impl_->version < cache_pins_schema) return {};
-  auto q = impl_->conn.cached(fmt::format(
-      "SELECT d.uuid, {}, {}, h.problem, h.run_seq, h.params, h.time_ms, h.ties FROM answer_history h "
-      "JOIN devices d ON d.id = h.device_id JOIN kernels k ON k.id = h.kernel_id "
-      "ORDER BY k.id, h.run_seq, d.uuid, h.problem",
-      kernel_columns, kernel_is_current));
+  auto q = impl_->conn.cached(
+      fmt::format("SELECT d.uuid, {}, {}, h.problem, h.run_seq, h.params, h.time_ms, h.ties FROM answer_history h "
+                  "JOIN devices d ON d.id = h.device_id JOIN kernels k ON k.id = h.kernel_id "
+                  "ORDER BY k.id, h.run_seq, d.uuid, h.problem",
+                  kernel_columns, kernel_is_current));
   std::vector<AnswerRecord> out;
   while (q->step()) {
     AnswerRecord a;

@@ -157,14 +157,14 @@ MergeStats merge_snapshot(CacheDb& into, const Snapshot& from) {
 void use_wal(const fs::path& into) {
   try {
     (void)CacheDb::open(into);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
 }
 
 }  // namespace
 
 bool same_file(const fs::path& a, const fs::path& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -182,7 +182,8 @@ std::vector<MergeStats> merge_cache_files(const fs::path& into, const std::vecto
   for (const fs::path& source : sources)
     if (same_file(into, source)) refuse_self_merge(into, source);
   std::vector<Snapshot> snapshots;
-  for (const fs::path& source : sources) snapshots.push_back(read_source(CacheDb::open(source, CacheDb::Mode::read_only)));
+  for (const fs::path& source : sources)
+    snapshots.push_back(read_source(CacheDb::open(source, CacheDb::Mode::read_only)));
 
   std::error_code ec;
   const bool existed = fs::exists(fs::symlink_status(into, ec));

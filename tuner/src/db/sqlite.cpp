@@ -9,11 +9,11 @@
 
 namespace tiletune::db_detail {
 
-void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view sql,
-                  const std::filesystem::path& path) {
+void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view sql, const std::filesystem::path& path) {
   // The operation, never the statement's whole text: a migration's comments or a long query
   // would bury the reason.
-  const std::string what = sql.empty() ? std::string(call) : fmt::format("{} ({})", cache_file::sql_operation(sql), call);
+  const std::string what =
+      sql.empty() ? std::string(call) : fmt::format("{} ({})", cache_file::sql_operation(sql), call);
   std::string message = fmt::format("{} failed on {}: {} (SQLite code {})", what, path.string(),
                                     db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), rc);
   throw DbError(std::move(message), std::string(call), std::string(sql), path, rc);
@@ -21,8 +21,7 @@ void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view s
 
 // --- Statement -------------------------------------------------------------------------------
 
-Statement::Statement(sqlite3* db, std::string_view sql, const std::filesystem::path& path,
-                     bool persistent)
+Statement::Statement(sqlite3* db, std::string_view sql, const std::filesystem::path& path, bool persistent)
     : db_(db), sql_(sql), path_(path) {
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
@@ -34,27 +33,22 @@ Statement::Statement(sqlite3* db, std::string_view sql, const std::filesystem::p
 }
 
 void Statement::check_bind(int rc, int index) {
-  if (rc != SQLITE_OK)
-    throw_sqlite(db_, rc, fmt::format("sqlite3_bind (parameter {})", index), sql_, path_);
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, fmt::format("sqlite3_bind (parameter {})", index), sql_, path_);
 }
 
 void Statement::bind(int index, std::int64_t value) {
   check_bind(sqlite3_bind_int64(stmt_.get(), index, value), index);
 }
-void Statement::bind(int index, double value) {
-  check_bind(sqlite3_bind_double(stmt_.get(), index, value), index);
-}
+void Statement::bind(int index, double value) { check_bind(sqlite3_bind_double(stmt_.get(), index, value), index); }
 void Statement::bind(int index, std::string_view text) {
-  check_bind(sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT,
-                                 SQLITE_UTF8),
-             index);
+  check_bind(sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8), index);
 }
 void Statement::bind_blob(int index, std::string_view bytes) {
   // A zero-length blob, not NULL: sqlite3_bind_blob64 with a null pointer would bind NULL.
   static const char empty = 0;
-  check_bind(sqlite3_bind_blob64(stmt_.get(), index, bytes.empty() ? &empty : bytes.data(),
-                                 bytes.size(), SQLITE_TRANSIENT),
-             index);
+  check_bind(
+      sqlite3_bind_blob64(stmt_.get(), index, bytes.empty() ? &empty : bytes.data(), bytes.size(), SQLITE_TRANSIENT),
+      index);
 }
 void Statement::bind_null(int index) { check_bind(sqlite3_bind_null(stmt_.get(), index), index); }
 
@@ -72,13 +66,10 @@ bool Statement::step() {
 }
 
 void Statement::run() {
-  while (step()) {
-  }
+  while (step()) {}
 }
 
-bool Statement::is_null(int column) const {
-  return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL;
-}
+bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL; }
 std::int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_.get(), column); }
 double Statement::real(int column) const { return sqlite3_column_double(stmt_.get(), column); }
 std::string Statement::text(int column) const {
@@ -110,8 +101,8 @@ void Statement::reset() noexcept {
 
 Connection::Connection(const std::filesystem::path& path, int flags, const std::string& uri) : path_(path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(uri.empty() ? path.c_str() : uri.c_str(), &raw, uri.empty() ? flags : flags | SQLITE_OPEN_URI,
-                           nullptr);
+  int rc = sqlite3_open_v2(uri.empty() ? path.c_str() : uri.c_str(), &raw,
+                           uri.empty() ? flags : flags | SQLITE_OPEN_URI, nullptr);
   db_.reset(raw);  // owned even on failure: sqlite3_open_v2 may allocate a handle anyway
   if (rc != SQLITE_OK) throw_sqlite(raw, rc, "sqlite3_open_v2", {}, path_);
   rc = sqlite3_extended_result_codes(raw, 1);
@@ -123,7 +114,8 @@ Connection::~Connection() {
 }
 
 void Connection::exec(std::string_view script, std::string_view origin) {
-  std::string call = origin.empty() ? std::string("sqlite3_prepare_v2") : fmt::format("sqlite3_prepare_v2 in {}", origin);
+  std::string call =
+      origin.empty() ? std::string("sqlite3_prepare_v2") : fmt::format("sqlite3_prepare_v2 in {}", origin);
   const char* p = script.data();
   const char* end = script.data() + script.size();
   while (p < end) {
@@ -134,10 +126,10 @@ void Connection::exec(std::string_view script, std::string_view origin) {
     std::string_view text(p, static_cast<std::size_t>((tail ? tail : end) - p));
     if (rc != SQLITE_OK) throw_sqlite(db_.get(), rc, call, text, path_);
     if (raw) {  // null for whitespace and comments
-      while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
-      }
+      while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {}
       if (rc != SQLITE_DONE) {
-        std::string step_call = origin.empty() ? std::string("sqlite3_step") : fmt::format("sqlite3_step in {}", origin);
+        std::string step_call =
+            origin.empty() ? std::string("sqlite3_step") : fmt::format("sqlite3_step in {}", origin);
         throw_sqlite(db_.get(), rc, step_call, text, path_);
       }
     }

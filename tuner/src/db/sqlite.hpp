@@ -39,7 +39,10 @@ class Statement {
   void bind_null(int index);
   template <class T>
   void bind(int index, const std::optional<T>& value) {
-    if (value) bind(index, *value); else bind_null(index);
+    if (value)
+      bind(index, *value);
+    else
+      bind_null(index);
   }
 
   /// True when a row is ready, false when done; any other result throws.

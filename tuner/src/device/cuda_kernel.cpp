@@ -44,9 +44,7 @@ void CudaKernel::launch(const std::array<long long, 3>& grid, const std::array<l
     if (shared_bytes > k.max_dynamic_shared) {
       try {
         cu::set_max_dynamic_shared_bytes(k.function, static_cast<int>(shared_bytes));
-      } catch (const std::exception& e) {
-        throw Error(fmt::format("{}: {}", k.what, e.what()));
-      }
+      } catch (const std::exception& e) { throw Error(fmt::format("{}: {}", k.what, e.what())); }
       k.max_dynamic_shared = shared_bytes;
     }
   }

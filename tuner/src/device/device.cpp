@@ -11,8 +11,7 @@ namespace {
 
 int attribute(CUdevice device, CUdevice_attribute which, const char* what, int ordinal) {
   int value = 0;
-  TILETUNE_CU_CTX(cuDeviceGetAttribute(&value, which, device),
-                  fmt::format("{} of device {}", what, ordinal));
+  TILETUNE_CU_CTX(cuDeviceGetAttribute(&value, which, device), fmt::format("{} of device {}", what, ordinal));
   return value;
 }
 
@@ -39,9 +38,7 @@ DeviceInfo read_device(int ordinal, int driver_version) {
   TILETUNE_CU_CTX(cuDeviceTotalMem(&total, device), where);
   d.total_memory = total;
 
-  auto get = [&](CUdevice_attribute which, const char* what) {
-    return attribute(device, which, what, ordinal);
-  };
+  auto get = [&](CUdevice_attribute which, const char* what) { return attribute(device, which, what, ordinal); };
   auto get_size = [&](CUdevice_attribute which, const char* what) {
     return static_cast<std::size_t>(get(which, what));
   };
@@ -131,8 +128,7 @@ std::string format_gpu_uuid(const std::array<unsigned char, 16>& b) {
   return fmt::format(
       "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-"
       "{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
-      b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-      b[15]);
+      b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 }  // namespace tiletune

@@ -26,8 +26,7 @@ namespace {
 const char* builtin_result_name(CUresult r) {
   switch (r) {
 #define TILETUNE_CU_NAME(code) \
-  case code:                   \
-    return #code;
+  case code: return #code;
     TILETUNE_CU_NAME(CUDA_SUCCESS)
     TILETUNE_CU_NAME(CUDA_ERROR_INVALID_VALUE)
     TILETUNE_CU_NAME(CUDA_ERROR_OUT_OF_MEMORY)
@@ -58,25 +57,20 @@ const char* builtin_result_name(CUresult r) {
     TILETUNE_CU_NAME(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
     TILETUNE_CU_NAME(CUDA_ERROR_UNKNOWN)
 #undef TILETUNE_CU_NAME
-    default:
-      return nullptr;
+    default: return nullptr;
   }
 }
 
 std::string name_with(const Api* loaded, CUresult r) {
   const char* text = nullptr;
-  if (loaded != nullptr && loaded->cuGetErrorName(r, &text) == CUDA_SUCCESS && text != nullptr) {
-    return text;
-  }
+  if (loaded != nullptr && loaded->cuGetErrorName(r, &text) == CUDA_SUCCESS && text != nullptr) { return text; }
   if (const char* builtin = builtin_result_name(r)) return builtin;
   return fmt::format("CUresult {}", static_cast<int>(r));
 }
 
 std::string description_with(const Api* loaded, CUresult r) {
   const char* text = nullptr;
-  if (loaded != nullptr && loaded->cuGetErrorString(r, &text) == CUDA_SUCCESS && text != nullptr) {
-    return text;
-  }
+  if (loaded != nullptr && loaded->cuGetErrorString(r, &text) == CUDA_SUCCESS && text != nullptr) { return text; }
   return {};
 }
 
@@ -106,12 +100,12 @@ std::optional<Api> load_api(const char* library, std::string& reason) {
   }
   Api loaded_api;
   std::string missing;
-#define TILETUNE_CU_FN(name) ::tiletune::detail::resolve_symbol(handle, TILETUNE_CU_STRINGIZE(name), loaded_api.name, missing);
+#define TILETUNE_CU_FN(name) \
+  ::tiletune::detail::resolve_symbol(handle, TILETUNE_CU_STRINGIZE(name), loaded_api.name, missing);
 #include "device/driver_functions.inc"
 #undef TILETUNE_CU_FN
   if (!missing.empty()) {
-    reason = fmt::format("{} lacks driver functions tiletune needs (driver too old?): {}", library,
-                         missing);
+    reason = fmt::format("{} lacks driver functions tiletune needs (driver too old?): {}", library, missing);
     ::dlclose(handle);
     return std::nullopt;
   }
@@ -136,9 +130,7 @@ void check_nothrow(CUresult r, const char* call, const char* file, int line) noe
   if (r == CUDA_SUCCESS || r == CUDA_ERROR_DEINITIALIZED) return;
   try {
     std::fprintf(stderr, "tiletune: warning: %s\n", format_failure(r, call, file, line).c_str());
-  } catch (...) {
-    std::fprintf(stderr, "tiletune: warning: %s failed\n", call);
-  }
+  } catch (...) { std::fprintf(stderr, "tiletune: warning: %s failed\n", call); }
 }
 
 }  // namespace detail
@@ -162,8 +154,7 @@ std::string result_name(CUresult r) { return name_with(api(), r); }
 
 std::string result_description(CUresult r) { return description_with(api(), r); }
 
-std::string format_failure(CUresult r, const char* call, const char* file, int line,
-                           std::string_view context) {
+std::string format_failure(CUresult r, const char* call, const char* file, int line, std::string_view context) {
   std::string message = fmt::format("{} failed: {}", call, result_name(r));
   if (const std::string description = result_description(r); !description.empty()) {
     message += fmt::format(" ({})", description);
@@ -213,9 +204,7 @@ void PrimaryContext::make_current() const {
   TILETUNE_CU_CTX(cuCtxSetCurrent(context_), fmt::format("device {}", ordinal_));
 }
 
-void PrimaryContext::synchronize() const {
-  TILETUNE_CU_CTX(cuCtxSynchronize(), fmt::format("device {}", ordinal_));
-}
+void PrimaryContext::synchronize() const { TILETUNE_CU_CTX(cuCtxSynchronize(), fmt::format("device {}", ordinal_)); }
 
 void PrimaryContext::release() noexcept {
   if (context_ == nullptr) return;
@@ -275,9 +264,7 @@ MappedFlags::MappedFlags() {
 
 MappedFlags::~MappedFlags() { TILETUNE_CU_NOTHROW(cuMemFreeHost(host_)); }
 
-int MappedFlags::load(int i) const noexcept {
-  return std::atomic_ref<int>(host_[i]).load(std::memory_order_acquire);
-}
+int MappedFlags::load(int i) const noexcept { return std::atomic_ref<int>(host_[i]).load(std::memory_order_acquire); }
 
 void MappedFlags::store(int i, int value) noexcept {
   std::atomic_ref<int>(host_[i]).store(value, std::memory_order_release);
@@ -309,16 +296,12 @@ void copy_to_device(CUdeviceptr dst, const void* src, std::size_t bytes, const s
 }
 
 void DeviceBuffer::upload(const void* src, std::size_t bytes) {
-  if (bytes > size_) {
-    throw Error(fmt::format("DeviceBuffer::upload: {} bytes into a buffer of {}", bytes, size_));
-  }
+  if (bytes > size_) { throw Error(fmt::format("DeviceBuffer::upload: {} bytes into a buffer of {}", bytes, size_)); }
   copy_to_device(ptr_, src, bytes, fmt::format("{} bytes", bytes));
 }
 
 void DeviceBuffer::download(void* dst, std::size_t bytes) const {
-  if (bytes > size_) {
-    throw Error(fmt::format("DeviceBuffer::download: {} bytes from a buffer of {}", bytes, size_));
-  }
+  if (bytes > size_) { throw Error(fmt::format("DeviceBuffer::download: {} bytes from a buffer of {}", bytes, size_)); }
   if (bytes == 0) return;
   TILETUNE_CU_CTX(cuMemcpyDtoH(dst, ptr_, bytes), fmt::format("{} bytes", bytes));
 }
@@ -402,8 +385,7 @@ void Stream::destroy() noexcept {
 
 int function_attribute(CUfunction f, CUfunction_attribute attribute) {
   int value = 0;
-  TILETUNE_CU_CTX(cuFuncGetAttribute(&value, attribute, f),
-                  fmt::format("attribute {}", static_cast<int>(attribute)));
+  TILETUNE_CU_CTX(cuFuncGetAttribute(&value, attribute, f), fmt::format("attribute {}", static_cast<int>(attribute)));
   return value;
 }
 
@@ -414,9 +396,8 @@ void set_max_dynamic_shared_bytes(CUfunction f, int bytes) {
 
 int max_active_blocks_per_sm(CUfunction f, int block_threads, std::size_t dynamic_shared_bytes) {
   int blocks = 0;
-  TILETUNE_CU_CTX(
-      cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, block_threads, dynamic_shared_bytes),
-      fmt::format("{} threads, {} B dynamic shared", block_threads, dynamic_shared_bytes));
+  TILETUNE_CU_CTX(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, block_threads, dynamic_shared_bytes),
+                  fmt::format("{} threads, {} B dynamic shared", block_threads, dynamic_shared_bytes));
   return blocks;
 }
 

@@ -61,11 +61,11 @@ void check(CUresult r, const char* call, const char* file, int line, std::string
   ::tiletune::cu::check(::tiletune::cu::detail::require().call, #call, __FILE__, __LINE__, context)
 /// For destructors: never throws; a failure (other than a driver already shut down at
 /// process exit) is reported on stderr.
-#define TILETUNE_CU_NOTHROW(call)                                                          \
-  do {                                                                                     \
-    if (const ::tiletune::cu::Api* tiletune_api_ = ::tiletune::cu::api()) {                \
+#define TILETUNE_CU_NOTHROW(call)                                                            \
+  do {                                                                                       \
+    if (const ::tiletune::cu::Api* tiletune_api_ = ::tiletune::cu::api()) {                  \
       ::tiletune::cu::detail::check_nothrow(tiletune_api_->call, #call, __FILE__, __LINE__); \
-    }                                                                                      \
+    }                                                                                        \
   } while (false)
 
 namespace tiletune::cu::detail {
@@ -232,7 +232,6 @@ class Stream {
 /// Raises the dynamic shared memory a kernel may ask for (needed above 48 KiB).
 void set_max_dynamic_shared_bytes(CUfunction f, int bytes);
 /// The driver's occupancy: cuOccupancyMaxActiveBlocksPerMultiprocessor, checked.
-[[nodiscard]] int max_active_blocks_per_sm(CUfunction f, int block_threads,
-                                           std::size_t dynamic_shared_bytes);
+[[nodiscard]] int max_active_blocks_per_sm(CUfunction f, int block_threads, std::size_t dynamic_shared_bytes);
 
 }  // namespace tiletune::cu

@@ -40,30 +40,30 @@ std::string launch_problem(const DeviceLimits& d, const KernelFootprint& k, long
   const long long grid[3] = {k.grid_x, k.grid_y, k.grid_z};
   for (int i = 0; i < 3; ++i) {
     if (block[i] < 1) {
-      return fmt::format("block dimension {} is {}: every block and grid dimension must be at least 1",
-                         dim_name(i), block[i]);
+      return fmt::format("block dimension {} is {}: every block and grid dimension must be at least 1", dim_name(i),
+                         block[i]);
     }
   }
   for (int i = 0; i < 3; ++i) {
     if (grid[i] < 1) {
-      return fmt::format("grid dimension {} is {}: every block and grid dimension must be at least 1",
-                         dim_name(i), grid[i]);
+      return fmt::format("grid dimension {} is {}: every block and grid dimension must be at least 1", dim_name(i),
+                         grid[i]);
     }
   }
   for (int i = 0; i < 3; ++i) {
     if (block[i] > d.max_block_dim[i]) {
-      return fmt::format("block dimension {} is {}, more than the device's limit of {}", dim_name(i),
-                         block[i], d.max_block_dim[i]);
+      return fmt::format("block dimension {} is {}, more than the device's limit of {}", dim_name(i), block[i],
+                         d.max_block_dim[i]);
     }
   }
   if (threads > d.max_threads_per_block) {
-    return fmt::format("{} threads per block ({} x {} x {}), more than the {} a block may have",
-                       threads, block[0], block[1], block[2], d.max_threads_per_block);
+    return fmt::format("{} threads per block ({} x {} x {}), more than the {} a block may have", threads, block[0],
+                       block[1], block[2], d.max_threads_per_block);
   }
   for (int i = 0; i < 3; ++i) {
     if (grid[i] > d.max_grid_dim[i]) {
-      return fmt::format("grid dimension {} is {}, more than the device's limit of {}", dim_name(i),
-                         grid[i], d.max_grid_dim[i]);
+      return fmt::format("grid dimension {} is {}, more than the device's limit of {}", dim_name(i), grid[i],
+                         d.max_grid_dim[i]);
     }
   }
   if (k.registers_per_thread < 0 || k.registers_per_thread > max_registers_per_thread) {
@@ -81,23 +81,22 @@ std::string launch_problem(const DeviceLimits& d, const KernelFootprint& k, long
   const bool has_optin = d.shared_per_block_optin > d.shared_per_block;
   const std::size_t shared_limit = has_optin ? d.shared_per_block_optin : d.shared_per_block;
   if (shared > shared_limit) {
-    return fmt::format(
-        "needs {} B of shared memory per block (static {} B + dynamic {} B), more than the {} {} B",
-        shared, k.static_shared_bytes, k.dynamic_shared_bytes, has_optin ? "opt-in limit of" : "limit of",
-        shared_limit);
+    return fmt::format("needs {} B of shared memory per block (static {} B + dynamic {} B), more than the {} {} B",
+                       shared, k.static_shared_bytes, k.dynamic_shared_bytes,
+                       has_optin ? "opt-in limit of" : "limit of", shared_limit);
   }
   const long long regs = static_cast<long long>(k.registers_per_thread) * threads;
   if (regs > d.regs_per_block) {
-    return fmt::format("needs {} registers per block ({} per thread x {} threads), more than the {} "
-                       "a block may use",
-                       regs, k.registers_per_thread, threads, d.regs_per_block);
+    return fmt::format(
+        "needs {} registers per block ({} per thread x {} threads), more than the {} "
+        "a block may use",
+        regs, k.registers_per_thread, threads, d.regs_per_block);
   }
   return {};
 }
 
 // Which resource leaves no room for even one block (called when blocks per SM is 0).
-std::string no_block_fits(const DeviceLimits& d, const KernelFootprint& k, int threads,
-                          const cudaOccResult& r) {
+std::string no_block_fits(const DeviceLimits& d, const KernelFootprint& k, int threads, const cudaOccResult& r) {
   std::string why;
   if (r.blockLimitRegs == 0) {
     why = fmt::format(
@@ -105,12 +104,12 @@ std::string no_block_fits(const DeviceLimits& d, const KernelFootprint& k, int t
         "of 256), more than the {} per block",
         k.registers_per_thread, threads, r.allocatedRegistersPerBlock, d.regs_per_block);
   } else if (r.blockLimitSharedMem == 0) {
-    why = fmt::format("{} B of shared memory per block (with {} B reserved by the driver), more "
-                      "than a block may have ({} B per SM)",
-                      r.allocatedSharedMemPerBlock, d.reserved_shared_per_block, d.shared_per_sm);
+    why = fmt::format(
+        "{} B of shared memory per block (with {} B reserved by the driver), more "
+        "than a block may have ({} B per SM)",
+        r.allocatedSharedMemPerBlock, d.reserved_shared_per_block, d.shared_per_sm);
   } else if (r.blockLimitWarps == 0) {
-    why = fmt::format("{} threads per block, more than the {} an SM holds", threads,
-                      d.max_threads_per_sm);
+    why = fmt::format("{} threads per block, more than the {} an SM holds", threads, d.max_threads_per_sm);
   } else if (r.blockLimitBarriers == 0) {
     why = fmt::format("{} barriers per block, more than an SM provides", k.barriers);
   } else {
@@ -166,8 +165,7 @@ Occupancy compute_occupancy(const DeviceLimits& device, const KernelFootprint& k
   attr.partitionedGCConfig = PARTITIONED_GC_OFF;
   // tiletune raises CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES whenever a block needs
   // more than the default 48 KiB, so the function's limit is all the opt-in room left.
-  attr.shmemLimitConfig =
-      shared > device.shared_per_block ? FUNC_SHMEM_LIMIT_OPTIN : FUNC_SHMEM_LIMIT_DEFAULT;
+  attr.shmemLimitConfig = shared > device.shared_per_block ? FUNC_SHMEM_LIMIT_OPTIN : FUNC_SHMEM_LIMIT_DEFAULT;
   attr.maxDynamicSharedSizeBytes = device.shared_per_block_optin > kernel.static_shared_bytes
                                        ? device.shared_per_block_optin - kernel.static_shared_bytes
                                        : 0;
@@ -178,13 +176,13 @@ Occupancy compute_occupancy(const DeviceLimits& device, const KernelFootprint& k
   cudaOccDeviceState state;  // default carveout: the driver picks the largest shared split
 
   cudaOccResult r{};
-  const cudaOccError err = cudaOccMaxActiveBlocksPerMultiprocessor(
-      &r, &prop, &attr, &state, static_cast<int>(threads), kernel.dynamic_shared_bytes);
+  const cudaOccError err = cudaOccMaxActiveBlocksPerMultiprocessor(&r, &prop, &attr, &state, static_cast<int>(threads),
+                                                                   kernel.dynamic_shared_bytes);
   if (err != CUDA_OCC_SUCCESS) {
-    o.pruned_reason = fmt::format(
-        "the occupancy calculator cannot model {} (compute capability {}.{}): {}",
-        device.name.empty() ? "this device" : device.name, device.cc_major, device.cc_minor,
-        err == CUDA_OCC_ERROR_UNKNOWN_DEVICE ? "unknown architecture" : "inconsistent device limits");
+    o.pruned_reason =
+        fmt::format("the occupancy calculator cannot model {} (compute capability {}.{}): {}",
+                    device.name.empty() ? "this device" : device.name, device.cc_major, device.cc_minor,
+                    err == CUDA_OCC_ERROR_UNKNOWN_DEVICE ? "unknown architecture" : "inconsistent device limits");
     return o;
   }
 

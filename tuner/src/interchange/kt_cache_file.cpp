@@ -25,7 +25,8 @@ std::string mib(std::uint64_t bytes) { return fmt::format("{} MiB", bytes >> 20)
 bool append_bounded(std::string& text, const char* data, std::size_t n, std::uint64_t max) {
   if (text.size() + n > max) return false;
   if (text.size() + n > text.capacity())
-    text.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(max, std::max(2 * text.capacity(), text.size() + n))));
+    text.reserve(
+        static_cast<std::size_t>(std::min<std::uint64_t>(max, std::max(2 * text.capacity(), text.size() + n))));
   text.append(data, n);
   return true;
 }
@@ -54,7 +55,8 @@ std::string inflate_gzip(InputFile& file, const char* first, std::size_t first_n
       const std::size_t n = file.read(in.data(), in.size());
       read_bytes += n;
       if (read_bytes > limits.max_gzip_bytes)
-        throw fail(fmt::format("the file grew past the {} a gzip'd Kernel Tuner cache can be", mib(limits.max_gzip_bytes)));
+        throw fail(
+            fmt::format("the file grew past the {} a gzip'd Kernel Tuner cache can be", mib(limits.max_gzip_bytes)));
       input_done = n == 0;
       zs.next_in = reinterpret_cast<Bytef*>(in.data());
       zs.avail_in = static_cast<uInt>(n);
@@ -75,8 +77,10 @@ std::string inflate_gzip(InputFile& file, const char* first, std::size_t first_n
     if (!append_bounded(text, out.data(), produced, limits.max_text_bytes))
       throw fail(fmt::format("it inflates to more than {}, more than a Kernel Tuner cache can be (a gzip bomb?)",
                              mib(limits.max_text_bytes)));
-    if (rc == Z_STREAM_END) member_ended = true;
-    else if (rc == Z_BUF_ERROR && zs.avail_in == 0) continue;  // needs more input
+    if (rc == Z_STREAM_END)
+      member_ended = true;
+    else if (rc == Z_BUF_ERROR && zs.avail_in == 0)
+      continue;  // needs more input
     else if (rc != Z_OK)
       throw fail(fmt::format("not valid gzip data ({})", zs.msg ? zs.msg : "zlib error " + std::to_string(rc)));
   }
@@ -100,9 +104,12 @@ std::size_t mark_non_finite(std::string& text, std::size_t max_bytes, const fs::
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -118,8 +125,8 @@ std::size_t mark_non_finite(std::string& text, std::size_t max_bytes, const fs::
     out += *token;
     out += '"';
     if (out.size() > max_bytes)
-      throw InterchangeError(fmt::format("{}: more than {} of JSON once its NaN and Infinity are read", path.string(),
-                                         mib(max_bytes)));
+      throw InterchangeError(
+          fmt::format("{}: more than {} of JSON once its NaN and Infinity are read", path.string(), mib(max_bytes)));
     copied = i + token->size();
     i = copied - 1;
     ++count;
@@ -127,8 +134,8 @@ std::size_t mark_non_finite(std::string& text, std::size_t max_bytes, const fs::
   if (count == 0) return 0;
   out.append(text, copied, std::string::npos);
   if (out.size() > max_bytes)
-    throw InterchangeError(fmt::format("{}: more than {} of JSON once its NaN and Infinity are read", path.string(),
-                                       mib(max_bytes)));
+    throw InterchangeError(
+        fmt::format("{}: more than {} of JSON once its NaN and Infinity are read", path.string(), mib(max_bytes)));
   text.swap(out);
   return count;
 }
@@ -157,9 +164,7 @@ KtCacheText read_kt_cache_text(const fs::path& path, const KtCacheLimits& limits
         if (!append_bounded(r.json, buf, got, limits.max_text_bytes))
           throw Error(fmt::format("the file grew past the {} a Kernel Tuner cache can be", mib(limits.max_text_bytes)));
     }
-  } catch (const InterchangeError&) {
-    throw;
-  } catch (const Error& e) {
+  } catch (const InterchangeError&) { throw; } catch (const Error& e) {
     throw InterchangeError(fmt::format("{}: {}", path.string(), e.what()));
   }
   r.was_open = close_open_cache(r.json);

@@ -22,8 +22,8 @@ inline constexpr std::string_view kNonFiniteMark = "\x01";
 struct KtCacheText {
   std::string json;
   bool gzip = false;
-  bool was_open = false;          ///< an interrupted run's file, closed here
-  std::size_t non_finite = 0;     ///< bare NaN / Infinity / -Infinity tokens made strings
+  bool was_open = false;       ///< an interrupted run's file, closed here
+  std::size_t non_finite = 0;  ///< bare NaN / Infinity / -Infinity tokens made strings
 };
 
 /// Throws InterchangeError "FILE: reason" (not a regular file, too large, a truncated or corrupt

@@ -1,7 +1,7 @@
 // Kernel Tuner's cache files (what tune_kernel(cache=...) writes in 1.x: a header, then one
 // entry per config run, keyed by its param values joined with ',') into a tiletune recording and
-// the space it replays in. The mapping, and what is refused or skipped, is in docs/reference/import-kt-cache.md ("Kernel
-// Tuner caches in"); in short:
+// the space it replays in. The mapping, and what is refused or skipped, is in docs/reference/import-kt-cache.md
+// ("Kernel Tuner caches in"); in short:
 //  - an entry whose `time` is a number is ok with that time (Kernel Tuner's mean, in ms);
 //    InvalidConfig is pruned, CompilationFailedConfig compile_failed, RuntimeFailedConfig
 //    launch_failed; compile_ms is compile_time, measure_ms verification_time + benchmark_time
@@ -101,9 +101,12 @@ std::string python_float(double v) {
   std::string out = negative ? "-" : "";
   const int n = static_cast<int>(digits.size());
   if (point > -4 && point <= 16) {
-    if (point <= 0) out += "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
-    else if (point >= n) out += digits + std::string(static_cast<std::size_t>(point - n), '0') + ".0";
-    else out += digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
+    if (point <= 0)
+      out += "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
+    else if (point >= n)
+      out += digits + std::string(static_cast<std::size_t>(point - n), '0') + ".0";
+    else
+      out += digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
     return out;
   }
   out += digits.substr(0, 1);
@@ -190,8 +193,9 @@ class CacheImporter {
   KtCacheImport run() {
     KtCacheText text = read_kt_cache_text(path_, options_.limits);
     if (text.was_open)
-      result_.notes.push_back("the cache was left open by an interrupted run: read as Kernel Tuner reads it, up to its "
-                              "last complete entry");
+      result_.notes.push_back(
+          "the cache was left open by an interrupted run: read as Kernel Tuner reads it, up to its "
+          "last complete entry");
     try {
       (void)Json::parse(text.json, [this](int depth, Json::parse_event_t event, Json& parsed) {
         return on_event(depth, event, parsed);
@@ -206,7 +210,8 @@ class CacheImporter {
     for (auto& [key, entry] : stash_) take_entry(key, entry);
     stash_.clear();
     if (text.non_finite)
-      result_.notes.push_back(fmt::format("{} NaN or Infinity values in fields the recording does not use", text.non_finite));
+      result_.notes.push_back(
+          fmt::format("{} NaN or Infinity values in fields the recording does not use", text.non_finite));
     return finish();
   }
 
@@ -233,7 +238,8 @@ class CacheImporter {
 
   bool on_event(int depth, Json::parse_event_t event, Json& parsed) {
     using E = Json::parse_event_t;
-    if (depth > kMaxDepth) fail_at("", fmt::format("nested deeper than {} levels: not a Kernel Tuner cache", kMaxDepth));
+    if (depth > kMaxDepth)
+      fail_at("", fmt::format("nested deeper than {} levels: not a Kernel Tuner cache", kMaxDepth));
     if (depth == 0) {
       if (event != E::object_start && event != E::object_end) fail_at("", "a Kernel Tuner cache is a JSON object");
       return true;
@@ -253,8 +259,10 @@ class CacheImporter {
         }
         case E::object_start: return true;
         case E::object_end:
-          if (params_ready_) take_entry(entry_key_, parsed);
-          else stash_.emplace_back(entry_key_, std::move(parsed));
+          if (params_ready_)
+            take_entry(entry_key_, parsed);
+          else
+            stash_.emplace_back(entry_key_, std::move(parsed));
           return false;
         default:
           fail_at(entry_field(entry_key_), "expected an object (the config's result), found " +
@@ -321,7 +329,8 @@ class CacheImporter {
       const std::string field = fmt::format("tune_params_keys[{}]", i);
       if (!keys[i].is_string() || non_finite(keys[i])) fail_at(field, "expected a name, found " + shown(keys[i]));
       const std::string name = keys[i].get<std::string>();
-      if (!is_identifier(name)) fail_at(field, cite(name) + " is not a C identifier (a param is passed as -DNAME=VALUE)");
+      if (!is_identifier(name))
+        fail_at(field, cite(name) + " is not a C identifier (a param is passed as -DNAME=VALUE)");
       if (!names.insert(name).second) fail_at(field, cite(name) + " is listed twice");
       if (!values.contains(name)) fail_at("tune_params", cite(name) + " of tune_params_keys has no values");
       params_.push_back(read_param(name, values[name]));
@@ -336,11 +345,16 @@ class CacheImporter {
     Param p;
     p.name = name;
     const auto all = [&](auto pred) { return std::all_of(list.begin(), list.end(), pred); };
-    if (all([](const Json& v) { return v.is_boolean(); })) p.kind = Param::Kind::boolean;
-    else if (all([](const Json& v) { return v.is_number_integer() && (!v.is_number_unsigned() || v.get<std::uint64_t>() <= INT64_MAX); }))
+    if (all([](const Json& v) { return v.is_boolean(); }))
+      p.kind = Param::Kind::boolean;
+    else if (all([](const Json& v) {
+               return v.is_number_integer() && (!v.is_number_unsigned() || v.get<std::uint64_t>() <= INT64_MAX);
+             }))
       p.kind = Param::Kind::integer;
-    else if (all([](const Json& v) { return v.is_number() || non_finite(v); })) p.kind = Param::Kind::real;
-    else p.kind = Param::Kind::text;
+    else if (all([](const Json& v) { return v.is_number() || non_finite(v); }))
+      p.kind = Param::Kind::real;
+    else
+      p.kind = Param::Kind::text;
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Json& v = list[i];
       const std::string at = fmt::format("{}[{}]", field, i);
@@ -350,10 +364,11 @@ class CacheImporter {
       std::string recorded = *key;
       if (p.kind == Param::Kind::boolean) recorded = v.get<bool>() ? "1" : "0";
       if (!recordable_value(recorded))
-        fail_at(at, cite(recorded) + fmt::format(": a param's value is 1 to {} characters, none of them ',' or ';' (they "
-                                                   "separate Kernel Tuner's keys and a recording's values) or a control "
-                                                   "character",
-                                                   max_param_value_chars));
+        fail_at(at,
+                cite(recorded) + fmt::format(": a param's value is 1 to {} characters, none of them ',' or ';' (they "
+                                             "separate Kernel Tuner's keys and a recording's values) or a control "
+                                             "character",
+                                             max_param_value_chars));
       if (p.kind == Param::Kind::real) {
         const double x = v.get<double>();
         for (std::size_t j = 0; j < p.numbers.size(); ++j)
@@ -393,7 +408,8 @@ class CacheImporter {
       start = comma + 1;
     }
     if (parts.size() != params_.size())
-      fail_at(where, fmt::format("the key has {} values for the {} params of tune_params_keys", parts.size(), params_.size()));
+      fail_at(where,
+              fmt::format("the key has {} values for the {} params of tune_params_keys", parts.size(), params_.size()));
     std::string params;
     std::optional<std::string> foreign;
     for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -424,22 +440,26 @@ class CacheImporter {
     } else if (const auto status = failure(time_value)) {
       t.status = *status;
     } else if (time_value) {
-      fail_at(where + ".time", fmt::format("{} is neither a time (ms) nor one of Kernel Tuner's failures (InvalidConfig, "
-                                           "CompilationFailedConfig, RuntimeFailedConfig)",
-                                           non_finite(*time_value) ? python_str(*time_value).value() : shown(*time_value)));
+      fail_at(where + ".time",
+              fmt::format("{} is neither a time (ms) nor one of Kernel Tuner's failures (InvalidConfig, "
+                          "CompilationFailedConfig, RuntimeFailedConfig)",
+                          non_finite(*time_value) ? python_str(*time_value).value() : shown(*time_value)));
     } else if (const auto status = failure(objective == entry.end() ? nullptr : &*objective)) {
       t.status = *status;  // a failure with another objective than time: `time` was never measured
     } else {
       fail_at(where, "no time and no failure (InvalidConfig, CompilationFailedConfig or RuntimeFailedConfig)");
     }
-    if (t.status != TrialStatus::ok) t.detail = fmt::format("Kernel Tuner: {}", time_value ? time_value->get<std::string>() : objective->get<std::string>());
+    if (t.status != TrialStatus::ok)
+      t.detail =
+          fmt::format("Kernel Tuner: {}", time_value ? time_value->get<std::string>() : objective->get<std::string>());
     const auto compile = milliseconds(entry, "compile_time", where);
     const auto verify = milliseconds(entry, "verification_time", where);
     const auto benchmark = milliseconds(entry, "benchmark_time", where);
     if (!compile || !verify || !benchmark) ++untimed_;
     t.compile_ms = compile.value_or(0);
     t.measure_ms = verify.value_or(0) + benchmark.value_or(0);
-    if (const auto r = entry.find("num_regs"); r != entry.end() && r->is_number_integer() && r->get<std::int64_t>() >= 0)
+    if (const auto r = entry.find("num_regs");
+        r != entry.end() && r->is_number_integer() && r->get<std::int64_t>() >= 0)
       t.registers = r->get<std::int64_t>();
     if (const auto s = entry.find("timestamp"); s != entry.end() && s->is_string()) {
       const std::string& when = s->get_ref<const std::string&>();
@@ -473,9 +493,10 @@ class CacheImporter {
       }
       return;
     }
-    result_.notes.push_back(fmt::format("problem_size {} is not integers (Kernel Tuner evaluates it per config): the "
-                                        "space has no problem sizes",
-                                        cite(problem_size_text_)));
+    result_.notes.push_back(
+        fmt::format("problem_size {} is not integers (Kernel Tuner evaluates it per config): the "
+                    "space has no problem sizes",
+                    cite(problem_size_text_)));
     const bool sizes = !list.empty() && list.size() <= 3 && std::all_of(list.begin(), list.end(), [](const Json& v) {
       return v.is_number_integer() || v.is_string();
     });
@@ -551,15 +572,19 @@ class CacheImporter {
     l.header.emplace_back("kt_kernel_name", header_text(kernel_name_));
     l.header.emplace_back("kt_problem_size", problem_size_text_.empty() ? "(none)" : problem_size_text_);
     l.header.emplace_back("objective", objective_ == "time" ? "time"
-                                                            : header_text(objective_) + " (Kernel Tuner's; the trials "
-                                                                                        "hold its time, which a replay "
-                                                                                        "minimises)");
-    l.header.emplace_back("times", "time_ms is Kernel Tuner's time (the mean of its iterations); compile_ms its "
-                                   "compile_time; measure_ms its verification_time + benchmark_time");
-    l.header.emplace_back("recorded", first_time_.empty() ? "(the entries carry no timestamp)"
-                                                          : header_text(first_time_) + " to " + header_text(last_time_));
+                                                            : header_text(objective_) +
+                                                                  " (Kernel Tuner's; the trials "
+                                                                  "hold its time, which a replay "
+                                                                  "minimises)");
+    l.header.emplace_back("times",
+                          "time_ms is Kernel Tuner's time (the mean of its iterations); compile_ms its "
+                          "compile_time; measure_ms its verification_time + benchmark_time");
+    l.header.emplace_back("recorded", first_time_.empty()
+                                          ? "(the entries carry no timestamp)"
+                                          : header_text(first_time_) + " to " + header_text(last_time_));
     l.header.emplace_back("trials", std::to_string(trials_.size()));
-    if (skipped_) l.header.emplace_back("skipped", fmt::format("{} entries with a value tune_params does not list", skipped_));
+    if (skipped_)
+      l.header.emplace_back("skipped", fmt::format("{} entries with a value tune_params does not list", skipped_));
     std::string problem;
     for (std::size_t d = 0; d < problem_names_.size(); ++d)
       problem += fmt::format("{}{}={}", d ? ";" : "", problem_names_[d], problem_.sizes[d]);
@@ -575,22 +600,26 @@ class CacheImporter {
                                               skipped_, first_skipped_)
                                 : std::string("no entries: nothing was recorded"));
     if (skipped_)
-      result_.notes.push_back(fmt::format("{} entries skipped: a value that the header's tune_params does not list (first: "
-                                          "{}); Kernel Tuner appends runs of other values to a cache without checking",
-                                          skipped_, first_skipped_));
+      result_.notes.push_back(
+          fmt::format("{} entries skipped: a value that the header's tune_params does not list (first: "
+                      "{}); Kernel Tuner appends runs of other values to a cache without checking",
+                      skipped_, first_skipped_));
     if (untimed_)
-      result_.notes.push_back(fmt::format("{} entries lack compile_time, verification_time or benchmark_time: what they "
-                                          "lack costs 0 in a replay",
-                                          untimed_));
+      result_.notes.push_back(
+          fmt::format("{} entries lack compile_time, verification_time or benchmark_time: what they "
+                      "lack costs 0 in a replay",
+                      untimed_));
     if (objective_ != "time")
-      result_.notes.push_back(fmt::format("Kernel Tuner's objective was {}: the recording holds each config's time, which "
-                                          "a replay minimises",
-                                          cite(objective_)));
+      result_.notes.push_back(
+          fmt::format("Kernel Tuner's objective was {}: the recording holds each config's time, which "
+                      "a replay minimises",
+                      cite(objective_)));
     result_.entries = entries_;
     const std::string entry = is_identifier(kernel_name_) ? kernel_name_ : name;
     result_.stub_file = name + ".cu";
     result_.stub_source = fmt::format(
-        "extern \"C\" __global__ void {}(int) {{}}  // a stub: a replay of a Kernel Tuner cache compiles nothing\n", entry);
+        "extern \"C\" __global__ void {}(int) {{}}  // a stub: a replay of a Kernel Tuner cache compiles nothing\n",
+        entry);
     result_.space_yaml = space_yaml(name, entry);
     result_.recording = recording(name);
     std::ostringstream csv;
@@ -612,26 +641,20 @@ class CacheImporter {
       write_output(yaml, r.space_yaml);
       csv = dir->path() / "recording.csv";
       write_output(csv, r.recording_csv);
-    } catch (const Error& e) {
-      fail_at("", fmt::format("cannot check what it maps to: {}", e.what()));
-    }
+    } catch (const Error& e) { fail_at("", fmt::format("cannot check what it maps to: {}", e.what())); }
     Space space;
     try {
       space = load_space(yaml);
     } catch (const SpaceError& e) {
       fail_at("", fmt::format("the space it maps to does not load: {} ({})", e.reason(), e.remedy()));
-    } catch (const Error& e) {
-      fail_at("", fmt::format("the space it maps to does not load: {}", e.what()));
-    }
+    } catch (const Error& e) { fail_at("", fmt::format("the space it maps to does not load: {}", e.what())); }
     try {
       const ReplayProblem rp = replay_problem(space, load_landscape(csv), problem_);
       const std::size_t trials = r.recording.problems.front().trials.size();
       if (rp.outcomes.size() != trials)
         fail_at("", fmt::format("{} of its {} trials are not configs of the space it maps to (a bug: please report it)",
                                 trials - rp.outcomes.size(), trials));
-    } catch (const InterchangeError&) {
-      throw;
-    } catch (const Error& e) {
+    } catch (const InterchangeError&) { throw; } catch (const Error& e) {
       fail_at("", fmt::format("the recording does not replay in its space: {}", e.what()));
     }
   }

@@ -50,7 +50,8 @@ class Reader {
     throw InterchangeError(fmt::format("{}: {}: {}", file_.string(), field, why));
   }
   const Json& need(const Json& parent, const std::string& parent_path, const char* key) const {
-    if (!parent.is_object() || !parent.contains(key)) fail(join(parent_path, key), "required by the T1 schema, missing");
+    if (!parent.is_object() || !parent.contains(key))
+      fail(join(parent_path, key), "required by the T1 schema, missing");
     return parent.at(key);
   }
   std::string string(const Json& v, const std::string& field) const {
@@ -83,16 +84,15 @@ class Reader {
 struct Expression {
   std::string text;
   bool python = false;
-  [[nodiscard]] std::string yaml() const {
-    return python ? "{python: " + yaml_quoted(text) + "}" : yaml_quoted(text);
-  }
+  [[nodiscard]] std::string yaml() const { return python ? "{python: " + yaml_quoted(text) + "}" : yaml_quoted(text); }
 };
 
 Expression expression_of(const std::string& python_text) {
-  const bool native = python_text.find("**") == std::string::npos && std::all_of(python_text.begin(), python_text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ' ' || c == '+' || c == '-' || c == '*' ||
-           c == '(' || c == ')';
-  });
+  const bool native =
+      python_text.find("**") == std::string::npos && std::all_of(python_text.begin(), python_text.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ' ' || c == '+' || c == '-' ||
+               c == '*' || c == '(' || c == ')';
+      });
   return {python_text, !native};
 }
 
@@ -123,8 +123,9 @@ struct Param {
     for (std::size_t i = 0; i < values.size(); ++i) {
       const py::Value& v = values[i];
       out += i ? ", " : "";
-      out += v.kind() == py::Value::Kind::text ? yaml_quoted(v.as_text()) : v.is_integral() ? std::to_string(v.as_int())
-                                                                                            : v.repr();
+      out += v.kind() == py::Value::Kind::text ? yaml_quoted(v.as_text())
+             : v.is_integral()                 ? std::to_string(v.as_int())
+                                               : v.repr();
     }
     return out + "]";
   }
@@ -161,9 +162,12 @@ std::vector<py::Value> param_values(const Reader& r, const Json& p, const std::s
   if (v.is_array()) {
     if (v.size() > kMaxValues) r.fail(field + ".Values", fmt::format("more than {} values", kMaxValues));
     for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i].is_boolean() || v[i].is_number()) out.push_back(r.number(v[i], fmt::format("{}.Values[{}]", field, i)));
-      else if (v[i].is_string()) out.push_back(py::Value::text(v[i].get<std::string>()));
-      else r.fail(fmt::format("{}.Values[{}]", field, i), fmt::format("{} is not a number or a string", v[i].type_name()));
+      if (v[i].is_boolean() || v[i].is_number())
+        out.push_back(r.number(v[i], fmt::format("{}.Values[{}]", field, i)));
+      else if (v[i].is_string())
+        out.push_back(py::Value::text(v[i].get<std::string>()));
+      else
+        r.fail(fmt::format("{}.Values[{}]", field, i), fmt::format("{} is not a number or a string", v[i].type_name()));
     }
   } else if (v.is_string()) {
     py::Value list;
@@ -172,9 +176,7 @@ std::vector<py::Value> param_values(const Reader& r, const Json& p, const std::s
       list = py::eval_constant(text);
     } catch (const ExprSyntaxError& e) {
       r.fail(field + ".Values", fmt::format("{}: {} (at offset {})", quote(text), one_line(e.what()), e.offset()));
-    } catch (const EvalError& e) {
-      r.fail(field + ".Values", fmt::format("{}: {}", quote(text), one_line(e.what())));
-    }
+    } catch (const EvalError& e) { r.fail(field + ".Values", fmt::format("{}: {}", quote(text), one_line(e.what()))); }
     if (list.kind() != py::Value::Kind::list)
       r.fail(field + ".Values", fmt::format("{} is {}, not a list of values", quote(text), quote(list.repr())));
     for (const py::Value& x : list.as_list())
@@ -191,11 +193,12 @@ std::vector<py::Value> param_values(const Reader& r, const Json& p, const std::s
       r.fail(field + ".Values", fmt::format("{} is not a finite number", x.repr()));
     if (x.kind() == py::Value::Kind::real && type == "int" && !exact_integer(x.as_real()))
       r.fail(field + ".Values", fmt::format(fmt::runtime(kNotExact), x.repr()));
-    if (x.kind() == py::Value::Kind::text && (x.as_text().empty() || x.as_text().size() > 128 ||
-                                              x.as_text().find_first_of("\n\r") != std::string::npos))
+    if (x.kind() == py::Value::Kind::text &&
+        (x.as_text().empty() || x.as_text().size() > 128 || x.as_text().find_first_of("\n\r") != std::string::npos))
       r.fail(field + ".Values", fmt::format("{} is not one line of 1 to 128 characters", quote(x.as_text())));
   }
-  const bool words = std::all_of(out.begin(), out.end(), [](const py::Value& x) { return x.kind() == py::Value::Kind::text; });
+  const bool words =
+      std::all_of(out.begin(), out.end(), [](const py::Value& x) { return x.kind() == py::Value::Kind::text; });
   const bool numbers = std::all_of(out.begin(), out.end(), [](const py::Value& x) { return x.is_number(); });
   if (!words && !numbers) r.fail(field + ".Values", "mixes numbers and strings: a tiletune param holds one kind");
   if (type == "string" && !words) r.fail(field + ".Values", "Type string, but the values are numbers");
@@ -213,7 +216,8 @@ std::vector<Param> read_params(const Reader& r, const Json& space) {
   const Json& list = r.need(space, "ConfigurationSpace", "TuningParameters");
   if (!list.is_array() || list.empty()) r.fail("ConfigurationSpace.TuningParameters", "expected a non-empty array");
   if (list.size() > kMaxParams)
-    r.fail("ConfigurationSpace.TuningParameters", fmt::format("{} params, more than the {} a space may have", list.size(), kMaxParams));
+    r.fail("ConfigurationSpace.TuningParameters",
+           fmt::format("{} params, more than the {} a space may have", list.size(), kMaxParams));
   std::vector<Param> out;
   std::set<std::string> declared;
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -223,21 +227,25 @@ std::vector<Param> read_params(const Reader& r, const Json& space) {
     if (!is_identifier(p.name))
       r.fail(field + ".Name", fmt::format("{} is not a C identifier (it becomes -DNAME=...)", quote(p.name)));
     for (const char* reserved : kProblemNames)
-      if (p.name == reserved) r.fail(field + ".Name", fmt::format("'{}' is the name tiletune gives ProblemSize", p.name));
+      if (p.name == reserved)
+        r.fail(field + ".Name", fmt::format("'{}' is the name tiletune gives ProblemSize", p.name));
     std::string type = r.string(r.need(list[i], field, "Type"), field + ".Type");
     static const std::pair<const char*, const char*> types[] = {
-        {"int", "int"}, {"uint", "int"}, {"bool", "int"}, {"float", "float"}, {"string", "string"},
-        {"Int", "int"}, {"UnsignedInt", "int"}, {"Bool", "int"}, {"Float", "float"}, {"Double", "float"},
-        {"String", "string"}};
+        {"int", "int"},       {"uint", "int"},     {"bool", "int"},        {"float", "float"},
+        {"string", "string"}, {"Int", "int"},      {"UnsignedInt", "int"}, {"Bool", "int"},
+        {"Float", "float"},   {"Double", "float"}, {"String", "string"}};
     const auto t = std::find_if(std::begin(types), std::end(types), [&](const auto& x) { return type == x.first; });
     if (t == std::end(types))
       r.fail(field + ".Type", fmt::format("{} is not a T1 type (int, uint, float, bool, string)", quote(type)));
     p.values = param_values(r, list[i], field, t->second);
     if (list[i].contains("Default")) {
       const Json& d = list[i]["Default"];
-      if (d.is_boolean() || d.is_number()) p.default_value = r.number(d, field + ".Default");
-      else if (d.is_string()) p.default_value = py::Value::text(d.get<std::string>());
-      else r.fail(field + ".Default", fmt::format("expected a value, found {}", d.type_name()));
+      if (d.is_boolean() || d.is_number())
+        p.default_value = r.number(d, field + ".Default");
+      else if (d.is_string())
+        p.default_value = py::Value::text(d.get<std::string>());
+      else
+        r.fail(field + ".Default", fmt::format("expected a value, found {}", d.type_name()));
     }
     if (!declared.insert(p.name).second) r.fail(field + ".Name", fmt::format("'{}' is declared twice", p.name));
     out.push_back(std::move(p));
@@ -262,29 +270,29 @@ struct Names {
 
   std::string rewrite(const Reader& r, const std::string& field, const std::string& text, bool params_as_lists) const {
     try {
-      return py::rename(text, [&](std::string_view name, std::optional<std::int64_t> index) -> std::optional<std::string> {
-        if (name == "ProblemSize") {
-          if (problem.empty()) r.fail(field, fmt::format("{} uses ProblemSize, which the file does not give", quote(text)));
-          if (index) {
-            if (*index < 0 || *index >= static_cast<std::int64_t>(problem.size()))
-              r.fail(field, fmt::format("ProblemSize[{}]: ProblemSize has {} entries", *index, problem.size()));
-            return std::string(kProblemNames[*index]);
-          }
-          std::string list = "[";
-          for (std::size_t d = 0; d < problem.size(); ++d) list += (d ? ", " : "") + std::string(kProblemNames[d]);
-          return list + "]";
-        }
-        if (!params_as_lists || index) return std::nullopt;
-        if (const Param* p = param(name)) {
-          std::string list = "[";
-          for (std::size_t i = 0; i < p->values.size(); ++i) list += (i ? ", " : "") + p->values[i].repr();
-          return list + "]";
-        }
-        return std::nullopt;
-      });
-    } catch (const ExprSyntaxError& e) {
-      r.fail(field, fmt::format("{}: {}", quote(text), one_line(e.what())));
-    }
+      return py::rename(
+          text, [&](std::string_view name, std::optional<std::int64_t> index) -> std::optional<std::string> {
+            if (name == "ProblemSize") {
+              if (problem.empty())
+                r.fail(field, fmt::format("{} uses ProblemSize, which the file does not give", quote(text)));
+              if (index) {
+                if (*index < 0 || *index >= static_cast<std::int64_t>(problem.size()))
+                  r.fail(field, fmt::format("ProblemSize[{}]: ProblemSize has {} entries", *index, problem.size()));
+                return std::string(kProblemNames[*index]);
+              }
+              std::string list = "[";
+              for (std::size_t d = 0; d < problem.size(); ++d) list += (d ? ", " : "") + std::string(kProblemNames[d]);
+              return list + "]";
+            }
+            if (!params_as_lists || index) return std::nullopt;
+            if (const Param* p = param(name)) {
+              std::string list = "[";
+              for (std::size_t i = 0; i < p->values.size(); ++i) list += (i ? ", " : "") + p->values[i].repr();
+              return list + "]";
+            }
+            return std::nullopt;
+          });
+    } catch (const ExprSyntaxError& e) { r.fail(field, fmt::format("{}: {}", quote(text), one_line(e.what()))); }
   }
 
   // Checks that text is Python tiletune reads, over these names only; returns the parsed program.
@@ -293,9 +301,7 @@ struct Names {
     py::Program program;
     try {
       program = py::Program::parse(text);
-    } catch (const ExprSyntaxError& e) {
-      r.fail(field, fmt::format("{}: {}", quote(text), one_line(e.what())));
-    }
+    } catch (const ExprSyntaxError& e) { r.fail(field, fmt::format("{}: {}", quote(text), one_line(e.what()))); }
     for (const std::string& n : program.free_names())
       if (std::find(allowed.begin(), allowed.end(), n) == allowed.end())
         r.fail(field, fmt::format("{}: unknown name '{}' (not a tuning parameter of this file)", quote(text), n));
@@ -350,7 +356,8 @@ class Importer {
  private:
   void read_kernel() {
     const Json& spec = *spec_;
-    const std::string language = r_.string(r_.need(spec, "KernelSpecification", "Language"), "KernelSpecification.Language");
+    const std::string language =
+        r_.string(r_.need(spec, "KernelSpecification", "Language"), "KernelSpecification.Language");
     if (language != "CUDA")
       r_.fail("KernelSpecification.Language", fmt::format("{}: tiletune tunes CUDA kernels", quote(language)));
     kernel_name_ = r_.string(r_.need(spec, "KernelSpecification", "KernelName"), "KernelSpecification.KernelName");
@@ -358,13 +365,14 @@ class Importer {
       r_.fail("KernelSpecification.KernelName", fmt::format("{} is not a C identifier", quote(kernel_name_)));
     if (family_.empty()) family_ = kernel_name_;
     if (spec.contains("KernelTypeNames") && !spec["KernelTypeNames"].empty())
-      r_.fail("KernelSpecification.KernelTypeNames", "template kernels do not map yet: name the instantiation as entry");
-    const std::string kernel_file = r_.string(r_.need(spec, "KernelSpecification", "KernelFile"), "KernelSpecification.KernelFile");
+      r_.fail("KernelSpecification.KernelTypeNames",
+              "template kernels do not map yet: name the instantiation as entry");
+    const std::string kernel_file =
+        r_.string(r_.need(spec, "KernelSpecification", "KernelFile"), "KernelSpecification.KernelFile");
     // As Kernel Tuner looks for it: next to the T1 file, then one folder up.
     const fs::path here = fs::absolute(r_.file()).parent_path();
     source_ = here / kernel_file;
-    if (!is_file(source_) && is_file(here.parent_path() / kernel_file))
-      source_ = here.parent_path() / kernel_file;
+    if (!is_file(source_) && is_file(here.parent_path() / kernel_file)) source_ = here.parent_path() / kernel_file;
     if (!is_file(source_))
       r_.fail("KernelSpecification.KernelFile", fmt::format("{} is not a file (KernelFile is relative to the T1 file)",
                                                             quote((here / kernel_file).lexically_normal().string())));
@@ -402,8 +410,8 @@ class Importer {
         if (!names_.param(n))
           r_.fail(fmt::format("{}.Parameters[{}]", field, j), fmt::format("{} is not a tuning parameter", quote(n)));
       }
-      const std::string text = names_.rewrite(r_, field + ".Expression",
-                                              r_.string(r_.need(list[i], field, "Expression"), field + ".Expression"), false);
+      const std::string text = names_.rewrite(
+          r_, field + ".Expression", r_.string(r_.need(list[i], field, "Expression"), field + ".Expression"), false);
       conditions_.push_back(names_.check(r_, field + ".Expression", text, slot_names_));
       constraints_.push_back(text);
     }
@@ -426,9 +434,12 @@ class Importer {
     const std::string field = std::string("KernelSpecification.") + key;
     if (!size.is_object()) r_.fail(field, "expected an object with X, Y, Z");
     for (const char* d : kDims)
-      if (size.contains(d)) out.push_back(launch_text(size[d], field + "." + d));
-      else if (std::string(d) == "X") r_.fail(field + ".X", "required by the T1 schema, missing");
-      else out.push_back("1");
+      if (size.contains(d))
+        out.push_back(launch_text(size[d], field + "." + d));
+      else if (std::string(d) == "X")
+        r_.fail(field + ".X", "required by the T1 schema, missing");
+      else
+        out.push_back("1");
     return out;
   }
 
@@ -439,7 +450,8 @@ class Importer {
     std::vector<std::string> terms;
     if (spec_->contains(key) && !(*spec_)[key].empty()) {
       const Json& list = (*spec_)[key];
-      if (!list.is_array()) r_.fail("KernelSpecification." + key, "expected an array of parameter names or expressions");
+      if (!list.is_array())
+        r_.fail("KernelSpecification." + key, "expected an array of parameter names or expressions");
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string field = fmt::format("KernelSpecification.{}[{}]", key, i);
         const std::string text = launch_text(list[i], field);
@@ -459,9 +471,8 @@ class Importer {
     const std::vector<std::string> terms = grid_divisors(d);
     const std::string divisor = fmt::format("{}", fmt::join(terms, " * "));
     grid_.push_back(divisor.empty() ? size : fmt::format("ceil({} / ({}))", size, divisor));
-    const bool simple = std::all_of(terms.begin(), terms.end(), [](const std::string& t) {
-      return t.find_first_of("()") == std::string::npos;
-    });
+    const bool simple = std::all_of(terms.begin(), terms.end(),
+                                    [](const std::string& t) { return t.find_first_of("()") == std::string::npos; });
     grid_yaml_.push_back(divisor.empty() ? expression_of(size)
                          : simple        ? Expression{fmt::format("ceil_div({}, {})", size, divisor), false}
                                          : Expression{grid_.back(), true});
@@ -477,8 +488,8 @@ class Importer {
       r_.fail("KernelSpecification.GlobalSizeType", fmt::format("{} is not CUDA, OpenCL or Vulkan", quote(size_type)));
     std::vector<std::string> from_global;
     for (std::size_t d = 0; d < global.size(); ++d)
-      from_global.push_back(size_type == "CUDA" ? global[d]
-                                                : fmt::format("(({}) + ({}) - 1) // ({})", global[d], block_[d], block_[d]));
+      from_global.push_back(
+          size_type == "CUDA" ? global[d] : fmt::format("(({}) + ({}) - 1) // ({})", global[d], block_[d], block_[d]));
     if (names_.problem.empty()) {
       grid_ = from_global;
       for (const std::string& g : grid_) grid_yaml_.push_back(expression_of(g));
@@ -508,9 +519,7 @@ class Importer {
         free.push_back(values[static_cast<std::size_t>(at - slot_names_.begin())]);
       }
       return py::to_integer(p.eval(free), text);
-    } catch (const Error&) {
-      return std::nullopt;
-    }
+    } catch (const Error&) { return std::nullopt; }
   }
 
   // Where a file gives both, GlobalSize and ProblemSize with GridDiv should agree; tiletune uses
@@ -536,9 +545,9 @@ class Importer {
   // T1 types -> tiletune types; vectors of n (float4, half8) as n elements of theirs.
   std::pair<std::string, int> element_type(const std::string& t, const std::string& field) const {
     static const std::pair<const char*, const char*> scalars[] = {
-        {"bool", "uint8"},   {"int8", "int8"},     {"uint8", "uint8"}, {"int16", "int16"}, {"uint16", "uint16"},
-        {"int32", "int"},    {"uint32", "uint"},   {"int64", "int64"}, {"uint64", "uint64"}, {"half", "half"},
-        {"float", "float"},  {"double", "double"}};
+        {"bool", "uint8"},    {"int8", "int8"}, {"uint8", "uint8"}, {"int16", "int16"},
+        {"uint16", "uint16"}, {"int32", "int"}, {"uint32", "uint"}, {"int64", "int64"},
+        {"uint64", "uint64"}, {"half", "half"}, {"float", "float"}, {"double", "double"}};
     for (const auto& [from, to] : scalars)
       if (t == from) return {to, 1};
     for (const char* base : {"float", "double", "half"})
@@ -561,18 +570,20 @@ class Importer {
       if (x == 0) return "zero";
       if (!floating && x != std::floor(x))
         r_.fail(field + ".FillValue", fmt::format("{} is not a whole number, and the buffer holds {}", x, type));
-      if (!floating && !exact_integer(x)) r_.fail(field + ".FillValue", fmt::format(fmt::runtime(kNotExact), dumped(v)));
+      if (!floating && !exact_integer(x))
+        r_.fail(field + ".FillValue", fmt::format(fmt::runtime(kNotExact), dumped(v)));
       if (!floating) return fmt::format("{{constant: {}}}", static_cast<std::int64_t>(x));
       return fmt::format("{{constant: {}}}", py::Value::real(x).repr());
     }
     if (kind == "Generator") {
       const std::string source = a.contains("DataSource") ? r_.string(a["DataSource"], field + ".DataSource") : "";
       if (source == "i") return "iota";
-      r_.fail(field + ".DataSource", fmt::format("the generator {} does not map (only \"i\", which is iota)", quote(source)));
+      r_.fail(field + ".DataSource",
+              fmt::format("the generator {} does not map (only \"i\", which is iota)", quote(source)));
     }
     if (kind == "BinaryRaw") return fmt::format("{{file: {}}}", yaml_quoted(data_file(a, field)));
-    r_.fail(field + ".FillType", fmt::format("{} does not map (Constant, Random, the generator \"i\" and BinaryRaw do)",
-                                             quote(kind)));
+    r_.fail(field + ".FillType",
+            fmt::format("{} does not map (Constant, Random, the generator \"i\" and BinaryRaw do)", quote(kind)));
   }
 
   // A DataSource file, relative to the T1 file, written relative to the YAML.
@@ -580,7 +591,8 @@ class Importer {
     const std::string source = r_.string(r_.need(a, field, "DataSource"), field + ".DataSource");
     const fs::path path = fs::absolute(r_.file()).parent_path() / source;
     if (!is_file(path))
-      r_.fail(field + ".DataSource", fmt::format("{} is not a file (DataSource is relative to the T1 file)", quote(source)));
+      r_.fail(field + ".DataSource",
+              fmt::format("{} is not a file (DataSource is relative to the T1 file)", quote(source)));
     return relative_to_yaml(path);
   }
 
@@ -599,14 +611,15 @@ class Importer {
       r_.fail(field + ".FillValue", fmt::format("{} is not a whole number, and the argument is {}", dumped(v), type));
     if (!floating && v.is_number_float() && !exact_integer(v.get<double>()))
       r_.fail(field + ".FillValue", fmt::format(fmt::runtime(kNotExact), dumped(v)));
-    const std::string value =
-        v.is_number_float() ? py::Value::real(v.get<double>()).repr() : std::to_string(r_.int64(v, field + ".FillValue"));
+    const std::string value = v.is_number_float() ? py::Value::real(v.get<double>()).repr()
+                                                  : std::to_string(r_.int64(v, field + ".FillValue"));
     return fmt::format("{{value: {}, type: {}}}", value, element);
   }
 
   void read_arguments() {
     const Json& spec = *spec_;
-    if (!spec.contains("Arguments")) r_.fail("KernelSpecification.Arguments", "missing: tiletune needs the kernel's arguments");
+    if (!spec.contains("Arguments"))
+      r_.fail("KernelSpecification.Arguments", "missing: tiletune needs the kernel's arguments");
     const Json& list = spec["Arguments"];
     if (!list.is_array()) r_.fail("KernelSpecification.Arguments", "expected an array");
     std::set<std::string> used;
@@ -623,7 +636,8 @@ class Importer {
         continue;
       }
       if (memory == "Local")
-        r_.fail(field + ".MemoryType", "Local memory is not a kernel argument in tiletune: give its bytes as SharedMemory");
+        r_.fail(field + ".MemoryType",
+                "Local memory is not a kernel argument in tiletune: give its bytes as SharedMemory");
       if (memory != "Vector" && memory != "Symbol")
         r_.fail(field + ".MemoryType", fmt::format("{} does not map (Vector, Scalar and Symbol do)", quote(memory)));
       const auto [element, lanes] = element_type(type, field + ".Type");
@@ -640,13 +654,15 @@ class Importer {
         globals_.push_back(Global{name, element, init, expression_of(count)});
         continue;
       }
-      const std::string access = a.contains("AccessType") ? r_.string(a["AccessType"], field + ".AccessType") : "ReadWrite";
+      const std::string access =
+          a.contains("AccessType") ? r_.string(a["AccessType"], field + ".AccessType") : "ReadWrite";
       const bool output = access != "ReadOnly" || (a.contains("Output") && a["Output"] == 1);
       buffers_.push_back(Buffer{name, element, init, expression_of(count), output});
       args_.push_back(name);
     }
     if (std::none_of(buffers_.begin(), buffers_.end(), [](const Buffer& b) { return b.output; }))
-      r_.fail("KernelSpecification.Arguments", "no Vector argument is WriteOnly or ReadWrite: tiletune needs an output");
+      r_.fail("KernelSpecification.Arguments",
+              "no Vector argument is WriteOnly or ReadWrite: tiletune needs an output");
   }
 
   // ReferenceArguments with BinaryRaw data become the expected outputs of their targets.
@@ -663,14 +679,14 @@ class Importer {
         r_.fail(field + ".TargetName", fmt::format("{} is not an output argument", quote(target)));
       const std::string kind = r_.string(r_.need(ref, field, "FillType"), field + ".FillType");
       if (kind != "BinaryRaw") {
-        out_.notes.push_back(fmt::format("{}: reference data filled by {} is not imported: add a verify: reference",
-                                         field, kind));
+        out_.notes.push_back(
+            fmt::format("{}: reference data filled by {} is not imported: add a verify: reference", field, kind));
         continue;
       }
       const std::string source = r_.string(r_.need(ref, field, "DataSource"), field + ".DataSource");
       if (!is_file(fs::absolute(r_.file()).parent_path() / source)) {
-        out_.warnings.push_back(fmt::format("{}: the reference data {} is not a file: candidates are not verified",
-                                            field, quote(source)));
+        out_.warnings.push_back(
+            fmt::format("{}: the reference data {} is not a file: candidates are not verified", field, quote(source)));
         continue;
       }
       references_.emplace_back(target, data_file(ref, field));
@@ -685,7 +701,8 @@ class Importer {
 
   // The defaults name a value of each param and pass the conditions; else they are left out.
   void check_default() {
-    has_default_ = std::all_of(params_.begin(), params_.end(), [](const Param& p) { return p.default_value.has_value(); });
+    has_default_ =
+        std::all_of(params_.begin(), params_.end(), [](const Param& p) { return p.default_value.has_value(); });
     if (!has_default_) return;
     for (const Param& p : params_)
       if (std::none_of(p.values.begin(), p.values.end(), [&](const py::Value& v) { return v == *p.default_value; })) {
@@ -697,8 +714,8 @@ class Importer {
     const std::vector<py::Value> at = default_values();
     for (std::size_t i = 0; i < constraints_.size(); ++i)
       if (const auto v = evaluate(constraints_[i], at); !v || *v == 0) {
-        out_.warnings.push_back(fmt::format("the defaults fail ConfigurationSpace.Conditions[{}] ({}): no default config",
-                                            i, quote(constraints_[i])));
+        out_.warnings.push_back(fmt::format(
+            "the defaults fail ConfigurationSpace.Conditions[{}] ({}): no default config", i, quote(constraints_[i])));
         has_default_ = false;
         return;
       }
@@ -710,17 +727,23 @@ class Importer {
       const Json& b = root_["Budget"];
       for (const Json& item : b.is_array() ? b : Json::array({b})) {
         if (!item.is_object()) continue;
-        const std::string type = item.contains("Type") && item["Type"].is_string() ? item["Type"].get<std::string>() : "";
-        const double v = item.contains("BudgetValue") && item["BudgetValue"].is_number() ? item["BudgetValue"].get<double>() : 0;
-        if (type == "ConfigurationCount") notes.push_back(fmt::format("Budget ConfigurationCount {}: tune --budget {}", v, v));
-        else if (type == "ConfigurationFraction") notes.push_back(fmt::format("Budget ConfigurationFraction {}: tune --budget {}%", v, v * 100));
-        else if (type == "TuningDuration") notes.push_back(fmt::format("Budget TuningDuration {} s: tune --budget {}s", v, v));
+        const std::string type =
+            item.contains("Type") && item["Type"].is_string() ? item["Type"].get<std::string>() : "";
+        const double v =
+            item.contains("BudgetValue") && item["BudgetValue"].is_number() ? item["BudgetValue"].get<double>() : 0;
+        if (type == "ConfigurationCount")
+          notes.push_back(fmt::format("Budget ConfigurationCount {}: tune --budget {}", v, v));
+        else if (type == "ConfigurationFraction")
+          notes.push_back(fmt::format("Budget ConfigurationFraction {}: tune --budget {}%", v, v * 100));
+        else if (type == "TuningDuration")
+          notes.push_back(fmt::format("Budget TuningDuration {} s: tune --budget {}s", v, v));
       }
     }
     if (root_.contains("Search") && root_["Search"].is_object())
-      notes.push_back(fmt::format("Search {}: choose a tiletune strategy with tune --strategy (exhaustive, random, "
-                                  "local, genetic, forest)",
-                                  quote(search_name(root_["Search"]))));
+      notes.push_back(
+          fmt::format("Search {}: choose a tiletune strategy with tune --strategy (exhaustive, random, "
+                      "local, genetic, forest)",
+                      quote(search_name(root_["Search"]))));
     if (references_.empty())
       notes.push_back("no reference data is imported: candidates are not verified; add a verify: reference");
     if (spec_->contains("Device")) notes.push_back("KernelSpecification.Device: choose the GPU with tune --device");
@@ -735,7 +758,8 @@ class Importer {
                      r_.file().filename().string());
     for (const std::string& n : out_.notes) y << "# note: " << n << '\n';
     for (const std::string& w : out_.warnings) y << "# warning: " << w << '\n';
-    y << fmt::format("kernel: {}\nsource: {}\nentry: {}\n", family_, yaml_quoted(relative_to_yaml(source_)), kernel_name_);
+    y << fmt::format("kernel: {}\nsource: {}\nentry: {}\n", family_, yaml_quoted(relative_to_yaml(source_)),
+                     kernel_name_);
     if (!options_.empty()) {
       y << "options: [";
       for (std::size_t i = 0; i < options_.size(); ++i) y << (i ? ", " : "") << yaml_quoted(options_[i]);
@@ -785,7 +809,9 @@ class Importer {
       for (std::size_t i = 0; i < params_.size(); ++i) {
         const py::Value& v = *params_[i].default_value;
         y << (i ? ", " : "") << params_[i].name << ": "
-          << (v.kind() == py::Value::Kind::text ? yaml_quoted(v.as_text()) : v.is_integral() ? std::to_string(v.as_int()) : v.repr());
+          << (v.kind() == py::Value::Kind::text ? yaml_quoted(v.as_text())
+              : v.is_integral()                 ? std::to_string(v.as_int())
+                                                : v.repr());
       }
       y << "}\n";
     }
@@ -844,9 +870,11 @@ T1Import import_t1_text(const std::string& text, const fs::path& json_path, cons
   try {
     (void)parse_space(out.yaml, yaml_path);
   } catch (const SpaceError& e) {
-    throw InterchangeError(fmt::format("{}: the space it maps to does not load: {}", json_path.string(), one_line(e.reason())));
+    throw InterchangeError(
+        fmt::format("{}: the space it maps to does not load: {}", json_path.string(), one_line(e.reason())));
   } catch (const Error& e) {
-    throw InterchangeError(fmt::format("{}: the space it maps to does not load: {}", json_path.string(), one_line(e.what())));
+    throw InterchangeError(
+        fmt::format("{}: the space it maps to does not load: {}", json_path.string(), one_line(e.what())));
   }
   return out;
 }
@@ -856,9 +884,7 @@ T1Import import_t1(const fs::path& json_path, const fs::path& yaml_path, const s
   std::string text;
   try {
     text = read_input_file(json_path, "a T1 file", kMaxT1Bytes);
-  } catch (const Error& e) {
-    throw InterchangeError(e.what());
-  }
+  } catch (const Error& e) { throw InterchangeError(e.what()); }
   return import_t1_text(text, json_path, yaml_path, family);
 }
 

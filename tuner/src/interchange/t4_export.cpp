@@ -3,8 +3,8 @@
 // invalidity (one of timeout, compile, runtime, correctness, constraints, correct) and
 // correctness (number), with timestamp, objectives and measurements. Times are milliseconds
 // (metadata.timeunit says so): times.runtimes holds a trial's samples (times_ms; the median
-// alone for a trial of a cache older than schema 7), times.validation its verify_ms. What T4 has no field for (kernel, device, problem, status and
-// reason) is kept under "tiletune" in each result; the schema allows extra properties.
+// alone for a trial of a cache older than schema 7), times.validation its verify_ms. What T4 has no field for (kernel,
+// device, problem, status and reason) is kept under "tiletune" in each result; the schema allows extra properties.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -54,8 +54,7 @@ Json assignments(const std::string& text) {
         out[part.substr(0, eq)] = v;
         continue;
       }
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     out[part.substr(0, eq)] = value;
   }
   return out;
@@ -70,9 +69,12 @@ Json measurements(const TrialRecord& t) {
     if (c.t4_name.empty()) continue;
     const TrialValue v = c.get(t);
     Json value;
-    if (const auto* i = std::get_if<std::int64_t>(&v)) value = *i;
-    else if (const auto* d = std::get_if<double>(&v)) value = *d;
-    else continue;
+    if (const auto* i = std::get_if<std::int64_t>(&v))
+      value = *i;
+    else if (const auto* d = std::get_if<double>(&v))
+      value = *d;
+    else
+      continue;
     out.push_back({{"name", c.t4_name}, {"value", std::move(value)}, {"unit", c.t4_unit}});
   }
   if (const auto occupancy = t.occupancy_driver ? t.occupancy_driver : t.occupancy_offline)
@@ -124,9 +126,8 @@ std::string export_t4(const CacheDb& db, const TrialFilter& filter, Objective ob
   for (const TrialRow& r : db.trials(filter)) results.push_back(result(r, objective));
   Json devices = Json::array();
   for (const DeviceRow& d : db.devices())
-    devices.push_back({{"name", d.device.name},
-                       {"uuid", d.device.uuid},
-                       {"compute_capability", d.device.compute_capability()}});
+    devices.push_back(
+        {{"name", d.device.name}, {"uuid", d.device.uuid}, {"compute_capability", d.device.compute_capability()}});
   const Json doc = {{"schema_version", "1.0.0"},
                     {"metadata",
                      {{"autotuner", "tiletune"},

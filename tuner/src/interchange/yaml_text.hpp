@@ -31,7 +31,8 @@ inline std::string yaml_list(const std::vector<std::string>& items, bool quote) 
 /// A C identifier: a letter or '_', then letters, digits and '_'.
 inline bool is_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 }  // namespace tiletune::interchange_detail

@@ -45,9 +45,12 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
   if (text.empty()) return std::nullopt;
   std::uint64_t unit = 1;
   switch (text.back()) {
-    case 'K': case 'k': unit = std::uint64_t{1} << 10; break;
-    case 'M': case 'm': unit = std::uint64_t{1} << 20; break;
-    case 'G': case 'g': unit = std::uint64_t{1} << 30; break;
+    case 'K':
+    case 'k': unit = std::uint64_t{1} << 10; break;
+    case 'M':
+    case 'm': unit = std::uint64_t{1} << 20; break;
+    case 'G':
+    case 'g': unit = std::uint64_t{1} << 30; break;
     default: break;
   }
   if (unit != 1) text.remove_suffix(1);
@@ -102,9 +105,10 @@ CaptureOptions CaptureOptions::from_environment(std::ostream& diagnostics) {
   if (auto max = env("TILETUNE_CAPTURE_MAX_BYTES")) {
     auto bytes = parse_byte_size(*max);
     if (!bytes) {
-      diagnostics << fmt::format("tiletune: capture off: TILETUNE_CAPTURE_MAX_BYTES='{}' is not a size (bytes, or "
-                                 "with K, M or G: 512M)\n",
-                                 max->substr(0, 40));
+      diagnostics << fmt::format(
+          "tiletune: capture off: TILETUNE_CAPTURE_MAX_BYTES='{}' is not a size (bytes, or "
+          "with K, M or G: 512M)\n",
+          max->substr(0, 40));
       return o;
     }
     o.max_bytes = *bytes;
@@ -176,12 +180,12 @@ struct Captured {
 
 /// What a buffer argument is for one launch.
 struct BufferUse {
-  std::size_t buffer = 0;    ///< index into Space::buffers
-  std::size_t arg = 0;       ///< first argument that passes it
+  std::size_t buffer = 0;  ///< index into Space::buffers
+  std::size_t arg = 0;     ///< first argument that passes it
   ElementType type = ElementType::f32;
   std::uint64_t bytes = 0;
-  bool input = false;        ///< read before the launch
-  bool output = false;       ///< read after
+  bool input = false;   ///< read before the launch
+  bool output = false;  ///< read after
 };
 
 }  // namespace
@@ -193,7 +197,7 @@ struct CaptureWriter::Pending {
   std::vector<BufferUse> buffers;
   std::vector<std::uint64_t> addresses;  ///< per buffer use
   std::vector<Captured> inputs;
-  std::vector<std::string> scalars;       ///< per argument: the value text, or empty
+  std::vector<std::string> scalars;  ///< per argument: the value text, or empty
   std::string hash;
 };
 
@@ -204,9 +208,9 @@ struct CaptureWriter::Impl {
   std::ostream& diagnostics;
   std::mutex mutex;
   std::uint64_t launches = 0;
-  bool stopped = false;                 ///< a failure or refusal: no more captures
-  std::set<std::string> done;           ///< problems captured (or found on disk)
-  std::set<std::string> hashes;         ///< inputs captured, with force
+  bool stopped = false;          ///< a failure or refusal: no more captures
+  std::set<std::string> done;    ///< problems captured (or found on disk)
+  std::set<std::string> hashes;  ///< inputs captured, with force
   std::set<std::string> too_large_said;
   std::filesystem::path last;
   unsigned counter = 0;
@@ -345,8 +349,7 @@ std::filesystem::path CaptureWriter::Impl::write(const Pending& p, const std::ve
   for (;;) {  // a fresh hidden folder of this process
     tmp = root() / fmt::format(".tmp-{}-{}-{}", name, ::getpid(), counter++);
     if (::mkdir(tmp.c_str(), 0777) == 0) break;
-    if (errno != EEXIST)
-      throw Error(fmt::format("{}: cannot make the folder: {}", tmp.string(), std::strerror(errno)));
+    if (errno != EEXIST) throw Error(fmt::format("{}: cannot make the folder: {}", tmp.string(), std::strerror(errno)));
   }
   try {
     make_dir(tmp / "inputs");
@@ -388,7 +391,7 @@ std::filesystem::path CaptureWriter::last_written() const {
 void CaptureWriter::PendingDeleter::operator()(Pending* p) const noexcept { delete p; }
 
 CaptureWriter::PendingCapture CaptureWriter::before(const CaptureLaunch& launch, CaptureMemory& memory,
-                                                              CaptureOutcome& outcome) noexcept {
+                                                    CaptureOutcome& outcome) noexcept {
   Impl& impl = *impl_;
   std::lock_guard lock(impl.mutex);
   outcome = CaptureOutcome::off;
@@ -421,9 +424,10 @@ CaptureWriter::PendingCapture CaptureWriter::before(const CaptureLaunch& launch,
     if (total > impl.options.max_bytes) {
       outcome = CaptureOutcome::too_large;
       if (impl.too_large_said.insert(p->problem_text).second)
-        impl.say(fmt::format("kernel '{}' {}: {} bytes of buffers exceed the cap of {} bytes "
-                             "(TILETUNE_CAPTURE_MAX_BYTES); not captured",
-                             impl.space.kernel, p->problem_text, total, impl.options.max_bytes));
+        impl.say(
+            fmt::format("kernel '{}' {}: {} bytes of buffers exceed the cap of {} bytes "
+                        "(TILETUNE_CAPTURE_MAX_BYTES); not captured",
+                        impl.space.kernel, p->problem_text, total, impl.options.max_bytes));
       return nullptr;
     }
     p->scalars = impl.scalar_texts(launch);
@@ -437,8 +441,7 @@ CaptureWriter::PendingCapture CaptureWriter::before(const CaptureLaunch& launch,
       std::memcpy(&address, launch.args[u.arg], sizeof address);
       p->addresses.push_back(address);
       if (!u.input) continue;
-      Captured c{"inputs/" + impl.space.buffers[u.buffer].name + ".npy.gz", u.type,
-                 std::vector<std::byte>(u.bytes)};
+      Captured c{"inputs/" + impl.space.buffers[u.buffer].name + ".npy.gz", u.type, std::vector<std::byte>(u.bytes)};
       memory.read(address, c.bytes);
       XXH3_128bits_update(state, c.bytes.data(), c.bytes.size());
       p->inputs.push_back(std::move(c));
@@ -455,8 +458,8 @@ CaptureWriter::PendingCapture CaptureWriter::before(const CaptureLaunch& launch,
     const XXH128_hash_t h = XXH3_128bits_digest(state);
     XXH3_freeState(state);
     p->hash = fmt::format("{:016x}", h.high64);
-    if (impl.options.force && (impl.hashes.count(p->hash) ||
-                               std::filesystem::exists(impl.root() / (prefix + p->hash)))) {
+    if (impl.options.force &&
+        (impl.hashes.count(p->hash) || std::filesystem::exists(impl.root() / (prefix + p->hash)))) {
       outcome = CaptureOutcome::duplicate;
       return nullptr;
     }

@@ -124,15 +124,17 @@ YAML::Node capture_verify(const Space& space) {
 
 std::optional<std::string> capture_refusal(const Space& space) {
   if (!space.globals.empty())
-    return fmt::format("kernel '{}' has module globals (`globals:` {}): the Launcher does not fill them, so a "
-                       "capture could not reproduce the launch",
-                       space.kernel, space.globals.front().name);
+    return fmt::format(
+        "kernel '{}' has module globals (`globals:` {}): the Launcher does not fill them, so a "
+        "capture could not reproduce the launch",
+        space.kernel, space.globals.front().name);
   for (const BufferSpec& b : space.buffers) {
     const std::vector<std::string> used = params_used(space, b.count.expr);
     if (!used.empty())
-      return fmt::format("kernel '{}': the count of buffer '{}' ({}) depends on the param '{}': a capture holds "
-                         "one size per buffer",
-                         space.kernel, b.name, b.count.expr.text(), used.front());
+      return fmt::format(
+          "kernel '{}': the count of buffer '{}' ({}) depends on the param '{}': a capture holds "
+          "one size per buffer",
+          space.kernel, b.name, b.count.expr.text(), used.front());
   }
   return std::nullopt;
 }
@@ -178,8 +180,7 @@ std::string capture_space_yaml(const Space& space, const Problem& problem, const
   // Inputs from the files; an output the kernel writes whole keeps its init (it is poisoned
   // before the checked launch, so an element a config leaves unwritten fails).
   for (const BufferSpec& b : space.buffers) {
-    const bool written_whole =
-        b.output && (b.init.kind == BufferInit::zero || b.init.kind == BufferInit::none);
+    const bool written_whole = b.output && (b.init.kind == BufferInit::zero || b.init.kind == BufferInit::none);
     if (written_whole) continue;
     YAML::Node init;
     init["file"] = quoted("inputs/" + b.name + ".npy.gz");

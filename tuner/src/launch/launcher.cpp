@@ -56,9 +56,9 @@ struct TrialOutput {
   ElementType type = ElementType::f32;
   std::size_t bytes = 0;
   bool in_out = false;
-  std::uint64_t address = 0;   ///< the application's
-  std::uint64_t scratch = 0;   ///< where the trial's launches write
-  std::uint64_t saved = 0;     ///< in/out: the contents before the call's launch
+  std::uint64_t address = 0;  ///< the application's
+  std::uint64_t scratch = 0;  ///< where the trial's launches write
+  std::uint64_t saved = 0;    ///< in/out: the contents before the call's launch
 };
 
 }  // namespace detail
@@ -86,11 +86,11 @@ struct Launcher::Impl {
   std::unique_ptr<CaptureWriter> capture;  // null: capture is off for this kernel
   std::optional<OnlineSchedule> online;    // unset: online tuning is off for this kernel
   std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
-  std::mutex online_mutex;                 // one trial at a time; guards online and online_plans
+  std::mutex online_mutex;                                       // one trial at a time; guards online and online_plans
   std::map<std::vector<std::int64_t>, LaunchPlan> online_plans;  // plans of the configs online tuning kept
   std::optional<OnlineVerdict> last_online;
   std::optional<std::int64_t> online_device_id, online_kernel_id;  // rows of its trials (guarded by mutex)
-  std::set<std::vector<std::int64_t>> online_seeded;  // problems whose earlier trials were read
+  std::set<std::vector<std::int64_t>> online_seeded;               // problems whose earlier trials were read
   std::atomic<CaptureOutcome> last_capture{CaptureOutcome::off};
 
   void open_db();
@@ -130,9 +130,7 @@ void Launcher::Impl::open_db() {
     try {
       impl.db = CacheDb::open(path, CacheDb::Mode::read_write);
       impl.writable = true;
-    } catch (const std::exception& e) {
-      rw_error = e.what();
-    }
+    } catch (const std::exception& e) { rw_error = e.what(); }
   }
   if (!impl.db) {
     try {
@@ -148,8 +146,8 @@ void Launcher::Impl::open_db() {
   QueryError error;
   impl.query = QueryCache::try_open(path, &error);
   if (!impl.query)
-    impl.db_message += fmt::format("{}lookups disabled: {} ({})", impl.db_message.empty() ? "" : "; ",
-                                   error.message, query_status_name(error.status));
+    impl.db_message += fmt::format("{}lookups disabled: {} ({})", impl.db_message.empty() ? "" : "; ", error.message,
+                                   query_status_name(error.status));
 }
 
 namespace {
@@ -159,8 +157,7 @@ Problem make_problem(const Space& space, const std::map<std::string, std::int64_
     if (space.problem_index(name) < 0)
       throw Error(fmt::format("Launcher::prepare: kernel '{}' has no problem size '{}'", space.kernel, name));
     if (value <= 0)
-      throw Error(fmt::format("Launcher::prepare: kernel '{}': size {}={} is not positive", space.kernel, name,
-                              value));
+      throw Error(fmt::format("Launcher::prepare: kernel '{}': size {}={} is not positive", space.kernel, name, value));
   }
   Problem problem;
   for (const Axis& axis : space.problem) {
@@ -173,8 +170,7 @@ Problem make_problem(const Space& space, const std::map<std::string, std::int64_
 }
 
 /// The cache's params as a config of this space, or nullopt (with the reason) when they do not fit.
-std::optional<Config> config_from(const Space& space, const Problem& problem, const QueryResult& r,
-                                  std::string& why) {
+std::optional<Config> config_from(const Space& space, const Problem& problem, const QueryResult& r, std::string& why) {
   Config c;
   c.values.resize(space.params.size());
   std::vector<bool> seen(space.params.size(), false);
@@ -218,9 +214,10 @@ Config default_config(const Space& space, const Problem& problem) {
   if (space.default_config) return Config{*space.default_config};
   Enumerator e(space, problem);
   if (auto c = e.next()) return *c;
-  throw Error(fmt::format("Launcher::prepare: kernel '{}' has no `default:` config and no config passes its "
-                          "constraints for this problem",
-                          space.kernel));
+  throw Error(
+      fmt::format("Launcher::prepare: kernel '{}' has no `default:` config and no config passes its "
+                  "constraints for this problem",
+                  space.kernel));
 }
 
 }  // namespace
@@ -249,9 +246,10 @@ Launcher Launcher::open(const std::filesystem::path& space_yaml, Options options
     std::string why;
     auto detected = QueryDevice::detect(impl->options.ordinal, &why);
     if (!detected)
-      throw Error(fmt::format("Launcher::open: kernel '{}': cannot read CUDA device {}: {} (give "
-                              "Launcher::Options::device to prepare without a GPU)",
-                              impl->space.kernel, impl->options.ordinal, why));
+      throw Error(
+          fmt::format("Launcher::open: kernel '{}': cannot read CUDA device {}: {} (give "
+                      "Launcher::Options::device to prepare without a GPU)",
+                      impl->space.kernel, impl->options.ordinal, why));
     impl->device = std::move(*detected);
   }
   if (!impl->options.arch.empty()) {
@@ -259,13 +257,13 @@ Launcher Launcher::open(const std::filesystem::path& space_yaml, Options options
   } else if (impl->device.cc_major > 0) {
     impl->arch = fmt::format("sm_{}{}", impl->device.cc_major, impl->device.cc_minor);
   } else {
-    throw Error(fmt::format("Launcher::open: kernel '{}': the device gives no compute capability; set "
-                            "Launcher::Options::arch (e.g. \"sm_90\")",
-                            impl->space.kernel));
+    throw Error(
+        fmt::format("Launcher::open: kernel '{}': the device gives no compute capability; set "
+                    "Launcher::Options::arch (e.g. \"sm_90\")",
+                    impl->space.kernel));
   }
   impl->open_db();
-  CaptureOptions capture =
-      impl->options.capture ? *impl->options.capture : CaptureOptions::from_environment(std::cerr);
+  CaptureOptions capture = impl->options.capture ? *impl->options.capture : CaptureOptions::from_environment(std::cerr);
   if (capture.enabled() && capture.matches(impl->space.kernel))
     impl->capture = std::make_unique<CaptureWriter>(impl->space, std::move(capture), std::cerr);
   OnlineOptions online = impl->options.online ? *impl->options.online : OnlineOptions::from_environment(std::cerr);
@@ -335,8 +333,8 @@ void Launcher::complete(LaunchPlan& plan) {
   try {
     plan.geometry = evaluate_launch(space, plan.problem, plan.config);
   } catch (const std::exception& e) {
-    throw Error(fmt::format("Launcher::prepare: {} problem {}: evaluate_launch: {}", what, plan.problem_text,
-                            e.what()));
+    throw Error(
+        fmt::format("Launcher::prepare: {} problem {}: evaluate_launch: {}", what, plan.problem_text, e.what()));
   }
 
   // 3. The cubin: this Launcher's, the database's, or NVRTC's.
@@ -345,8 +343,8 @@ void Launcher::complete(LaunchPlan& plan) {
   try {
     request = config_compile_request(space, plan.problem, plan.config, *impl.sources, impl.arch);
   } catch (const EvalError& e) {
-    throw Error(fmt::format("Launcher::prepare: {} problem {}: compile_options: {}", what, plan.problem_text,
-                            e.what()));
+    throw Error(
+        fmt::format("Launcher::prepare: {} problem {}: compile_options: {}", what, plan.problem_text, e.what()));
   }
   plan.cubin_key = impl.keyer.key(request);
 
@@ -372,8 +370,7 @@ void Launcher::complete(LaunchPlan& plan) {
     } else {
       CompileResult result = compile_nvrtc(request);
       if (!result.ok())
-        throw Error(fmt::format("Launcher::prepare: {}: compile_nvrtc failed: {}\n{}", what, result.error,
-                                result.log));
+        throw Error(fmt::format("Launcher::prepare: {}: compile_nvrtc failed: {}\n{}", what, result.error, result.log));
       plan.cubin_origin = CubinOrigin::compiled;
       plan.compiled = true;
       plan.compile_ms = result.seconds * 1e3;
@@ -383,9 +380,7 @@ void Launcher::complete(LaunchPlan& plan) {
         try {
           impl.db->put_cubin(CubinRecord{plan.cubin_key, impl.arch, loaded->cubin, loaded->lowered_name});
           plan.stored = true;
-        } catch (const std::exception& e) {
-          plan.store_error = fmt::format("put_cubin: {}", e.what());
-        }
+        } catch (const std::exception& e) { plan.store_error = fmt::format("put_cubin: {}", e.what()); }
       } else {
         plan.store_error = impl.db ? "the cache is read-only" : impl.db_message;
       }
@@ -419,14 +414,13 @@ void Launcher::launch(const LaunchPlan& plan, std::span<void* const> args, CUstr
   Impl& impl = *impl_;
   const std::string what = impl.describe(plan.config_text);
   if (!plan.loaded_)
-    throw Error(fmt::format("Launcher::launch: kernel '{}': the plan was not made by Launcher::prepare",
-                            impl.space.kernel));
+    throw Error(
+        fmt::format("Launcher::launch: kernel '{}': the plan was not made by Launcher::prepare", impl.space.kernel));
   if (args.size() != impl.space.args.size())
-    throw Error(fmt::format("Launcher::launch: {}: {} arguments given, the kernel takes {} (the space's args:)",
-                            what, args.size(), impl.space.args.size()));
+    throw Error(fmt::format("Launcher::launch: {}: {} arguments given, the kernel takes {} (the space's args:)", what,
+                            args.size(), impl.space.args.size()));
   for (std::size_t i = 0; i < args.size(); ++i)
-    if (args[i] == nullptr)
-      throw Error(fmt::format("Launcher::launch: {}: argument {} is a null address", what, i));
+    if (args[i] == nullptr) throw Error(fmt::format("Launcher::launch: {}: argument {} is a null address", what, i));
   if (impl.online) {
     launch_online(plan, args, stream);
     return;
@@ -636,7 +630,8 @@ void Launcher::finish_trial(const LaunchPlan& use, const LaunchPlan& tried, std:
   const int ordinal = impl.options.ordinal;
   for (std::uint64_t i = 0; i < impl.online->options().samples; ++i) {
     restore();
-    current_ms.push_back(bench.time_ms([&] { launch_loaded(*use.loaded_, ordinal, use, scratch_args.data(), stream); }));
+    current_ms.push_back(
+        bench.time_ms([&] { launch_loaded(*use.loaded_, ordinal, use, scratch_args.data(), stream); }));
     restore();
     candidate_ms.push_back(
         bench.time_ms([&] { launch_loaded(*tried.loaded_, ordinal, tried, scratch_args.data(), stream); }));
@@ -655,8 +650,8 @@ void Launcher::finish_trial(const LaunchPlan& use, const LaunchPlan& tried, std:
     const std::int64_t count = std::int64_t(o.bytes / element_size(o.type));
     const std::int64_t want_count = o.check->count ? eval_located(*o.check->count, slots, "count") : count;
     const std::int64_t got_count = o.check->count ? eval_located(*o.check->count, tried_slots, "count") : count;
-    std::string why = compare_output(*o.check, o.type, want, std::min(want_count, count), got,
-                                     std::min(got_count, count));
+    std::string why =
+        compare_output(*o.check, o.type, want, std::min(want_count, count), got, std::min(got_count, count));
     if (!why.empty()) {
       trial.verdict = OnlineVerdict::wrong;
       trial.status = TrialStatus::wrong_result;
@@ -711,14 +706,14 @@ void Launcher::record_online_trial(const LaunchPlan& use, const OnlineTrial& tri
     };
     record(trial.candidate, trial.status, trial.candidate_ms,
            trial.status == TrialStatus::ok ? "online: timed on the application's calls" : trial.detail);
-    if (trial.current_ms) record(use.config, TrialStatus::ok, trial.current_ms, "online: timed on the application's calls");
+    if (trial.current_ms)
+      record(use.config, TrialStatus::ok, trial.current_ms, "online: timed on the application's calls");
   } catch (const std::exception& e) {
     impl.db_message = fmt::format("online tuning could not record a trial: {}", e.what());
   }
 }
 
-void Launcher::launch(const std::map<std::string, std::int64_t>& sizes, std::span<void* const> args,
-                      CUstream stream) {
+void Launcher::launch(const std::map<std::string, std::int64_t>& sizes, std::span<void* const> args, CUstream stream) {
   launch(prepare(sizes), args, stream);
 }
 

@@ -66,8 +66,8 @@ class Child : public ChildProcess {
 };
 
 // The steps of exec_child that may fail, as it reports them on the status pipe.
-constexpr const char* kChildSteps[] = {"sigprocmask", "dup2(stdin)", "dup2(stdout)", "fcntl(F_SETFD)", "execve",
-                                       "setpgid"};
+constexpr const char* kChildSteps[] = {"sigprocmask",    "dup2(stdin)", "dup2(stdout)",
+                                       "fcntl(F_SETFD)", "execve",      "setpgid"};
 
 // Everything the child needs, prepared before fork: in a multithreaded parent, the child may
 // only make async-signal-safe calls until exec (no allocation).
@@ -262,9 +262,7 @@ struct WorkerProcess::Impl {
       std::uint32_t size = 0;
       try {
         size = frame_payload_size(header);
-      } catch (const Error& e) {
-        return garbage(e.what());
-      }
+      } catch (const Error& e) { return garbage(e.what()); }
       // Grown as bytes arrive: a lying header must not make the parent allocate a gigabyte.
       std::string answer;
       constexpr std::size_t kChunk = 1 << 20;
@@ -279,9 +277,7 @@ struct WorkerProcess::Impl {
       }
       try {
         out.answer = decode_message(answer);
-      } catch (const Error& e) {
-        return garbage(e.what());
-      }
+      } catch (const Error& e) { return garbage(e.what()); }
       if (out.answer->type == WorkerMessage::Type::error) {
         // The worker found our request malformed and is exiting (status 2).
         std::string message = std::move(out.answer->error);
@@ -312,14 +308,13 @@ TrialResult WorkerProcess::run(const TrialRequest& request) {
   WorkerMessage& m = *x.answer;
   if (m.type != WorkerMessage::Type::result) {
     impl_->discard();
-    return failed(request.id, TrialStatus::runtime_fault,
-                  "worker sent a malformed answer: a copy result for a trial");
+    return failed(request.id, TrialStatus::runtime_fault, "worker sent a malformed answer: a copy result for a trial");
   }
   if (m.result.id != request.id) {
     impl_->discard();
-    return failed(request.id, TrialStatus::runtime_fault,
-                  fmt::format("worker sent a malformed answer: the result of trial {} for trial {}",
-                              m.result.id, request.id));
+    return failed(
+        request.id, TrialStatus::runtime_fault,
+        fmt::format("worker sent a malformed answer: the result of trial {} for trial {}", m.result.id, request.id));
   }
   // A failed host check leaves the worker's context alone: it lives on.
   if (m.result.status == TrialStatus::runtime_fault && !m.result.host_check_failed) impl_->settle_after_fault();

@@ -96,9 +96,7 @@ class BoundedDomBuilder {
   std::string error_;
 };
 
-[[noreturn]] void malformed(const std::string& what) {
-  throw Error("worker protocol: " + what);
-}
+[[noreturn]] void malformed(const std::string& what) { throw Error("worker protocol: " + what); }
 
 Json parse_cbor(const std::string& payload) {
   Json root;
@@ -106,9 +104,7 @@ Json parse_cbor(const std::string& payload) {
   bool ok = false;
   try {
     ok = Json::sax_parse(payload, &builder, Json::input_format_t::cbor, /*strict=*/true);
-  } catch (const Json::exception& e) {
-    malformed(std::string("not a CBOR message: ") + e.what());
-  }
+  } catch (const Json::exception& e) { malformed(std::string("not a CBOR message: ") + e.what()); }
   if (!ok) malformed("not a CBOR message: " + builder.error());
   if (!root.is_object()) malformed("the message is not a CBOR map");
   return root;
@@ -158,8 +154,7 @@ class Fields {
   [[nodiscard]] std::int64_t i64(const char* key) const { return to_i64(at(key), key); }
   [[nodiscard]] int i32(const char* key) const {
     std::int64_t v = i64(key);
-    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
-      wrong(key, "a 32-bit integer");
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) wrong(key, "a 32-bit integer");
     return static_cast<int>(v);
   }
   [[nodiscard]] double f64(const char* key) const {
@@ -210,21 +205,24 @@ struct WireEnum;
 template <>
 struct WireEnum<ElementType> {
   static constexpr std::pair<ElementType, const char*> names[] = {
-      {ElementType::f32, "f32"}, {ElementType::f64, "f64"}, {ElementType::i32, "i32"},
-      {ElementType::u32, "u32"}, {ElementType::i64, "i64"}, {ElementType::u8, "u8"},
-      {ElementType::f16, "f16"}, {ElementType::i8, "i8"},   {ElementType::i16, "i16"},
-      {ElementType::u16, "u16"}, {ElementType::u64, "u64"}};
+      {ElementType::f32, "f32"}, {ElementType::f64, "f64"}, {ElementType::i32, "i32"}, {ElementType::u32, "u32"},
+      {ElementType::i64, "i64"}, {ElementType::u8, "u8"},   {ElementType::f16, "f16"}, {ElementType::i8, "i8"},
+      {ElementType::i16, "i16"}, {ElementType::u16, "u16"}, {ElementType::u64, "u64"}};
 };
 static_assert(std::size(WireEnum<ElementType>::names) == kElementTypeCount, "a wire name for every element type");
 template <>
 struct WireEnum<BufferInit> {
-  static constexpr std::pair<BufferInit, const char*> names[] = {
-      {BufferInit::zero, "zero"},         {BufferInit::none, "none"},
-      {BufferInit::random, "random"},     {BufferInit::iota, "iota"},
-      {BufferInit::constant, "constant"}, {BufferInit::uniform, "uniform"},
-      {BufferInit::normal, "normal"},     {BufferInit::file, "file"},
-      {BufferInit::copy, "copy"},         {BufferInit::csr_offsets, "csr_offsets"},
-      {BufferInit::csr_columns, "csr_columns"}};
+  static constexpr std::pair<BufferInit, const char*> names[] = {{BufferInit::zero, "zero"},
+                                                                 {BufferInit::none, "none"},
+                                                                 {BufferInit::random, "random"},
+                                                                 {BufferInit::iota, "iota"},
+                                                                 {BufferInit::constant, "constant"},
+                                                                 {BufferInit::uniform, "uniform"},
+                                                                 {BufferInit::normal, "normal"},
+                                                                 {BufferInit::file, "file"},
+                                                                 {BufferInit::copy, "copy"},
+                                                                 {BufferInit::csr_offsets, "csr_offsets"},
+                                                                 {BufferInit::csr_columns, "csr_columns"}};
 };
 template <>
 struct WireEnum<VerifySettings::Mode> {
@@ -242,10 +240,9 @@ struct WireEnum<AxisKind> {
 };
 template <>
 struct WireEnum<OutputCheck::Compare> {
-  static constexpr std::pair<OutputCheck::Compare, const char*> names[] = {
-      {OutputCheck::Compare::elements, "elements"},
-      {OutputCheck::Compare::sum, "sum"},
-      {OutputCheck::Compare::none, "none"}};
+  static constexpr std::pair<OutputCheck::Compare, const char*> names[] = {{OutputCheck::Compare::elements, "elements"},
+                                                                           {OutputCheck::Compare::sum, "sum"},
+                                                                           {OutputCheck::Compare::none, "none"}};
 };
 template <>
 struct WireEnum<WorkerMessage::Type> {
@@ -281,7 +278,9 @@ template <class T>
 struct Wire;  // static constexpr WireField<T> fields[]; optionally static void check(const T&, const Fields&)
 
 template <class E>
-concept WireEnumType = requires { WireEnum<E>::names; };
+concept WireEnumType = requires {
+  WireEnum<E>::names;
+};
 
 template <class T>
 struct WireField {
@@ -359,7 +358,9 @@ T record_from(const Fields& f) {
 }
 
 template <class T>
-concept WireRecord = requires { Wire<T>::fields; };
+concept WireRecord = requires {
+  Wire<T>::fields;
+};
 
 // --- codecs by type ------------------------------------------------------------------------
 
@@ -379,8 +380,7 @@ struct Codec<int> {
   static void get(const Fields& f, const char* key, int& out) { out = f.i32(key); }
 };
 template <class I>
-  requires(std::is_integral_v<I> && std::is_signed_v<I> && sizeof(I) == 8)
-struct Codec<I> {
+requires(std::is_integral_v<I>&& std::is_signed_v<I> && sizeof(I) == 8) struct Codec<I> {
   static Json put(I v) { return v; }
   static void get(const Fields& f, const char* key, I& out) { out = static_cast<I>(f.i64(key)); }
 };
@@ -524,10 +524,14 @@ struct Samples {
 
 template <>
 struct Wire<InitPlan> {
-  static constexpr WireField<InitPlan> fields[] = {
-      field<&InitPlan::kind>("kind"),   field<&InitPlan::a>("a"),         field<&InitPlan::b>("b"),
-      field<&InitPlan::rows>("rows"),   field<&InitPlan::columns>("columns"), field<&InitPlan::nnz>("nnz"),
-      field<&InitPlan::source>("source"), field<&InitPlan::file>("file")};
+  static constexpr WireField<InitPlan> fields[] = {field<&InitPlan::kind>("kind"),
+                                                   field<&InitPlan::a>("a"),
+                                                   field<&InitPlan::b>("b"),
+                                                   field<&InitPlan::rows>("rows"),
+                                                   field<&InitPlan::columns>("columns"),
+                                                   field<&InitPlan::nnz>("nnz"),
+                                                   field<&InitPlan::source>("source"),
+                                                   field<&InitPlan::file>("file")};
 };
 template <>
 struct Wire<BufferPlan> {
@@ -538,7 +542,7 @@ struct Wire<BufferPlan> {
 template <>
 struct Wire<GlobalPlan> {
   static constexpr WireField<GlobalPlan> fields[] = {
-      field<&GlobalPlan::name>("name"),   field<&GlobalPlan::symbol>("symbol"), field<&GlobalPlan::type>("type"),
+      field<&GlobalPlan::name>("name"), field<&GlobalPlan::symbol>("symbol"), field<&GlobalPlan::type>("type"),
       field<&GlobalPlan::count>("count"), field<&GlobalPlan::init>("init")};
 };
 template <>
@@ -550,9 +554,9 @@ struct Wire<ArgPlan> {
 template <>
 struct Wire<CheckPlan> {
   static constexpr WireField<CheckPlan> fields[] = {
-      field<&CheckPlan::buffer>("buffer"), field<&CheckPlan::compare>("compare"), field<&CheckPlan::count>("count"),
-      field<&CheckPlan::rtol>("rtol"),     field<&CheckPlan::atol>("atol"),
-      field<&CheckPlan::expected_file>("expected_file")};
+      field<&CheckPlan::buffer>("buffer"), field<&CheckPlan::compare>("compare"),
+      field<&CheckPlan::count>("count"),   field<&CheckPlan::rtol>("rtol"),
+      field<&CheckPlan::atol>("atol"),     field<&CheckPlan::expected_file>("expected_file")};
 };
 template <>
 struct Wire<HostCommand> {
@@ -566,21 +570,23 @@ struct Wire<HostCommand> {
 template <>
 struct Wire<VerifySettings> {
   static constexpr WireField<VerifySettings> fields[] = {
-      field<&VerifySettings::mode>("mode"),         field<&VerifySettings::cpu_reference>("cpu_reference"),
-      field<&VerifySettings::library>("library"),   field<&VerifySettings::function>("function"),
-      field<&VerifySettings::checks>("checks"),     field<&VerifySettings::command>("command")};
+      field<&VerifySettings::mode>("mode"),       field<&VerifySettings::cpu_reference>("cpu_reference"),
+      field<&VerifySettings::library>("library"), field<&VerifySettings::function>("function"),
+      field<&VerifySettings::checks>("checks"),   field<&VerifySettings::command>("command")};
 };
 template <>
 struct Wire<ParamValue> {
-  static constexpr WireField<ParamValue> fields[] = {
-      field<&ParamValue::name>("name"), field<&ParamValue::kind>("kind"), field<&ParamValue::label>("label")};
+  static constexpr WireField<ParamValue> fields[] = {field<&ParamValue::name>("name"), field<&ParamValue::kind>("kind"),
+                                                     field<&ParamValue::label>("label")};
 };
 template <>
 struct Wire<TimingSettings> {
-  static constexpr WireField<TimingSettings> fields[] = {
-      field<&TimingSettings::cold>("cold"),           field<&TimingSettings::warmup_runs>("warmup_runs"),
-      field<&TimingSettings::min_samples>("min_samples"), field<&TimingSettings::max_noise>("max_noise"),
-      field<&TimingSettings::min_seconds>("min_seconds"), field<&TimingSettings::max_seconds>("max_seconds")};
+  static constexpr WireField<TimingSettings> fields[] = {field<&TimingSettings::cold>("cold"),
+                                                         field<&TimingSettings::warmup_runs>("warmup_runs"),
+                                                         field<&TimingSettings::min_samples>("min_samples"),
+                                                         field<&TimingSettings::max_noise>("max_noise"),
+                                                         field<&TimingSettings::min_seconds>("min_seconds"),
+                                                         field<&TimingSettings::max_seconds>("max_seconds")};
 };
 template <>
 struct Wire<EnergySettings> {
@@ -668,8 +674,8 @@ struct Wire<TrialResult> {
 template <>
 struct Wire<CopyCeiling> {
   static constexpr WireField<CopyCeiling> fields[] = {
-      field<&CopyCeiling::bytes>("bytes"),     field<&CopyCeiling::median_ms>("median_ms"),
-      field<&CopyCeiling::gbps>("gbps"),       field<&CopyCeiling::samples>("samples"),
+      field<&CopyCeiling::bytes>("bytes"), field<&CopyCeiling::median_ms>("median_ms"),
+      field<&CopyCeiling::gbps>("gbps"), field<&CopyCeiling::samples>("samples"),
       field<&CopyCeiling::throttled_samples>("throttled_samples")};
 };
 
@@ -705,33 +711,28 @@ struct Wire<CompileJob> {
 };
 template <>
 struct Wire<Resources> {
-  static constexpr WireField<Resources> fields[] = {
-      field<&Resources::registers>("registers"),
-      field<&Resources::static_shared_bytes>("static_shared_bytes"),
-      field<&Resources::spill_store_bytes>("spill_store_bytes"),
-      field<&Resources::spill_load_bytes>("spill_load_bytes"),
-      field<&Resources::stack_frame_bytes>("stack_frame_bytes"),
-      field<&Resources::barriers>("barriers"),
-      field<&Resources::constant_bytes>("constant_bytes")};
+  static constexpr WireField<Resources> fields[] = {field<&Resources::registers>("registers"),
+                                                    field<&Resources::static_shared_bytes>("static_shared_bytes"),
+                                                    field<&Resources::spill_store_bytes>("spill_store_bytes"),
+                                                    field<&Resources::spill_load_bytes>("spill_load_bytes"),
+                                                    field<&Resources::stack_frame_bytes>("stack_frame_bytes"),
+                                                    field<&Resources::barriers>("barriers"),
+                                                    field<&Resources::constant_bytes>("constant_bytes")};
 };
 template <>
 struct Wire<CompiledKernel> {
   static constexpr WireField<CompiledKernel> fields[] = {
-      field<&CompiledKernel::cubin, Binary>("cubin"),      field<&CompiledKernel::lowered_name>("lowered_name"),
-      field<&CompiledKernel::resources>("resources"),      field<&CompiledKernel::log>("log"),
-      field<&CompiledKernel::warnings>("warnings"),        field<&CompiledKernel::extra_options>("extra_options")};
+      field<&CompiledKernel::cubin, Binary>("cubin"), field<&CompiledKernel::lowered_name>("lowered_name"),
+      field<&CompiledKernel::resources>("resources"), field<&CompiledKernel::log>("log"),
+      field<&CompiledKernel::warnings>("warnings"),   field<&CompiledKernel::extra_options>("extra_options")};
 };
 template <>
 struct Wire<CompileResult> {
   static constexpr WireField<CompileResult> fields[] = {
-      field<&CompileResult::kernel>("kernel"),
-      field<&CompileResult::error>("error"),
-      field<&CompileResult::log>("log"),
-      field<&CompileResult::warnings>("warnings"),
-      field<&CompileResult::options>("options"),
-      field<&CompileResult::seconds>("seconds"),
-      not_sent<&CompileResult::cache_hit>(),
-      field<&CompileResult::transient>("transient"),
+      field<&CompileResult::kernel>("kernel"),   field<&CompileResult::error>("error"),
+      field<&CompileResult::log>("log"),         field<&CompileResult::warnings>("warnings"),
+      field<&CompileResult::options>("options"), field<&CompileResult::seconds>("seconds"),
+      not_sent<&CompileResult::cache_hit>(),     field<&CompileResult::transient>("transient"),
       not_sent<&CompileResult::cache_key>(),
   };
   static void check(const CompileResult& r, const Fields&) {
@@ -768,9 +769,7 @@ WorkerMessage decode_expecting(const std::string& payload, std::optional<WorkerM
 
 }  // namespace
 
-std::string encode_request(const TrialRequest& request) {
-  return message_payload(WorkerMessage::Type::trial, request);
-}
+std::string encode_request(const TrialRequest& request) { return message_payload(WorkerMessage::Type::trial, request); }
 
 TrialRequest decode_request(const std::string& payload) {
   return std::move(decode_expecting(payload, WorkerMessage::Type::trial).trial);
@@ -809,8 +808,8 @@ WorkerMessage decode_message(const std::string& payload) { return decode_expecti
 
 std::string frame(const std::string& payload) {
   if (payload.size() > max_frame_bytes)
-    throw Error(fmt::format("worker protocol: a {}-byte message is over the {}-byte frame limit",
-                            payload.size(), max_frame_bytes));
+    throw Error(fmt::format("worker protocol: a {}-byte message is over the {}-byte frame limit", payload.size(),
+                            max_frame_bytes));
   auto n = static_cast<std::uint32_t>(payload.size());
   std::string out;
   out.reserve(4 + payload.size());
@@ -823,8 +822,7 @@ std::uint32_t frame_payload_size(const unsigned char (&header)[4]) {
   std::uint32_t n = 0;
   for (int i = 0; i < 4; ++i) n |= static_cast<std::uint32_t>(header[i]) << (8 * i);
   if (n > max_frame_bytes)
-    throw Error(fmt::format("worker protocol: a frame announces {} bytes, over the {}-byte limit", n,
-                            max_frame_bytes));
+    throw Error(fmt::format("worker protocol: a frame announces {} bytes, over the {}-byte limit", n, max_frame_bytes));
   return n;
 }
 

@@ -90,9 +90,7 @@ std::optional<std::string> run_guarded(Fn&& fn) {
   try {
     fn();
     return std::nullopt;
-  } catch (const std::exception& e) {
-    return std::string(e.what());
-  } catch (...) {
+  } catch (const std::exception& e) { return std::string(e.what()); } catch (...) {
     return std::string("unknown exception");
   }
 }
@@ -111,8 +109,7 @@ int serve_worker(TrialHandler& handler, int in_fd, int out_fd) {
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   ::sigemptyset(&ignore.sa_mask);
-  if (::sigaction(SIGPIPE, &ignore, nullptr) != 0)
-    report(fmt::format("sigaction(SIGPIPE): {}", std::strerror(errno)));
+  if (::sigaction(SIGPIPE, &ignore, nullptr) != 0) report(fmt::format("sigaction(SIGPIPE): {}", std::strerror(errno)));
 
   std::string error;
   for (;;) {
@@ -203,7 +200,8 @@ WorkerFds worker_fds_from_env() {
     throw Error(fmt::format("{}='{}': expected two different fd numbers \"IN,OUT\"", worker_fds_env, s));
   for (int fd : {*in, *out}) {
     int flags = ::fcntl(fd, F_GETFD);
-    if (flags < 0) throw Error(fmt::format("{}: fcntl(F_GETFD) on fd {}: {}", worker_fds_env, fd, std::strerror(errno)));
+    if (flags < 0)
+      throw Error(fmt::format("{}: fcntl(F_GETFD) on fd {}: {}", worker_fds_env, fd, std::strerror(errno)));
     // Whatever the worker starts itself must not hold our pipes open.
     if (::fcntl(fd, F_SETFD, flags | FD_CLOEXEC) < 0)
       throw Error(fmt::format("{}: fcntl(F_SETFD) on fd {}: {}", worker_fds_env, fd, std::strerror(errno)));

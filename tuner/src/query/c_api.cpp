@@ -29,9 +29,7 @@ thread_local std::string last_error;
 tiletune_status fail(tiletune_status status, const char* message) noexcept {
   try {
     last_error = message;
-  } catch (...) {
-    last_error.clear();
-  }
+  } catch (...) { last_error.clear(); }
   return status;
 }
 
@@ -87,9 +85,7 @@ tiletune_status tiletune_open(const char* path, tiletune_cache** out) {
     if (!path) return fail(TILETUNE_INVALID_ARGUMENT, "tiletune_open: path is NULL");
     if (!*path) return fail(TILETUNE_INVALID_ARGUMENT, "tiletune_open: path is empty");
     return open_path(path, out);
-  } catch (const std::bad_alloc&) {
-    return fail(TILETUNE_OUT_OF_MEMORY, "out of memory");
-  } catch (...) {
+  } catch (const std::bad_alloc&) { return fail(TILETUNE_OUT_OF_MEMORY, "out of memory"); } catch (...) {
     return fail(TILETUNE_INTERNAL_ERROR, "tiletune_open: unexpected error");
   }
 }
@@ -102,9 +98,7 @@ tiletune_status tiletune_open_default(tiletune_cache** out) {
     if (path.empty())
       return fail(TILETUNE_NOT_FOUND, "no default cache path: none of TILETUNE_DB, XDG_CACHE_HOME and HOME is set");
     return open_path(path.string(), out);
-  } catch (const std::bad_alloc&) {
-    return fail(TILETUNE_OUT_OF_MEMORY, "out of memory");
-  } catch (...) {
+  } catch (const std::bad_alloc&) { return fail(TILETUNE_OUT_OF_MEMORY, "out of memory"); } catch (...) {
     return fail(TILETUNE_INTERNAL_ERROR, "tiletune_open_default: unexpected error");
   }
 }
@@ -116,21 +110,19 @@ tiletune_status tiletune_default_cache_path(char* buffer, size_t size, size_t* n
       return fail(TILETUNE_NOT_FOUND, "no default cache path: none of TILETUNE_DB, XDG_CACHE_HOME and HOME is set");
     if (needed) *needed = path.size() + 1;
     if (!buffer || size < path.size() + 1)
-      return fail(TILETUNE_INVALID_ARGUMENT, "tiletune_default_cache_path: the buffer needs " +
-                                                 std::to_string(path.size() + 1) + " bytes");
+      return fail(TILETUNE_INVALID_ARGUMENT,
+                  "tiletune_default_cache_path: the buffer needs " + std::to_string(path.size() + 1) + " bytes");
     std::memcpy(buffer, path.c_str(), path.size() + 1);
     return succeed();
-  } catch (const std::bad_alloc&) {
-    return fail(TILETUNE_OUT_OF_MEMORY, "out of memory");
-  } catch (...) {
+  } catch (const std::bad_alloc&) { return fail(TILETUNE_OUT_OF_MEMORY, "out of memory"); } catch (...) {
     return fail(TILETUNE_INTERNAL_ERROR, "tiletune_default_cache_path: unexpected error");
   }
 }
 
 void tiletune_close(tiletune_cache* cache) { delete cache; }
 
-tiletune_status tiletune_lookup(tiletune_cache* cache, const char* kernel, const char* device_spec,
-                                const char* sizes, tiletune_result** out) {
+tiletune_status tiletune_lookup(tiletune_cache* cache, const char* kernel, const char* device_spec, const char* sizes,
+                                tiletune_result** out) {
   return tiletune_lookup_objective(cache, kernel, device_spec, sizes, nullptr, out);
 }
 
@@ -155,7 +147,8 @@ tiletune_status tiletune_lookup_objective(tiletune_cache* cache, const char* ker
     }
     std::string why;
     auto parsed = tiletune::query_detail::parse_assignments(sizes, &why);
-    if (!parsed) return fail(TILETUNE_INVALID_ARGUMENT, "tiletune_lookup: sizes \"" + std::string(sizes) + "\": " + why);
+    if (!parsed)
+      return fail(TILETUNE_INVALID_ARGUMENT, "tiletune_lookup: sizes \"" + std::string(sizes) + "\": " + why);
     for (auto& [name, value] : *parsed) request.sizes.emplace(std::move(name), value);
 
     if (device_spec) {
@@ -173,9 +166,7 @@ tiletune_status tiletune_lookup_objective(tiletune_cache* cache, const char* ker
       return fail(TILETUNE_NOT_FOUND, "no tuned config of '" + request.kernel + "' at any match level");
     *out = new tiletune_result{std::move(result)};
     return succeed();
-  } catch (const std::bad_alloc&) {
-    return fail(TILETUNE_OUT_OF_MEMORY, "out of memory");
-  } catch (...) {
+  } catch (const std::bad_alloc&) { return fail(TILETUNE_OUT_OF_MEMORY, "out of memory"); } catch (...) {
     return fail(TILETUNE_INTERNAL_ERROR, "tiletune_lookup: unexpected error");
   }
 }
@@ -202,9 +193,7 @@ tiletune_status tiletune_result_param(const tiletune_result* r, const char* name
   }
   try {
     return fail(TILETUNE_NOT_FOUND, std::string("the result has no param ") + name);
-  } catch (...) {
-    return TILETUNE_NOT_FOUND;
-  }
+  } catch (...) { return TILETUNE_NOT_FOUND; }
 }
 
 tiletune_match_level tiletune_result_match_level(const tiletune_result* r) {
@@ -246,9 +235,7 @@ tiletune_status tiletune_trials_json(tiletune_cache* cache, const char* kernel, 
     return succeed();
   } catch (const tiletune::query_detail::Failure& f) {
     return fail(to_c(f.status()), f.what());
-  } catch (const std::bad_alloc&) {
-    return fail(TILETUNE_OUT_OF_MEMORY, "out of memory");
-  } catch (...) {
+  } catch (const std::bad_alloc&) { return fail(TILETUNE_OUT_OF_MEMORY, "out of memory"); } catch (...) {
     return fail(TILETUNE_INTERNAL_ERROR, "tiletune_trials_json: unexpected error");
   }
 }

@@ -82,8 +82,8 @@ std::string cu_error(const Driver& d, CUresult rc, const char* call) {
 std::string format_uuid(const CUuuid& u) {
   const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
   char s[48];
-  std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
   return s;
 }
 
@@ -146,8 +146,7 @@ std::optional<QueryDevice> QueryDevice::detect(int ordinal, std::string* error) 
     if (error) {
       try {
         *error = why;
-      } catch (...) {
-      }
+      } catch (...) {}
     }
     return std::nullopt;
   };
@@ -173,9 +172,7 @@ std::optional<QueryDevice> QueryDevice::detect(int ordinal, std::string* error) 
     if (CUresult rc = d.device_get_attribute(&out.cc_minor, cu_attribute_cc_minor, dev); rc != 0)
       return fail(cu_error(d, rc, "cuDeviceGetAttribute(compute capability minor)"));
     return out;
-  } catch (...) {
-    return fail("reading the CUDA device failed (out of memory?)");
-  }
+  } catch (...) { return fail("reading the CUDA device failed (out of memory?)"); }
 }
 
 }  // namespace tiletune

@@ -75,8 +75,9 @@ constexpr std::size_t memory_limit = 1 << 16;  // answers kept; all forgotten wh
   const std::string& why = seen.reason;
   switch (seen.verdict) {
     case Verdict::missing:
-      throw Failure(QueryStatus::io_error, path.string() + ": no tiletune cache there (run `tiletune tune` "
-                                           "to create one, or set TILETUNE_DB)");
+      throw Failure(QueryStatus::io_error, path.string() +
+                                               ": no tiletune cache there (run `tiletune tune` "
+                                               "to create one, or set TILETUNE_DB)");
     case Verdict::foreign:
       throw Failure(QueryStatus::not_a_cache, path.string() + " is not a tiletune cache (" + why + ", expected " +
                                                   cache_file::hex32(application_id) + ")");
@@ -87,14 +88,14 @@ constexpr std::size_t memory_limit = 1 << 16;  // answers kept; all forgotten wh
     case Verdict::bad_version:
       throw Failure(QueryStatus::unsupported_schema, path.string() + " has " + why + ": refusing to read it");
     case Verdict::newer:
-      throw Failure(QueryStatus::unsupported_schema,
-                    path.string() + " was written by a newer tiletune (" + why + "; this query library reads "
-                                    "versions " + std::to_string(oldest_schema) + " to " +
-                        std::to_string(newest_schema) + "): upgrade the library");
+      throw Failure(QueryStatus::unsupported_schema, path.string() + " was written by a newer tiletune (" + why +
+                                                         "; this query library reads "
+                                                         "versions " +
+                                                         std::to_string(oldest_schema) + " to " +
+                                                         std::to_string(newest_schema) + "): upgrade the library");
     case Verdict::ok:
     case Verdict::unreadable:
-    case Verdict::unreadable_wal:
-      break;
+    case Verdict::unreadable_wal: break;
   }
   throw Failure(QueryStatus::io_error, path.string() + ": " + why);
 }
@@ -111,7 +112,7 @@ struct DeviceRow {
 struct Candidate {
   bool set = false;
   double distance = 0.0;
-  int name_rank = 0;  // 0: the request's device name (or one of the request's own devices)
+  int name_rank = 0;                 // 0: the request's device name (or one of the request's own devices)
   std::vector<std::int64_t> values;  // sizes in name order, for the "smaller problem" tie-break
   double time_ms = 0.0;
   double score = 0.0;  // the objective's value (time_ms for the time objective)
@@ -273,10 +274,28 @@ std::optional<std::int64_t> QueryResult::param(std::string_view name) const noex
 struct QueryCache::Impl {
   // The statements, prepared on first use (an open that answers one exact lookup prepares only
   // what that needs) and kept for the connection's life.
-  enum Sql { begin_sql, commit_sql, kernel_sql, kernel_names_sql, device_by_uuid_sql, device_by_name_sql,
-             device_by_cc_sql, best_sql, ok_trials_sql, data_version_sql, best_energy_sql, best_edp_sql,
-             ok_trials_energy_sql, ok_trials_edp_sql, ties_sql, pins_sql, pin_time_sql, standing_sql,
-             headroom_sql, sql_count };
+  enum Sql {
+    begin_sql,
+    commit_sql,
+    kernel_sql,
+    kernel_names_sql,
+    device_by_uuid_sql,
+    device_by_name_sql,
+    device_by_cc_sql,
+    best_sql,
+    ok_trials_sql,
+    data_version_sql,
+    best_energy_sql,
+    best_edp_sql,
+    ok_trials_energy_sql,
+    ok_trials_edp_sql,
+    ties_sql,
+    pins_sql,
+    pin_time_sql,
+    standing_sql,
+    headroom_sql,
+    sql_count
+  };
   static constexpr const char* sql_text[sql_count] = {
       "BEGIN DEFERRED",
       "COMMIT",
@@ -325,13 +344,13 @@ struct QueryCache::Impl {
   std::chrono::steady_clock::time_point last_check;
   std::unordered_map<std::string, QueryResult> memory;
   std::map<std::pair<std::int64_t, Objective>, QueryResult> portable;  // by kernel id and objective
-  std::vector<std::pair<std::string_view, std::int64_t>> scratch;  // scan's parsed problem
+  std::vector<std::pair<std::string_view, std::int64_t>> scratch;      // scan's parsed problem
 
   Impl(fs::path p, const std::string& uri, QueryOptions o)
       : path(std::move(p)),
         options(o),
-        conn(path.string(), uri, static_cast<int>(std::clamp<std::int64_t>(o.busy_timeout.count(), 0,
-                                                                      std::numeric_limits<int>::max()))) {}
+        conn(path.string(), uri,
+             static_cast<int>(std::clamp<std::int64_t>(o.busy_timeout.count(), 0, std::numeric_limits<int>::max()))) {}
 
   Statement& stmt(Sql which) {
     auto& s = statements[which];
@@ -364,7 +383,8 @@ struct QueryCache::Impl {
       impl->version = static_cast<int>(user_version);
       impl->data_version = impl->read_data_version();
     } catch (const Failure& f) {
-      if (f.status() == QueryStatus::not_a_cache && std::string_view(f.what()).find("SQLite code") != std::string_view::npos)
+      if (f.status() == QueryStatus::not_a_cache &&
+          std::string_view(f.what()).find("SQLite code") != std::string_view::npos)
         throw Failure(QueryStatus::not_a_cache, path.string() + " is not a tiletune cache (not an SQLite database)");
       throw;
     }
@@ -394,8 +414,8 @@ struct QueryCache::Impl {
   std::vector<DeviceRow> devices(Statement& q) {
     std::vector<DeviceRow> out;
     while (q.step())
-      out.push_back(DeviceRow{q.int64(0), std::string(q.text(1)), std::string(q.text(2)),
-                              static_cast<int>(q.int64(3)), static_cast<int>(q.int64(4))});
+      out.push_back(DeviceRow{q.int64(0), std::string(q.text(1)), std::string(q.text(2)), static_cast<int>(q.int64(3)),
+                              static_cast<int>(q.int64(4))});
     return out;
   }
 
@@ -603,8 +623,10 @@ struct QueryCache::Impl {
         PairKey key{q.int64(0), std::string(q.text(1))};
         double t = q.real(3);
         auto [it, inserted] = pairs.try_emplace(std::move(key), pair_best.size());
-        if (inserted) pair_best.push_back(t);
-        else pair_best[it->second] = std::min(pair_best[it->second], t);
+        if (inserted)
+          pair_best.push_back(t);
+        else
+          pair_best[it->second] = std::min(pair_best[it->second], t);
         configs[std::string(q.text(2))].emplace_back(it->second, t);
       }
     }
@@ -647,18 +669,17 @@ struct QueryCache::Impl {
         Statement& names_q = stmt(kernel_names_sql);
         Statement::Use names(names_q);
         while (names_q.step()) known += (known.empty() ? "" : ", ") + std::string(names_q.text(0));
-        return failure_result(QueryStatus::unknown_kernel,
-                              "no kernel '" + req.kernel + "' was tuned in " + path.string() +
-                                  (known.empty() ? std::string(" (it holds no kernels)")
-                                                 : " (it holds: " + known + ")"));
+        return failure_result(
+            QueryStatus::unknown_kernel,
+            "no kernel '" + req.kernel + "' was tuned in " + path.string() +
+                (known.empty() ? std::string(" (it holds no kernels)") : " (it holds: " + known + ")"));
       }
       kernel_id = q.int64(0);
     }
     if (req.objective != Objective::time && version < energy_schema) {
       QueryResult none;
       none.message = path.string() + " has schema version " + std::to_string(version) +
-                     ": it holds no energy measurements (objective " + std::string(objective_name(req.objective)) +
-                     ")";
+                     ": it holds no energy measurements (objective " + std::string(objective_name(req.objective)) + ")";
       return none;
     }
 
@@ -701,9 +722,8 @@ struct QueryCache::Impl {
 
     // Level 0: a pin.
     const std::string model = !dev.name.empty() ? dev.name : self.empty() ? std::string() : self.front().name;
-    const std::string arch = cc_major != 0 || cc_minor != 0
-                                 ? "sm_" + std::to_string(cc_major) + std::to_string(cc_minor)
-                                 : std::string();
+    const std::string arch =
+        cc_major != 0 || cc_minor != 0 ? "sm_" + std::to_string(cc_major) + std::to_string(cc_minor) : std::string();
     if (auto pin = pinned(req, model, arch)) {
       fill_pin_measurement(*pin, self, kernel_id);
       return std::move(*pin);
@@ -747,29 +767,22 @@ QueryCache::QueryCache(QueryCache&&) noexcept = default;
 QueryCache& QueryCache::operator=(QueryCache&&) noexcept = default;
 QueryCache::~QueryCache() = default;
 
-std::optional<QueryCache> QueryCache::try_open(const fs::path& path, QueryError* error,
-                                               QueryOptions options) noexcept {
+std::optional<QueryCache> QueryCache::try_open(const fs::path& path, QueryError* error, QueryOptions options) noexcept {
   auto fail = [&](QueryStatus status, std::string message) -> std::optional<QueryCache> {
     if (error) {
       try {
         *error = QueryError{status, std::move(message)};
-      } catch (...) {
-        error->status = status;
-      }
+      } catch (...) { error->status = status; }
     }
     return std::nullopt;
   };
   try {
     return QueryCache(Impl::open(path, options));
-  } catch (const Failure& f) {
-    return fail(f.status(), f.what());
-  } catch (const std::bad_alloc&) {
+  } catch (const Failure& f) { return fail(f.status(), f.what()); } catch (const std::bad_alloc&) {
     return fail(QueryStatus::internal_error, "out of memory opening " + path.string());
   } catch (const std::exception& e) {
     return fail(QueryStatus::io_error, std::string("cannot open ") + path.string() + ": " + e.what());
-  } catch (...) {
-    return fail(QueryStatus::internal_error, "unknown error opening the cache");
-  }
+  } catch (...) { return fail(QueryStatus::internal_error, "unknown error opening the cache"); }
 }
 
 QueryCache QueryCache::open(const fs::path& path, QueryOptions options) {
@@ -828,20 +841,12 @@ QueryResult QueryCache::lookup(const QueryRequest& req) const noexcept {
   } catch (const Failure& f) {
     try {
       return failure_result(f.status(), f.what());
-    } catch (...) {
-      return bare(QueryStatus::internal_error);
-    }
-  } catch (const std::bad_alloc&) {
-    return bare(QueryStatus::internal_error);
-  } catch (const std::exception& e) {
+    } catch (...) { return bare(QueryStatus::internal_error); }
+  } catch (const std::bad_alloc&) { return bare(QueryStatus::internal_error); } catch (const std::exception& e) {
     try {
       return failure_result(QueryStatus::internal_error, e.what());
-    } catch (...) {
-      return bare(QueryStatus::internal_error);
-    }
-  } catch (...) {
-    return bare(QueryStatus::internal_error);
-  }
+    } catch (...) { return bare(QueryStatus::internal_error); }
+  } catch (...) { return bare(QueryStatus::internal_error); }
 }
 
 }  // namespace tiletune

@@ -19,8 +19,9 @@ QueryStatus status_of_sqlite(int rc) noexcept {
 
 void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view sql, const std::string& path) {
   const std::string what = sql.empty() ? std::string(call) : cache_file::sql_operation(sql);
-  throw Failure(status_of_sqlite(rc), what + " failed on " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) +
-                                          " (SQLite code " + std::to_string(rc) + ")");
+  throw Failure(status_of_sqlite(rc), what + " failed on " + path + ": " +
+                                          (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) + " (SQLite code " +
+                                          std::to_string(rc) + ")");
 }
 
 // --- Statement -------------------------------------------------------------------------------
@@ -28,8 +29,8 @@ void throw_sqlite(sqlite3* db, int rc, std::string_view call, std::string_view s
 Statement::Statement(sqlite3* db, std::string sql, std::string path)
     : db_(db), sql_(std::move(sql)), path_(std::move(path)) {
   sqlite3_stmt* raw = nullptr;
-  int rc = sqlite3_prepare_v3(db_, sql_.c_str(), static_cast<int>(sql_.size() + 1),
-                              SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+  int rc = sqlite3_prepare_v3(db_, sql_.c_str(), static_cast<int>(sql_.size() + 1), SQLITE_PREPARE_PERSISTENT, &raw,
+                              nullptr);
   stmt_.reset(raw);
   if (rc != SQLITE_OK) throw_sqlite(db_, rc, "sqlite3_prepare_v3", sql_, path_);
 }
@@ -94,8 +95,7 @@ ReadTransaction::~ReadTransaction() {
   try {
     Statement::Use use(*commit_);
     (void)commit_->step();
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 // --- parsers ---------------------------------------------------------------------------------
@@ -125,8 +125,7 @@ std::optional<Sizes> parse_assignments(std::string_view text, std::string* error
       continue;
     }
     auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-      return fail("'" + std::string(item) + "' is not NAME=VALUE (e.g. N=8192)");
+    if (eq == std::string_view::npos) return fail("'" + std::string(item) + "' is not NAME=VALUE (e.g. N=8192)");
     std::string_view name = trim(item.substr(0, eq));
     std::string_view value = trim(item.substr(eq + 1));
     if (name.empty()) return fail("'" + std::string(item) + "' has no name before '='");

@@ -22,10 +22,11 @@ std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
   sql += current_sql;
   sql += ", k.source_hash, ";
   sql += trial_columns_select("t", cache.schema_version());
-  sql += " FROM trials t JOIN devices d ON d.id = t.device_id JOIN kernels k ON k.id = t.kernel_id "
-         "LEFT JOIN best b ON b.trial_id = t.id "
-         "WHERE (?1 = '' OR k.name = ?1) AND (?2 = '' OR d.uuid = ?2 OR d.name = ?2) AND (?3 = '' OR t.status = ?3) "
-         "AND (?4 = 1 OR ";
+  sql +=
+      " FROM trials t JOIN devices d ON d.id = t.device_id JOIN kernels k ON k.id = t.kernel_id "
+      "LEFT JOIN best b ON b.trial_id = t.id "
+      "WHERE (?1 = '' OR k.name = ?1) AND (?2 = '' OR d.uuid = ?2 OR d.name = ?2) AND (?3 = '' OR t.status = ?3) "
+      "AND (?4 = 1 OR ";
   sql += current_sql;
   sql += ") ORDER BY k.name, d.uuid, t.problem, t.time_ms IS NULL, t.time_ms, t.id";
   Statement q(conn.get(), sql, conn.path());
@@ -45,8 +46,8 @@ std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
     const auto append_string = [&out, &replaced](std::string_view text) {
       text_out::append_json_string(out, text, &replaced);
     };
-    constexpr const char* texts[] = {"kernel", "device", "device_uuid", "problem", "params", "status", "detail",
-                                     "created_at"};
+    constexpr const char* texts[] = {"kernel", "device", "device_uuid", "problem",
+                                     "params", "status", "detail",      "created_at"};
     for (int i = 0; i < 8; ++i) {
       out += ", ";
       append_string(texts[i]);
@@ -65,9 +66,12 @@ std::string trials_json(const QueryCache& cache, const TrialsFilter& filter) {
       out += ", ";
       append_string(c.name);
       out += ": ";
-      if (const auto* i = std::get_if<std::int64_t>(&v)) out += std::to_string(*i);
-      else if (const auto* text = std::get_if<std::string>(&v)) append_string(*text);
-      else text_out::append_json_number(out, std::get<double>(v));
+      if (const auto* i = std::get_if<std::int64_t>(&v))
+        out += std::to_string(*i);
+      else if (const auto* text = std::get_if<std::string>(&v))
+        append_string(*text);
+      else
+        text_out::append_json_number(out, std::get<double>(v));
     }
     if (replaced > 0) out += ", \"invalid_utf8_bytes\": " + std::to_string(replaced);
     out += '}';

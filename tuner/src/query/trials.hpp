@@ -14,7 +14,7 @@ struct TrialsFilter {
   std::optional<std::string> kernel;
   std::optional<std::string> device;  ///< UUID or name
   std::optional<std::string> status;
-  bool all_versions = false;          ///< false: only each kernel's current version
+  bool all_versions = false;  ///< false: only each kernel's current version
 };
 
 /// A JSON array with one object per trial. Opens its own read-only connection to the cache's

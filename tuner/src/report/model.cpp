@@ -140,8 +140,10 @@ Model load_model(const CacheDb& db, const ReportOptions& options) {
                             options.problem ? " at problem " + quote(*options.problem) : ""));
   for (const TrialRow& r : m.rows) {
     if (m.default_config.count(r.kernel.name)) continue;
-    if (options.default_config) m.default_config[r.kernel.name] = *options.default_config;
-    else if (auto d = db.meta("default_config/" + r.kernel.name)) m.default_config[r.kernel.name] = *d;
+    if (options.default_config)
+      m.default_config[r.kernel.name] = *options.default_config;
+    else if (auto d = db.meta("default_config/" + r.kernel.name))
+      m.default_config[r.kernel.name] = *d;
   }
   // trials() orders by kernel, device UUID and problem: each group is one run of rows.
   for (const TrialRow& r : m.rows) {

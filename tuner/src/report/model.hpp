@@ -30,31 +30,31 @@ inline constexpr std::size_t kMaxDrawnTrials = 2000;
 
 struct Group {
   std::string kernel, device, device_uuid, problem;
-  std::vector<Trial> trials;                        ///< in the order they were stored (measured)
-  std::vector<std::string> param_names;             ///< in the space's order
+  std::vector<Trial> trials;                                ///< in the order they were stored (measured)
+  std::vector<std::string> param_names;                     ///< in the space's order
   std::map<std::string, std::vector<std::int64_t>> values;  ///< per param, sorted, distinct
-  const Trial* best = nullptr;                      ///< lowest score
-  const Trial* default_trial = nullptr;             ///< the baseline config, when measured
+  const Trial* best = nullptr;                              ///< lowest score
+  const Trial* default_trial = nullptr;                     ///< the baseline config, when measured
   /// What the cache answers for this key (CacheDb::best: the pin, else the tie set's pick, and
   /// the history); unset for a group of an earlier kernel version or with no ok trial.
   std::optional<BestEntry> answer;
   bool has_energy = false;
   /// The scored trials the plots draw: the best kMaxDrawnTrials, in the order measured.
   std::vector<const Trial*> drawn;
-  std::size_t scored = 0;                           ///< trials with a score (drawn or not)
+  std::size_t scored = 0;  ///< trials with a score (drawn or not)
   /// ok trials whose score is not a finite positive number (an infinite or NaN time in a
   /// hand-edited cache): never drawn nor ranked, counted in a note.
   std::size_t unplottable = 0;
 
-  [[nodiscard]] std::string label() const;          ///< "NVIDIA H200 · N=8192"
-  [[nodiscard]] std::string id() const;             ///< an HTML id
+  [[nodiscard]] std::string label() const;  ///< "NVIDIA H200 · N=8192"
+  [[nodiscard]] std::string id() const;     ///< an HTML id
 };
 
 struct Model {
   Objective objective = Objective::time;
-  std::vector<TrialRow> rows;                        ///< owns what the groups point at
-  std::vector<Group> groups;                         ///< by kernel, device, problem
-  std::map<std::string, std::string> default_config; ///< per kernel, canonical params
+  std::vector<TrialRow> rows;                         ///< owns what the groups point at
+  std::vector<Group> groups;                          ///< by kernel, device, problem
+  std::map<std::string, std::string> default_config;  ///< per kernel, canonical params
   [[nodiscard]] std::vector<const Group*> of_kernel(const std::string& kernel) const;
   [[nodiscard]] std::vector<std::string> kernels() const;
 };

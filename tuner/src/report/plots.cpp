@@ -10,7 +10,6 @@
 namespace tiletune::report_detail {
 namespace {
 
-
 std::pair<double, double> score_range(const std::vector<const Trial*>& trials) {
   double lo = INFINITY, hi = 0;
   for (const Trial* t : trials) {
@@ -72,8 +71,8 @@ Plot status_plot(const Group& g) {
   std::vector<std::string> names;
   std::vector<std::size_t> counts;
   for (const TrialStatus s : all_trial_statuses) {
-    const auto n = static_cast<std::size_t>(std::count_if(g.trials.begin(), g.trials.end(),
-                                                          [&](const Trial& t) { return t.record().status == s; }));
+    const auto n = static_cast<std::size_t>(
+        std::count_if(g.trials.begin(), g.trials.end(), [&](const Trial& t) { return t.record().status == s; }));
     if (n == 0) continue;
     names.emplace_back(status_name(s));
     counts.push_back(n);
@@ -258,7 +257,8 @@ Plot devices_plot(const Model& m, const std::string& kernel) {
   for (const Group* g : m.of_kernel(kernel))
     if (g->best) groups.push_back(g);
   const std::vector<std::string> names = labels(groups);
-  p.set_x(Scale::categories(names), groups.empty() || names.front() == groups.front()->problem ? "problem" : "device · problem");
+  p.set_x(Scale::categories(names),
+          groups.empty() || names.front() == groups.front()->problem ? "problem" : "device · problem");
   if (groups.empty()) return p;
   double lo = INFINITY, hi = 0;
   for (const Group* g : groups) lo = std::min(lo, *g->best->score), hi = std::max(hi, *g->best->score);
@@ -284,7 +284,8 @@ Plot speedup_plot(const Model& m, const std::string& kernel) {
     const double s = *groups[i]->default_trial->score / *groups[i]->best->score;
     p.bar(double(i), s,
           fmt::format("{}: {:.2f}x ({} against the default {})", groups[i]->label(), s,
-                      spaced(groups[i]->best->record().key.params), spaced(groups[i]->default_trial->record().key.params)));
+                      spaced(groups[i]->best->record().key.params),
+                      spaced(groups[i]->default_trial->record().key.params)));
   }
   auto d = m.default_config.find(kernel);
   if (d == m.default_config.end())

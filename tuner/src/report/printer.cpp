@@ -34,7 +34,8 @@ std::string joined(const PrintCell& cell, std::string_view sep) {
 }
 
 bool is_list(const PrintCell& cell) {
-  return std::holds_alternative<std::vector<std::string>>(cell) || std::holds_alternative<std::vector<std::int64_t>>(cell);
+  return std::holds_alternative<std::vector<std::string>>(cell) ||
+         std::holds_alternative<std::vector<std::int64_t>>(cell);
 }
 
 // A cell as people read it: "-" for nothing, reals rounded to the column's digits, a yes as "*",
@@ -134,8 +135,10 @@ class MarkdownPrinter final : public Printer {
     std::string out;
     for (char c : s) {
       if (c == '|') out += '\\';
-      if (c == '<') out += "&lt;";
-      else out += c == '\n' ? ' ' : c;
+      if (c == '<')
+        out += "&lt;";
+      else
+        out += c == '\n' ? ' ' : c;
     }
     return out;
   }

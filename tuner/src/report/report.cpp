@@ -63,8 +63,8 @@ std::string opt(const std::optional<double>& v, const char* f = "{:.4g}") {
 std::string headroom_text(const TrialRecord& r) {
   const auto share = ceiling_share(r.gbps, r.gflops, r.ceiling_gbps, r.ceiling_gflops);
   if (!share) return {};
-  return fmt::format("; headroom {:.1f} % ({:.1f} % of its {} ceiling)", share->headroom_percent(), 100 * share->fraction,
-                     share->compute_bound ? "arithmetic" : "bandwidth");
+  return fmt::format("; headroom {:.1f} % ({:.1f} % of its {} ceiling)", share->headroom_percent(),
+                     100 * share->fraction, share->compute_bound ? "arithmetic" : "bandwidth");
 }
 
 std::string top_table(const Model& m, const Group& g, std::size_t top) {
@@ -74,22 +74,23 @@ std::string top_table(const Model& m, const Group& g, std::size_t top) {
   std::stable_sort(ranked.begin(), ranked.end(), [](const Trial* a, const Trial* b) { return *a->score < *b->score; });
   const std::optional<double> baseline =
       g.default_trial && g.default_trial->score ? g.default_trial->score : std::optional<double>{};
-  std::string out = "<table class=\"top\"><tr><th>#</th><th class=\"l\">config</th><th>time ms</th><th>±%</th>"
-                    "<th>GB/s</th><th>GFLOP/s</th><th>occupancy</th><th>regs</th>";
+  std::string out =
+      "<table class=\"top\"><tr><th>#</th><th class=\"l\">config</th><th>time ms</th><th>±%</th>"
+      "<th>GB/s</th><th>GFLOP/s</th><th>occupancy</th><th>regs</th>";
   if (g.has_energy) out += "<th>energy mJ</th><th>power W</th>";
   out += fmt::format("<th>speedup vs default</th></tr>\n");
   const std::size_t shown = std::min({ranked.size(), top, kMaxDrawnTrials});
   for (std::size_t i = 0; i < shown; ++i) {
     const TrialRecord& r = ranked[i]->record();
     const auto occupancy = r.occupancy_driver ? r.occupancy_driver : r.occupancy_offline;
-    out += fmt::format("<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td>",
-                       i == 0 ? " class=\"best\"" : "", i + 1, esc(spaced(r.key.params)), opt(r.time_ms),
-                       opt(r.stddev_ms && r.time_ms ? std::optional<double>(100 * *r.stddev_ms / *r.time_ms) : std::nullopt,
-                           "{:.1f}"),
-                       opt(r.gbps, "{:.1f}"), opt(r.gflops, "{:.1f}"),
-                       opt(occupancy ? std::optional<double>(100 * *occupancy) : std::nullopt, "{:.0f} %"),
-                       r.registers ? std::to_string(*r.registers) : "–");
+    out += fmt::format(
+        "<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td>",
+        i == 0 ? " class=\"best\"" : "", i + 1, esc(spaced(r.key.params)), opt(r.time_ms),
+        opt(r.stddev_ms && r.time_ms ? std::optional<double>(100 * *r.stddev_ms / *r.time_ms) : std::nullopt, "{:.1f}"),
+        opt(r.gbps, "{:.1f}"), opt(r.gflops, "{:.1f}"),
+        opt(occupancy ? std::optional<double>(100 * *occupancy) : std::nullopt, "{:.0f} %"),
+        r.registers ? std::to_string(*r.registers) : "–");
     if (g.has_energy) out += fmt::format("<td>{}</td><td>{}</td>", opt(r.energy_mj), opt(r.power_w, "{:.0f}"));
     out += fmt::format("<td>{}</td></tr>\n", baseline ? fmt::format("{:.2f}x", *baseline / *ranked[i]->score) : "–");
   }
@@ -98,9 +99,10 @@ std::string top_table(const Model& m, const Group& g, std::size_t top) {
     out += fmt::format("<p class=\"meta\">and {} more trials (see <code>tiletune show</code>)</p>\n",
                        ranked.size() - shown);
   if (g.default_trial)
-    out += fmt::format("<p class=\"meta\">default config {}: {}</p>\n", esc(spaced(g.default_trial->record().key.params)),
-                       g.default_trial->score ? esc(format_score(m.objective, *g.default_trial->score))
-                                              : esc(std::string(status_name(g.default_trial->record().status))));
+    out +=
+        fmt::format("<p class=\"meta\">default config {}: {}</p>\n", esc(spaced(g.default_trial->record().key.params)),
+                    g.default_trial->score ? esc(format_score(m.objective, *g.default_trial->score))
+                                           : esc(std::string(status_name(g.default_trial->record().status))));
   return out;
 }
 
@@ -118,8 +120,10 @@ std::string failure_table(const Group& g) {
     const std::string first = text_out::cut_chars(std::string_view(r.detail).substr(0, r.detail.find('\n')), 160, "");
     std::string key;
     for (const char c : first)
-      if (!std::isdigit(static_cast<unsigned char>(c))) key += c;
-      else if (key.empty() || key.back() != '#') key += '#';
+      if (!std::isdigit(static_cast<unsigned char>(c)))
+        key += c;
+      else if (key.empty() || key.back() != '#')
+        key += '#';
     Row& row = rows[{std::string(status_name(r.status)), key}];
     if (row.count++ == 0) {
       row.example_reason = first;
@@ -127,8 +131,9 @@ std::string failure_table(const Group& g) {
     }
   }
   if (rows.empty()) return "<p class=\"meta\">every trial is ok</p>\n";
-  std::string out = "<table class=\"failures\"><tr><th class=\"l\">status</th><th>trials</th><th class=\"l\">reason "
-                    "(first of them)</th><th class=\"l\">for example</th></tr>\n";
+  std::string out =
+      "<table class=\"failures\"><tr><th class=\"l\">status</th><th>trials</th><th class=\"l\">reason "
+      "(first of them)</th><th class=\"l\">for example</th></tr>\n";
   std::size_t shown = 0, rest_trials = 0;
   for (const auto& [key, row] : rows) {
     if (++shown > kMaxFailureRows) {
@@ -174,9 +179,10 @@ std::string answer_line(const Group& g) {
     how = fmt::format("pinned for {} {}{}", pin_scope_name(a.pin->scope), esc(a.pin->target),
                       a.pin->reason.empty() ? "" : " (" + esc(a.pin->reason) + ")");
   else if (a.tie_params.size() > 1)
-    how = fmt::format("the pick of {} configs tied within {:.2f} % (highest occupancy, then fewest registers, then "
-                      "config order; fastest {})",
-                      a.tie_params.size(), 100.0 * a.tie_spread, esc(spaced(a.fastest_params)));
+    how = fmt::format(
+        "the pick of {} configs tied within {:.2f} % (highest occupancy, then fewest registers, then "
+        "config order; fastest {})",
+        a.tie_params.size(), 100.0 * a.tie_spread, esc(spaced(a.fastest_params)));
   else if (a.tie_params.size() == 1)
     how = "no other config within the noise";
   std::string history;
@@ -190,8 +196,8 @@ std::string answer_line(const Group& g) {
 std::string group_section(const Model& m, const Group& g, const ReportOptions& o) {
   std::size_t ok = 0;
   for (const Trial& t : g.trials) ok += t.record().status == TrialStatus::ok;
-  std::string out = fmt::format("<section class=\"group\" id=\"{}\"><h3>{} — {}</h3>\n", esc(g.id()), esc(g.kernel),
-                                esc(g.label()));
+  std::string out =
+      fmt::format("<section class=\"group\" id=\"{}\"><h3>{} — {}</h3>\n", esc(g.id()), esc(g.kernel), esc(g.label()));
   std::size_t suspect = 0;
   for (const Trial& t : g.trials) suspect += t.record().status == TrialStatus::suspect;
   out += fmt::format("<p class=\"meta\">{} trials, {} ok{}{}{}</p>\n", g.trials.size(), ok,
@@ -230,9 +236,10 @@ std::string render_report(const CacheDb& db, const ReportOptions& options) {
   Model m = load_model(db, options);
   const std::size_t all_groups = m.groups.size();
   if (all_groups > kMaxGroups) m.groups.resize(kMaxGroups);  // the first ones, by kernel, device, problem
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
-                    "'unsafe-inline'\">\n<title>tiletune report</title>\n<style>";
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'\">\n<title>tiletune report</title>\n<style>";
   out += kStyle;
   out += "</style></head><body>\n<h1>tiletune report</h1>\n";
   out += fmt::format("<p class=\"meta\">{} · {} · {} trials · objective {} · generated {}</p>\n",
@@ -249,9 +256,10 @@ std::string render_report(const CacheDb& db, const ReportOptions& options) {
     out += "</section>\n";
   }
   if (all_groups > m.groups.size())
-    out += fmt::format("<p class=\"meta\">and {} more kernel, device and problem groups not shown (narrow the report "
-                       "with --kernel, --device or --problem, or see <code>tiletune show</code>)</p>\n",
-                       all_groups - m.groups.size());
+    out += fmt::format(
+        "<p class=\"meta\">and {} more kernel, device and problem groups not shown (narrow the report "
+        "with --kernel, --device or --problem, or see <code>tiletune show</code>)</p>\n",
+        all_groups - m.groups.size());
   return out + "</body></html>\n";
 }
 
@@ -297,16 +305,22 @@ std::string render_plot(const CacheDb& db, const ReportOptions& options, std::st
   if (name == "devices" || name == "speedup") {
     const std::vector<std::string> kernels = m.kernels();
     if (kernels.size() != 1)
-      throw Error(fmt::format("plot {} is of one kernel and {} match: name one with --kernel", quote(name), kernels.size()));
+      throw Error(
+          fmt::format("plot {} is of one kernel and {} match: name one with --kernel", quote(name), kernels.size()));
     return (name == "devices" ? devices_plot(m, kernels.front()) : speedup_plot(m, kernels.front())).svg();
   }
   const Group& g = one_group(m);
   std::optional<Plot> p;
-  if (name == "status") p = status_plot(g);
-  else if (name == "occupancy" || name == "registers") p = resource_plot(m, g, name == "registers");
-  else if (name == "progress") p = progress_plot(m, g);
-  else if (name == "energy") p = energy_plot(g);
-  else if (name.rfind("param:", 0) == 0 && g.values.count(name.substr(6))) p = param_plot(m, g, name.substr(6));
+  if (name == "status")
+    p = status_plot(g);
+  else if (name == "occupancy" || name == "registers")
+    p = resource_plot(m, g, name == "registers");
+  else if (name == "progress")
+    p = progress_plot(m, g);
+  else if (name == "energy")
+    p = energy_plot(g);
+  else if (name.rfind("param:", 0) == 0 && g.values.count(name.substr(6)))
+    p = param_plot(m, g, name.substr(6));
   else if (name.rfind("heatmap:", 0) == 0) {
     const std::string pair = name.substr(8);
     const auto comma = pair.find(',');
@@ -318,7 +332,8 @@ std::string render_plot(const CacheDb& db, const ReportOptions& options, std::st
     for (const std::string& n : group_plot_names(g, options)) known += " " + n;
     throw Error(fmt::format("unknown plot {}; this group has: devices speedup{}", quote(name), one_line(known, 160)));
   }
-  if (p->points() == 0) throw Error(fmt::format("plot {} has nothing to draw for {}", quote(name), one_line(g.label(), 120)));
+  if (p->points() == 0)
+    throw Error(fmt::format("plot {} has nothing to draw for {}", quote(name), one_line(g.label(), 120)));
   return p->svg();
 }
 
@@ -335,15 +350,17 @@ std::string render_png(const std::string& svg, double zoom) {
   write_output(svg_file, svg);
   const std::string zoom_text = fmt::format("{}", zoom);
   const std::string svg_text = svg_file.string(), png_text = png_file.string();
-  const char* argv[] = {"rsvg-convert", "--format", "png", "--zoom", zoom_text.c_str(), "--background-color", "white",
-                        "--output", png_text.c_str(), svg_text.c_str(), nullptr};
+  const char* argv[] = {"rsvg-convert",    "--format",           "png",   "--zoom",
+                        zoom_text.c_str(), "--background-color", "white", "--output",
+                        png_text.c_str(),  svg_text.c_str(),     nullptr};
   pid_t pid = 0;
   const int spawned = ::posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char**>(argv), environ);
   int status = 0;
   if (spawned == 0) ::waitpid(pid, &status, 0);
   if (spawned != 0) {
-    throw Error("--format png needs rsvg-convert (Debian/Ubuntu package librsvg2-bin), which was not found on PATH; "
-                "or write --format svg");
+    throw Error(
+        "--format png needs rsvg-convert (Debian/Ubuntu package librsvg2-bin), which was not found on PATH; "
+        "or write --format svg");
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw Error(fmt::format("rsvg-convert failed to convert the plot to PNG (exit status {})",
@@ -352,9 +369,7 @@ std::string render_png(const std::string& svg, double zoom) {
   try {
     InputFile png(png_file, "a PNG");
     return png.read_all(kMaxPngBytes);
-  } catch (const Error& e) {
-    throw Error(fmt::format("rsvg-convert's PNG {}: {}", png_text, e.what()));
-  }
+  } catch (const Error& e) { throw Error(fmt::format("rsvg-convert's PNG {}: {}", png_text, e.what())); }
 }
 
 }  // namespace tiletune

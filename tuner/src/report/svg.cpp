@@ -36,7 +36,8 @@ std::vector<double> nice_ticks(double lo, double hi) {
       step = m * magnitude;
       break;
     }
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push_back(std::fabs(t) < step * 1e-9 ? 0 : t);
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
+    out.push_back(std::fabs(t) < step * 1e-9 ? 0 : t);
   return out;
 }
 
@@ -122,8 +123,7 @@ std::vector<std::pair<double, std::string>> Scale::ticks() const {
 
 std::string ramp_color(double t) {
   // Stops of matplotlib's viridis, interpolated linearly.
-  static constexpr double stops[][3] = {{68, 1, 84},    {59, 82, 139},  {33, 145, 140},
-                                        {94, 201, 98},  {253, 231, 37}};
+  static constexpr double stops[][3] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
   t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 4;
   const int i = std::min(3, static_cast<int>(t));
   const double f = t - i;
@@ -137,7 +137,8 @@ Plot::Plot(std::string name, std::string title, int width, int height)
 void Plot::set_x(Scale scale, std::string label) {
   // Long category labels are drawn slanted and need more room below the axis.
   bool slanted = false;
-  for (const auto& [v, text] : scale.ticks()) slanted = slanted || (scale.categorical() && text_out::char_count(text) > 4);
+  for (const auto& [v, text] : scale.ticks())
+    slanted = slanted || (scale.categorical() && text_out::char_count(text) > 4);
   bottom_ = slanted ? 86 : 44;
   x_ = std::move(scale);
   x_label_ = std::move(label);
@@ -155,7 +156,9 @@ double clamped(double v) { return std::isnan(v) ? v : std::clamp(v, -1e5, 1e5); 
 }  // namespace
 
 double Plot::px(double x) const { return clamped(left_ + x_->fraction(x) * double(width_ - left_ - right_)); }
-double Plot::py(double y) const { return clamped(height_ - bottom_ - y_->fraction(y) * double(height_ - top_ - bottom_)); }
+double Plot::py(double y) const {
+  return clamped(height_ - bottom_ - y_->fraction(y) * double(height_ - top_ - bottom_));
+}
 
 bool Plot::finite(std::initializer_list<double> coordinates) {
   for (const double c : coordinates)
@@ -168,24 +171,27 @@ bool Plot::finite(std::initializer_list<double> coordinates) {
 
 void Plot::point(double x, double y, std::string_view tip, const char* color, double radius) {
   if (!finite({px(x), py(y)})) return;
-  marks_ += fmt::format("<circle class=\"pt\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.75\">"
-                        "<title>{}</title></circle>\n",
-                        px(x), py(y), radius, color, xml_escape(tip));
+  marks_ += fmt::format(
+      "<circle class=\"pt\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.75\">"
+      "<title>{}</title></circle>\n",
+      px(x), py(y), radius, color, xml_escape(tip));
   ++points_;
 }
 
-void Plot::cell(double xi, double yi, const std::string& color, std::string_view tip, std::string_view label,
-                bool data, bool light_text) {
+void Plot::cell(double xi, double yi, const std::string& color, std::string_view tip, std::string_view label, bool data,
+                bool light_text) {
   const double w = x_->band() * double(width_ - left_ - right_);
   const double h = y_->band() * double(height_ - top_ - bottom_);
   const double x = px(xi) - w / 2, y = py(yi) - h / 2;
   if (!finite({x, y, w, h})) return;
-  marks_ += fmt::format("<rect class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" "
-                        "stroke=\"#fff\"><title>{}</title></rect>\n",
-                        data ? "pt" : "empty", x, y, w, h, color, xml_escape(tip));
+  marks_ += fmt::format(
+      "<rect class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" "
+      "stroke=\"#fff\"><title>{}</title></rect>\n",
+      data ? "pt" : "empty", x, y, w, h, color, xml_escape(tip));
   if (!label.empty() && w > 26 && h > 12)
-    marks_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" text-anchor=\"middle\" fill=\"{}\">{}</text>\n",
-                          px(xi), py(yi) + 3, light_text ? "#fff" : "#111", xml_escape(label));
+    marks_ +=
+        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" text-anchor=\"middle\" fill=\"{}\">{}</text>\n",
+                    px(xi), py(yi) + 3, light_text ? "#fff" : "#111", xml_escape(label));
   if (data) ++points_;
 }
 
@@ -194,9 +200,10 @@ void Plot::bar(double xi, double value, std::string_view tip, const char* color)
   const double base = height_ - bottom_;
   const double top = std::min(base - 1.0, py(value));
   if (!finite({px(xi), top})) return;
-  marks_ += fmt::format("<rect class=\"pt\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
-                        "<title>{}</title></rect>\n",
-                        px(xi) - w / 2, top, w, base - top, color, xml_escape(tip));
+  marks_ += fmt::format(
+      "<rect class=\"pt\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
+      "<title>{}</title></rect>\n",
+      px(xi) - w / 2, top, w, base - top, color, xml_escape(tip));
   ++points_;
 }
 
@@ -218,9 +225,10 @@ std::string Plot::axes() const {
     const double x = px(v);
     out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#999\"/>\n", x, y0, y0 + 4);
     const bool slant = x_->categorical() && text_out::char_count(label) > 4;
-    out += slant ? fmt::format("<text x=\"{0:.1f}\" y=\"{1}\" font-size=\"9\" text-anchor=\"end\" "
-                               "transform=\"rotate(-30 {0:.1f} {1})\">{2}</text>\n",
-                               x, y0 + 13, xml_escape(text_out::cut_chars(label, 28, "")))
+    out += slant ? fmt::format(
+                       "<text x=\"{0:.1f}\" y=\"{1}\" font-size=\"9\" text-anchor=\"end\" "
+                       "transform=\"rotate(-30 {0:.1f} {1})\">{2}</text>\n",
+                       x, y0 + 13, xml_escape(text_out::cut_chars(label, 28, "")))
                  : fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\">{}</text>\n", x,
                                y0 + 15, xml_escape(label));
   }
@@ -232,9 +240,10 @@ std::string Plot::axes() const {
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", (x0 + x1) / 2,
                      height_ - 10, xml_escape(x_label_));
-  out += fmt::format("<text x=\"12\" y=\"{0:.1f}\" font-size=\"11\" text-anchor=\"middle\" "
-                     "transform=\"rotate(-90 12 {0:.1f})\">{1}</text>\n",
-                     (y0 + y1) / 2, xml_escape(y_label_));
+  out += fmt::format(
+      "<text x=\"12\" y=\"{0:.1f}\" font-size=\"11\" text-anchor=\"middle\" "
+      "transform=\"rotate(-90 12 {0:.1f})\">{1}</text>\n",
+      (y0 + y1) / 2, xml_escape(y_label_));
   return out;
 }
 

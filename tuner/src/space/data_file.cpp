@@ -66,11 +66,15 @@ std::optional<ElementType> element_type_of(std::string descr) {
 ElementType parse_dtype(const std::string& descr) {
   const std::string shown = escaped_excerpt(descr, 20);
   if (descr.size() >= 2 && descr[0] == '>' && !(descr.size() == 3 && descr[2] == '1'))
-    throw Error(fmt::format("the data are big-endian ('{}'): save them little-endian, e.g. "
-                            "numpy.save(path, array.astype('<{}'))", shown, escaped_excerpt(descr.substr(1), 20)));
+    throw Error(
+        fmt::format("the data are big-endian ('{}'): save them little-endian, e.g. "
+                    "numpy.save(path, array.astype('<{}'))",
+                    shown, escaped_excerpt(descr.substr(1), 20)));
   if (const auto type = element_type_of(descr)) return *type;
-  throw Error(fmt::format("dtype '{}' has no tiletune element type (float32 float64 float16 int8 int16 int32 int64 "
-                          "uint8 uint16 uint32 uint64 bool)", shown));
+  throw Error(
+      fmt::format("dtype '{}' has no tiletune element type (float32 float64 float16 int8 int16 int32 int64 "
+                  "uint8 uint16 uint32 uint64 bool)",
+                  shown));
 }
 
 // The header's dict, read strictly: a Python literal of exactly 'descr' (a string),
@@ -96,8 +100,10 @@ class NpyDict {
       if (k == 1) fortran = boolean();
       if (k == 2) out.shape = shape();
       skip_space();
-      if (peek() == ',') ++at_;
-      else if (peek() != '}') malformed("no ',' or '}' after '" + key + "'");
+      if (peek() == ',')
+        ++at_;
+      else if (peek() != '}')
+        malformed("no ',' or '}' after '" + key + "'");
     }
     ++at_;
     while (at_ < text_.size() && is_space(text_[at_])) ++at_;
@@ -139,7 +145,8 @@ class NpyDict {
     return parse_dtype(string_literal());
   }
   bool boolean() {
-    for (const auto& [word, value] : {std::pair{std::string_view("True"), true}, std::pair{std::string_view("False"), false}})
+    for (const auto& [word, value] :
+         {std::pair{std::string_view("True"), true}, std::pair{std::string_view("False"), false}})
       if (text_.substr(at_, word.size()) == word) {
         at_ += word.size();
         return value;
@@ -155,8 +162,10 @@ class NpyDict {
       if (peek() == ')') break;
       dims.push_back(size());
       skip_space();
-      if (peek() == ',') ++at_;
-      else if (peek() != ')') malformed("'shape' is not a tuple of sizes");
+      if (peek() == ',')
+        ++at_;
+      else if (peek() != ')')
+        malformed("'shape' is not a tuple of sizes");
     }
     ++at_;
     return dims;
@@ -205,7 +214,8 @@ class GzipStream {
       const uInt wanted = zs_.avail_out;
       const int rc = inflate(&zs_, Z_NO_FLUSH);
       produced += wanted - zs_.avail_out;
-      if (rc == Z_STREAM_END) ended_ = true;
+      if (rc == Z_STREAM_END)
+        ended_ = true;
       else if (rc != Z_OK && !(rc == Z_BUF_ERROR && zs_.avail_in == 0))
         throw Error(fmt::format("not valid gzip data ({})", zs_.msg ? zs_.msg : "zlib error " + std::to_string(rc)));
     }
@@ -217,8 +227,8 @@ class GzipStream {
   void expect_end(std::uint64_t announced) {
     char extra = 0;
     if (read(&extra, 1) != 0)
-      throw Error(fmt::format("the gzip data inflate past the {} bytes the .npy header announces (a gzip bomb?)",
-                              announced));
+      throw Error(
+          fmt::format("the gzip data inflate past the {} bytes the .npy header announces (a gzip bomb?)", announced));
     if (zs_.avail_in == 0) refill();
     if (zs_.avail_in != 0) throw Error("bytes after the end of the gzip data (one gzip member is read)");
   }
@@ -250,8 +260,7 @@ void read_exactly(GzipStream& gz, std::string& text, std::size_t n, std::string_
 DataFileInfo inspect_gzip(GzipStream& gz, const std::filesystem::path& path) {
   std::string head;
   read_exactly(gz, head, 10, ".npy header");
-  if (head.compare(0, kMagicBytes, std::string_view(kMagic, kMagicBytes)) == 0 &&
-      (head[6] == 2 || head[6] == 3))
+  if (head.compare(0, kMagicBytes, std::string_view(kMagic, kMagicBytes)) == 0 && (head[6] == 2 || head[6] == 3))
     read_exactly(gz, head, 2, ".npy header");
   const std::uint64_t header_bytes = little_endian(std::string_view(head).substr(8));
   if (head.compare(0, kMagicBytes, std::string_view(kMagic, kMagicBytes)) == 0 && head[6] >= 1 && head[6] <= 3 &&
@@ -276,7 +285,8 @@ std::vector<std::byte> read_gzip_data(GzipStream& gz, std::uint64_t bytes) {
   std::vector<std::byte> data;
   while (data.size() < bytes) {
     const std::uint64_t left = bytes - data.size();
-    const auto step = static_cast<std::size_t>(std::min<std::uint64_t>(left, std::max<std::uint64_t>(data.size(), kFirstStep)));
+    const auto step =
+        static_cast<std::size_t>(std::min<std::uint64_t>(left, std::max<std::uint64_t>(data.size(), kFirstStep)));
     const std::size_t at = data.size();
     data.resize(at + step);
     if (gz.read(reinterpret_cast<char*>(data.data() + at), step) < step)
@@ -308,7 +318,8 @@ DataFileInfo inspect_open(InputFile& file, const std::filesystem::path& path) {
   info.data_offset = h.data_offset;
   info.data_bytes = file.size() - h.data_offset;
   if (info.data_bytes < h.data_bytes)
-    throw Error(fmt::format("the .npy header announces {} bytes of data, the file holds {}", h.data_bytes, info.data_bytes));
+    throw Error(
+        fmt::format("the .npy header announces {} bytes of data, the file holds {}", h.data_bytes, info.data_bytes));
   return info;
 }
 
@@ -317,9 +328,7 @@ template <class Fn>
 auto located(const std::filesystem::path& path, Fn&& fn) {
   try {
     return fn();
-  } catch (const Error& e) {
-    fail(path, e.what());
-  }
+  } catch (const Error& e) { fail(path, e.what()); }
 }
 
 // Writes parts, one after the other, as one gzip member. Level 1: a capture is written while the
@@ -447,13 +456,20 @@ void write_npy(const std::filesystem::path& path, ElementType type, std::span<co
   if (shape.size() == 1) dims += ',';  // "(12,)", a tuple of one
   if (elements * size != data.size())
     fail(path, fmt::format("the shape holds {} elements, the data {}", elements, data.size() / size));
-  std::string header =
-      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", npy_dtype(type), dims);
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", npy_dtype(type), dims);
   // Pad with spaces to a multiple of 64 bytes, ending in a newline (NumPy's layout).
   const std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  const char prefix[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(header.size() & 0xFF),
+  const char prefix[10] = {'\x93',
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
+                           static_cast<char>(header.size() & 0xFF),
                            static_cast<char>(header.size() >> 8)};
   header.insert(0, prefix, sizeof prefix);
   const std::span<const char> parts[] = {header, {reinterpret_cast<const char*>(data.data()), data.size()}};

@@ -65,7 +65,8 @@ std::optional<std::string> buffer_size_problem(const Space& space, const Problem
     try {
       n = count.expr.eval(slots);
     } catch (const EvalError& e) {
-      return fmt::format("{}: the count of {} '{}': {}", count.where.str(), what, count.expr.text().substr(0, 80), e.what());
+      return fmt::format("{}: the count of {} '{}': {}", count.where.str(), what, count.expr.text().substr(0, 80),
+                         e.what());
     }
     if (n < 1) return fmt::format("{}: {} has {} elements; it needs at least one", count.where.str(), what, n);
     const std::uint64_t size = element_size(resolved_type(space, type, type_param, config));
@@ -156,9 +157,7 @@ std::optional<Rejection> Enumerator::check(const Config& config) const {
     const LocatedExpr& c = space_->constraints[i].condition;
     try {
       if (c.expr.eval(values) == 0) return Rejection{i, c.expr.text() + " is false"};
-    } catch (const EvalError& e) {
-      return Rejection{i, c.where.str() + ": " + e.what()};
-    }
+    } catch (const EvalError& e) { return Rejection{i, c.where.str() + ": " + e.what()}; }
   }
   return std::nullopt;
 }
@@ -209,8 +208,7 @@ std::optional<Config> Enumerator::next() {
 
 SpaceCounts count_configs(const Space& space, const Problem& problem) {
   Enumerator e(space, problem);
-  while (e.next()) {
-  }
+  while (e.next()) {}
   return SpaceCounts{e.visited(), e.kept()};
 }
 

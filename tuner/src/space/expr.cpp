@@ -28,16 +28,32 @@ constexpr int kMaxNesting = 200;
 constexpr std::size_t kMaxTextSize = std::size_t{1} << 30;  // offsets fit in 32 bits
 
 enum class Op : std::uint8_t {
-  Const, Var,
-  Add, Sub, Mul, Div, Rem,
-  Lt, Le, Gt, Ge, Eq, Ne,
-  Neg, Not, ToBool,
+  Const,
+  Var,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  Neg,
+  Not,
+  ToBool,
   AndJump,     // pop x; if x == 0, push 0 and jump to arg (short-circuit &&)
   OrJump,      // pop x; if x != 0, push 1 and jump to arg (short-circuit ||)
   JumpIfZero,  // pop x; if x == 0, jump to arg (?:)
   Jump,
-  Min, Max,    // arg = number of operands
-  CeilDiv, RoundUp, Log2, IsPow2,
+  Min,
+  Max,  // arg = number of operands
+  CeilDiv,
+  RoundUp,
+  Log2,
+  IsPow2,
 };
 
 struct Instr {
@@ -83,11 +99,19 @@ struct BinaryOp {
   Op op;
 };
 constexpr std::array<BinaryOp, 13> kBinaryOps{{
-    {"||", 1, Op::OrJump}, {"&&", 2, Op::AndJump},
-    {"==", 3, Op::Eq}, {"!=", 3, Op::Ne},
-    {"<", 4, Op::Lt}, {"<=", 4, Op::Le}, {">", 4, Op::Gt}, {">=", 4, Op::Ge},
-    {"+", 5, Op::Add}, {"-", 5, Op::Sub},
-    {"*", 6, Op::Mul}, {"/", 6, Op::Div}, {"%", 6, Op::Rem},
+    {"||", 1, Op::OrJump},
+    {"&&", 2, Op::AndJump},
+    {"==", 3, Op::Eq},
+    {"!=", 3, Op::Ne},
+    {"<", 4, Op::Lt},
+    {"<=", 4, Op::Le},
+    {">", 4, Op::Gt},
+    {">=", 4, Op::Ge},
+    {"+", 5, Op::Add},
+    {"-", 5, Op::Sub},
+    {"*", 6, Op::Mul},
+    {"/", 6, Op::Div},
+    {"%", 6, Op::Rem},
 }};
 
 [[nodiscard]] char lower(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
@@ -101,8 +125,7 @@ constexpr std::array<BinaryOp, 13> kBinaryOps{{
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
-          lower(a[i - 2]) == lower(b[j - 1]))
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
         d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
@@ -147,25 +170,21 @@ class Parser {
     if (peek().kind == Tok::End) throw ExprSyntaxError("empty expression", 0);
     parse_ternary();
     if (peek().kind != Tok::End)
-      throw ExprSyntaxError("unexpected " + describe(peek()) + " after the end of the expression",
-                            peek().begin);
+      throw ExprSyntaxError("unexpected " + describe(peek()) + " after the end of the expression", peek().begin);
     return std::move(prog_);
   }
 
  private:
   // --- lexer ---------------------------------------------------------------
   static bool is_digit(char c) { return c >= '0' && c <= '9'; }
-  static bool is_ident_start(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  }
+  static bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
   static bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
 
   void lex() {
     std::size_t i = 0;
     const std::size_t n = text_.size();
     while (true) {
-      while (i < n && (text_[i] == ' ' || text_[i] == '\t' || text_[i] == '\n' || text_[i] == '\r'))
-        ++i;
+      while (i < n && (text_[i] == ' ' || text_[i] == '\t' || text_[i] == '\n' || text_[i] == '\r')) ++i;
       const auto begin = static_cast<std::uint32_t>(i);
       if (i == n) {
         tokens_.push_back({Tok::End, begin, begin});
@@ -178,8 +197,7 @@ class Parser {
         while (i < n && is_ident_char(text_[i])) ++i;
         tokens_.push_back({Tok::Ident, begin, static_cast<std::uint32_t>(i)});
       } else if (const std::string_view two = text_.substr(i, 2);
-                 two == "<=" || two == ">=" || two == "==" || two == "!=" || two == "&&" ||
-                 two == "||") {
+                 two == "<=" || two == ">=" || two == "==" || two == "!=" || two == "&&" || two == "||") {
         i += 2;
         tokens_.push_back({Tok::Punct, begin, begin + 2});
       } else if (std::string_view("+-*/%!<>()?:,").find(c) != std::string_view::npos) {
@@ -223,29 +241,22 @@ class Parser {
     bool too_large = false;
     for (const char d : digits) {
       const char l = lower(d);
-      const int v = is_digit(l)                             ? l - '0'
-                    : (base == 16 && l >= 'a' && l <= 'f') ? l - 'a' + 10
-                                                           : -1;
+      const int v = is_digit(l) ? l - '0' : (base == 16 && l >= 'a' && l <= 'f') ? l - 'a' + 10 : -1;
       if (v < 0) throw ExprSyntaxError("invalid number literal '" + literal + "'", begin);
-      too_large = too_large || __builtin_mul_overflow(value, base, &value) ||
-                  __builtin_add_overflow(value, v, &value);
+      too_large = too_large || __builtin_mul_overflow(value, base, &value) || __builtin_add_overflow(value, v, &value);
     }
     // C would read "010" as octal 8; refuse it rather than silently mean 10.
     if (base == 10 && digits.size() > 1 && digits[0] == '0')
-      throw ExprSyntaxError("literal '" + literal + "' has a leading zero (octal is not supported)",
-                            begin);
+      throw ExprSyntaxError("literal '" + literal + "' has a leading zero (octal is not supported)", begin);
     if (too_large)
-      throw ExprSyntaxError(
-          "literal '" + literal + "' is too large (the maximum is 9223372036854775807)", begin);
+      throw ExprSyntaxError("literal '" + literal + "' is too large (the maximum is 9223372036854775807)", begin);
     return {Tok::Number, static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(i), value};
   }
 
   // --- token helpers -------------------------------------------------------
   [[nodiscard]] const Token& peek() const { return tokens_[pos_]; }
   const Token& next() { return tokens_[pos_ < tokens_.size() - 1 ? pos_++ : pos_]; }
-  [[nodiscard]] std::string_view text_of(const Token& t) const {
-    return text_.substr(t.begin, t.end - t.begin);
-  }
+  [[nodiscard]] std::string_view text_of(const Token& t) const { return text_.substr(t.begin, t.end - t.begin); }
   [[nodiscard]] bool is_punct(const Token& t, std::string_view p) const {
     return t.kind == Tok::Punct && text_of(t) == p;
   }
@@ -256,8 +267,7 @@ class Parser {
   // Counts nesting levels: unary operators, parentheses, call arguments and ?: branches.
   void enter() {
     if (++nesting_ > kMaxNesting)
-      throw ExprSyntaxError("expression is nested too deeply (more than " +
-                                std::to_string(kMaxNesting) + " levels)",
+      throw ExprSyntaxError("expression is nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)",
                             peek().begin);
   }
   void leave() { --nesting_; }
@@ -266,16 +276,22 @@ class Parser {
   // Appends an instruction and tracks the stack depth it leaves on the fall-through path.
   std::size_t emit(Op op, std::uint32_t aux = 0, i64 arg = 0) {
     switch (op) {
-      case Op::Const: case Op::Var: ++depth_; break;
-      case Op::Min: case Op::Max: depth_ -= static_cast<std::size_t>(arg) - 1; break;
-      case Op::Neg: case Op::Not: case Op::ToBool: case Op::Jump:
-      case Op::Log2: case Op::IsPow2: break;
+      case Op::Const:
+      case Op::Var: ++depth_; break;
+      case Op::Min:
+      case Op::Max: depth_ -= static_cast<std::size_t>(arg) - 1; break;
+      case Op::Neg:
+      case Op::Not:
+      case Op::ToBool:
+      case Op::Jump:
+      case Op::Log2:
+      case Op::IsPow2: break;
       default: --depth_; break;  // binary ops, two-argument functions, conditional jumps
     }
     if (depth_ > kMaxStack)
-      throw ExprSyntaxError("expression is too large to evaluate (needs more than " +
-                                std::to_string(kMaxStack) + " stack entries)",
-                            tokens_[pos_ > 0 ? pos_ - 1 : 0].begin);
+      throw ExprSyntaxError(
+          "expression is too large to evaluate (needs more than " + std::to_string(kMaxStack) + " stack entries)",
+          tokens_[pos_ > 0 ? pos_ - 1 : 0].begin);
     prog_.code.push_back({op, aux, arg});
     return prog_.code.size() - 1;
   }
@@ -283,9 +299,7 @@ class Parser {
     prog_.spans.push_back(s);
     return static_cast<std::uint32_t>(prog_.spans.size() - 1);
   }
-  void patch_jump_to_here(std::size_t at) {
-    prog_.code[at].arg = static_cast<i64>(prog_.code.size());
-  }
+  void patch_jump_to_here(std::size_t at) { prog_.code[at].arg = static_cast<i64>(prog_.code.size()); }
 
   [[nodiscard]] std::uint32_t variable_id(const Token& t) {
     // A map, not a scan of prog_.vars: an expression of 10^5 distinct names must parse in linear time.
@@ -310,9 +324,9 @@ class Parser {
       patch_jump_to_here(skip_then);
       const Token& colon = next();
       if (!is_punct(colon, ":"))
-        throw ExprSyntaxError("expected ':' for the '?' at offset " +
-                                  std::to_string(question.begin) + ", found " + describe(colon),
-                              colon.begin);
+        throw ExprSyntaxError(
+            "expected ':' for the '?' at offset " + std::to_string(question.begin) + ", found " + describe(colon),
+            colon.begin);
       const Span otherwise = parse_ternary();
       leave();
       patch_jump_to_here(skip_else);
@@ -341,8 +355,8 @@ class Parser {
       } else {
         const Span rhs = parse_binary(b->prec + 1);
         lhs = {lhs.begin, rhs.end};
-        const bool can_fail = b->op == Op::Add || b->op == Op::Sub || b->op == Op::Mul ||
-                              b->op == Op::Div || b->op == Op::Rem;
+        const bool can_fail =
+            b->op == Op::Add || b->op == Op::Sub || b->op == Op::Mul || b->op == Op::Div || b->op == Op::Rem;
         emit(b->op, can_fail ? add_span(lhs) : 0);
       }
     }
@@ -383,9 +397,9 @@ class Parser {
       parse_ternary();
       const Token& close = next();
       if (!is_punct(close, ")"))
-        throw ExprSyntaxError("expected ')' to close '(' at offset " + std::to_string(t.begin) +
-                                  ", found " + describe(close),
-                              close.begin);
+        throw ExprSyntaxError(
+            "expected ')' to close '(' at offset " + std::to_string(t.begin) + ", found " + describe(close),
+            close.begin);
       return {t.begin, close.end};
     }
     std::string message = "expected an expression";
@@ -395,13 +409,12 @@ class Parser {
 
   Span parse_call(const Token& name) {
     const std::string_view fname = text_of(name);
-    const auto f = std::find_if(kFunctions.begin(), kFunctions.end(),
-                                [&](const Function& fn) { return fn.name == fname; });
+    const auto f =
+        std::find_if(kFunctions.begin(), kFunctions.end(), [&](const Function& fn) { return fn.name == fname; });
     if (f == kFunctions.end()) {
       std::vector<std::string_view> names;
       for (const Function& fn : kFunctions) names.push_back(fn.name);
-      throw ExprSyntaxError("unknown function '" + std::string(fname) + "'" +
-                                suggestion(fname, names) +
+      throw ExprSyntaxError("unknown function '" + std::string(fname) + "'" + suggestion(fname, names) +
                                 " (known: min, max, ceil_div, round_up, log2, is_pow2)",
                             name.begin);
     }
@@ -417,18 +430,16 @@ class Parser {
         close = &next();
         if (is_punct(*close, ")")) break;
         if (!is_punct(*close, ","))
-          throw ExprSyntaxError("expected ',' or ')' in the call to '" + std::string(fname) +
-                                    "' at offset " + std::to_string(name.begin) + ", found " +
-                                    describe(*close),
+          throw ExprSyntaxError("expected ',' or ')' in the call to '" + std::string(fname) + "' at offset " +
+                                    std::to_string(name.begin) + ", found " + describe(*close),
                                 close->begin);
       }
     }
     if (args < f->min_args || (f->max_args >= 0 && args > f->max_args)) {
-      const std::string wanted = f->max_args < 0 ? "at least " + std::to_string(f->min_args)
-                                                 : std::to_string(f->min_args);
+      const std::string wanted =
+          f->max_args < 0 ? "at least " + std::to_string(f->min_args) : std::to_string(f->min_args);
       throw ExprSyntaxError(std::string(fname) + "() takes " + wanted +
-                                (f->min_args == 1 ? " argument" : " arguments") + ", got " +
-                                std::to_string(args),
+                                (f->min_args == 1 ? " argument" : " arguments") + ", got " + std::to_string(args),
                             name.begin);
     }
     const Span span{name.begin, close->end};
@@ -446,20 +457,17 @@ class Parser {
 };
 
 // Kept out of line and cold so that eval()'s loop stays small.
-[[noreturn]] [[gnu::cold]] [[gnu::noinline]] void fail(const std::string& text, Span s,
-                                                        std::string_view what,
-                                                        const std::string& detail = {}) {
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] void fail(const std::string& text, Span s, std::string_view what,
+                                                       const std::string& detail = {}) {
   std::string message(what);
   message += " in '" + text.substr(s.begin, s.end - s.begin) + "'";
   if (!detail.empty()) message += " (" + detail + ")";
   throw EvalError(message);
 }
 
-[[noreturn]] [[gnu::cold]] [[gnu::noinline]] void fail_overflow(const std::string& text, Span s,
-                                                                 i64 a, std::string_view op,
-                                                                 i64 b) {
-  fail(text, s, "integer overflow",
-       std::to_string(a) + " " + std::string(op) + " " + std::to_string(b));
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] void fail_overflow(const std::string& text, Span s, i64 a,
+                                                                std::string_view op, i64 b) {
+  fail(text, s, "integer overflow", std::to_string(a) + " " + std::string(op) + " " + std::to_string(b));
 }
 
 // Ceiling of the real quotient for b > 0: truncation already rounds a negative quotient up.
@@ -470,12 +478,12 @@ class Parser {
 // A null impl_ (default-constructed or moved-from Expr) stands for Impl::zero(), the constant 0.
 struct Expr::Impl {
   std::string text;
-  Program prog;  // of a Python expression: only vars (its free names), no code
+  Program prog;                   // of a Python expression: only vars (its free names), no code
   std::size_t values_needed = 0;  // 1 + the highest slot bound
   bool bound = false;
-  std::shared_ptr<const py::Program> python;  // a parse_python expression
-  std::vector<std::size_t> python_slots;        // per free name: its slot, after bind()
-  std::vector<SlotDecoding> python_decodings;   // per free name: how its slot's value decodes
+  std::shared_ptr<const py::Program> python;   // a parse_python expression
+  std::vector<std::size_t> python_slots;       // per free name: its slot, after bind()
+  std::vector<SlotDecoding> python_decodings;  // per free name: how its slot's value decodes
 
   static const Impl& zero() {
     static const Impl z = [] {
@@ -512,8 +520,7 @@ std::int64_t Expr::eval_python(const Impl& m, std::span<const std::int64_t> valu
 
 Expr::Expr() = default;
 Expr::~Expr() = default;
-Expr::Expr(const Expr& other)
-    : impl_(other.impl_ ? std::make_unique<Impl>(*other.impl_) : nullptr) {}
+Expr::Expr(const Expr& other) : impl_(other.impl_ ? std::make_unique<Impl>(*other.impl_) : nullptr) {}
 Expr& Expr::operator=(const Expr& other) {
   if (this != &other) impl_ = other.impl_ ? std::make_unique<Impl>(*other.impl_) : nullptr;
   return *this;
@@ -584,13 +591,10 @@ void Expr::bind(std::span<const std::string> slots, std::span<const SlotDecoding
     if (found == slot_index.end()) {
       std::string known;
       constexpr std::size_t kMaxListed = 20;
-      for (std::size_t k = 0; k < slots.size() && k < kMaxListed; ++k)
-        known += (k == 0 ? "" : ", ") + slots[k];
-      if (slots.size() > kMaxListed)
-        known += ", ... (" + std::to_string(slots.size() - kMaxListed) + " more)";
+      for (std::size_t k = 0; k < slots.size() && k < kMaxListed; ++k) known += (k == 0 ? "" : ", ") + slots[k];
+      if (slots.size() > kMaxListed) known += ", ... (" + std::to_string(slots.size() - kMaxListed) + " more)";
       throw ExprSyntaxError("unknown name '" + var.name + "'" + suggestion(var.name, slots) +
-                                (slots.empty() ? " (no names are defined)"
-                                               : " (known: " + known + ")"),
+                                (slots.empty() ? " (no names are defined)" : " (known: " + known + ")"),
                             var.offset);
     }
     slot_of[i] = static_cast<i64>(found->second);
@@ -602,8 +606,8 @@ void Expr::bind(std::span<const std::string> slots, std::span<const SlotDecoding
     m.python_slots.assign(slot_of.begin(), slot_of.end());
     m.python_decodings.clear();
     for (const i64 slot : slot_of)
-      m.python_decodings.push_back(static_cast<std::size_t>(slot) < decodings.size() ? decodings[static_cast<std::size_t>(slot)]
-                                                                                      : nullptr);
+      m.python_decodings.push_back(
+          static_cast<std::size_t>(slot) < decodings.size() ? decodings[static_cast<std::size_t>(slot)] : nullptr);
   }
   m.values_needed = needed;
   m.bound = true;
@@ -614,12 +618,11 @@ std::int64_t Expr::eval(std::span<const std::int64_t> values) const {
   if (!m.bound) {
     std::string names;
     for (const Variable& v : m.prog.vars) names += (names.empty() ? "" : ", ") + v.name;
-    throw EvalError("'" + m.text + "' uses variables (" + names +
-                    ") but bind() was not called before eval()");
+    throw EvalError("'" + m.text + "' uses variables (" + names + ") but bind() was not called before eval()");
   }
   if (values.size() < m.values_needed)
-    throw EvalError("'" + m.text + "' needs " + std::to_string(m.values_needed) +
-                    " values, got " + std::to_string(values.size()));
+    throw EvalError("'" + m.text + "' needs " + std::to_string(m.values_needed) + " values, got " +
+                    std::to_string(values.size()));
   if (m.python) return eval_python(m, values);
 
   // The parser bounded the depth by kMaxStack, so no push can overflow this.
@@ -635,7 +638,9 @@ std::int64_t Expr::eval(std::span<const std::int64_t> values) const {
     switch (in.op) {
       case Op::Const: stack[sp++] = in.arg; break;
       case Op::Var: stack[sp++] = values[static_cast<std::size_t>(in.arg)]; break;
-      case Op::Add: case Op::Sub: case Op::Mul: {
+      case Op::Add:
+      case Op::Sub:
+      case Op::Mul: {
         const i64 b = stack[--sp];
         const i64 a = stack[sp - 1];
         i64& r = stack[sp - 1];
@@ -664,24 +669,43 @@ std::int64_t Expr::eval(std::span<const std::int64_t> values) const {
         a = b == -1 ? 0 : a % b;
         break;
       }
-      case Op::Lt: --sp; stack[sp - 1] = stack[sp - 1] < stack[sp]; break;
-      case Op::Le: --sp; stack[sp - 1] = stack[sp - 1] <= stack[sp]; break;
-      case Op::Gt: --sp; stack[sp - 1] = stack[sp - 1] > stack[sp]; break;
-      case Op::Ge: --sp; stack[sp - 1] = stack[sp - 1] >= stack[sp]; break;
-      case Op::Eq: --sp; stack[sp - 1] = stack[sp - 1] == stack[sp]; break;
-      case Op::Ne: --sp; stack[sp - 1] = stack[sp - 1] != stack[sp]; break;
+      case Op::Lt:
+        --sp;
+        stack[sp - 1] = stack[sp - 1] < stack[sp];
+        break;
+      case Op::Le:
+        --sp;
+        stack[sp - 1] = stack[sp - 1] <= stack[sp];
+        break;
+      case Op::Gt:
+        --sp;
+        stack[sp - 1] = stack[sp - 1] > stack[sp];
+        break;
+      case Op::Ge:
+        --sp;
+        stack[sp - 1] = stack[sp - 1] >= stack[sp];
+        break;
+      case Op::Eq:
+        --sp;
+        stack[sp - 1] = stack[sp - 1] == stack[sp];
+        break;
+      case Op::Ne:
+        --sp;
+        stack[sp - 1] = stack[sp - 1] != stack[sp];
+        break;
       case Op::Neg: {
         i64& a = stack[sp - 1];
-        if (a == kI64Min)
-          fail(m.text, span_of(in), "integer overflow", "-(" + std::to_string(a) + ")");
+        if (a == kI64Min) fail(m.text, span_of(in), "integer overflow", "-(" + std::to_string(a) + ")");
         a = -a;
         break;
       }
       case Op::Not: stack[sp - 1] = stack[sp - 1] == 0; break;
       case Op::ToBool: stack[sp - 1] = stack[sp - 1] != 0; break;
       case Op::AndJump:
-        if (stack[sp - 1] == 0) pc = static_cast<std::size_t>(in.arg);  // the 0 stays as result
-        else --sp;
+        if (stack[sp - 1] == 0)
+          pc = static_cast<std::size_t>(in.arg);  // the 0 stays as result
+        else
+          --sp;
         break;
       case Op::OrJump:
         if (stack[sp - 1] != 0) {
@@ -695,7 +719,8 @@ std::int64_t Expr::eval(std::span<const std::int64_t> values) const {
         if (stack[--sp] == 0) pc = static_cast<std::size_t>(in.arg);
         break;
       case Op::Jump: pc = static_cast<std::size_t>(in.arg); break;
-      case Op::Min: case Op::Max: {
+      case Op::Min:
+      case Op::Max: {
         const auto n = static_cast<std::size_t>(in.arg);
         sp -= n;
         i64 r = stack[sp];
@@ -704,13 +729,13 @@ std::int64_t Expr::eval(std::span<const std::int64_t> values) const {
         stack[sp++] = r;
         break;
       }
-      case Op::CeilDiv: case Op::RoundUp: {
+      case Op::CeilDiv:
+      case Op::RoundUp: {
         const i64 b = stack[--sp];
         i64& a = stack[sp - 1];
         const bool round = in.op == Op::RoundUp;
         if (b <= 0)
-          fail(m.text, span_of(in), round ? "round_up needs a positive multiple"
-                                       : "ceil_div needs a positive divisor",
+          fail(m.text, span_of(in), round ? "round_up needs a positive multiple" : "ceil_div needs a positive divisor",
                "got " + std::to_string(b));
         const i64 q = ceil_div(a, b);
         if (!round) {
@@ -722,8 +747,7 @@ std::int64_t Expr::eval(std::span<const std::int64_t> values) const {
       }
       case Op::Log2: {
         i64& a = stack[sp - 1];
-        if (a <= 0)
-          fail(m.text, span_of(in), "log2 needs a positive argument", "got " + std::to_string(a));
+        if (a <= 0) fail(m.text, span_of(in), "log2 needs a positive argument", "got " + std::to_string(a));
         a = std::bit_width(static_cast<std::uint64_t>(a)) - 1;
         break;
       }

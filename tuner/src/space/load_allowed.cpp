@@ -33,11 +33,10 @@ constexpr std::size_t kMaxAllowedBytes = std::size_t{256} << 20;
 constexpr std::size_t kMaxAllowedConfigs = 10'000'000;
 constexpr std::string_view kAllowedKeys[] = {"file"};
 
-
 // Each axis' values by their text, to index (enumeration position) and Config value.
 struct AxisLookup {
   std::unordered_map<std::string, std::size_t> by_text;  // integer: decimal; real, text: the label
-  std::vector<double> reals;                               // real axes: to match 0.50 against 0.5
+  std::vector<double> reals;                             // real axes: to match 0.50 against 0.5
 };
 
 }  // namespace
@@ -53,9 +52,7 @@ void SpaceLoader::read_allowed(const YamlValue& v) {
   std::string text;
   try {
     text = read_input_file(allowed.file, "an allowed-configs file", kMaxAllowedBytes);
-  } catch (const Error& e) {
-    yaml_.fail(file->value, e.what(), "name a CSV file of at most 256 MiB");
-  }
+  } catch (const Error& e) { yaml_.fail(file->value, e.what(), "name a CSV file of at most 256 MiB"); }
   const std::string shown = excerpt(allowed.file.filename().string());
   auto fail_line = [&](std::size_t line, const std::string& what) {
     yaml_.fail(file->value, shown + ":" + std::to_string(line) + ": " + what,
@@ -103,8 +100,8 @@ void SpaceLoader::read_allowed(const YamlValue& v) {
       continue;
     }
     if (values.size() != column_param.size())
-      fail_line(line_number, std::to_string(values.size()) + " fields, the header names " +
-                                 std::to_string(column_param.size()));
+      fail_line(line_number,
+                std::to_string(values.size()) + " fields, the header names " + std::to_string(column_param.size()));
     if (rows.size() / width >= kMaxAllowedConfigs)
       fail_line(line_number, "more than " + std::to_string(kMaxAllowedConfigs) + " configs");
     const std::size_t row = rows.size();
@@ -128,9 +125,11 @@ void SpaceLoader::read_allowed(const YamlValue& v) {
       rows[row + p] = static_cast<std::uint32_t>(*index);
     }
   }
-  if (column_param.empty()) yaml_.fail(file->value, shown + " is empty: it needs a header and configs",
-                                       "write a header naming every param, then one config per line");
-  if (rows.empty() || width == 0) yaml_.fail(file->value, shown + " lists no config", "list at least one config under the header");
+  if (column_param.empty())
+    yaml_.fail(file->value, shown + " is empty: it needs a header and configs",
+               "write a header naming every param, then one config per line");
+  if (rows.empty() || width == 0)
+    yaml_.fail(file->value, shown + " lists no config", "list at least one config under the header");
   // Enumeration order: the last param varies fastest, each param's values in YAML order, so
   // the rows sorted by their value indexes.
   const std::size_t count = rows.size() / width;

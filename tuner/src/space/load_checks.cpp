@@ -17,19 +17,19 @@ namespace {
 // C and C++ keywords and alternative tokens (C++20), and CUDA's built-in variables and
 // types a kernel uses: a -D of any of these rewrites the kernel itself.
 constexpr std::string_view kCompilerNames[] = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-    "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-    "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-    "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
-    "requires", "restrict", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
-    "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
-    "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+    "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+    "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+    "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "restrict", "return",
+    "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+    "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+    "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
     // CUDA built-ins and the names of its headers that kernels rely on
-    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "half", "half2", "float2", "float4",
-    "double2", "int2", "int4", "uint2", "uint4", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
-    "uint16_t", "uint32_t", "uint64_t", "NULL", "INFINITY", "NAN", "assert", "printf", "defined"};
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "half", "half2", "float2", "float4", "double2",
+    "int2", "int4", "uint2", "uint4", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+    "uint32_t", "uint64_t", "NULL", "INFINITY", "NAN", "assert", "printf", "defined"};
 
 bool reserved_identifier(std::string_view s) {
   // C++ reserves names with a double underscore or an underscore and a capital (__CUDACC__,
@@ -68,7 +68,8 @@ std::vector<std::string> kernel_parameter_names(const std::string& code, const s
     const std::size_t stop = std::min(code.find('{', at), code.find(';', at));
     std::size_t open = std::string::npos;
     for (std::size_t n = code.find(name, at); n < stop; n = code.find(name, n + 1)) {
-      const bool whole = !ident_char(code[n - 1]) && n + name.size() < code.size() && !ident_char(code[n + name.size()]);
+      const bool whole =
+          !ident_char(code[n - 1]) && n + name.size() < code.size() && !ident_char(code[n + name.size()]);
       std::size_t after = n + name.size();
       while (after < stop && std::isspace(static_cast<unsigned char>(code[after]))) ++after;
       if (whole && after < stop && code[after] == '(') {
@@ -124,13 +125,15 @@ void SpaceLoader::check_name(const YamlEntry& e, std::string_view kind, bool pas
                "rename it: " + join_names(kFunctions) + " are reserved");
   if (!passed_to_compiler) return;
   if (std::find(std::begin(kCompilerNames), std::end(kCompilerNames), e.key) != std::end(kCompilerNames))
-    yaml_.fail(e.key_mark,
-               "the " + k + " '" + e.key + "' is a C++ keyword or CUDA name: -D" + e.key + "=... would rewrite the kernel",
-               "rename it, for example " + e.key + "_SIZE or TT_" + e.key);
+    yaml_.fail(
+        e.key_mark,
+        "the " + k + " '" + e.key + "' is a C++ keyword or CUDA name: -D" + e.key + "=... would rewrite the kernel",
+        "rename it, for example " + e.key + "_SIZE or TT_" + e.key);
   if (reserved_identifier(e.key))
     yaml_.fail(e.key_mark,
-               "the " + k + " '" + e.key + "' is a reserved name (two underscores, or '_' and a capital), "
-               "like the compiler's own macros (__CUDACC__, __CUDA_ARCH__)",
+               "the " + k + " '" + e.key +
+                   "' is a reserved name (two underscores, or '_' and a capital), "
+                   "like the compiler's own macros (__CUDACC__, __CUDA_ARCH__)",
                "rename it without the leading underscore or the double underscore");
 }
 
@@ -144,8 +147,10 @@ void SpaceLoader::check_buffers_used() const {
     const auto derives = [&](const InitSpec& init) {
       return (init.kind == BufferInit::copy || init.kind == BufferInit::csr_columns) && init.of == b.name;
     };
-    const bool source = std::any_of(space_.buffers.begin(), space_.buffers.end(), [&](const BufferSpec& o) { return derives(o.init); }) ||
-                        std::any_of(space_.globals.begin(), space_.globals.end(), [&](const GlobalSpec& g) { return derives(g.init); });
+    const bool source =
+        std::any_of(space_.buffers.begin(), space_.buffers.end(),
+                    [&](const BufferSpec& o) { return derives(o.init); }) ||
+        std::any_of(space_.globals.begin(), space_.globals.end(), [&](const GlobalSpec& g) { return derives(g.init); });
     if (!used && !source)
       yaml_.fail(buffer_marks_[i], "buffer '" + b.name + "' is never passed in args",
                  "add it to args in the kernel's parameter order, or remove it");
@@ -154,7 +159,8 @@ void SpaceLoader::check_buffers_used() const {
 
 void SpaceLoader::check_family() const {
   const auto families = shipped_families();
-  const auto it = std::find_if(families.begin(), families.end(), [&](const ShippedFamily& f) { return f.name == space_.kernel; });
+  const auto it =
+      std::find_if(families.begin(), families.end(), [&](const ShippedFamily& f) { return f.name == space_.kernel; });
   if (it == families.end()) return;
   std::string text;
   try {
@@ -164,8 +170,9 @@ void SpaceLoader::check_family() const {
   }
   if (text == it->source_text) return;
   throw SpaceError(yaml_.at(kernel_mark_),
-                   "kernel: '" + space_.kernel + "' is the name of a shipped family, but " + excerpt(space_.source.string()) +
-                       " is not its kernel: the cache would serve your results as '" + space_.kernel + "'",
+                   "kernel: '" + space_.kernel + "' is the name of a shipped family, but " +
+                       excerpt(space_.source.string()) + " is not its kernel: the cache would serve your results as '" +
+                       space_.kernel + "'",
                    "choose a name of your own, for example 'kernel: my_" + space_.kernel + "'");
 }
 
@@ -204,13 +211,15 @@ void SpaceLoader::check_config_in_space(const std::vector<std::int64_t>& config,
       yaml_.fail(mark, label + ": " + axis.name + " = " + std::to_string(config[i]) + " is not one of its values",
                  axis.name + " takes: " + join_names([&] {
                    std::vector<std::string> v;
-                   for (std::size_t k = 0; k < axis.values.size() && k < 16; ++k) v.push_back(axis.text_of(axis.values[k]));
+                   for (std::size_t k = 0; k < axis.values.size() && k < 16; ++k)
+                     v.push_back(axis.text_of(axis.values[k]));
                    return v;
                  }()));
   }
   if (space_.allowed && !space_.allowed->contains(config))
-    yaml_.fail(mark, label + ": the config is not listed in the allowed configs (" +
-                         excerpt(space_.allowed->file.filename().string()) + ")",
+    yaml_.fail(mark,
+               label + ": the config is not listed in the allowed configs (" +
+                   excerpt(space_.allowed->file.filename().string()) + ")",
                "choose a config the file lists, or add it there");
   // The constraints, for every problem of the space (they may involve problem sizes).
   const Config c{config};
@@ -221,16 +230,15 @@ void SpaceLoader::check_config_in_space(const std::vector<std::int64_t>& config,
       try {
         if (constraint.condition.expr.eval(slots) != 0) continue;
         why = "is false";
-      } catch (const EvalError& e) {
-        why = std::string("cannot be evaluated: ") + e.what();
-      }
+      } catch (const EvalError& e) { why = std::string("cannot be evaluated: ") + e.what(); }
       std::string problem_text;
       for (std::size_t i = 0; i < space_.problem.size(); ++i)
         problem_text += (i ? " " : "") + space_.problem[i].name + "=" + std::to_string(problem.sizes[i]);
       yaml_.fail(mark,
                  label + " (" + format_config(space_, c) + ") is outside the space: the constraint '" +
-                     excerpt(constraint.condition.expr.text()) + "' (line " + std::to_string(constraint.condition.where.line) +
-                     ") " + why + (problem_text.empty() ? std::string() : " for " + problem_text),
+                     excerpt(constraint.condition.expr.text()) + "' (line " +
+                     std::to_string(constraint.condition.where.line) + ") " + why +
+                     (problem_text.empty() ? std::string() : " for " + problem_text),
                  "choose a config that every constraint keeps");
     }
   }

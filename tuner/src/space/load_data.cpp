@@ -20,17 +20,18 @@ struct VectorType {
   int lanes;
 };
 constexpr VectorType kVectorTypes[] = {
-    {"float2", ElementType::f32, 2},  {"float4", ElementType::f32, 4},  {"double2", ElementType::f64, 2},
-    {"half2", ElementType::f16, 2},   {"char2", ElementType::i8, 2},    {"char4", ElementType::i8, 4},
-    {"short2", ElementType::i16, 2},  {"short4", ElementType::i16, 4},  {"int2", ElementType::i32, 2},
-    {"int4", ElementType::i32, 4},    {"ushort2", ElementType::u16, 2}, {"ushort4", ElementType::u16, 4},
-    {"uint2", ElementType::u32, 2},   {"uint4", ElementType::u32, 4},   {"ulonglong2", ElementType::u64, 2}};
+    {"float2", ElementType::f32, 2}, {"float4", ElementType::f32, 4},  {"double2", ElementType::f64, 2},
+    {"half2", ElementType::f16, 2},  {"char2", ElementType::i8, 2},    {"char4", ElementType::i8, 4},
+    {"short2", ElementType::i16, 2}, {"short4", ElementType::i16, 4},  {"int2", ElementType::i32, 2},
+    {"int4", ElementType::i32, 4},   {"ushort2", ElementType::u16, 2}, {"ushort4", ElementType::u16, 4},
+    {"uint2", ElementType::u32, 2},  {"uint4", ElementType::u32, 4},   {"ulonglong2", ElementType::u64, 2}};
 
 constexpr std::string_view kBufferKeys[] = {"type", "count", "init", "output"};
 constexpr std::string_view kGlobalKeys[] = {"type", "count", "init"};
 constexpr std::string_view kArgKeys[] = {"value", "type"};
 constexpr std::string_view kSimpleInits[] = {"zero", "random", "iota", "none"};
-constexpr std::string_view kInitKinds[] = {"constant", "uniform", "normal", "file", "copy", "csr_offsets", "csr_columns"};
+constexpr std::string_view kInitKinds[] = {"constant", "uniform",     "normal",     "file",
+                                           "copy",     "csr_offsets", "csr_columns"};
 constexpr std::string_view kNormalKeys[] = {"mean", "stddev"};
 constexpr std::string_view kCsrKeys[] = {"rows", "columns", "nnz", "density"};
 
@@ -100,14 +101,16 @@ ElementType SpaceLoader::read_type(const YamlValue& v, int& type_param, bool sca
         return vt.type;
       }
   // A text param: every value must name an element type.
-  if (const int p = space_.param_index(t); p >= 0 && space_.params[static_cast<std::size_t>(p)].kind == AxisKind::text) {
+  if (const int p = space_.param_index(t);
+      p >= 0 && space_.params[static_cast<std::size_t>(p)].kind == AxisKind::text) {
     const Axis& axis = space_.params[static_cast<std::size_t>(p)];
     ElementType first = ElementType::f32;
     for (std::size_t k = 0; k < axis.labels.size(); ++k) {
       const auto type = element_type_from_name(axis.labels[k]);
       if (!type)
-        yaml_.fail(v, v.name() + ": the type follows param " + axis.name + ", whose value '" + excerpt(axis.labels[k]) +
-                          "' is not an element type",
+        yaml_.fail(v,
+                   v.name() + ": the type follows param " + axis.name + ", whose value '" + excerpt(axis.labels[k]) +
+                       "' is not an element type",
                    hint);
       if (k == 0) first = *type;
     }
@@ -128,7 +131,8 @@ NumberSpec SpaceLoader::read_number(const YamlValue& v, std::span<const std::str
       n.real = parse_number(text);
       return n;
     }
-    if (const int p = space_.param_index(text); p >= 0 && space_.params[static_cast<std::size_t>(p)].kind == AxisKind::real &&
+    if (const int p = space_.param_index(text); p >= 0 &&
+                                                space_.params[static_cast<std::size_t>(p)].kind == AxisKind::real &&
                                                 std::find(slots.begin(), slots.end(), text) != slots.end()) {
       n.real_param = p;
       return n;
@@ -144,13 +148,14 @@ void SpaceLoader::check_fits(const NumberSpec& n, const YamlValue& v, std::span<
   std::optional<std::int64_t> integer;
   if (!n.real && !(integer = constant(n.expr, v))) return;  // needs a problem: checked by validate
   for (const ElementType t : types) {
-    if (n.real && !is_floating(t)) continue;  // a decimal for a type param that may be integer: truncated
+    if (n.real && !is_floating(t)) continue;         // a decimal for a type param that may be integer: truncated
     const bool below = excluded && !is_floating(t);  // integers drawn from [low, high - 1]
     const bool past = below && *integer > std::numeric_limits<std::int64_t>::min();
     const auto why = n.real ? value_misfit(t, *n.real) : value_misfit(t, past ? *integer - 1 : *integer);
     if (why)
       yaml_.fail(v, v.name() + ": " + (below ? "the largest value drawn, " : "") + *why,
-                 std::string(below ? "the high bound is excluded: " : "") + "give a value of the type's range, or another type");
+                 std::string(below ? "the high bound is excluded: " : "") +
+                     "give a value of the type's range, or another type");
   }
 }
 
@@ -176,7 +181,8 @@ InitSpec SpaceLoader::read_init(const YamlValue& v, ElementType type, int type_p
     return init;
   }
   const Entries es = yaml_.entries(v, kInitKinds, "an init name or a map with one key", kInitHint);
-  if (es.size() != 1) yaml_.fail(v, v.name() + ": an init map has exactly one key, got " + std::to_string(es.size()), kInitHint);
+  if (es.size() != 1)
+    yaml_.fail(v, v.name() + ": an init map has exactly one key, got " + std::to_string(es.size()), kInitHint);
   const YamlEntry& e = es.front();
   const YamlValue& arg = e.value;
   const auto integers_only = [&](const NumberSpec& n, const YamlValue& where) {
@@ -212,10 +218,12 @@ InitSpec SpaceLoader::read_init(const YamlValue& v, ElementType type, int type_p
     if (!all_floating)
       yaml_.fail(arg, arg.name() + ": a normal distribution fills floating-point buffers only",
                  "use {uniform: [low, high]} for integers");
-    const Entries ps = yaml_.entries(arg, kNormalKeys, "a map {mean, stddev}", "for example {normal: {mean: 0, stddev: 1}}");
+    const Entries ps =
+        yaml_.entries(arg, kNormalKeys, "a map {mean, stddev}", "for example {normal: {mean: 0, stddev: 1}}");
     const YamlEntry* mean = find(ps, "mean");
     const YamlEntry* stddev = find(ps, "stddev");
-    if (!mean || !stddev) yaml_.fail(arg, arg.name() + ": give both mean and stddev", "for example {normal: {mean: 0, stddev: 1}}");
+    if (!mean || !stddev)
+      yaml_.fail(arg, arg.name() + ": give both mean and stddev", "for example {normal: {mean: 0, stddev: 1}}");
     init.a = read_number(mean->value, names_);
     init.b = read_number(stddev->value, names_);
     if (init.b.real && *init.b.real < 0)
@@ -227,10 +235,12 @@ InitSpec SpaceLoader::read_init(const YamlValue& v, ElementType type, int type_p
     init.file = yaml_.string(arg, "a path", "for example {file: data/x.npy}; {N} stands for the problem size N");
     for (std::size_t open = init.file.find('{'); open != std::string::npos; open = init.file.find('{', open + 1)) {
       const std::size_t close = init.file.find('}', open);
-      const std::string name = close == std::string::npos ? std::string() : init.file.substr(open + 1, close - open - 1);
+      const std::string name =
+          close == std::string::npos ? std::string() : init.file.substr(open + 1, close - open - 1);
       if (space_.problem_index(name) < 0)
         yaml_.fail(arg, arg.name() + ": '{" + excerpt(name) + "}' in the path is not a problem size",
-                   "{NAME} in a path stands for a problem size; problem sizes: " + join_names(std::span(names_).first(space_.problem.size())));
+                   "{NAME} in a path stands for a problem size; problem sizes: " +
+                       join_names(std::span(names_).first(space_.problem.size())));
     }
     if (init.file.find('{') == std::string::npos) (void)read_path(arg, "input file", "for example {file: data/x.npy}");
   } else if (e.key == "copy" || e.key == "csr_columns") {
@@ -240,7 +250,8 @@ InitSpec SpaceLoader::read_init(const YamlValue& v, ElementType type, int type_p
       yaml_.fail(arg, arg.name() + ": CSR column indices are integers", "give the buffer an integer type such as int");
   } else {  // csr_offsets
     init.kind = BufferInit::csr_offsets;
-    if (!all_integer) yaml_.fail(arg, arg.name() + ": CSR row offsets are integers", "give the buffer an integer type such as int");
+    if (!all_integer)
+      yaml_.fail(arg, arg.name() + ": CSR row offsets are integers", "give the buffer an integer type such as int");
     const Entries ps = yaml_.entries(arg, kCsrKeys, "a map {rows, columns, nnz or density}",
                                      "for example {csr_offsets: {rows: N, columns: N, density: 0.01}}");
     const YamlEntry* rows = find(ps, "rows");
@@ -257,7 +268,8 @@ InitSpec SpaceLoader::read_init(const YamlValue& v, ElementType type, int type_p
     } else {
       init.density = yaml_.number(density->value);
       if (!(*init.density > 0 && *init.density <= 1))
-        yaml_.fail(density->value, density->value.name() + " must lie in (0, 1]", "density is the share of stored entries");
+        yaml_.fail(density->value, density->value.name() + " must lie in (0, 1]",
+                   "density is the share of stored entries");
       init.nnz.where = yaml_.at(density->value.mark);
     }
   }
@@ -282,7 +294,8 @@ void SpaceLoader::read_buffers(const YamlValue& v) {
     const YamlEntry& count = require(fields, e.value, "count", "count: N*N");
     b.count = vector_count(read_expr(count.value), lanes, names_, slot_decodings_);
     if (auto c = constant(b.count, count.value); c && *c < 1)
-      yaml_.fail(count.value, count.value.name() + " is " + std::to_string(*c) + "; a buffer holds at least one element",
+      yaml_.fail(count.value,
+                 count.value.name() + " is " + std::to_string(*c) + "; a buffer holds at least one element",
                  "count is the number of elements, for example N*N");
     if (const YamlEntry* f = find(fields, "init")) {
       b.init = read_init(f->value, b.type, b.type_param);
@@ -314,12 +327,14 @@ void SpaceLoader::read_globals(const YamlValue& v) {
     const YamlEntry& count = require(fields, e.value, "count", "count: 81");
     g.count = vector_count(read_expr(count.value), lanes, names_, slot_decodings_);
     if (auto c = constant(g.count, count.value); c && *c < 1)
-      yaml_.fail(count.value, count.value.name() + " is " + std::to_string(*c) + "; a global holds at least one element",
+      yaml_.fail(count.value,
+                 count.value.name() + " is " + std::to_string(*c) + "; a global holds at least one element",
                  "count is the number of elements of the variable");
     const YamlEntry& init = require(fields, e.value, "init", "init: random");
     g.init = read_init(init.value, g.type, g.type_param);
     if (g.init.kind == BufferInit::csr_columns)
-      yaml_.fail(init.value, init.value.name() + ": a global cannot hold CSR columns", "fill it from a buffer with {copy: BUFFER}");
+      yaml_.fail(init.value, init.value.name() + ": a global cannot hold CSR columns",
+                 "fill it from a buffer with {copy: BUFFER}");
     for (const GlobalSpec& other : space_.globals)
       if (other.name == g.name) yaml_.fail(e.key_mark, "global '" + g.name + "' is given twice", "keep one of them");
     space_.globals.push_back(std::move(g));
@@ -340,7 +355,10 @@ void SpaceLoader::check_inits() const {
       throw SpaceError(at, what, "buffers: " + join_names(buffer_names));
     }
     const BufferSpec& of = space_.buffers[static_cast<std::size_t>(source)];
-    if (!is_global && of.name == owner) throw SpaceError(at, owner + " cannot be " + (init.kind == BufferInit::copy ? "a copy" : "the CSR columns") + " of itself", "name another buffer");
+    if (!is_global && of.name == owner)
+      throw SpaceError(
+          at, owner + " cannot be " + (init.kind == BufferInit::copy ? "a copy" : "the CSR columns") + " of itself",
+          "name another buffer");
     if (init.kind == BufferInit::csr_columns) {
       if (of.init.kind != BufferInit::csr_offsets)
         throw SpaceError(at, owner + ": '" + of.name + "' holds no CSR row offsets (its init is not csr_offsets)",
@@ -369,7 +387,8 @@ std::vector<ArgSpec> SpaceLoader::read_args(const YamlValue& v, std::span<const 
   for (const BufferSpec& b : space_.buffers) buffer_names.push_back(b.name);
   const std::vector<YamlValue> items =
       yaml_.items(v, "a list of buffer names and scalar expressions", "for example 'args: [in, out, N]'");
-  if (items.empty()) yaml_.fail(v, v.name() + " is empty", "list the kernel's parameters in order, for example [in, out, N]");
+  if (items.empty())
+    yaml_.fail(v, v.name() + " is empty", "list the kernel's parameters in order, for example [in, out, N]");
   const std::vector<std::string> slot_names(slots.begin(), slots.end());
   std::vector<ArgSpec> args;
   for (const YamlValue& item : items) {
@@ -377,7 +396,8 @@ std::vector<ArgSpec> SpaceLoader::read_args(const YamlValue& v, std::span<const 
     a.where = yaml_.at(item.mark);
     a.value.expr.where = a.where;
     if (item.is_map()) {
-      const Entries fields = yaml_.entries(item, kArgKeys, "a map {value, type}", "for example {value: 0.5, type: float}");
+      const Entries fields =
+          yaml_.entries(item, kArgKeys, "a map {value, type}", "for example {value: 0.5, type: float}");
       const YamlValue& value = require(fields, item, "value", "value: N").value;
       if (const YamlEntry* f = find(fields, "type")) a.scalar_type = read_type(f->value, a.type_param, true);
       a.value = read_number(value, slots);
@@ -415,9 +435,11 @@ std::vector<ArgSpec> SpaceLoader::read_args(const YamlValue& v, std::span<const 
                      "buffers: " + buffers + "; sizes and params: " +
                          (slot_names.empty() ? std::string("(none)") : join_names(slot_names)));
         }
-        if (const int p = space_.param_index(text); p >= 0 && space_.params[static_cast<std::size_t>(p)].kind != AxisKind::integer)
+        if (const int p = space_.param_index(text);
+            p >= 0 && space_.params[static_cast<std::size_t>(p)].kind != AxisKind::integer)
           yaml_.fail(item, item.name() + ": '" + text + "' is a real or text param: pass it with its type",
-                     "write {value: " + text + ", type: float} for a real param; a text param reaches the kernel as -D" + text);
+                     "write {value: " + text +
+                         ", type: float} for a real param; a text param reaches the kernel as -D" + text);
         a.value.expr = read_expr_in(item, slots);
         check_fits(a.value, item, std::span(&a.scalar_type, 1));
       }

@@ -63,9 +63,10 @@ void SpaceLoader::read_verify(const YamlEntry* verify, const YamlValue& root) {
     const bool shipped = std::any_of(shipped_families().begin(), shipped_families().end(),
                                      [&](const ShippedFamily& f) { return f.name == space_.kernel; });
     yaml_.fail(root, "no 'verify': a space says how its outputs are checked",
-               shipped ? "add 'verify: {reference: {builtin: " + space_.kernel +
-                             "}}' (what earlier versions chose by the kernel's name), another reference, or 'verify: none'"
-                       : std::string("add 'verify: {reference: ...}' (") + kReferenceHint + "), or 'verify: none'");
+               shipped
+                   ? "add 'verify: {reference: {builtin: " + space_.kernel +
+                         "}}' (what earlier versions chose by the kernel's name), another reference, or 'verify: none'"
+                   : std::string("add 'verify: {reference: ...}' (") + kReferenceHint + "), or 'verify: none'");
   }
   const YamlValue& v = verify->value;
   space_.verify.where = yaml_.at(v.mark);
@@ -141,12 +142,14 @@ void SpaceLoader::read_reference(const YamlValue& v) {
     verify.function = yaml_.string(require(es, v, "function", "function: my_reference").value, "a function name",
                                    "the extern \"C\" function, as declared in tiletune/reference.h", kMaxNameLength);
     if (!is_identifier(verify.function))
-      yaml_.fail(find(es, "function")->value, "reference.function: '" + excerpt(verify.function) + "' is not a C identifier",
+      yaml_.fail(find(es, "function")->value,
+                 "reference.function: '" + excerpt(verify.function) + "' is not a C identifier",
                  "the reference is an extern \"C\" function");
     return;
   }
   const Entries es = yaml_.entries(v, kReferenceKinds, "a map with one key", kReferenceHint);
-  if (es.size() != 1) yaml_.fail(v, v.name() + ": give one reference, got " + std::to_string(es.size()), kReferenceHint);
+  if (es.size() != 1)
+    yaml_.fail(v, v.name() + ": give one reference, got " + std::to_string(es.size()), kReferenceHint);
   const YamlEntry& e = es.front();
   if (e.key == "builtin") {
     verify.reference = VerifySpec::Reference::builtin;
@@ -174,15 +177,18 @@ ReferenceKernel SpaceLoader::read_reference_kernel(const YamlValue& v) const {
   const Entries es = yaml_.entries(v, kKernelKeys, "a map {source, entry, params, options, launch, args}",
                                    "for example {entry: naive, launch: {grid: [\"ceil_div(N, 256)\"], block: [256]}}");
   const YamlEntry* source = find(es, "source");
-  k.source = source ? read_path(source->value, "reference source", "the .cu file of the reference kernel") : space_.source;
+  k.source =
+      source ? read_path(source->value, "reference source", "the .cu file of the reference kernel") : space_.source;
   k.entry = yaml_.string(require(es, v, "entry", "entry: naive").value, "a kernel name",
                          "the reference kernel's name or template instantiation");
   if (const YamlEntry* p = find(es, "params"); p && !p->value.is_null()) {
-    for (const YamlEntry& d : yaml_.entries(p->value, {}, "a map of NAME -> value", "for example {BLOCK: 16, T: float}")) {
+    for (const YamlEntry& d :
+         yaml_.entries(p->value, {}, "a map of NAME -> value", "for example {BLOCK: 16, T: float}")) {
       check_name(d, "define", true);
       ReferenceDefine define;
       define.name = d.key;
-      define.text = yaml_.string(d.value, "a value", "a number or a word, passed as -D" + d.key + "=VALUE", kMaxTextValue);
+      define.text =
+          yaml_.string(d.value, "a value", "a number or a word, passed as -D" + d.key + "=VALUE", kMaxTextValue);
       if (d.value.is_plain()) define.integer = parse_integer(define.text);
       k.defines.push_back(std::move(define));
     }
@@ -199,8 +205,9 @@ ReferenceKernel SpaceLoader::read_reference_kernel(const YamlValue& v) const {
     for (const ArgSpec& arg : space_.args)
       for (const std::string& name : arg.value.expr.expr.variables())
         if (std::find(slots.begin(), slots.end(), name) == slots.end())
-          throw SpaceError(k.where, "the reference kernel takes the space's args, but " + excerpt(name) +
-                                        " in them is not a problem size or one of its params",
+          throw SpaceError(k.where,
+                           "the reference kernel takes the space's args, but " + excerpt(name) +
+                               " in them is not a problem size or one of its params",
                            "give the reference kernel its own 'args:'");
     k.args = space_.args;
   }
@@ -208,12 +215,14 @@ ReferenceKernel SpaceLoader::read_reference_kernel(const YamlValue& v) const {
 }
 
 void SpaceLoader::read_files_reference(const YamlValue& v) {
-  for (const YamlEntry& e : yaml_.entries(v, {}, "a map of output buffer -> file", "for example {out: expected/out_{N}.npy}")) {
+  for (const YamlEntry& e :
+       yaml_.entries(v, {}, "a map of output buffer -> file", "for example {out: expected/out_{N}.npy}")) {
     const int b = space_.buffer_index(e.key);
     if (b < 0 || !space_.buffers[static_cast<std::size_t>(b)].output)
       yaml_.fail(e.key_mark, "reference.files: '" + excerpt(e.key) + "' is not an output buffer",
                  "name each output buffer (output: true) and the file of its expected contents");
-    const std::string path = yaml_.string(e.value, "a path", "a .npy, .npy.gz or raw file; {N} stands for the problem size N");
+    const std::string path =
+        yaml_.string(e.value, "a path", "a .npy, .npy.gz or raw file; {N} stands for the problem size N");
     for (std::size_t open = path.find('{'); open != std::string::npos; open = path.find('{', open + 1)) {
       const std::size_t close = path.find('}', open);
       const std::string name = close == std::string::npos ? std::string() : path.substr(open + 1, close - open - 1);
@@ -221,7 +230,8 @@ void SpaceLoader::read_files_reference(const YamlValue& v) {
         yaml_.fail(e.value, e.value.name() + ": '{" + excerpt(name) + "}' in the path is not a problem size",
                    "{NAME} in a path stands for a problem size");
     }
-    if (path.find('{') == std::string::npos) (void)read_path(e.value, "expected output file", "a .npy, .npy.gz or raw file");
+    if (path.find('{') == std::string::npos)
+      (void)read_path(e.value, "expected output file", "a .npy, .npy.gz or raw file");
     space_.verify.files.emplace_back(e.key, path);
   }
   if (space_.verify.files.empty())
@@ -303,11 +313,11 @@ void SpaceLoader::read_command(const YamlEntry& entry) {
     const auto found = find_on_path(name, skipped);
     if (!found) {
       const char* path = std::getenv("PATH");
-      yaml_.fail(entry.key_mark,
-                 "command: program '" + excerpt(name) + "' is not on PATH (" + excerpt(path ? path : "unset") + ")" +
-                     (skipped.empty() ? "" : "; " + excerpt(skipped) + " is there but not executable"),
-                 "install it, or name it by a path with a '/', relative to the YAML's directory (./" + excerpt(name) +
-                     ")");
+      yaml_.fail(
+          entry.key_mark,
+          "command: program '" + excerpt(name) + "' is not on PATH (" + excerpt(path ? path : "unset") + ")" +
+              (skipped.empty() ? "" : "; " + excerpt(skipped) + " is there but not executable"),
+          "install it, or name it by a path with a '/', relative to the YAML's directory (./" + excerpt(name) + ")");
     }
     program = *found;
   } else {
@@ -315,12 +325,13 @@ void SpaceLoader::read_command(const YamlEntry& entry) {
     program = program.lexically_normal();
     struct stat st {};
     if (::stat(program.c_str(), &st) != 0)
-      yaml_.fail(entry.key_mark,
-                 "command: program '" + excerpt(name) + "' does not exist (looked for " + excerpt(program.string()) + ")",
-                 "a program named with a '/' is resolved from the YAML's directory");
+      yaml_.fail(
+          entry.key_mark,
+          "command: program '" + excerpt(name) + "' does not exist (looked for " + excerpt(program.string()) + ")",
+          "a program named with a '/' is resolved from the YAML's directory");
     if (!S_ISREG(st.st_mode))
-      yaml_.fail(entry.key_mark, "command: program '" + excerpt(name) + "' is not a regular file (" +
-                                     excerpt(program.string()) + ")",
+      yaml_.fail(entry.key_mark,
+                 "command: program '" + excerpt(name) + "' is not a regular file (" + excerpt(program.string()) + ")",
                  "name the program's file");
     if (::access(program.c_str(), X_OK) != 0)
       yaml_.fail(entry.key_mark,

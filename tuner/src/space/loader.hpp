@@ -20,7 +20,7 @@ namespace tiletune::detail {
 /// limit (docs/reference/space.md, "Limits").
 inline constexpr std::uint64_t kMaxAxisValues = std::uint64_t{1} << 20;
 inline constexpr std::uint64_t kMaxPoints = 1'000'000'000'000'000'000;  ///< product of the params: a 64-bit point id
-inline constexpr std::uint64_t kMaxProblems = 10'000;      ///< product of the problem sizes
+inline constexpr std::uint64_t kMaxProblems = 10'000;                   ///< product of the problem sizes
 inline constexpr std::size_t kMaxSourceBytes = std::size_t{16} << 20;
 inline constexpr std::size_t kMaxTextValue = max_param_value_chars;
 
@@ -42,7 +42,8 @@ class SpaceLoader {
   [[nodiscard]] const YamlEntry& require(const Entries& entries, const YamlValue& map, std::string_view key,
                                          std::string_view example) const;
   void read_kernel(const Entries& top, const YamlValue& root);
-  [[nodiscard]] std::filesystem::path read_path(const YamlValue& v, std::string_view what, std::string_view example) const;
+  [[nodiscard]] std::filesystem::path read_path(const YamlValue& v, std::string_view what,
+                                                std::string_view example) const;
   void read_options(const YamlValue& v);
   [[nodiscard]] OptionTemplate read_option(const YamlValue& v) const;
   [[nodiscard]] std::vector<Axis> read_axes(const YamlValue& v, bool params);
@@ -78,7 +79,8 @@ class SpaceLoader {
   [[nodiscard]] InitSpec read_init(const YamlValue& v, ElementType type, int type_param) const;
   /// Fails at `v` when `n` is a constant that does not fit one of `types` (`excluded`: an
   /// excluded high bound, whose integers end at n - 1).
-  void check_fits(const NumberSpec& n, const YamlValue& v, std::span<const ElementType> types, bool excluded = false) const;
+  void check_fits(const NumberSpec& n, const YamlValue& v, std::span<const ElementType> types,
+                  bool excluded = false) const;
   void read_buffers(const YamlValue& v);
   void read_globals(const YamlValue& v);
   [[nodiscard]] std::vector<ArgSpec> read_args(const YamlValue& v, std::span<const std::string> slots) const;
@@ -103,11 +105,11 @@ class SpaceLoader {
   YamlReader yaml_;
   std::filesystem::path yaml_path_;
   Space space_;
-  std::vector<std::string> names_;             // variable slots, once problem and params are read
-  std::vector<std::string> non_integer_names_; // real and text params: not usable in expressions
+  std::vector<std::string> names_;                  // variable slots, once problem and params are read
+  std::vector<std::string> non_integer_names_;      // real and text params: not usable in expressions
   std::vector<Expr::SlotDecoding> slot_decodings_;  // per slot of names_, for Python expressions
-  std::vector<YAML::Mark> buffer_marks_;       // where each buffer was declared
-  std::vector<YAML::Mark> param_marks_;        // where each param was declared
+  std::vector<YAML::Mark> buffer_marks_;            // where each buffer was declared
+  std::vector<YAML::Mark> param_marks_;             // where each param was declared
   std::vector<YAML::Mark> problem_marks_;
   YAML::Mark kernel_mark_;
   YAML::Mark default_mark_;

@@ -174,7 +174,7 @@ constexpr int kMaxHeight = 1000;
 
 struct Token {
   enum class Kind { name, integer, real, text, op, end } kind = Kind::end;
-  std::string text;        // name, operator, or the string's value
+  std::string text;  // name, operator, or the string's value
   std::int64_t integer = 0;
   double real = 0;
   std::size_t offset = 0;
@@ -235,8 +235,7 @@ Token number_token(std::string_view s, std::size_t& i) {
   errno = 0;
   char* end = nullptr;
   const unsigned long long v = std::strtoull(digits.c_str(), &end, base);
-  if (errno == ERANGE || v > static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max()) ||
-      *end != '\0')
+  if (errno == ERANGE || v > static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max()) || *end != '\0')
     syntax("the integer " + std::string(s.substr(start, std::min<std::size_t>(i - start, 40))) +
                " does not fit in 64 bits",
            start);
@@ -264,7 +263,9 @@ Token string_token(std::string_view s, std::size_t& i) {
       case 't': value += '\t'; break;
       case 'r': value += '\r'; break;
       case '0': value += '\0'; break;
-      case '\\': case '\'': case '"': value += s[i]; break;
+      case '\\':
+      case '\'':
+      case '"': value += s[i]; break;
       default: value += '\\'; value += s[i];
     }
   }
@@ -279,8 +280,8 @@ Token string_token(std::string_view s, std::size_t& i) {
 
 std::vector<Token> tokenize(std::string_view s) {
   static constexpr std::string_view three[] = {"**=", "//=", ">>=", "<<=", "..."};
-  static constexpr std::string_view two[] = {"**", "//", "==", "!=", "<=", ">=", "<<", ">>", ":=", "->",
-                                            "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="};
+  static constexpr std::string_view two[] = {
+      "**", "//", "==", "!=", "<=", ">=", "<<", ">>", ":=", "->", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="};
   std::vector<Token> out;
   std::size_t i = 0;
   while (i < s.size()) {
@@ -317,7 +318,8 @@ std::vector<Token> tokenize(std::string_view s) {
       if (op.size() == 1)
         for (const auto& t : two)
           if (s.substr(i, 2) == t) op = t;
-      if (op.size() == 3 || op == ":=" || op == "->" || (op.size() == 2 && op[1] == '=' && std::strchr("+-*/%&|^", op[0])))
+      if (op.size() == 3 || op == ":=" || op == "->" ||
+          (op.size() == 2 && op[1] == '=' && std::strchr("+-*/%&|^", op[0])))
         syntax("'" + op + "' is not an operator of expressions", i);
       if (std::strchr("+-*/%<>=!&|^~()[]{},:.@;", c) == nullptr || op == "=" || op == "!" || op == "@" || op == ";" ||
           op == "{" || op == "}")
@@ -341,8 +343,32 @@ std::vector<Token> tokenize(std::string_view s) {
 // The tree
 
 enum class Fn {
-  abs, all, any, boolean, ceil, exp, floor, real, integer, isqrt, len, list, log, log10, log2, max, min, pow,
-  prod, range, round, sorted, sqrt, str, sum, tuple,
+  abs,
+  all,
+  any,
+  boolean,
+  ceil,
+  exp,
+  floor,
+  real,
+  integer,
+  isqrt,
+  len,
+  list,
+  log,
+  log10,
+  log2,
+  max,
+  min,
+  pow,
+  prod,
+  range,
+  round,
+  sorted,
+  sqrt,
+  str,
+  sum,
+  tuple,
 };
 
 struct FunctionInfo {
@@ -351,27 +377,47 @@ struct FunctionInfo {
   int min_args, max_args;  // max -1: any number
 };
 constexpr std::array<FunctionInfo, 26> kFunctions{{
-    {"abs", Fn::abs, 1, 1},       {"all", Fn::all, 1, 1},       {"any", Fn::any, 1, 1},
-    {"bool", Fn::boolean, 0, 1},  {"ceil", Fn::ceil, 1, 1},     {"exp", Fn::exp, 1, 1},
-    {"float", Fn::real, 0, 1},    {"floor", Fn::floor, 1, 1},   {"int", Fn::integer, 0, 1},
-    {"isqrt", Fn::isqrt, 1, 1},   {"len", Fn::len, 1, 1},       {"list", Fn::list, 0, 1},
-    {"log", Fn::log, 1, 2},       {"log10", Fn::log10, 1, 1},   {"log2", Fn::log2, 1, 1},
-    {"max", Fn::max, 1, -1},      {"min", Fn::min, 1, -1},      {"pow", Fn::pow, 2, 2},
-    {"prod", Fn::prod, 1, 1},     {"range", Fn::range, 1, 3},   {"round", Fn::round, 1, 1},
-    {"sorted", Fn::sorted, 1, 1}, {"sqrt", Fn::sqrt, 1, 1},     {"str", Fn::str, 0, 1},
-    {"sum", Fn::sum, 1, 2},       {"tuple", Fn::tuple, 0, 1},
+    {"abs", Fn::abs, 1, 1},     {"all", Fn::all, 1, 1},       {"any", Fn::any, 1, 1},    {"bool", Fn::boolean, 0, 1},
+    {"ceil", Fn::ceil, 1, 1},   {"exp", Fn::exp, 1, 1},       {"float", Fn::real, 0, 1}, {"floor", Fn::floor, 1, 1},
+    {"int", Fn::integer, 0, 1}, {"isqrt", Fn::isqrt, 1, 1},   {"len", Fn::len, 1, 1},    {"list", Fn::list, 0, 1},
+    {"log", Fn::log, 1, 2},     {"log10", Fn::log10, 1, 1},   {"log2", Fn::log2, 1, 1},  {"max", Fn::max, 1, -1},
+    {"min", Fn::min, 1, -1},    {"pow", Fn::pow, 2, 2},       {"prod", Fn::prod, 1, 1},  {"range", Fn::range, 1, 3},
+    {"round", Fn::round, 1, 1}, {"sorted", Fn::sorted, 1, 1}, {"sqrt", Fn::sqrt, 1, 1},  {"str", Fn::str, 0, 1},
+    {"sum", Fn::sum, 1, 2},     {"tuple", Fn::tuple, 0, 1},
 }};
 // The modules whose functions may be called qualified (math.ceil, np.ceil): the same functions.
 constexpr std::string_view kModules[] = {"math", "numpy", "np"};
-constexpr std::string_view kKeywordsRefused[] = {"lambda", "import", "yield", "await", "def", "class", "del",
-                                                 "global", "nonlocal", "return", "assert", "with", "async",
-                                                 "while", "try", "except", "finally", "raise", "pass", "break",
-                                                 "continue", "from", "as", "elif"};
+constexpr std::string_view kKeywordsRefused[] = {"lambda", "import", "yield",    "await",  "def",     "class",
+                                                 "del",    "global", "nonlocal", "return", "assert",  "with",
+                                                 "async",  "while",  "try",      "except", "finally", "raise",
+                                                 "pass",   "break",  "continue", "from",   "as",      "elif"};
 
 enum class Op {
-  add, sub, mul, div, floordiv, mod, pow, bitor_, bitxor, bitand_, lshift, rshift,
-  lt, le, gt, ge, eq, ne, in, not_in, is, is_not,
-  neg, pos, invert,
+  add,
+  sub,
+  mul,
+  div,
+  floordiv,
+  mod,
+  pow,
+  bitor_,
+  bitxor,
+  bitand_,
+  lshift,
+  rshift,
+  lt,
+  le,
+  gt,
+  ge,
+  eq,
+  ne,
+  in,
+  not_in,
+  is,
+  is_not,
+  neg,
+  pos,
+  invert,
 };
 
 struct Node;
@@ -386,18 +432,32 @@ struct Clause {  // "for TARGETS in ITER if COND..."
 
 struct Node {
   enum class Kind {
-    constant, name, local, free, unary, binary, and_, or_, not_, compare, ifexp, call, subscript, display, comp,
+    constant,
+    name,
+    local,
+    free,
+    unary,
+    binary,
+    and_,
+    or_,
+    not_,
+    compare,
+    ifexp,
+    call,
+    subscript,
+    display,
+    comp,
   } kind = Kind::constant;
   std::size_t begin = 0, end = 0;  // span in the text
-  Value value;                      // constant
-  std::string name;                 // name (before resolve)
-  int slot = -1;                    // local / free
-  Op op = Op::add;                  // unary / binary
-  std::vector<Op> ops;              // compare chain
-  Fn fn = Fn::abs;                  // call
-  std::vector<NodePtr> kids;        // operands, arguments, items; comp: kids[0] is the element
-  std::vector<Clause> clauses;      // comp
-  int height = 1;                   // 1 + the tallest child's
+  Value value;                     // constant
+  std::string name;                // name (before resolve)
+  int slot = -1;                   // local / free
+  Op op = Op::add;                 // unary / binary
+  std::vector<Op> ops;             // compare chain
+  Fn fn = Fn::abs;                 // call
+  std::vector<NodePtr> kids;       // operands, arguments, items; comp: kids[0] is the element
+  std::vector<Clause> clauses;     // comp
+  int height = 1;                  // 1 + the tallest child's
 };
 
 NodePtr make(Node::Kind k, std::size_t begin) {
@@ -430,7 +490,8 @@ class Parser {
   }
   std::string_view token_text(const Token& t) const {
     if (t.kind == Token::Kind::end) return "end";
-    const std::size_t next = &t - t_.data() + 1 < static_cast<std::ptrdiff_t>(t_.size()) ? (&t + 1)->offset : text_.size();
+    const std::size_t next =
+        &t - t_.data() + 1 < static_cast<std::ptrdiff_t>(t_.size()) ? (&t + 1)->offset : text_.size();
     std::string_view s = text_.substr(t.offset, next - t.offset);
     while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
     return s.substr(0, 40);
@@ -462,8 +523,10 @@ class Parser {
       for (const NodePtr& cond : c.conditions) taller(cond);
     }
     if (n->height > kMaxHeight)
-      syntax("the expression is more than " + std::to_string(kMaxHeight) + " operations deep (a chain of that "
-             "many terms)", n->begin);
+      syntax("the expression is more than " + std::to_string(kMaxHeight) +
+                 " operations deep (a chain of that "
+                 "many terms)",
+             n->begin);
     return n;
   }
 
@@ -642,7 +705,7 @@ class Parser {
     if (count < f.min_args || (f.max_args >= 0 && count > f.max_args)) {
       const std::string want = f.min_args == f.max_args ? std::to_string(f.min_args)
                                : f.max_args < 0         ? "at least " + std::to_string(f.min_args)
-                                                        : std::to_string(f.min_args) + " to " + std::to_string(f.max_args);
+                                                : std::to_string(f.min_args) + " to " + std::to_string(f.max_args);
       syntax(std::string(f.name) + "() takes " + want + " argument" + (want == "1" ? "" : "s") + ", given " +
                  std::to_string(count),
              begin);
@@ -898,7 +961,8 @@ class Evaluator {
 
  private:
   std::string where(const Node& n) const {
-    std::string_view s = std::string_view(p_.text).substr(n.begin, n.end > n.begin ? n.end - n.begin : std::string::npos);
+    std::string_view s =
+        std::string_view(p_.text).substr(n.begin, n.end > n.begin ? n.end - n.begin : std::string::npos);
     while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
     if (s.size() > 80) return std::string(s.substr(0, 77)) + "...";
     return std::string(s);
@@ -986,7 +1050,10 @@ class Evaluator {
     } else if (v.is_integral()) {
       return Value::integer(~v.as_int());
     }
-    fail(n, std::string("TypeError: bad operand type for unary ") + (n.op == Op::neg ? "-" : n.op == Op::pos ? "+" : "~") +
+    fail(n, std::string("TypeError: bad operand type for unary ") +
+                (n.op == Op::neg   ? "-"
+                 : n.op == Op::pos ? "+"
+                                   : "~") +
                 ": '" + type_name(v) + "'");
   }
 
@@ -1031,12 +1098,14 @@ class Evaluator {
     if (times <= 0) return seq.kind() == Value::Kind::text ? Value::text("") : Value::list({});
     const auto count = static_cast<std::uint64_t>(times);
     if (seq.kind() == Value::Kind::text) {
-      if (count > limits_.text_bytes || seq.as_text().size() * count > limits_.text_bytes) check_text(n, limits_.text_bytes + 1);
+      if (count > limits_.text_bytes || seq.as_text().size() * count > limits_.text_bytes)
+        check_text(n, limits_.text_bytes + 1);
       std::string out;
       for (std::uint64_t i = 0; i < count; ++i) out += seq.as_text();
       return Value::text(std::move(out));
     }
-    if (count > limits_.list_items || seq.as_list().size() * count > limits_.list_items) check_items(n, limits_.list_items + 1);
+    if (count > limits_.list_items || seq.as_list().size() * count > limits_.list_items)
+      check_items(n, limits_.list_items + 1);
     List out;
     for (std::uint64_t i = 0; i < count; ++i) out.insert(out.end(), seq.as_list().begin(), seq.as_list().end());
     check_items(n, out.size());
@@ -1068,9 +1137,15 @@ class Evaluator {
           return Value::integer(op == Op::floordiv ? q : m);
         }
         case Op::pow: return int_power(n, x, y);
-        case Op::bitor_: return a.kind() == Value::Kind::boolean && b.kind() == Value::Kind::boolean ? Value::boolean(x | y) : Value::integer(x | y);
-        case Op::bitxor: return a.kind() == Value::Kind::boolean && b.kind() == Value::Kind::boolean ? Value::boolean(x ^ y) : Value::integer(x ^ y);
-        case Op::bitand_: return a.kind() == Value::Kind::boolean && b.kind() == Value::Kind::boolean ? Value::boolean(x & y) : Value::integer(x & y);
+        case Op::bitor_:
+          return a.kind() == Value::Kind::boolean && b.kind() == Value::Kind::boolean ? Value::boolean(x | y)
+                                                                                      : Value::integer(x | y);
+        case Op::bitxor:
+          return a.kind() == Value::Kind::boolean && b.kind() == Value::Kind::boolean ? Value::boolean(x ^ y)
+                                                                                      : Value::integer(x ^ y);
+        case Op::bitand_:
+          return a.kind() == Value::Kind::boolean && b.kind() == Value::Kind::boolean ? Value::boolean(x & y)
+                                                                                      : Value::integer(x & y);
         case Op::lshift:
         case Op::rshift:
           if (y < 0) fail(n, "ValueError: negative shift count");
@@ -1094,7 +1169,9 @@ class Evaluator {
           return Value::real(x / y);
         case Op::floordiv:
         case Op::mod: {
-          if (y == 0) fail(n, std::string("ZeroDivisionError: float ") + (op == Op::mod ? "modulo" : "floor division") + " by zero");
+          if (y == 0)
+            fail(n,
+                 std::string("ZeroDivisionError: float ") + (op == Op::mod ? "modulo" : "floor division") + " by zero");
           double rem = 0;
           const double q = float_floordiv(x, y, &rem);
           return Value::real(op == Op::floordiv ? q : rem);
@@ -1170,33 +1247,44 @@ class Evaluator {
       case Op::is_not: return !(a.kind() == b.kind() && a == b);
       case Op::in: return contains(n, a, b);
       case Op::not_in: return !contains(n, a, b);
-      case Op::lt: { const int c = order(n, a, b, "<"); return c == -1; }
-      case Op::le: { const int c = order(n, a, b, "<="); return c == -1 || c == 0; }
-      case Op::gt: { const int c = order(n, a, b, ">"); return c == 1; }
-      case Op::ge: { const int c = order(n, a, b, ">="); return c == 1 || c == 0; }
+      case Op::lt: {
+        const int c = order(n, a, b, "<");
+        return c == -1;
+      }
+      case Op::le: {
+        const int c = order(n, a, b, "<=");
+        return c == -1 || c == 0;
+      }
+      case Op::gt: {
+        const int c = order(n, a, b, ">");
+        return c == 1;
+      }
+      case Op::ge: {
+        const int c = order(n, a, b, ">=");
+        return c == 1 || c == 0;
+      }
       default: return false;
     }
   }
 
   Value subscript(const Node& n, const Value& seq, const Value& index) {
-    if (!index.is_integral())
-      fail(n, std::string("TypeError: indices must be integers, not ") + type_name(index));
+    if (!index.is_integral()) fail(n, std::string("TypeError: indices must be integers, not ") + type_name(index));
     std::int64_t i = index.as_int();
-    const std::size_t size = seq.kind() == Value::Kind::list ? seq.as_list().size()
+    const std::size_t size = seq.kind() == Value::Kind::list   ? seq.as_list().size()
                              : seq.kind() == Value::Kind::text ? seq.as_text().size()
                                                                : 0;
     if (seq.kind() != Value::Kind::list && seq.kind() != Value::Kind::text)
       fail(n, std::string("TypeError: '") + type_name(seq) + "' object is not subscriptable");
     if (i < 0) i += static_cast<std::int64_t>(size);
     if (i < 0 || static_cast<std::size_t>(i) >= size)
-      fail(n, "IndexError: index " + std::to_string(index.as_int()) + " is out of range (size " + std::to_string(size) + ")");
+      fail(n, "IndexError: index " + std::to_string(index.as_int()) + " is out of range (size " + std::to_string(size) +
+                  ")");
     if (seq.kind() == Value::Kind::list) return seq.as_list()[static_cast<std::size_t>(i)];
     return Value::text(std::string(1, seq.as_text()[static_cast<std::size_t>(i)]));
   }
 
   double number(const Node& n, const Value& v, const char* fn) {
-    if (!v.is_number())
-      fail(n, std::string("TypeError: ") + fn + "() needs a number, not '" + type_name(v) + "'");
+    if (!v.is_number()) fail(n, std::string("TypeError: ") + fn + "() needs a number, not '" + type_name(v) + "'");
     return v.as_real();
   }
   std::int64_t whole(const Node& n, double d, const char* fn) {
@@ -1303,27 +1391,29 @@ class Evaluator {
         return Value::integer(r);
       }
       case Fn::len: {
-        if (args[0].kind() == Value::Kind::list) return Value::integer(static_cast<std::int64_t>(args[0].as_list().size()));
-        if (args[0].kind() == Value::Kind::text) return Value::integer(static_cast<std::int64_t>(args[0].as_text().size()));
+        if (args[0].kind() == Value::Kind::list)
+          return Value::integer(static_cast<std::int64_t>(args[0].as_list().size()));
+        if (args[0].kind() == Value::Kind::text)
+          return Value::integer(static_cast<std::int64_t>(args[0].as_text().size()));
         fail(n, std::string("TypeError: object of type '") + type_name(args[0]) + "' has no len()");
       }
       case Fn::list:
       case Fn::tuple: return args.empty() ? Value::list({}) : Value::list(items_of(n, args[0], name));
       case Fn::max:
-      case Fn::min:
-        return extreme(n, args.size() == 1 ? items_of(n, args[0], name) : args, n.fn == Fn::max);
+      case Fn::min: return extreme(n, args.size() == 1 ? items_of(n, args[0], name) : args, n.fn == Fn::max);
       case Fn::pow: return binary(n, Op::pow, args[0], args[1]);
       case Fn::prod: return reduce_sum(n, items_of(n, args[0], name), Value::integer(1), true);
-      case Fn::sum: return reduce_sum(n, items_of(n, args[0], name), args.size() == 2 ? args[1] : Value::integer(0), false);
+      case Fn::sum:
+        return reduce_sum(n, items_of(n, args[0], name), args.size() == 2 ? args[1] : Value::integer(0), false);
       case Fn::range: {
         for (const Value& a : args)
-          if (!a.is_integral())
-            fail(n, std::string("TypeError: range() takes integers, not '") + type_name(a) + "'");
+          if (!a.is_integral()) fail(n, std::string("TypeError: range() takes integers, not '") + type_name(a) + "'");
         const std::int64_t start = args.size() == 1 ? 0 : args[0].as_int();
         const std::int64_t stop = args.size() == 1 ? args[0].as_int() : args[1].as_int();
         const std::int64_t by = args.size() == 3 ? args[2].as_int() : 1;
         if (by == 0) fail(n, "ValueError: range() arg 3 must not be zero");
-        const long double span = by > 0 ? static_cast<long double>(stop) - start : static_cast<long double>(start) - stop;
+        const long double span =
+            by > 0 ? static_cast<long double>(stop) - start : static_cast<long double>(start) - stop;
         const long double count = span <= 0 ? 0 : std::ceil(span / std::abs(static_cast<long double>(by)));
         if (count > static_cast<long double>(limits_.list_items)) check_items(n, limits_.list_items + 1);
         List out;
@@ -1342,7 +1432,8 @@ class Evaluator {
       }
       case Fn::sorted: {
         List items = items_of(n, args[0], name);
-        std::stable_sort(items.begin(), items.end(), [&](const Value& a, const Value& b) { return order(n, a, b, "<") == -1; });
+        std::stable_sort(items.begin(), items.end(),
+                         [&](const Value& a, const Value& b) { return order(n, a, b, "<") == -1; });
         return Value::list(std::move(items));
       }
       case Fn::str: {
@@ -1386,8 +1477,8 @@ std::size_t Program::free_name_offset(std::size_t i) const noexcept { return imp
 
 Value Program::eval(std::span<const Value> free_values, const Limits& limits) const {
   if (free_values.size() < impl_->free.size())
-    throw EvalError("'" + impl_->text.substr(0, 80) + "' needs " + std::to_string(impl_->free.size()) + " values, got " +
-                    std::to_string(free_values.size()));
+    throw EvalError("'" + impl_->text.substr(0, 80) + "' needs " + std::to_string(impl_->free.size()) +
+                    " values, got " + std::to_string(free_values.size()));
   Evaluator e(*impl_, free_values, limits);
   return e.eval(*impl_->root);
 }

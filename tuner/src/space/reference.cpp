@@ -33,17 +33,14 @@ std::string buffer_names(const std::vector<HostBuffer>& buffers) {
 
 void require_count(const HostBuffer& b, std::uint64_t count, std::string_view reference) {
   if (b.count() < count) {
-    throw Error(fmt::format("CPU reference '{}': buffer '{}' has {} elements, the problem needs {}",
-                            reference, b.name, b.count(), count));
+    throw Error(fmt::format("CPU reference '{}': buffer '{}' has {} elements, the problem needs {}", reference, b.name,
+                            b.count(), count));
   }
 }
 
-std::uint64_t positive_size(const ReferenceArgs& args, std::string_view name,
-                            std::string_view reference) {
+std::uint64_t positive_size(const ReferenceArgs& args, std::string_view name, std::string_view reference) {
   const std::int64_t n = args.size(name);
-  if (n <= 0)
-    throw Error(
-        fmt::format("CPU reference '{}': size {} = {} must be positive", reference, name, n));
+  if (n <= 0) throw Error(fmt::format("CPU reference '{}': size {} = {} must be positive", reference, name, n));
   return static_cast<std::uint64_t>(n);
 }
 
@@ -65,8 +62,7 @@ void transpose_reference(const ReferenceArgs& args) {
 
 // c[i] = a[i] + b[i] for i < N (N from the sizes, else the length of c).
 template <class T>
-void vector_add_typed(const HostBuffer& a_buffer, const HostBuffer& b_buffer, HostBuffer& c_buffer,
-                      std::uint64_t n) {
+void vector_add_typed(const HostBuffer& a_buffer, const HostBuffer& b_buffer, HostBuffer& c_buffer, std::uint64_t n) {
   const auto a = a_buffer.as<const T>();
   const auto b = b_buffer.as<const T>();
   const auto c = c_buffer.as<T>();
@@ -77,8 +73,7 @@ void vector_add_reference(const ReferenceArgs& args) {
   const HostBuffer& a = args.input("a");
   const HostBuffer& b = args.input("b");
   HostBuffer& c = args.output("c");
-  const std::uint64_t n =
-      args.sizes().contains("N") ? positive_size(args, "N", "vector_add") : c.count();
+  const std::uint64_t n = args.sizes().contains("N") ? positive_size(args, "N", "vector_add") : c.count();
   for (const HostBuffer* buffer : {&a, &b, static_cast<const HostBuffer*>(&c)}) {
     require_count(*buffer, n, "vector_add");
   }
@@ -88,9 +83,8 @@ void vector_add_reference(const ReferenceArgs& args) {
     case ElementType::i32: vector_add_typed<std::int32_t>(a, b, c, n); break;
     case ElementType::i64: vector_add_typed<std::int64_t>(a, b, c, n); break;
     default:
-      throw Error(
-          fmt::format("CPU reference 'vector_add': element type {} of '{}' is not supported",
-                      static_cast<int>(c.type), c.name));
+      throw Error(fmt::format("CPU reference 'vector_add': element type {} of '{}' is not supported",
+                              static_cast<int>(c.type), c.name));
   }
 }
 
@@ -98,8 +92,7 @@ void vector_add_reference(const ReferenceArgs& args) {
 void reduction_reference(const ReferenceArgs& args) {
   const HostBuffer& in_buffer = args.input("in");
   HostBuffer& out_buffer = args.output("out");
-  const std::uint64_t n =
-      args.sizes().contains("N") ? positive_size(args, "N", "reduction") : in_buffer.count();
+  const std::uint64_t n = args.sizes().contains("N") ? positive_size(args, "N", "reduction") : in_buffer.count();
   require_count(in_buffer, n, "reduction");
   require_count(out_buffer, 1, "reduction");
   const auto in = in_buffer.as<const float>();
@@ -112,8 +105,7 @@ void reduction_reference(const ReferenceArgs& args) {
 void stencil_1d_reference(const ReferenceArgs& args) {
   const std::uint64_t n = positive_size(args, "N", "stencil_1d");
   const std::int64_t r = args.size("R");
-  if (r < 0)
-    throw Error(fmt::format("CPU reference 'stencil_1d': radius R = {} must not be negative", r));
+  if (r < 0) throw Error(fmt::format("CPU reference 'stencil_1d': radius R = {} must not be negative", r));
   const HostBuffer& in_buffer = args.input("in");
   HostBuffer& out_buffer = args.output("out");
   require_count(in_buffer, n, "stencil_1d");
@@ -134,8 +126,7 @@ void stencil_1d_reference(const ReferenceArgs& args) {
 void histogram_reference(const ReferenceArgs& args) {
   const HostBuffer& in_buffer = args.input("in");
   HostBuffer& out_buffer = args.output("out");
-  const std::uint64_t n =
-      args.sizes().contains("N") ? positive_size(args, "N", "histogram") : in_buffer.count();
+  const std::uint64_t n = args.sizes().contains("N") ? positive_size(args, "N", "histogram") : in_buffer.count();
   require_count(in_buffer, n, "histogram");
   require_count(out_buffer, 256, "histogram");
   const auto in = in_buffer.as<const std::uint8_t>();
@@ -174,17 +165,34 @@ void matmul_reference(const ReferenceArgs& args) {
 const std::vector<CpuReference>& registry() {
   using T = ElementType;
   static const std::vector<CpuReference> references = {
-      {"histogram", "out[b] = count of bytes b in in[0, N) (256 uint32 bins)", {},
-       {{"in", false, {T::u8}}, {"out", true, {T::u32}}}, histogram_reference},
-      {"matmul", "C = A * B (row-major floats, M x K times K x N; small sizes)", {"M", "N", "K"},
-       {{"A", false, {T::f32}}, {"B", false, {T::f32}}, {"C", true, {T::f32}}}, matmul_reference},
-      {"reduction", "out[0] = sum of in[0, N) (double accumulation)", {},
-       {{"in", false, {T::f32}}, {"out", true, {T::f32}}}, reduction_reference},
-      {"stencil_1d", "out[i] = sum_{|j|<=R} in[i+j] / (2R+1), zero outside [0, N)", {"N", "R"},
-       {{"in", false, {T::f32}}, {"out", true, {T::f32}}}, stencil_1d_reference},
-      {"transpose", "out[x*N+y] = in[y*N+x] (N x N floats)", {"N"},
-       {{"in", false, {T::f32}}, {"out", true, {T::f32}}}, transpose_reference},
-      {"vector_add", "c[i] = a[i] + b[i] (a, b and c of one type)", {},
+      {"histogram",
+       "out[b] = count of bytes b in in[0, N) (256 uint32 bins)",
+       {},
+       {{"in", false, {T::u8}}, {"out", true, {T::u32}}},
+       histogram_reference},
+      {"matmul",
+       "C = A * B (row-major floats, M x K times K x N; small sizes)",
+       {"M", "N", "K"},
+       {{"A", false, {T::f32}}, {"B", false, {T::f32}}, {"C", true, {T::f32}}},
+       matmul_reference},
+      {"reduction",
+       "out[0] = sum of in[0, N) (double accumulation)",
+       {},
+       {{"in", false, {T::f32}}, {"out", true, {T::f32}}},
+       reduction_reference},
+      {"stencil_1d",
+       "out[i] = sum_{|j|<=R} in[i+j] / (2R+1), zero outside [0, N)",
+       {"N", "R"},
+       {{"in", false, {T::f32}}, {"out", true, {T::f32}}},
+       stencil_1d_reference},
+      {"transpose",
+       "out[x*N+y] = in[y*N+x] (N x N floats)",
+       {"N"},
+       {{"in", false, {T::f32}}, {"out", true, {T::f32}}},
+       transpose_reference},
+      {"vector_add",
+       "c[i] = a[i] + b[i] (a, b and c of one type)",
+       {},
        {{"a", false, {T::f32, T::f64, T::i32, T::i64}},
         {"b", false, {T::f32, T::f64, T::i32, T::i64}},
         {"c", true, {T::f32, T::f64, T::i32, T::i64}}},
@@ -213,22 +221,22 @@ const ReferenceBufferUse* find_use(const std::vector<ReferenceBufferUse>& buffer
   return count == 1 ? only : nullptr;
 }
 
-static_assert(TILETUNE_FLOAT == static_cast<int>(ElementType::f32) && TILETUNE_DOUBLE == static_cast<int>(ElementType::f64) &&
-                  TILETUNE_INT == static_cast<int>(ElementType::i32) && TILETUNE_UINT == static_cast<int>(ElementType::u32) &&
-                  TILETUNE_INT64 == static_cast<int>(ElementType::i64) && TILETUNE_UINT8 == static_cast<int>(ElementType::u8) &&
-                  TILETUNE_HALF == static_cast<int>(ElementType::f16) && TILETUNE_INT8 == static_cast<int>(ElementType::i8) &&
-                  TILETUNE_INT16 == static_cast<int>(ElementType::i16) && TILETUNE_UINT16 == static_cast<int>(ElementType::u16) &&
-                  TILETUNE_UINT64 == static_cast<int>(ElementType::u64) &&
-                  static_cast<std::size_t>(TILETUNE_UINT64) + 1 == kElementTypeCount,
-              "tiletune/reference.h numbers the element types like ElementType");
+static_assert(
+    TILETUNE_FLOAT == static_cast<int>(ElementType::f32) && TILETUNE_DOUBLE == static_cast<int>(ElementType::f64) &&
+        TILETUNE_INT == static_cast<int>(ElementType::i32) && TILETUNE_UINT == static_cast<int>(ElementType::u32) &&
+        TILETUNE_INT64 == static_cast<int>(ElementType::i64) && TILETUNE_UINT8 == static_cast<int>(ElementType::u8) &&
+        TILETUNE_HALF == static_cast<int>(ElementType::f16) && TILETUNE_INT8 == static_cast<int>(ElementType::i8) &&
+        TILETUNE_INT16 == static_cast<int>(ElementType::i16) && TILETUNE_UINT16 == static_cast<int>(ElementType::u16) &&
+        TILETUNE_UINT64 == static_cast<int>(ElementType::u64) &&
+        static_cast<std::size_t>(TILETUNE_UINT64) + 1 == kElementTypeCount,
+    "tiletune/reference.h numbers the element types like ElementType");
 
 void call_library(void* function, const std::string& name, const ProblemSizes& sizes,
                   const std::vector<HostBuffer>& inputs, std::vector<HostBuffer>& outputs) {
   std::vector<tiletune_size> c_sizes;
   for (const auto& [size_name, value] : sizes) c_sizes.push_back({size_name.c_str(), value});
   auto c_buffer = [](const HostBuffer& b) {
-    return tiletune_buffer{b.name.c_str(), static_cast<int>(b.type), b.count(),
-                           const_cast<std::byte*>(b.bytes.data())};
+    return tiletune_buffer{b.name.c_str(), static_cast<int>(b.type), b.count(), const_cast<std::byte*>(b.bytes.data())};
   };
   std::vector<tiletune_buffer> c_inputs;
   for (const HostBuffer& b : inputs) c_inputs.push_back(c_buffer(b));
@@ -260,8 +268,8 @@ std::size_t host_element_bytes(ElementType type) noexcept { return element_size(
 void HostBuffer::check_type(ElementType wanted) const {
   const bool half_bits = wanted == ElementType::u16 && type == ElementType::f16;  // as<std::uint16_t>() on half
   if (wanted != type && !half_bits) {
-    throw Error(fmt::format("buffer '{}' holds {}, read as {}", name, element_type_name(type),
-                            element_type_name(wanted)));
+    throw Error(
+        fmt::format("buffer '{}' holds {}, read as {}", name, element_type_name(type), element_type_name(wanted)));
   }
 }
 
@@ -278,14 +286,12 @@ std::int64_t ReferenceArgs::size(std::string_view name) const {
 
 const HostBuffer& ReferenceArgs::input(std::string_view name) const {
   if (const HostBuffer* b = find_buffer(inputs_, name)) return *b;
-  throw Error(fmt::format("the CPU reference needs an input buffer '{}' (inputs: {})", name,
-                          buffer_names(inputs_)));
+  throw Error(fmt::format("the CPU reference needs an input buffer '{}' (inputs: {})", name, buffer_names(inputs_)));
 }
 
 HostBuffer& ReferenceArgs::output(std::string_view name) const {
   if (const HostBuffer* b = find_buffer(outputs_, name)) return const_cast<HostBuffer&>(*b);
-  throw Error(fmt::format("the CPU reference needs an output buffer '{}' (outputs: {})", name,
-                          buffer_names(outputs_)));
+  throw Error(fmt::format("the CPU reference needs an output buffer '{}' (outputs: {})", name, buffer_names(outputs_)));
 }
 
 const CpuReference* find_cpu_reference(std::string_view name) {
@@ -348,9 +354,10 @@ LibraryReference::LibraryReference(const std::filesystem::path& library, const s
   function_ = ::dlsym(handle_, function.c_str());
   if (function_ == nullptr) {
     close();
-    throw Error(fmt::format("the reference library {} has no function '{}' (an extern \"C\" "
-                            "int {}(const tiletune_reference_call*), see tiletune/reference.h)",
-                            library.string(), function, function));
+    throw Error(
+        fmt::format("the reference library {} has no function '{}' (an extern \"C\" "
+                    "int {}(const tiletune_reference_call*), see tiletune/reference.h)",
+                    library.string(), function, function));
   }
 }
 

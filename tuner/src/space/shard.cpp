@@ -42,9 +42,10 @@ Shard parse_shard(std::string_view text) {
   const auto index = slash == std::string_view::npos ? std::nullopt : parse_count(text.substr(0, slash));
   const auto count = slash == std::string_view::npos ? std::nullopt : parse_count(text.substr(slash + 1));
   if (!index || !count || *count == 0 || *count > max_shards || *index >= *count)
-    throw Error(fmt::format("--shard '{}': expected I/N with 0 <= I < N <= {} (shard 0/4 is the first of four), or "
-                            "auto",
-                            text, max_shards));
+    throw Error(
+        fmt::format("--shard '{}': expected I/N with 0 <= I < N <= {} (shard 0/4 is the first of four), or "
+                    "auto",
+                    text, max_shards));
   return Shard{static_cast<std::uint32_t>(*index), static_cast<std::uint32_t>(*count)};
 }
 

@@ -56,14 +56,14 @@ std::optional<ElementType> element_type_from_name(std::string_view name) {
   };
   // The C and C++ spellings a kernel's -DT=... would use (the YAML names are element_type_name's).
   static constexpr Spelling kSpellings[] = {
-      {"__half", ElementType::f16},         {"int32_t", ElementType::i32},
-      {"unsigned", ElementType::u32},       {"unsigned int", ElementType::u32},
-      {"uint32_t", ElementType::u32},       {"long long", ElementType::i64},
-      {"int64_t", ElementType::i64},        {"uint8_t", ElementType::u8},
-      {"unsigned char", ElementType::u8},   {"signed char", ElementType::i8},
-      {"int8_t", ElementType::i8},          {"short", ElementType::i16},
-      {"int16_t", ElementType::i16},        {"unsigned short", ElementType::u16},
-      {"uint16_t", ElementType::u16},       {"unsigned long long", ElementType::u64},
+      {"__half", ElementType::f16},       {"int32_t", ElementType::i32},
+      {"unsigned", ElementType::u32},     {"unsigned int", ElementType::u32},
+      {"uint32_t", ElementType::u32},     {"long long", ElementType::i64},
+      {"int64_t", ElementType::i64},      {"uint8_t", ElementType::u8},
+      {"unsigned char", ElementType::u8}, {"signed char", ElementType::i8},
+      {"int8_t", ElementType::i8},        {"short", ElementType::i16},
+      {"int16_t", ElementType::i16},      {"unsigned short", ElementType::u16},
+      {"uint16_t", ElementType::u16},     {"unsigned long long", ElementType::u64},
       {"uint64_t", ElementType::u64}};
   for (const ElementType t : kElementTypes)
     if (name == element_type_name(t)) return t;
@@ -212,10 +212,9 @@ namespace detail {
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"kernel",  "source", "entry",       "options", "problem_defines",
-                                         "problem", "params", "constraints", "launch",  "buffers",
-                                         "globals", "args",   "verify",      "metrics", "default",
-                                         "allowed"};
+constexpr std::string_view kTopKeys[] = {"kernel", "source",      "entry",   "options", "problem_defines", "problem",
+                                         "params", "constraints", "launch",  "buffers", "globals",         "args",
+                                         "verify", "metrics",     "default", "allowed"};
 constexpr std::string_view kLaunchKeys[] = {"grid", "block", "shared_bytes"};
 constexpr std::string_view kMetricKeys[] = {"bytes", "flops", "flop_type"};
 constexpr std::string_view kRangeKeys[] = {"from", "to", "step", "pow2"};
@@ -279,8 +278,9 @@ Space SpaceLoader::load() {
     space_.problem = read_axes(problem->value, false);
     for (std::size_t i = 0; i < space_.problem.size(); ++i)
       if (space_.problem[i].kind != AxisKind::integer)
-        yaml_.fail(problem_marks_[i], "problem size " + space_.problem[i].name + " takes integers, not " +
-                                          (space_.problem[i].kind == AxisKind::real ? "decimal numbers" : "words"),
+        yaml_.fail(problem_marks_[i],
+                   "problem size " + space_.problem[i].name + " takes integers, not " +
+                       (space_.problem[i].kind == AxisKind::real ? "decimal numbers" : "words"),
                    "problem sizes are whole numbers such as 1024");
   }
   const YamlEntry& params = require(top, root, "params", "params: {TILE: [16, 32, 64]}");
@@ -296,14 +296,14 @@ Space SpaceLoader::load() {
 
   if (const YamlEntry* e = find(top, "options"); e && !e->value.is_null()) read_options(e->value);
   if (const YamlEntry* e = find(top, "constraints"); e && !e->value.is_null()) {
-    for (const YamlValue& item : yaml_.items(e->value, "a list of expressions",
-                                             "write one expression per line, each after '- '"))
+    for (const YamlValue& item :
+         yaml_.items(e->value, "a list of expressions", "write one expression per line, each after '- '"))
       space_.constraints.push_back(Constraint{read_expr(item, true)});
   }
   if (const YamlEntry* e = find(top, "allowed")) read_allowed(e->value);
 
-  space_.launch = read_launch(
-      require(top, root, "launch", "launch: {grid: [\"ceil_div(N, TILE)\"], block: [TILE]}").value, names_);
+  space_.launch =
+      read_launch(require(top, root, "launch", "launch: {grid: [\"ceil_div(N, TILE)\"], block: [TILE]}").value, names_);
 
   const YamlEntry* buffers = find(top, "buffers");
   if (buffers) read_buffers(buffers->value);
@@ -339,17 +339,20 @@ void SpaceLoader::read_kernel(const Entries& top, const YamlValue& root) {
                               "the kernel's name, or a template instantiation such as 'scale<float, 4>'");
 }
 
-std::filesystem::path SpaceLoader::read_path(const YamlValue& v, std::string_view what, std::string_view example) const {
+std::filesystem::path SpaceLoader::read_path(const YamlValue& v, std::string_view what,
+                                             std::string_view example) const {
   const std::string text = yaml_.string(v, "a path", std::string(example));
   std::filesystem::path p(text);
   if (p.is_relative()) p = space_.yaml_path.parent_path() / p;
   p = p.lexically_normal();
   struct stat st {};
   if (::stat(p.c_str(), &st) != 0)
-    yaml_.fail(v, std::string(what) + " '" + excerpt(text) + "' does not exist (looked for " + excerpt(p.string()) + ")",
+    yaml_.fail(v,
+               std::string(what) + " '" + excerpt(text) + "' does not exist (looked for " + excerpt(p.string()) + ")",
                "a relative path is resolved from the directory of the YAML file");
   if (S_ISDIR(st.st_mode))
-    yaml_.fail(v, std::string(what) + " '" + excerpt(text) + "' is a directory, not a file (" + excerpt(p.string()) + ")",
+    yaml_.fail(v,
+               std::string(what) + " '" + excerpt(text) + "' is a directory, not a file (" + excerpt(p.string()) + ")",
                "name the file itself");
   if (!S_ISREG(st.st_mode))
     yaml_.fail(v, std::string(what) + " '" + excerpt(text) + "' is not a regular file (a FIFO, device or socket)",
@@ -387,8 +390,9 @@ OptionTemplate SpaceLoader::read_option(const YamlValue& v) const {
       e.expr = python ? Expr::parse_python(inner.substr(skip)) : Expr::parse(inner);
       e.expr.bind(names_, slot_decodings_);
     } catch (const ExprSyntaxError& err) {
-      yaml_.fail(v, v.name() + ": bad expression '${" + excerpt(inner) + "}' in option '" + excerpt(option.text) +
-                        "': " + err.what(),
+      yaml_.fail(v,
+                 v.name() + ": bad expression '${" + excerpt(inner) + "}' in option '" + excerpt(option.text) +
+                     "': " + err.what(),
                  "expressions in options use the problem sizes and integer params: " + join_names(names_) +
                      "; ${python: ...} takes Python over every param");
     }
@@ -438,8 +442,8 @@ std::optional<ValueKind> value_kind(const YamlValue& item) {
   // Digits alone are an integer, even one too large for 64 bits (reported as such).
   const std::string_view digits = std::string_view(s).substr(s.front() == '-' || s.front() == '+' ? 1 : 0);
   if (parse_integer(s) || (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
-                            return std::isdigit(static_cast<unsigned char>(c));
-                          })))
+        return std::isdigit(static_cast<unsigned char>(c));
+      })))
     return ValueKind::integer;
   if (parse_number(s)) return ValueKind::real;
   std::string l = s;
@@ -465,12 +469,13 @@ void SpaceLoader::read_values(const YamlValue& v, Axis& axis) const {
     axis.values = read_range(v);
     return;
   }
-  const std::vector<YamlValue> items = v.is_scalar() ? std::vector<YamlValue>{v} : yaml_.items(v, "a list", kValuesHint);
+  const std::vector<YamlValue> items =
+      v.is_scalar() ? std::vector<YamlValue>{v} : yaml_.items(v, "a list", kValuesHint);
   if (items.empty()) yaml_.fail(v, v.name() + " has no values (an empty list)", kValuesHint);
   if (items.size() > kMaxAxisValues)
-    yaml_.fail(v, v.name() + " has " + std::to_string(items.size()) + " values, more than " +
-                      std::to_string(kMaxAxisValues),
-               "an axis is a short list: use fewer values");
+    yaml_.fail(
+        v, v.name() + " has " + std::to_string(items.size()) + " values, more than " + std::to_string(kMaxAxisValues),
+        "an axis is a short list: use fewer values");
   // The first item decides the kind; integers may stand among decimals (0.5, 1, 2.5).
   const auto first = value_kind(items.front());
   if (!first) yaml_.fail_type(items.front(), "an integer, a decimal number or a word", kValuesHint);
@@ -478,9 +483,8 @@ void SpaceLoader::read_values(const YamlValue& v, Axis& axis) const {
   const auto quoted_number = [](const YamlValue& item) {
     return item.is_scalar() && !item.is_plain() && parse_number(item.text());
   };
-  const bool any_plain_number = std::any_of(items.begin(), items.end(), [](const YamlValue& item) {
-    return item.is_plain() && parse_number(item.text());
-  });
+  const bool any_plain_number = std::any_of(
+      items.begin(), items.end(), [](const YamlValue& item) { return item.is_plain() && parse_number(item.text()); });
   for (const YamlValue& item : items)
     if (any_plain_number && quoted_number(item))
       yaml_.fail_type(item, "a number like the other values", "remove the quotes: a quoted value is a word");
@@ -490,8 +494,9 @@ void SpaceLoader::read_values(const YamlValue& v, Axis& axis) const {
     if (k == ValueKind::real && kind == ValueKind::integer) kind = ValueKind::real;
     const bool fits = k && (*k == kind || (kind == ValueKind::real && *k == ValueKind::integer));
     if (!fits) {
-      yaml_.fail(item, item.name() + ": expected " + std::string(kind_name(kind)) + " like the values before it, got " +
-                           yaml_.describe(item),
+      yaml_.fail(item,
+                 item.name() + ": expected " + std::string(kind_name(kind)) + " like the values before it, got " +
+                     yaml_.describe(item),
                  kind == ValueKind::text && item.is_plain()
                      ? std::string("quote it to make it a word: \"") + excerpt(item.text()) + "\""
                      : std::string("the values of one axis are all integers, all numbers or all words; ") +
@@ -500,7 +505,9 @@ void SpaceLoader::read_values(const YamlValue& v, Axis& axis) const {
                                 : "fix this one"));
     }
   }
-  axis.kind = kind == ValueKind::integer ? AxisKind::integer : kind == ValueKind::real ? AxisKind::real : AxisKind::text;
+  axis.kind = kind == ValueKind::integer ? AxisKind::integer
+              : kind == ValueKind::real  ? AxisKind::real
+                                         : AxisKind::text;
   if (axis.kind == AxisKind::integer) {
     std::unordered_set<std::int64_t> seen;
     for (const YamlValue& item : items) {
@@ -517,17 +524,20 @@ void SpaceLoader::read_values(const YamlValue& v, Axis& axis) const {
   for (const YamlValue& item : items) {
     const std::string label = item.text();
     if (label.size() > kMaxTextValue || label.find_first_of("\n\r") != std::string::npos)
-      yaml_.fail(item, item.name() + ": a value of a param is one line of at most " + std::to_string(kMaxTextValue) +
-                           " characters",
-                 "values are passed to the compiler as -D" + axis.name + "=VALUE");
+      yaml_.fail(
+          item,
+          item.name() + ": a value of a param is one line of at most " + std::to_string(kMaxTextValue) + " characters",
+          "values are passed to the compiler as -D" + axis.name + "=VALUE");
     if (axis.kind == AxisKind::real) {
       const double x = *parse_number(label);
       if (std::find(numbers.begin(), numbers.end(), x) != numbers.end() && numbers.size() < 4096)
-        yaml_.fail(item, "duplicate value " + excerpt(label) + " in " + v.name(), "each value may appear once; remove the repeat");
+        yaml_.fail(item, "duplicate value " + excerpt(label) + " in " + v.name(),
+                   "each value may appear once; remove the repeat");
       numbers.push_back(x);
     }
     if (!seen_labels.insert(label).second)
-      yaml_.fail(item, "duplicate value " + excerpt(label) + " in " + v.name(), "each value may appear once; remove the repeat");
+      yaml_.fail(item, "duplicate value " + excerpt(label) + " in " + v.name(),
+                 "each value may appear once; remove the repeat");
     axis.values.push_back(static_cast<std::int64_t>(axis.labels.size()));
     axis.labels.push_back(label);
   }
@@ -556,9 +566,10 @@ std::vector<std::int64_t> SpaceLoader::read_range(const YamlValue& v) const {
                    "both bounds of pow2 are powers of two (1, 2, 4, ...)");
     }
     if (lo > hi)
-      yaml_.fail(pow2->value,
-                 pow2->value.name() + ": lower bound " + std::to_string(lo) + " is above upper bound " + std::to_string(hi),
-                 "write [lo, hi] with lo <= hi");
+      yaml_.fail(
+          pow2->value,
+          pow2->value.name() + ": lower bound " + std::to_string(lo) + " is above upper bound " + std::to_string(hi),
+          "write [lo, hi] with lo <= hi");
     for (std::int64_t x = lo;; x *= 2) {
       values.push_back(x);
       if (x == hi) break;
@@ -567,7 +578,8 @@ std::vector<std::int64_t> SpaceLoader::read_range(const YamlValue& v) const {
   }
   if (!from || !to)
     yaml_.fail(v,
-               v.name() + ": a range needs both 'from' and 'to'" + (es.empty() ? std::string(", got an empty map") : std::string()),
+               v.name() + ": a range needs both 'from' and 'to'" +
+                   (es.empty() ? std::string(", got an empty map") : std::string()),
                kValuesHint);
   const std::int64_t a = yaml_.integer(from->value);
   const std::int64_t b = yaml_.integer(to->value);
@@ -579,10 +591,12 @@ std::vector<std::int64_t> SpaceLoader::read_range(const YamlValue& v) const {
     yaml_.fail(to->value, v.name() + ": range is empty (from " + std::to_string(a) + " > to " + std::to_string(b) + ")",
                "write the smaller bound in 'from'");
   // Unsigned arithmetic: to - from may not fit in int64, and (to - from) / step + 1 may wrap to 0.
-  const std::uint64_t span = (static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a)) / static_cast<std::uint64_t>(s);
+  const std::uint64_t span =
+      (static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a)) / static_cast<std::uint64_t>(s);
   if (span >= kMaxAxisValues)
-    yaml_.fail(v, v.name() + ": range has " + decimal(span) + (span == UINT64_MAX ? "" : " + 1") + " values, more than " +
-                      std::to_string(kMaxAxisValues),
+    yaml_.fail(v,
+               v.name() + ": range has " + decimal(span) + (span == UINT64_MAX ? "" : " + 1") + " values, more than " +
+                   std::to_string(kMaxAxisValues),
                "use a larger step, or pow2");
   const std::uint64_t count = span + 1;
   const auto first = static_cast<std::uint64_t>(a);
@@ -596,15 +610,16 @@ void SpaceLoader::check_counts(const YamlEntry& problem, const YamlEntry& params
   // what it samples), so the bound is what a point's 64-bit id can number, with room to spare.
   auto product = [](const std::vector<Axis>& axes) {
     std::uint64_t n = 1;
-    for (const Axis& a : axes) n = a.values.size() != 0 && n > UINT64_MAX / a.values.size() ? UINT64_MAX : n * a.values.size();
+    for (const Axis& a : axes)
+      n = a.values.size() != 0 && n > UINT64_MAX / a.values.size() ? UINT64_MAX : n * a.values.size();
     return n;
   };
   // With an allowed list only its configs are enumerated: the product does not bound the work.
   if (const std::uint64_t points = product(space_.params); points > kMaxPoints && !listed)
-    yaml_.fail(params.key_mark,
-               "the params span " + decimal(points) + " points, more than tiletune indexes (" +
-                   decimal(kMaxPoints) + ")",
-               "use fewer values per param (a search samples a space: it need not list every value)");
+    yaml_.fail(
+        params.key_mark,
+        "the params span " + decimal(points) + " points, more than tiletune indexes (" + decimal(kMaxPoints) + ")",
+        "use fewer values per param (a search samples a space: it need not list every value)");
   if (const std::uint64_t problems = product(space_.problem); problems > kMaxProblems)
     yaml_.fail(problem.key_mark,
                "the problem sizes make " + decimal(problems) + " problems, more than " + decimal(kMaxProblems),
@@ -639,7 +654,8 @@ LocatedExpr SpaceLoader::read_expr_in(const YamlValue& v, std::span<const std::s
     throw SpaceError(yaml_.at_offset(v, e.offset()),
                      v.name() + ": syntax error in expression '" + excerpt(text) + "': " + e.what(),
                      "expressions are C-like over 64-bit integers: + - * / % comparisons "
-                     "&& || ! ?: and " + join_names(kFunctions) + "; or write {python: \"...\"}");
+                     "&& || ! ?: and " +
+                         join_names(kFunctions) + "; or write {python: \"...\"}");
   }
   // Python sees real and text params as their values; tiletune's own expressions see integers.
   const bool all_names = slots.data() == names_.data() && slots.size() == names_.size();
@@ -662,18 +678,21 @@ LocatedExpr SpaceLoader::read_expr_in(const YamlValue& v, std::span<const std::s
     }
     std::string what = source.name() + ": unknown name '" + excerpt(name) + "' in expression '" + excerpt(text) + "'";
     if (auto s = did_you_mean(name, slot_names)) what += "; did you mean '" + *s + "'?";
-    throw SpaceError(yaml_.at_offset(source, e.offset()), what,
-                     "expressions here may use: " + (slot_names.empty() ? std::string("constants only") : join_names(slot_names)));
+    throw SpaceError(
+        yaml_.at_offset(source, e.offset()), what,
+        "expressions here may use: " + (slot_names.empty() ? std::string("constants only") : join_names(slot_names)));
   }
   if (python) return out;
   for (const std::string& name : out.expr.variables())
     if (std::find(non_integer_names_.begin(), non_integer_names_.end(), name) != non_integer_names_.end())
-      yaml_.fail(v, v.name() + ": '" + name + "' is a " +
-                        (space_.params[static_cast<std::size_t>(space_.param_index(name))].kind == AxisKind::real ? "real"
-                                                                                                                 : "text") +
-                        " param; expressions take integer params and problem sizes only",
-                 "give the choice an integer param, constrain it through one, or write the expression in Python: "
-                 "{python: \"...\"} sees real and text params as numbers and strings");
+      yaml_.fail(
+          v,
+          v.name() + ": '" + name + "' is a " +
+              (space_.params[static_cast<std::size_t>(space_.param_index(name))].kind == AxisKind::real ? "real"
+                                                                                                        : "text") +
+              " param; expressions take integer params and problem sizes only",
+          "give the choice an integer param, constrain it through one, or write the expression in Python: "
+          "{python: \"...\"} sees real and text params as numbers and strings");
   return out;
 }
 
@@ -690,8 +709,8 @@ YamlValue SpaceLoader::python_text(const YamlValue& v) const {
 
 std::string SpaceLoader::python_hint() const {
   std::vector<std::string_view> functions(py::function_names().begin(), py::function_names().end());
-  return kPythonHint + join_names(functions) + " (also as math.NAME); names: " +
-         (names_.empty() ? std::string("none") : join_names(names_));
+  return kPythonHint + join_names(functions) +
+         " (also as math.NAME); names: " + (names_.empty() ? std::string("none") : join_names(names_));
 }
 
 void SpaceLoader::read_python_values(const YamlValue& v, Axis& axis) const {
@@ -713,8 +732,10 @@ void SpaceLoader::read_python_values(const YamlValue& v, Axis& axis) const {
   const py::Value::List& items = list.as_list();
   if (items.empty()) yaml_.fail(source, v.name() + " has no values (the Python list is empty)", kValuesHint);
   if (items.size() > kMaxAxisValues)
-    yaml_.fail(source, v.name() + " has " + std::to_string(items.size()) + " values, more than " + std::to_string(kMaxAxisValues),
-               "an axis is a short list: use fewer values");
+    yaml_.fail(
+        source,
+        v.name() + " has " + std::to_string(items.size()) + " values, more than " + std::to_string(kMaxAxisValues),
+        "an axis is a short list: use fewer values");
   const auto all = [&](auto pred) { return std::all_of(items.begin(), items.end(), pred); };
   const auto fail_item = [&](const py::Value& item, const std::string& why) {
     yaml_.fail(source, v.name() + ": the value " + excerpt(item.repr()) + " " + why, kValuesHint);
@@ -733,7 +754,8 @@ void SpaceLoader::read_python_values(const YamlValue& v, Axis& axis) const {
   }
   const bool numbers = all([](const py::Value& x) { return x.is_number(); });
   if (!numbers && !all([](const py::Value& x) { return x.kind() == py::Value::Kind::text; }))
-    fail_item(items.front(), "is among values of another kind: the values of one axis are all integers, all numbers or all words");
+    fail_item(items.front(),
+              "is among values of another kind: the values of one axis are all integers, all numbers or all words");
   axis.kind = numbers ? AxisKind::real : AxisKind::text;
   std::unordered_set<std::string> seen;
   std::vector<double> reals;
@@ -771,7 +793,8 @@ std::optional<std::int64_t> SpaceLoader::constant(const LocatedExpr& e, const Ya
   try {
     return e.expr.eval({});
   } catch (const EvalError& err) {
-    yaml_.fail(v, v.name() + ": cannot evaluate '" + excerpt(v.text()) + "': " + err.what(), "fix the constant expression");
+    yaml_.fail(v, v.name() + ": cannot evaluate '" + excerpt(v.text()) + "': " + err.what(),
+               "fix the constant expression");
   }
 }
 
@@ -783,7 +806,8 @@ void SpaceLoader::read_dims(const YamlValue& v, LocatedExpr (&dims)[3], std::spa
       yaml_.fail(v, v.name() + ": expected 1 to 3 dimensions, got an empty list",
                  "for example [\"ceil_div(N, TILE)\", \"ceil_div(N, TILE)\"]");
     if (items.size() > 3)
-      yaml_.fail(items[3], v.name() + " has " + std::to_string(items.size()) + " dimensions; CUDA has at most 3 (x, y, z)",
+      yaml_.fail(items[3],
+                 v.name() + " has " + std::to_string(items.size()) + " dimensions; CUDA has at most 3 (x, y, z)",
                  "fold the extra dimensions into x, y and z");
   } else if (v.is_map()) {
     yaml_.fail_type(v, "an expression or a list of 1 to 3 expressions");
@@ -821,8 +845,8 @@ LaunchSpec SpaceLoader::read_launch(const YamlValue& v, std::span<const std::str
 
 void SpaceLoader::read_metrics(const YamlValue& v) {
   if (v.is_null()) return;
-  const Entries es = yaml_.entries(v, kMetricKeys, "a map {bytes, flops, flop_type}",
-                                   "for example 'metrics: {bytes: 2*N*N*4}'");
+  const Entries es =
+      yaml_.entries(v, kMetricKeys, "a map {bytes, flops, flop_type}", "for example 'metrics: {bytes: 2*N*N*4}'");
   if (const YamlEntry* e = find(es, "bytes")) space_.metric_bytes = read_expr(e->value);
   if (const YamlEntry* e = find(es, "flops")) space_.metric_flops = read_expr(e->value);
   if (const YamlEntry* e = find(es, "flop_type")) {
@@ -838,8 +862,8 @@ std::vector<std::int64_t> SpaceLoader::read_config(const YamlValue& v, std::stri
   std::vector<std::string> param_names;
   for (const Axis& a : space_.params) param_names.push_back(a.name);
   const std::string label(what);
-  const Entries es = yaml_.entries(v, {}, "a map of param -> value",
-                                   "for example '" + label + ": {TILE: 32}', naming every param");
+  const Entries es =
+      yaml_.entries(v, {}, "a map of param -> value", "for example '" + label + ": {TILE: 32}', naming every param");
   std::vector<std::optional<std::int64_t>> values(space_.params.size());
   for (const YamlEntry& e : es) {
     const int i = space_.param_index(e.key);
@@ -856,8 +880,8 @@ std::vector<std::int64_t> SpaceLoader::read_config(const YamlValue& v, std::stri
     // A real or text param by its label (a real one by its number: 1.0 is 1).
     const std::string text = e.value.is_scalar() ? e.value.text() : std::string();
     for (std::size_t k = 0; k < axis.labels.size(); ++k) {
-      const bool same = axis.labels[k] == text ||
-                        (axis.kind == AxisKind::real && parse_number(text) && parse_number(axis.labels[k]) == parse_number(text));
+      const bool same = axis.labels[k] == text || (axis.kind == AxisKind::real && parse_number(text) &&
+                                                   parse_number(axis.labels[k]) == parse_number(text));
       if (same) values[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(k);
     }
     if (!values[static_cast<std::size_t>(i)])
@@ -879,9 +903,7 @@ std::vector<std::int64_t> SpaceLoader::read_config(const YamlValue& v, std::stri
 Space parse_space(const std::string& yaml_text, const std::filesystem::path& yaml_path) {
   try {
     return detail::SpaceLoader(yaml_text, yaml_path).load();
-  } catch (const SpaceError&) {
-    throw;
-  } catch (const YAML::Exception& e) {
+  } catch (const SpaceError&) { throw; } catch (const YAML::Exception& e) {
     // Node access that yaml-cpp refuses (it should not happen after the checks above).
     SourceLocation loc{yaml_path.string(), 0, 0};
     if (e.mark.line >= 0) loc = {yaml_path.string(), e.mark.line + 1, e.mark.column + 1};
@@ -890,8 +912,8 @@ Space parse_space(const std::string& yaml_text, const std::filesystem::path& yam
     throw SpaceError(SourceLocation{yaml_path.string(), 0, 0}, "out of memory while loading the search space",
                      "the space asks for more than this machine holds: make it smaller");
   } catch (const std::exception& e) {
-    throw SpaceError(SourceLocation{yaml_path.string(), 0, 0},
-                     std::string("cannot load the search space: ") + e.what(), "check the file");
+    throw SpaceError(SourceLocation{yaml_path.string(), 0, 0}, std::string("cannot load the search space: ") + e.what(),
+                     "check the file");
   }
 }
 

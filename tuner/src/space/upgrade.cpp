@@ -38,7 +38,8 @@ std::optional<std::size_t> flow_end(const std::string& text, std::size_t begin) 
 }
 
 std::string line_col(const std::string& text, std::size_t pos) {
-  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(pos, text.size())), '\n');
+  const auto line =
+      1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(pos, text.size())), '\n');
   const std::size_t start = text.rfind('\n', pos == 0 ? 0 : pos - 1);
   const std::size_t column = pos - (start == std::string::npos || pos == 0 ? 0 : start + 1) + 1;
   return std::to_string(line) + ":" + std::to_string(column);
@@ -78,7 +79,9 @@ SpaceUpgrade upgrade_space_text(const std::string& raw, const std::filesystem::p
     if (is_shipped(family)) {
       std::string append = text.empty() || text.back() == '\n' ? "" : "\n";
       append += "verify: {reference: " + builtin + "}\n";
-      edits.push_back({text.size(), text.size(), append, "added verify: {reference: " + builtin + "}, the check earlier versions chose by the kernel's name"});
+      edits.push_back(
+          {text.size(), text.size(), append,
+           "added verify: {reference: " + builtin + "}, the check earlier versions chose by the kernel's name"});
     } else {
       notes.push_back("no verify: earlier versions looked for a built-in reference named '" + family +
                       "', and there is none; add 'verify: {reference: ...}' or 'verify: none' yourself");
@@ -99,9 +102,11 @@ SpaceUpgrade upgrade_space_text(const std::string& raw, const std::filesystem::p
       const auto end = reference.Style() == YAML::EmitterStyle::Flow ? flow_end(text, pos) : std::nullopt;
       if (all_params && end) {
         const std::string config = text.substr(pos, *end - pos);
-        edits.push_back({pos, *end, "{config: " + config + "}", "the reference config became {config: " + config + "}"});
+        edits.push_back(
+            {pos, *end, "{config: " + config + "}", "the reference config became {config: " + config + "}"});
       } else if (all_params) {
-        notes.push_back(line_col(text, pos) + ": the reference config is a block map: write it under 'config:' yourself");
+        notes.push_back(line_col(text, pos) +
+                        ": the reference config is a block map: write it under 'config:' yourself");
       }
     }
   }

@@ -49,8 +49,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       row[j] = std::min({previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        row[j] = std::min(row[j], before[j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) row[j] = std::min(row[j], before[j - 2] + 1);
     }
     std::swap(before, previous);
     std::swap(previous, row);
@@ -196,13 +195,15 @@ std::string prepare_text(std::string raw, const std::string& file) {
   if (starts("\xFF\xFE"sv)) return prepare_text(transcode(std::string_view(raw).substr(2), 2, false, file), file);
   if (starts("\xFE\xFF"sv)) return prepare_text(transcode(std::string_view(raw).substr(2), 2, true, file), file);
   if (starts("\xEF\xBB\xBF"sv)) raw.erase(0, 3);
-  if (const auto nuls = static_cast<std::size_t>(std::count(raw.begin(), raw.end(), '\0')); nuls > 0 && 4 * nuls >= raw.size())
+  if (const auto nuls = static_cast<std::size_t>(std::count(raw.begin(), raw.end(), '\0'));
+      nuls > 0 && 4 * nuls >= raw.size())
     throw SpaceError(SourceLocation{file, 0, 0},
                      "the file is mostly NUL bytes: UTF-16 or UTF-32 without a byte-order mark, or not text at all",
                      "save the search space as UTF-8");
   for (std::size_t i = 0; i < raw.size();) {
     const auto c = static_cast<unsigned char>(raw[i]);
-    if (c == 0) throw SpaceError(location_of(file, raw, i), "the file holds a NUL byte", "a search space is text: remove it");
+    if (c == 0)
+      throw SpaceError(location_of(file, raw, i), "the file holds a NUL byte", "a search space is text: remove it");
     if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
       throw SpaceError(location_of(file, raw, i), "the file holds the control character " + std::to_string(c),
                        "YAML allows no control characters but tab and line breaks: remove it");
@@ -336,8 +337,7 @@ SourceLocation YamlReader::at_offset(const YamlValue& scalar, std::size_t offset
   offset = std::min(offset, s.size());
   auto start = static_cast<std::size_t>(scalar.mark.pos);
   // A quoted scalar's mark is at its opening quote.
-  if (!scalar.is_plain() && start < text_.size() && (text_[start] == '"' || text_[start] == '\''))
-    ++start;
+  if (!scalar.is_plain() && start < text_.size() && (text_[start] == '"' || text_[start] == '\'')) ++start;
   // Only map the offset when the file holds the text verbatim (no escapes, no line folding).
   const std::string_view prefix = std::string_view(s).substr(0, offset);
   if (prefix.find('\n') == std::string_view::npos && start + offset <= text_.size() &&
@@ -354,11 +354,9 @@ void YamlReader::fail(const YamlValue& value, std::string what, std::string reme
   fail(value.mark, std::move(what), std::move(remedy));
 }
 
-void YamlReader::fail_type(const YamlValue& value, std::string_view expected,
-                           std::string remedy) const {
+void YamlReader::fail_type(const YamlValue& value, std::string_view expected, std::string remedy) const {
   if (remedy.empty()) remedy = "see configs/transpose.yaml for an example of every key";
-  fail(value, value.name() + ": expected " + std::string(expected) + ", got " + describe(value),
-       std::move(remedy));
+  fail(value, value.name() + ": expected " + std::string(expected) + ", got " + describe(value), std::move(remedy));
 }
 
 YamlValue YamlReader::root() const {
@@ -393,7 +391,8 @@ std::optional<SplitExpression> YamlReader::split_at(const std::vector<YAML::Node
     const auto end = raw_end(pieces[i]);
     if (!end) return std::nullopt;
     depth += paren_depth(pieces[i].Scalar());
-    if (depth <= 0) return SplitExpression{static_cast<std::size_t>(pieces[first].Mark().pos), *end, pieces[first].Mark()};
+    if (depth <= 0)
+      return SplitExpression{static_cast<std::size_t>(pieces[first].Mark().pos), *end, pieces[first].Mark()};
   }
   return std::nullopt;
 }
@@ -407,8 +406,7 @@ void YamlReader::fail_split(const SplitExpression& split, const std::string& pat
            "\" (`tiletune upgrade-space FILE --write` quotes every such expression)");
 }
 
-std::vector<YamlEntry> YamlReader::entries(const YamlValue& map,
-                                           std::span<const std::string_view> allowed,
+std::vector<YamlEntry> YamlReader::entries(const YamlValue& map, std::span<const std::string_view> allowed,
                                            std::string_view expected, std::string remedy) const {
   if (!map.is_map()) fail_type(map, expected, std::move(remedy));
   const bool flow = map.node.Style() == YAML::EmitterStyle::Flow;
@@ -429,14 +427,14 @@ std::vector<YamlEntry> YamlReader::entries(const YamlValue& map,
     check_tag(key, key.Mark(), "a key " + map_place(map));
     const std::string name = key.Scalar();
     if (name.size() > kMaxNameLength)
-      fail(key.Mark(), "the key '" + excerpt(name) + "' " + map_place(map) + " is longer than " +
-                           std::to_string(kMaxNameLength) + " characters",
+      fail(key.Mark(),
+           "the key '" + excerpt(name) + "' " + map_place(map) + " is longer than " + std::to_string(kMaxNameLength) +
+               " characters",
            "keys are short names such as 'TILE' or 'grid'");
     for (const YamlEntry& e : out) {
       if (e.key == name)
         fail(key.Mark(), "duplicate key '" + excerpt(name) + "' " + map_place(map),
-             "it was first given at line " + std::to_string(e.key_mark.line + 1) +
-                 "; keep one of them");
+             "it was first given at line " + std::to_string(e.key_mark.line + 1) + "; keep one of them");
     }
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::string what = "unknown key '" + excerpt(name) + "' " + map_place(map);
@@ -452,8 +450,7 @@ std::vector<YamlEntry> YamlReader::entries(const YamlValue& map,
   return out;
 }
 
-std::vector<YamlValue> YamlReader::items(const YamlValue& list, std::string_view expected,
-                                        std::string remedy) const {
+std::vector<YamlValue> YamlReader::items(const YamlValue& list, std::string_view expected, std::string remedy) const {
   if (!list.is_sequence()) fail_type(list, expected, std::move(remedy));
   std::vector<YAML::Node> nodes;
   for (const YAML::Node& item : list.node) nodes.push_back(item);
@@ -516,8 +513,7 @@ std::string YamlReader::describe(const YamlValue& value) const {
   return "the string '" + excerpt(s) + "'";
 }
 
-std::int64_t YamlReader::integer(const YamlValue& value, std::string_view expected,
-                                 std::string remedy) const {
+std::int64_t YamlReader::integer(const YamlValue& value, std::string_view expected, std::string remedy) const {
   if (value.is_scalar()) {
     const std::string s = value.text();
     if (value.is_plain()) {
@@ -550,12 +546,13 @@ double YamlReader::number(const YamlValue& value) const {
   fail_type(value, "a number", "write a number such as 0, 0.5 or 1e-5, unquoted");
 }
 
-std::string YamlReader::string(const YamlValue& value, std::string_view expected,
-                               std::string remedy, std::size_t max_length) const {
+std::string YamlReader::string(const YamlValue& value, std::string_view expected, std::string remedy,
+                               std::size_t max_length) const {
   if (!value.is_scalar() || value.text().empty()) fail_type(value, expected, std::move(remedy));
   if (value.text().size() > max_length)
-    fail(value, value.name() + ": " + std::to_string(value.text().size()) + " characters, more than the " +
-                    std::to_string(max_length) + " allowed here",
+    fail(value,
+         value.name() + ": " + std::to_string(value.text().size()) + " characters, more than the " +
+             std::to_string(max_length) + " allowed here",
          std::move(remedy));
   return value.text();
 }
@@ -564,8 +561,7 @@ std::optional<std::string> did_you_mean(std::string_view name, std::span<const s
   return closest(name, candidates);
 }
 
-std::optional<std::string> did_you_mean(std::string_view name,
-                                        std::span<const std::string_view> candidates) {
+std::optional<std::string> did_you_mean(std::string_view name, std::span<const std::string_view> candidates) {
   return closest(name, candidates);
 }
 
@@ -574,9 +570,8 @@ std::string join_names(std::span<const std::string_view> names) { return join(na
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 std::optional<std::int64_t> parse_integer(std::string_view s) {

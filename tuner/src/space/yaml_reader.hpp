@@ -34,9 +34,9 @@ inline constexpr std::size_t kMaxQuotedLength = 80;  ///< user text quoted in a 
 
 /// One YAML value, where it was written and how to name it in a message.
 struct YamlValue {
-  YAML::Node node;                    ///< a null node when the value is empty or absent
-  YAML::Mark mark;                    ///< where to point (the key's mark for an empty value)
-  std::string path;                   ///< key path for messages; empty for the document root
+  YAML::Node node;   ///< a null node when the value is empty or absent
+  YAML::Mark mark;   ///< where to point (the key's mark for an empty value)
+  std::string path;  ///< key path for messages; empty for the document root
 
   [[nodiscard]] bool is_null() const { return node.IsNull(); }
   [[nodiscard]] bool is_scalar() const { return node.IsScalar(); }
@@ -84,19 +84,15 @@ class YamlReader {
   [[noreturn]] void fail(const YAML::Mark& mark, std::string what, std::string remedy = {}) const;
   [[noreturn]] void fail(const YamlValue& value, std::string what, std::string remedy = {}) const;
   /// "<name>: expected <expected>, got <what value is>"; a generic hint when none is given.
-  [[noreturn]] void fail_type(const YamlValue& value, std::string_view expected,
-                              std::string remedy = {}) const;
+  [[noreturn]] void fail_type(const YamlValue& value, std::string_view expected, std::string remedy = {}) const;
 
   /// Entries of a map in document order. Rejects a non-map, non-scalar keys, duplicate keys,
   /// tags and split expressions; when `allowed` is not empty, also unknown keys (with a
   /// did-you-mean).
-  [[nodiscard]] std::vector<YamlEntry> entries(const YamlValue& map,
-                                               std::span<const std::string_view> allowed,
-                                               std::string_view expected = "a map",
-                                               std::string remedy = {}) const;
+  [[nodiscard]] std::vector<YamlEntry> entries(const YamlValue& map, std::span<const std::string_view> allowed,
+                                               std::string_view expected = "a map", std::string remedy = {}) const;
   /// Items of a list. Rejects a non-list, tags and split expressions.
-  [[nodiscard]] std::vector<YamlValue> items(const YamlValue& list,
-                                             std::string_view expected = "a list",
+  [[nodiscard]] std::vector<YamlValue> items(const YamlValue& list, std::string_view expected = "a list",
                                              std::string remedy = {}) const;
 
   /// What a value is, for messages: "a map", "nothing", "the number 1.5", "the string 'abc'".
@@ -118,8 +114,7 @@ class YamlReader {
 
  private:
   [[nodiscard]] std::optional<std::size_t> raw_end(const YAML::Node& plain) const;
-  [[nodiscard]] std::optional<SplitExpression> split_at(const std::vector<YAML::Node>& pieces,
-                                                        std::size_t first) const;
+  [[nodiscard]] std::optional<SplitExpression> split_at(const std::vector<YAML::Node>& pieces, std::size_t first) const;
   void check_tag(const YAML::Node& node, const YAML::Mark& mark, const std::string& path) const;
   [[noreturn]] void fail_split(const SplitExpression& split, const std::string& path) const;
 
@@ -130,8 +125,7 @@ class YamlReader {
 
 /// The candidate closest to `name` by edit distance (case-insensitive), if close enough.
 /// Bounded: names longer than 64 characters get no suggestion.
-[[nodiscard]] std::optional<std::string> did_you_mean(std::string_view name,
-                                                      std::span<const std::string> candidates);
+[[nodiscard]] std::optional<std::string> did_you_mean(std::string_view name, std::span<const std::string> candidates);
 [[nodiscard]] std::optional<std::string> did_you_mean(std::string_view name,
                                                       std::span<const std::string_view> candidates);
 /// "a, b, c".

@@ -55,13 +55,15 @@ bool StrategyBase::is_observed(std::size_t point) const {
 void StrategyBase::observe(std::size_t point, std::optional<double> time) {
   const auto it = proposed_.find(point);
   if (it == proposed_.end() || !std::isnan(it->second))
-    throw Error(fmt::format("search strategy '{}': observe({}) for a point that is not outstanding "
-                            "(never proposed, already observed, or outside the domain)",
-                            name_, point));
+    throw Error(
+        fmt::format("search strategy '{}': observe({}) for a point that is not outstanding "
+                    "(never proposed, already observed, or outside the domain)",
+                    name_, point));
   if (time && !(std::isfinite(*time) && *time > 0))
-    throw Error(fmt::format("search strategy '{}': point {} ({}) observed with time {}; a time must be positive "
-                            "and finite (pass nullopt for a failed point)",
-                            name_, point, describe_point(domain_, point), *time));
+    throw Error(
+        fmt::format("search strategy '{}': point {} ({}) observed with time {}; a time must be positive "
+                    "and finite (pass nullopt for a failed point)",
+                    name_, point, describe_point(domain_, point), *time));
   --outstanding_;
   ++observed_count_;
   const double s = time ? *time : kFailed;
@@ -72,9 +74,10 @@ void StrategyBase::observe(std::size_t point, std::optional<double> time) {
 
 void StrategyBase::prefer(std::vector<std::size_t> points) {
   if (!proposed_.empty())
-    throw Error(fmt::format("search strategy '{}': prefer() after the search began (call it before the first "
-                            "propose)",
-                            name_));
+    throw Error(
+        fmt::format("search strategy '{}': prefer() after the search began (call it before the first "
+                    "propose)",
+                    name_));
   std::unordered_set<std::size_t> seen;
   for (const std::size_t p : points) {
     (void)domain_.coords(p);  // throws Error naming the point when it is not the domain's

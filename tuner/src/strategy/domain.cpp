@@ -21,7 +21,8 @@ std::string coords_text(std::span<const std::uint16_t> coords) {
 }
 
 /// The product of the value lists' sizes; throws Error past 2^64 (every key must fit).
-std::uint64_t grid_size_of(const std::vector<std::string>& names, const std::vector<std::vector<std::int64_t>>& values) {
+std::uint64_t grid_size_of(const std::vector<std::string>& names,
+                           const std::vector<std::vector<std::int64_t>>& values) {
   if (names.size() != values.size())
     throw Error(fmt::format("search domain: {} param names but {} value lists", names.size(), values.size()));
   std::uint64_t combinations = 1;
@@ -31,9 +32,10 @@ std::uint64_t grid_size_of(const std::vector<std::string>& names, const std::vec
                               values[p].size()));
     const std::uint64_t n = std::max<std::uint64_t>(values[p].size(), 1);
     if (combinations > std::numeric_limits<std::uint64_t>::max() / n)
-      throw Error(fmt::format("search domain: the params' value lists have more than 2^64 combinations "
-                              "(at param '{}')",
-                              names[p]));
+      throw Error(
+          fmt::format("search domain: the params' value lists have more than 2^64 combinations "
+                      "(at param '{}')",
+                      names[p]));
     combinations *= n;
   }
   return combinations;
@@ -53,9 +55,10 @@ class ListSource final : public DomainSource {
                                 coords_text(c), c.size(), names.size()));
       for (std::size_t p = 0; p < c.size(); ++p) {
         if (c[p] >= values_[p].size())
-          throw Error(fmt::format("search domain: point {} {}: coordinate {} of param '{}' is out of range "
-                                  "(it has {} values)",
-                                  i, coords_text(c), c[p], names[p], values_[p].size()));
+          throw Error(
+              fmt::format("search domain: point {} {}: coordinate {} of param '{}' is out of range "
+                          "(it has {} values)",
+                          i, coords_text(c), c[p], names[p], values_[p].size()));
       }
       const auto [it, inserted] = index_.emplace(key(c), i);
       if (!inserted)

@@ -16,14 +16,15 @@ class Exhaustive final : public StrategyBase {
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
-    while (batch.size() < max_count && take_preferred(batch)) {
-    }
+    while (batch.size() < max_count && take_preferred(batch)) {}
     if (const auto start = domain().start(); start && !is_proposed(*start) && batch.size() < max_count)
       claim(*start, batch);
     while (batch.size() < max_count && !walked_all_) {
       walked_ = domain().next(walked_);
-      if (!walked_) walked_all_ = true;
-      else if (!is_proposed(*walked_)) claim(*walked_, batch);
+      if (!walked_)
+        walked_all_ = true;
+      else if (!is_proposed(*walked_))
+        claim(*walked_, batch);
     }
     return batch;
   }

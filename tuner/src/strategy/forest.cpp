@@ -193,7 +193,8 @@ class Forest {
     // Unrolled, so that the group's node indices live in registers.
     [&]<std::size_t... g>(std::index_sequence<g...>) {
       for (std::size_t level = 0; level < depth; ++level) (step(g), ...);
-    }(std::make_index_sequence<group>{});
+    }
+    (std::make_index_sequence<group>{});
     for (std::size_t g = 0; g < group; ++g) out[g] = nodes[at[g]].value + offset;
   }
 
@@ -330,8 +331,8 @@ class Forest {
   /// Updates best and best_gain with feature f's splits, from its histogram at counts_[at...]
   /// and sums_[at...], with the ranks seen at seen_[words_at...] (count samples, summing to
   /// sum), and zeroes them. Returns whether f splits the node at all.
-  bool consider_splits(std::size_t f, std::size_t at, std::size_t words_at, std::size_t count, double sum,
-                       Split& best, double& best_gain) {
+  bool consider_splits(std::size_t f, std::size_t at, std::size_t words_at, std::size_t count, double sum, Split& best,
+                       double& best_gain) {
     if (bins_[f] < 2) return false;
     const double parent = sum * sum / static_cast<double>(count);
     std::size_t left_count = 0;
@@ -371,7 +372,7 @@ class Forest {
   std::vector<std::vector<Node>> trees_;
   std::vector<double> offsets_;      ///< per tree: the mean target of its fit, added back to predictions
   std::vector<std::size_t> depths_;  ///< per tree: the most levels below its root
-  std::size_t next_tree_ = 0;    ///< the tree refit_some refits next
+  std::size_t next_tree_ = 0;        ///< the tree refit_some refits next
   mutable std::vector<float> per_tree_;
   // Scratch space reused by every fit.
   std::vector<double> centred_;
@@ -508,8 +509,10 @@ class ForestSearch final : public StrategyBase {
       }
       if (fitted_at_ == 0) break;  // no model until some of the design has been measured
       std::optional<std::size_t> p;
-      if (rng_.chance(kExploreShare)) p = pick_unproposed(rng_);
-      else if (rng_.chance(kLocalShare)) p = near_best();
+      if (rng_.chance(kExploreShare))
+        p = pick_unproposed(rng_);
+      else if (rng_.chance(kLocalShare))
+        p = near_best();
       if (!p) p = lowest_bound();
       if (!p) break;
       claim(*p, batch);
@@ -524,8 +527,8 @@ class ForestSearch final : public StrategyBase {
     measured_log_.push_back(s < kFailed ? std::log(s) : kFailed);
     if (s < kFailed) {
       worst_log_ = std::max(worst_log_, measured_log_.back());
-      const auto at = std::upper_bound(fastest_.begin(), fastest_.end(), s,
-                                       [&](double v, std::size_t p) { return v < score(p); });
+      const auto at =
+          std::upper_bound(fastest_.begin(), fastest_.end(), s, [&](double v, std::size_t p) { return v < score(p); });
       fastest_.insert(at, point);
       if (fastest_.size() > kLocalBases) fastest_.pop_back();
     }
@@ -746,47 +749,47 @@ class ForestSearch final : public StrategyBase {
   Rng rng_;
   std::size_t design_size_;
   bool design_sized_ = false;
-  std::vector<std::size_t> design_;         ///< the initial design so far
-  std::vector<std::uint16_t> design_x_;     ///< its features, point-major
+  std::vector<std::size_t> design_;      ///< the initial design so far
+  std::vector<std::uint16_t> design_x_;  ///< its features, point-major
   RankFeatures features_;
   Forest forest_;
-  std::vector<std::size_t> measured_;       ///< observed points, in order
-  std::vector<std::uint16_t> measured_x_;   ///< their features, point-major
-  std::vector<double> measured_log_;        ///< their log times, kFailed where they failed
+  std::vector<std::size_t> measured_;                            ///< observed points, in order
+  std::vector<std::uint16_t> measured_x_;                        ///< their features, point-major
+  std::vector<double> measured_log_;                             ///< their log times, kFailed where they failed
   double worst_log_ = -std::numeric_limits<double>::infinity();  ///< the largest finite one
-  std::vector<std::size_t> fastest_;        ///< the fastest measured ok points, best first
-  std::size_t fitted_at_ = 0;               ///< observations in the last fit
-  std::vector<std::size_t> random_part_;    ///< the pool's random candidates, oldest first
-  std::vector<std::size_t> pool_;           ///< the candidates of the last fit
-  std::vector<std::uint16_t> pool_x_;       ///< their features
-  PointIndex pool_index_;                   ///< their indices in pool_
-  std::vector<Scored> scored_;              ///< their bounds at the last fit
-  std::vector<double> pool_mean_;           ///< their mean predictions at the last fit
-  std::vector<float> tree_predictions_;     ///< [tree][candidate]: each tree's prediction of the pool
-  std::size_t fits_since_pool_ = 0;         ///< fits since the pool was drawn
-  std::optional<std::size_t> pool_base_;    ///< the fastest point when the pool was drawn
+  std::vector<std::size_t> fastest_;                             ///< the fastest measured ok points, best first
+  std::size_t fitted_at_ = 0;                                    ///< observations in the last fit
+  std::vector<std::size_t> random_part_;                         ///< the pool's random candidates, oldest first
+  std::vector<std::size_t> pool_;                                ///< the candidates of the last fit
+  std::vector<std::uint16_t> pool_x_;                            ///< their features
+  PointIndex pool_index_;                                        ///< their indices in pool_
+  std::vector<Scored> scored_;                                   ///< their bounds at the last fit
+  std::vector<double> pool_mean_;                                ///< their mean predictions at the last fit
+  std::vector<float> tree_predictions_;   ///< [tree][candidate]: each tree's prediction of the pool
+  std::size_t fits_since_pool_ = 0;       ///< fits since the pool was drawn
+  std::optional<std::size_t> pool_base_;  ///< the fastest point when the pool was drawn
   // The pool before the last refresh, whose predictions a new pool reuses.
   std::vector<std::size_t> previous_pool_;
   std::vector<std::uint16_t> previous_x_;
   std::vector<float> previous_predictions_;
-  PointIndex previous_index_;              ///< its points, with their indices there
+  PointIndex previous_index_;  ///< its points, with their indices there
   struct Kept {
     std::size_t index;     ///< in the pool
     std::size_t previous;  ///< in the previous pool
   };
-  std::vector<Kept> kept_;                 ///< candidates of both pools
-  std::vector<std::size_t> fresh_;         ///< the pool's other candidates
-  std::vector<std::uint16_t> fresh_x_;     ///< their features
-  std::vector<float> fresh_predictions_;   ///< one tree's predictions of them
-  std::vector<bool> stale_;                ///< per tree: refitted since the previous pool
+  std::vector<Kept> kept_;                ///< candidates of both pools
+  std::vector<std::size_t> fresh_;        ///< the pool's other candidates
+  std::vector<std::uint16_t> fresh_x_;    ///< their features
+  std::vector<float> fresh_predictions_;  ///< one tree's predictions of them
+  std::vector<bool> stale_;               ///< per tree: refitted since the previous pool
   // Scratch space reused by every fit.
   std::vector<double> y_;
   std::vector<std::uint16_t> row_;
   PointIndex drawn_;  ///< the pool's random candidates while they are drawn
   std::vector<double> predicted_mean_;
   std::vector<double> predicted_spread_;
-  std::vector<double> option_mean_;       ///< near_best's: the mean prediction of each option
-  std::vector<std::size_t> unpooled_;     ///< near_best's: the options not in the pool
+  std::vector<double> option_mean_;    ///< near_best's: the mean prediction of each option
+  std::vector<std::size_t> unpooled_;  ///< near_best's: the options not in the pool
 };
 
 }  // namespace

@@ -151,7 +151,7 @@ class Genetic final : public StrategyBase {
 
   Rng rng_;
   std::size_t capacity_;
-  std::size_t seeded_ = 0;            ///< initial members proposed so far
+  std::size_t seeded_ = 0;  ///< initial members proposed so far
   std::vector<std::size_t> population_;
 };
 

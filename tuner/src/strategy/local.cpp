@@ -156,7 +156,7 @@ class LocalSearch final : public StrategyBase {
   std::vector<std::size_t> step_;         ///< jump point of this step, if it began with a jump
   std::vector<std::size_t> frontier_;     ///< the incumbent's neighbours to evaluate in this step
   std::size_t frontier_next_ = 0;
-  std::vector<std::size_t> extras_;       ///< two-step points that fill a batch
+  std::vector<std::size_t> extras_;  ///< two-step points that fill a batch
   std::size_t extras_next_ = 0;
   bool extras_built_ = false;
 };

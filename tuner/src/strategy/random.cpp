@@ -16,8 +16,7 @@ class RandomOrder final : public StrategyBase {
 
   std::vector<std::size_t> propose(std::size_t max_count) override {
     std::vector<std::size_t> batch;
-    while (batch.size() < max_count && take_preferred(batch)) {
-    }
+    while (batch.size() < max_count && take_preferred(batch)) {}
     while (batch.size() < max_count) {
       const std::optional<std::size_t> p = pick_unproposed(rng_);
       if (!p) break;

@@ -105,8 +105,8 @@ class SearchLoop {
 
   void evaluate_first(std::size_t point) {
     if (!in_domain(point))
-      throw Error(fmt::format("run_search: the first point {} is outside the domain of {} points", point,
-                              domain_.size()));
+      throw Error(
+          fmt::format("run_search: the first point {} is outside the domain of {} points", point, domain_.size()));
     if (std::optional<Evaluation> known = evaluator_.recall(point)) {
       first_ = record_recalled(point, *known);
       return;
@@ -158,9 +158,7 @@ class SearchLoop {
     try {
       (void)domain_.coords(point);
       return true;
-    } catch (const Error&) {
-      return false;
-    }
+    } catch (const Error&) { return false; }
   }
 
   /// The oldest outstanding evaluation, checked and traced.
@@ -169,8 +167,8 @@ class SearchLoop {
     const std::size_t expected = outstanding_.front();
     outstanding_.pop_front();
     if (e.point != expected)
-      throw Error(fmt::format("run_search: the evaluator returned point {} where the oldest outstanding is {}",
-                              e.point, expected));
+      throw Error(fmt::format("run_search: the evaluator returned point {} where the oldest outstanding is {}", e.point,
+                              expected));
     check_time(e);
     e.recalled = false;
     ++trace_.evaluated;
@@ -191,9 +189,10 @@ class SearchLoop {
 
   void check_time(const Evaluation& e) const {
     if (e.time && !(std::isfinite(*e.time) && *e.time > 0))
-      throw Error(fmt::format("run_search: point {} ({}) evaluated to time {}; a time must be positive and finite "
-                              "(nullopt marks a failed point)",
-                              e.point, strategy_detail::describe_point(domain_, e.point), *e.time));
+      throw Error(
+          fmt::format("run_search: point {} ({}) evaluated to time {}; a time must be positive and finite "
+                      "(nullopt marks a failed point)",
+                      e.point, strategy_detail::describe_point(domain_, e.point), *e.time));
   }
 
   void trace(const Evaluation& e) {
@@ -211,8 +210,8 @@ class SearchLoop {
   const SearchRun& run_;
   const std::optional<std::uint64_t> limit_;
   std::unordered_set<std::size_t> proposed_;  ///< every point proposed: the search's work, not the domain
-  std::deque<std::size_t> outstanding_;  ///< submitted, not yet returned, oldest first
-  std::optional<Evaluation> first_;      ///< run.first's outcome, until the strategy proposes it
+  std::deque<std::size_t> outstanding_;       ///< submitted, not yet returned, oldest first
+  std::optional<Evaluation> first_;           ///< run.first's outcome, until the strategy proposes it
   bool strategy_done_ = false;
   SearchTrace trace_;
 };

@@ -57,10 +57,11 @@ std::uint64_t confirm_finalists(DevicePool& pool, const PoolStages& stages, cons
                                 std::size_t problem_index, const std::vector<std::size_t>& points, int rounds) {
   if (points.empty() || rounds <= 0) return 0;
   std::vector<PendingTrial> planned;
-  for (const std::size_t point : points) planned.push_back(plan_trial(stages.space, stages.limits, stages.compile, work, point));
+  for (const std::size_t point : points)
+    planned.push_back(plan_trial(stages.space, stages.limits, stages.compile, work, point));
   // Every device's rounds are queued at once: each device measures its own in this order while
   // the others measure theirs.
-  std::vector<Rounds> finalists;  // device-major
+  std::vector<Rounds> finalists;                                               // device-major
   std::vector<std::pair<std::size_t, std::shared_future<PoolResult>>> queued;  // index into finalists
   for (const std::size_t d : pool.active()) {
     const std::size_t first = finalists.size();
@@ -77,7 +78,8 @@ std::uint64_t confirm_finalists(DevicePool& pool, const PoolStages& stages, cons
     if (r.skipped) continue;      // its device left the pool meanwhile
     Rounds& rounds_of = finalists[f];
     r.trial.finalist = true;
-    rounds_of.records.push_back(stages.recorders.at(r.device)->make(work.canonical, rounds_of.planned->launch, r.trial));
+    rounds_of.records.push_back(
+        stages.recorders.at(r.device)->make(work.canonical, rounds_of.planned->launch, r.trial));
     rounds_of.results.push_back(std::move(r));
     ++measured;
   }

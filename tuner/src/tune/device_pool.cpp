@@ -56,8 +56,10 @@ std::shared_future<PoolResult> DevicePool::run(const ProblemWork& work, std::siz
   {
     const std::lock_guard lock(mutex_);
     queue_.push_back(std::move(job));
-    if (active_locked().empty()) fail_all_queued_locked();
-    else if (device && !members_.at(*device)->left.empty()) skip_device_jobs_locked(*device);
+    if (active_locked().empty())
+      fail_all_queued_locked();
+    else if (device && !members_.at(*device)->left.empty())
+      skip_device_jobs_locked(*device);
   }
   changed_.notify_all();
   return result;
@@ -149,9 +151,7 @@ std::string DevicePool::start_failure(std::size_t d) {
       const std::lock_guard lock(mutex_);
       if (!m.copy) m.copy = c;
       return {};
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
+    } catch (const std::exception& e) { why = e.what(); }
   }
   return fmt::format("its worker failed {} starts in a row: {}", kStartTries, why);
 }

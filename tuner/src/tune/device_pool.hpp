@@ -1,9 +1,8 @@
-// The GPUs of one model on one host as a pool for one search (one GPU is a pool of one): a thread and a WorkerSession per
-// device, each measuring one trial at a time (never two on one GPU), taking the oldest queued
-// trial when it is free; and the Evaluator run_search drives over it, which returns the trials
-// in submission order and records each under the device that measured it. A device whose
-// worker cannot start (three tries in a row) leaves the pool; the trial it held goes back to
-// the queue for another device. A trial that loses a worker is measured again on another
+// The GPUs of one model on one host as a pool for one search (one GPU is a pool of one): a thread and a WorkerSession
+// per device, each measuring one trial at a time (never two on one GPU), taking the oldest queued trial when it is
+// free; and the Evaluator run_search drives over it, which returns the trials in submission order and records each
+// under the device that measured it. A device whose worker cannot start (three tries in a row) leaves the pool; the
+// trial it held goes back to the queue for another device. A trial that loses a worker is measured again on another
 // device of the model, once: a fault there too is the config's; a device whose lost trials
 // another device then measures fine three times in a row leaves the pool.
 #pragma once
@@ -26,9 +25,9 @@ namespace tiletune::sweep_detail {
 /// What a pool trial came back with: the trial (status, result) and who measured it.
 struct PoolResult {
   SweepTrial trial;
-  std::size_t device = 0;       ///< index into the pool's devices
+  std::size_t device = 0;  ///< index into the pool's devices
   double waited_for_compile = 0;
-  bool skipped = false;         ///< a trial for one device that left before measuring it
+  bool skipped = false;  ///< a trial for one device that left before measuring it
 };
 
 /// Thrown by a pool whose every device has left: the model's search cannot go on.
@@ -159,7 +158,7 @@ class PoolEvaluator final : public Evaluator {
 /// Records a pool's result under the device that measured it and hands the trial on
 /// (PoolStages::on_trial); returns what the search sees of it.
 Evaluation record_pool_result(const PoolStages& stages, const ProblemWork& work, const PendingTrial& w,
-                               PoolResult& result);
+                              PoolResult& result);
 
 // --- the confirmation of a problem's finalists (confirm.cpp) ----------------------------------
 

@@ -70,14 +70,13 @@ std::string read_recording(const std::filesystem::path& path) {
   try {
     InputFile file(path, "a recording");
     return file.read_all(kMaxRecordingBytes);
-  } catch (const Error& e) {
-    throw Error(fmt::format("{}: landscape: {}", path.string(), e.what()));
-  }
+  } catch (const Error& e) { throw Error(fmt::format("{}: landscape: {}", path.string(), e.what())); }
 }
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || s.size() > 64 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 /// What is wrong with a problem ("N=8192;R=3": whole numbers; empty for a space without problem
@@ -217,7 +216,8 @@ class Reader {
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || end != s.data() + s.size()) fail(fmt::format("{} {} is not a number", what, shown(s)));
     if (!std::isfinite(v)) fail(fmt::format("{} {} is not a finite number", what, shown(s)));
-    if (positive ? v <= 0 : v < 0) fail(fmt::format("{} {} is {}", what, shown(s), positive ? "not positive" : "negative"));
+    if (positive ? v <= 0 : v < 0)
+      fail(fmt::format("{} {} is {}", what, shown(s), positive ? "not positive" : "negative"));
     return v;
   }
 
@@ -252,9 +252,8 @@ std::optional<std::pair<const char*, double>> first_not_finite(const LandscapeTr
 
 bool recordable_value(std::string_view value) {
   if (value.empty() || value.size() > max_param_value_chars) return false;
-  return std::none_of(value.begin(), value.end(), [](char c) {
-    return c == ',' || c == ';' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-  });
+  return std::none_of(value.begin(), value.end(),
+                      [](char c) { return c == ',' || c == ';' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
 std::optional<std::string> Landscape::header_value(const std::string& key) const {
@@ -287,10 +286,10 @@ void write_landscape(std::ostream& out, const Landscape& landscape) {
   for (const LandscapeProblem& p : landscape.problems) {
     for (const LandscapeTrial& t : p.trials) {
       out << text_out::csv_field(p.problem) << ',' << text_out::csv_field(t.params) << ',' << status_name(t.status)
-          << ',' << (t.time_ms ? number(*t.time_ms) : "") << ',' << number(t.compile_ms) << ','
-          << number(t.measure_ms) << ',' << (t.registers ? std::to_string(*t.registers) : "") << ','
-          << (t.shared_bytes ? std::to_string(*t.shared_bytes) : "") << ','
-          << (t.occupancy ? number(*t.occupancy) : "") << ',' << text_out::csv_field(one_line(t.detail)) << '\n';
+          << ',' << (t.time_ms ? number(*t.time_ms) : "") << ',' << number(t.compile_ms) << ',' << number(t.measure_ms)
+          << ',' << (t.registers ? std::to_string(*t.registers) : "") << ','
+          << (t.shared_bytes ? std::to_string(*t.shared_bytes) : "") << ',' << (t.occupancy ? number(*t.occupancy) : "")
+          << ',' << text_out::csv_field(one_line(t.detail)) << '\n';
     }
   }
 }
@@ -309,8 +308,8 @@ Landscape landscape_from_cache(const CacheDb& db, const std::string& kernel, con
   std::set<std::string> uuids;
   for (const TrialRow& r : rows) uuids.insert(r.device_uuid);
   if (uuids.size() > 1)
-    throw Error(fmt::format("landscape: '{}' has trials on {} devices; name one with --device (UUID or name)",
-                            kernel, uuids.size()));
+    throw Error(fmt::format("landscape: '{}' has trials on {} devices; name one with --device (UUID or name)", kernel,
+                            uuids.size()));
 
   Landscape l;
   l.kernel = kernel;
@@ -323,8 +322,10 @@ Landscape landscape_from_cache(const CacheDb& db, const std::string& kernel, con
     for (const DeviceColumn& c : device_columns) {  // each described field the cache knows
       if (!c.description) continue;
       const TrialValue v = c.get(d.device);
-      if (const auto* i = std::get_if<std::int64_t>(&v)) l.header.emplace_back(c.name, std::to_string(*i));
-      else if (const auto* real = std::get_if<double>(&v)) l.header.emplace_back(c.name, number(*real));
+      if (const auto* i = std::get_if<std::int64_t>(&v))
+        l.header.emplace_back(c.name, std::to_string(*i));
+      else if (const auto* real = std::get_if<double>(&v))
+        l.header.emplace_back(c.name, number(*real));
     }
   }
   l.header.emplace_back("source_hash", first.kernel.source_hash);

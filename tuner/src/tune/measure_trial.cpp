@@ -34,12 +34,13 @@ PendingTrial plan_trial(const Space& space, const DeviceLimits& limits, CompileA
   w.config = work.space.config(point);
   try {
     w.launch = evaluate_launch(space, work.problem, w.config);
-    if (auto reason = unlaunchable_geometry(limits, *w.launch)) w.pruned_reason = std::move(*reason);
-    else if (auto too_big = buffer_size_problem(space, work.problem, w.config)) w.pruned_reason = std::move(*too_big);
-    else w.compiled = compile.config(work.problem, w.config);  // an ${} of `options:` may fail here
-  } catch (const EvalError& e) {
-    w.pruned_reason = e.what();
-  }
+    if (auto reason = unlaunchable_geometry(limits, *w.launch))
+      w.pruned_reason = std::move(*reason);
+    else if (auto too_big = buffer_size_problem(space, work.problem, w.config))
+      w.pruned_reason = std::move(*too_big);
+    else
+      w.compiled = compile.config(work.problem, w.config);  // an ${} of `options:` may fail here
+  } catch (const EvalError& e) { w.pruned_reason = e.what(); }
   return w;
 }
 
@@ -133,7 +134,8 @@ void ensure_reference(const DeviceStages& stages, const ProblemWork& work, const
     if (!ref.ok()) throw Error(fmt::format("{} does not compile: {}", what, ref.error));
     request = make_trial_request(space, problem, rc, evaluate_launch(space, problem, rc), *ref.kernel);
   } else {
-    what = fmt::format("the reference kernel {} ({})", space.verify.kernel->entry, space.verify.kernel->source.string());
+    what =
+        fmt::format("the reference kernel {} ({})", space.verify.kernel->entry, space.verify.kernel->source.string());
     const CompileResult& ref = stages.compile.reference_kernel(problem, w.config).get();
     if (!ref.ok()) throw Error(fmt::format("{} does not compile: {}\n{}", what, ref.error, truncate_log(ref.log)));
     request = make_reference_kernel_request(space, problem, w.config, *ref.kernel);

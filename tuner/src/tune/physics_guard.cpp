@@ -71,7 +71,7 @@ CeilingInputs ceiling_inputs(const Landscape& landscape) {
 Ceilings trial_ceilings(const Space& space, const Problem& problem, const Config& config, const CeilingInputs& device) {
   const RunMetrics metrics = evaluate_metrics(space, problem, config);
   Ceilings c = ceilings_for(device, metrics.bytes, space.metric_flop_type);
-  if (!metrics.bytes) c.gbps.reset();    // nothing declared: nothing to hold against it
+  if (!metrics.bytes) c.gbps.reset();  // nothing declared: nothing to hold against it
   if (!metrics.flops) c.gflops.reset();
   return c;
 }
@@ -108,7 +108,8 @@ std::function<bool(const Evaluation&)> good_enough_check(const Space& space, con
     const auto rate = [&](std::optional<double> amount) {
       return amount ? std::optional(*amount / seconds / 1e9) : std::nullopt;
     };
-    const std::optional<CeilingShare> reached = ceiling_share(rate(metrics.bytes), rate(metrics.flops), c.gbps, c.gflops);
+    const std::optional<CeilingShare> reached =
+        ceiling_share(rate(metrics.bytes), rate(metrics.flops), c.gbps, c.gflops);
     // A rate over the guard's margin is a suspect trial, not a good one.
     return reached && reached->fraction >= share && !physics_violation(c, rate(metrics.bytes), rate(metrics.flops));
   };

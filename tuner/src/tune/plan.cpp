@@ -1,6 +1,6 @@
-// plan_space: the configs (from the space's lazy domain) → launch geometry → NVRTC (in a pool, through the cubin cache) →
-// occupancy. Geometry that can never launch is pruned before compiling, so a plan never
-// pays NVRTC for a config that the device would refuse anyway.
+// plan_space: the configs (from the space's lazy domain) → launch geometry → NVRTC (in a pool, through the cubin cache)
+// → occupancy. Geometry that can never launch is pruned before compiling, so a plan never pays NVRTC for a config that
+// the device would refuse anyway.
 #include "tiletune/plan.hpp"
 
 #include <fmt/format.h>
@@ -126,8 +126,10 @@ std::optional<FailureSummary> most_common_failure(const Plan& plan) {
     std::string shape;
     for (char c : row.detail) {
       const bool digit = c >= '0' && c <= '9';
-      if (!digit) shape += c;
-      else if (shape.empty() || shape.back() != '#') shape += '#';
+      if (!digit)
+        shape += c;
+      else if (shape.empty() || shape.back() != '#')
+        shape += '#';
     }
     auto [it, inserted] = groups.try_emplace(shape, FailureSummary{row.detail, 0});
     if (inserted) order.push_back(shape);
@@ -289,8 +291,7 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
     if (row.status == TrialStatus::compile_failed) ++plan.summary.compile_failed;
     if (!row.warnings.empty()) ++plan.summary.with_warnings;
   }
-  plan.summary.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  plan.summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;
 }
 

@@ -93,8 +93,8 @@ LandscapeTrial held_against_physics(const Space& space, const Problem& problem, 
 ReplayProblem replay_problem(const Space& space, const Landscape& landscape, const Problem& problem,
                              const Shard& shard) {
   if (landscape.kernel != space.kernel)
-    throw Error(fmt::format("replay: the recording is of kernel '{}', the space of '{}'", landscape.kernel,
-                            space.kernel));
+    throw Error(
+        fmt::format("replay: the recording is of kernel '{}', the space of '{}'", landscape.kernel, space.kernel));
   ReplayProblem r;
   r.problem = problem;
   r.canonical = canonical_problem(space, problem);
@@ -116,16 +116,17 @@ ReplayProblem replay_problem(const Space& space, const Landscape& landscape, con
     if (!r.outcomes.emplace(*point, t).second) continue;
     if (t.status == TrialStatus::suspect) r.suspects.push_back(*point);
     r.exhaustive_cost_seconds += (t.compile_ms + t.measure_ms) / 1000;
-    if (t.status == TrialStatus::ok && (!r.optimum || *t.time_ms < r.optimum_ms ||
-                                        (*t.time_ms == r.optimum_ms && *point < *r.optimum))) {
+    if (t.status == TrialStatus::ok &&
+        (!r.optimum || *t.time_ms < r.optimum_ms || (*t.time_ms == r.optimum_ms && *point < *r.optimum))) {
       r.optimum = *point;
       r.optimum_ms = *t.time_ms;
     }
   }
   if (r.outcomes.empty())
-    throw Error(fmt::format("replay: none of the {} recorded trials of {} is a config of {} (were they recorded "
-                            "with other params?)",
-                            recorded->trials.size(), r.canonical, space.yaml_path.string()));
+    throw Error(
+        fmt::format("replay: none of the {} recorded trials of {} is a config of {} (were they recorded "
+                    "with other params?)",
+                    recorded->trials.size(), r.canonical, space.yaml_path.string()));
   const std::uint64_t valid = r.space.domain.size();
   r.unrecorded = valid > r.outcomes.size() ? valid - r.outcomes.size() : 0;
   const SearchDomain& sweep = r.space.domain;
@@ -163,7 +164,8 @@ std::vector<std::size_t> recorded_points(const ReplayProblem& problem) {
 }
 
 std::unique_ptr<Evaluator> replay_evaluator(const ReplayProblem& problem) {
-  return std::make_unique<SimulatedEvaluator>([&problem](std::size_t point) { return recorded_evaluation(problem, point); });
+  return std::make_unique<SimulatedEvaluator>(
+      [&problem](std::size_t point) { return recorded_evaluation(problem, point); });
 }
 
 SearchTrace replay(const ReplayProblem& problem, SearchStrategy& strategy, const SearchRun& run) {

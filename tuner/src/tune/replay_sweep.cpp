@@ -47,24 +47,28 @@ ReplayedSweep replay_sweep(const Space& space, const Landscape& landscape, const
     recordings.push_back(replay_problem(space, landscape, p, options.shard));
     configs = add_sizes(configs, recordings.back().sweep_size);
   }
-  out.schedule = sweep_schedule(options.strategy, options.budget, options.seed, options.confirm, problems.size(), configs);
+  out.schedule =
+      sweep_schedule(options.strategy, options.budget, options.seed, options.confirm, problems.size(), configs);
   double clock = 0;  // the simulated sweep's: every search's and confirmation's recorded cost
   for (std::size_t p = 0; p < recordings.size(); ++p) {
     ReplayedProblem& r = out.problems.emplace_back();
     r.recording = std::move(recordings[p]);
     const SearchDomain& domain = r.recording.space.domain;
     r.schedule = problem_schedule(out.schedule, p, r.recording.sweep_size.count, clock);
-    if (options.warm_start) r.schedule.warm_start = warm_start_of(*options.warm_start, space, r.recording.canonical, r.recording.space);
+    if (options.warm_start)
+      r.schedule.warm_start = warm_start_of(*options.warm_start, space, r.recording.canonical, r.recording.space);
     const std::unique_ptr<SearchStrategy> strategy = scheduled_strategy(r.schedule, domain);
     SearchRun run = sweep_search_run(domain, *strategy, r.schedule.budget, options.compile_threads);
     if (options.in_flight) run.in_flight = options.in_flight;
     if (options.good_enough)
-      run.good_enough = good_enough_check(space, r.recording.problem, r.recording.space,
-                                          [device = ceiling_inputs(landscape)] { return device; }, *options.good_enough);
+      run.good_enough = good_enough_check(
+          space, r.recording.problem, r.recording.space, [device = ceiling_inputs(landscape)] { return device; },
+          *options.good_enough);
     r.in_flight = run.in_flight;
     r.trace = replay(r.recording, *strategy, run);
     clock += r.trace.cost_seconds;
-    if (confirms_after_search(out.schedule, r.trace.evaluated, clock)) clock += replay_confirmation(space, out.schedule.confirm, r);
+    if (confirms_after_search(out.schedule, r.trace.evaluated, clock))
+      clock += replay_confirmation(space, out.schedule.confirm, r);
   }
   out.clock_seconds = clock;
   return out;

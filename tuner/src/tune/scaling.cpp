@@ -35,7 +35,10 @@ struct Event {
 class Simulation {
  public:
   Simulation(std::span<const SimulatedTrial> trials, std::span<const std::uint32_t> gpu_of, const ClusterShape& shape)
-      : trials_(trials), shape_(shape), lanes_(shape.gpus()), idle_cores_(shape.hosts, shape.cores_per_host),
+      : trials_(trials),
+        shape_(shape),
+        lanes_(shape.gpus()),
+        idle_cores_(shape.hosts, shape.cores_per_host),
         pending_(shape.hosts) {
     for (std::size_t i = 0; i < trials.size(); ++i) lanes_.at(gpu_of[i]).trials.push_back(i);
     for (GpuLane& lane : lanes_) lane.compiled.assign(lane.trials.size(), false);
@@ -101,7 +104,7 @@ class Simulation {
   std::span<const SimulatedTrial> trials_;
   ClusterShape shape_;
   std::vector<GpuLane> lanes_;
-  std::vector<unsigned> idle_cores_;                                    // per host
+  std::vector<unsigned> idle_cores_;                                   // per host
   std::vector<std::deque<std::pair<unsigned, std::size_t>>> pending_;  // per host: (gpu, position), FIFO
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
@@ -114,8 +117,7 @@ SimulatedSweep simulate_sweep(std::span<const SimulatedTrial> trials, std::span<
                               const ClusterShape& shape) {
   if (shape.hosts == 0 || shape.gpus_per_host == 0 || shape.cores_per_host == 0 || shape.in_flight == 0)
     throw std::invalid_argument("simulate_sweep: hosts, GPUs per host, cores per host and in_flight must be >= 1");
-  if (trials.size() != gpu_of.size())
-    throw std::invalid_argument("simulate_sweep: one GPU index per trial is needed");
+  if (trials.size() != gpu_of.size()) throw std::invalid_argument("simulate_sweep: one GPU index per trial is needed");
   SimulatedSweep out;
   std::vector<double> per_gpu(shape.gpus(), 0.0);
   for (std::size_t i = 0; i < trials.size(); ++i) {

@@ -122,7 +122,8 @@ Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials,
   std::set<std::size_t> confirmed;
   for (int pass = 0; pass < kMaxConfirmPasses; ++pass) {
     const std::vector<std::size_t> points = finalists();
-    const bool all_confirmed = std::all_of(points.begin(), points.end(), [&](std::size_t p) { return confirmed.contains(p); });
+    const bool all_confirmed =
+        std::all_of(points.begin(), points.end(), [&](std::size_t p) { return confirmed.contains(p); });
     if (points.empty() || all_confirmed) break;
     if (c.trials + points.size() * static_cast<std::uint64_t>(plan.rounds) * devices > max_trials) break;
     c.trials += measure(points);

@@ -48,10 +48,10 @@ struct Group {
   std::vector<std::size_t> params;
   std::vector<std::vector<std::size_t>> checks_at;  ///< per position: constraints bound there
   std::uint64_t product = 1;
-  bool listed = false;                 ///< enumerated: valid holds every valid sub-config
-  std::vector<std::uint16_t> valid;    ///< listed: coords, params.size() each, in key order
+  bool listed = false;               ///< enumerated: valid holds every valid sub-config
+  std::vector<std::uint16_t> valid;  ///< listed: coords, params.size() each, in key order
   DomainSize size;
-  double acceptance = 1;               ///< not listed: the estimated share of valid sub-configs
+  double acceptance = 1;  ///< not listed: the estimated share of valid sub-configs
 };
 
 class SpaceSource final : public DomainSource {
@@ -165,9 +165,10 @@ class SpaceSource final : public DomainSource {
 
  private:
   Error not_a_point(std::size_t point) const {
-    return Error(fmt::format("space domain of {} ({}): id {} is not a point (a config that is not valid, or "
-                             "outside the grid of {} cells)",
-                             space_.yaml_path.string(), format_problem(space_, problem_), point, grid_));
+    return Error(
+        fmt::format("space domain of {} ({}): id {} is not a point (a config that is not valid, or "
+                    "outside the grid of {} cells)",
+                    space_.yaml_path.string(), format_problem(space_, problem_), point, grid_));
   }
 
   void compute_weights() {
@@ -182,9 +183,10 @@ class SpaceSource final : public DomainSource {
       if (r == 0) empty_grid_ = true;
       weight_[p] = grid_;
       if (r > 0 && grid_ > std::numeric_limits<std::uint64_t>::max() / r)
-        throw Error(fmt::format("{}: the params have more than 2^64 combinations (at param {}); a search handles at "
-                                "most that many",
-                                space_.yaml_path.string(), space_.params[p].name));
+        throw Error(
+            fmt::format("{}: the params have more than 2^64 combinations (at param {}); a search handles at "
+                        "most that many",
+                        space_.yaml_path.string(), space_.params[p].name));
       grid_ *= std::max<std::uint64_t>(r, 1);
     }
   }
@@ -200,8 +202,10 @@ class SpaceSource final : public DomainSource {
       bool known = true;
       for (const std::string& name : space_.constraints[i].condition.expr.variables()) {
         const int p = space_.param_index(name);
-        if (p >= 0) params.push_back(static_cast<std::size_t>(p));
-        else if (space_.problem_index(name) < 0) known = false;
+        if (p >= 0)
+          params.push_back(static_cast<std::size_t>(p));
+        else if (space_.problem_index(name) < 0)
+          known = false;
       }
       if (!known) {  // cannot say what it reads: it joins every param, checked last
         params.resize(n);
@@ -240,8 +244,9 @@ class SpaceSource final : public DomainSource {
       for (std::size_t k = 0; k < g.params.size(); ++k) {
         g.checks_at[k] = checks_at_param_[g.params[k]];
         const std::uint64_t r = radix_[g.params[k]];
-        g.product = g.product > std::numeric_limits<std::uint64_t>::max() / r ? std::numeric_limits<std::uint64_t>::max()
-                                                                               : g.product * r;
+        g.product = g.product > std::numeric_limits<std::uint64_t>::max() / r
+                        ? std::numeric_limits<std::uint64_t>::max()
+                        : g.product * r;
       }
     }
   }
@@ -302,7 +307,8 @@ class SpaceSource final : public DomainSource {
   }
 
   /// A uniform valid sub-config of a group into c (and slots); false when none was found.
-  bool draw(const Group& g, std::uint64_t& state, std::vector<std::uint16_t>& c, std::vector<std::int64_t>& slots) const {
+  bool draw(const Group& g, std::uint64_t& state, std::vector<std::uint16_t>& c,
+            std::vector<std::int64_t>& slots) const {
     if (g.listed) {
       const std::size_t m = g.params.size();
       const std::size_t pick = below(splitmix64(state), g.valid.size() / m);
@@ -463,10 +469,10 @@ class SpaceSource final : public DomainSource {
   std::vector<std::uint64_t> weight_;
   std::uint64_t grid_ = 1;
   bool empty_grid_ = false;
-  bool constant_false_ = false;  // a constraint of problem sizes only fails for this problem
-  std::vector<std::vector<std::size_t>> params_of_;       // per constraint: the params it reads
-  std::vector<std::size_t> param_checks_;                 // constraints that read a param
-  std::vector<std::vector<std::size_t>> checks_at_param_; // per param: constraints whose last param it is
+  bool constant_false_ = false;                            // a constraint of problem sizes only fails for this problem
+  std::vector<std::vector<std::size_t>> params_of_;        // per constraint: the params it reads
+  std::vector<std::size_t> param_checks_;                  // constraints that read a param
+  std::vector<std::vector<std::size_t>> checks_at_param_;  // per param: constraints whose last param it is
   std::vector<Group> groups_;
   std::vector<std::uint64_t> allowed_keys_;  // `allowed:` lists: the valid listed configs' keys, sorted
   DomainSize whole_;

@@ -60,7 +60,8 @@ std::vector<std::string> worker_argv_of(const SweepOptions& options, int ordinal
     return default_worker_argv(ordinal, options.cubin_cache ? options.cubin_cache->directory() : "");
   std::vector<std::string> argv = options.worker_argv;
   for (std::string& word : argv)
-    for (std::size_t at; (at = word.find("{ordinal}")) != std::string::npos;) word.replace(at, 9, std::to_string(ordinal));
+    for (std::size_t at; (at = word.find("{ordinal}")) != std::string::npos;)
+      word.replace(at, 9, std::to_string(ordinal));
   return argv;
 }
 
@@ -73,8 +74,8 @@ struct Sweep {
   CacheDb db;
   std::vector<Problem> problems;
   std::map<int, std::unique_ptr<CompileAhead>> compiles;  ///< per arch
-  std::map<int, std::int64_t> kernel_ids;                  ///< per arch
-  std::vector<std::int64_t> device_ids;                    ///< per device
+  std::map<int, std::int64_t> kernel_ids;                 ///< per arch
+  std::vector<std::int64_t> device_ids;                   ///< per device
   EnergySettings energy;
   SweepReport report;
   SweepProgress progress;
@@ -114,9 +115,9 @@ void search_problem(Sweep& s, DevicePool& pool, const PoolStages& stages, const 
   run.in_flight = std::max(run.in_flight, 2 * pool.size());
   run.interrupted = s.options.interrupted;
   if (s.options.good_enough)
-    run.good_enough = good_enough_check(s.space, work.problem, work.space,
-                                        [&pool, &stages] { return ceiling_inputs(stages.limits, pool.copy(0).gbps); },
-                                        *s.options.good_enough);
+    run.good_enough = good_enough_check(
+        s.space, work.problem, work.space,
+        [&pool, &stages] { return ceiling_inputs(stages.limits, pool.copy(0).gbps); }, *s.options.good_enough);
   const SearchTrace trace = run_search(work.space.domain, *strategy, evaluator, run);
   s.report.interrupted = s.report.interrupted || trace.interrupted;
   ProblemOutcome& outcome = s.report.problems[p];

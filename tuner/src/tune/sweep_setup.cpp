@@ -26,8 +26,8 @@ SweepBudget parse_budget(const std::string& text) {
   auto [end, ec] = std::from_chars(first, last, value);
   const std::string unit(end, last);
   if (ec != std::errc() || !(value > 0) || !std::isfinite(value))
-    throw Error(fmt::format("--budget '{}': expected a count (200), a share of the space (25%) or a time (90s, 10m)",
-                            text));
+    throw Error(
+        fmt::format("--budget '{}': expected a count (200), a share of the space (25%) or a time (90s, 10m)", text));
   if (unit.empty()) {
     if (value != std::floor(value)) throw Error(fmt::format("--budget '{}': a trial count is a whole number", text));
     b.evaluations = static_cast<std::uint64_t>(value);
@@ -87,8 +87,9 @@ EnergySettings check_before_work(const Space& space, const SweepOptions& options
   std::set<int> archs_checked;
   for (const DeviceInfo& device : devices) {
     if (device.uuid.empty() || device.arch() == 0)
-      throw Error("run_sweep: no device described (SweepOptions::device, from list_devices(); a sweep needs a GPU, "
-                  "`tiletune plan` needs none)");
+      throw Error(
+          "run_sweep: no device described (SweepOptions::device, from list_devices(); a sweep needs a GPU, "
+          "`tiletune plan` needs none)");
     // An impossible check or input is the space's error: say so before any GPU work.
     if (archs_checked.insert(device.arch()).second)
       validate_inputs_and_checks(space, {fmt::format("sm_{}", device.arch()), options.cubin_cache});

@@ -152,9 +152,10 @@ TrialResult WorkerSession::run(TrialRequest request) {
   // the sweep stops, with nothing recorded for this trial, rather than record hundreds of
   // failures that are the check's and not the configs'.
   if (result.host_check_failed)
-    throw Error(fmt::format("{} (trial of {} [{}]); the sweep stops: fix the check and run tune again (the trials "
-                            "recorded so far are kept)",
-                            result.detail, request.kernel, request.config_text));
+    throw Error(
+        fmt::format("{} (trial of {} [{}]); the sweep stops: fix the check and run tune again (the trials "
+                    "recorded so far are kept)",
+                    result.detail, request.kernel, request.config_text));
   return result;
 }
 

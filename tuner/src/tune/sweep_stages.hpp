@@ -38,10 +38,10 @@ namespace tiletune::sweep_detail {
 /// of measuring again; the search measures a config once for the model).
 struct ProblemWork {
   Problem problem;
-  std::string canonical;                                          ///< "N=8192"
+  std::string canonical;  ///< "N=8192"
   SpaceDomain space;
   std::unordered_map<std::string, std::optional<double>> known;  ///< canonical params -> score
-  std::uint64_t unknown = 0;                                      ///< valid configs not in `known`
+  std::uint64_t unknown = 0;                                     ///< valid configs not in `known`
 };
 /// The points of a work's domain that `known` lacks.
 [[nodiscard]] std::uint64_t unknown_points(const Space& space, const ProblemWork& work);
@@ -125,9 +125,7 @@ class WorkerSession {
   [[nodiscard]] TrialResult run(TrialRequest request);
   /// The worker holds the reference outputs of this problem key (a reference run succeeded
   /// in this process and no other problem came since).
-  [[nodiscard]] bool holds_reference(const std::string& problem_key) const {
-    return reference_key_ == problem_key;
-  }
+  [[nodiscard]] bool holds_reference(const std::string& problem_key) const { return reference_key_ == problem_key; }
   [[nodiscard]] bool holds_buffers(const std::string& problem_key) const { return buffers_key_ == problem_key; }
   [[nodiscard]] int starts() const noexcept { return process_.starts(); }
   [[nodiscard]] const WorkerTimes& times() const noexcept { return times_; }
@@ -152,8 +150,7 @@ class TrialRecorder {
   TrialRecorder(CacheDb& db, std::int64_t device_id, std::int64_t kernel_id, const Space& space,
                 const DeviceLimits& limits);
   /// The trial's row, written; an `ok` without a time becomes a runtime_fault (in t too).
-  TrialRecord record(const std::string& canonical_problem, const std::optional<LaunchGeometry>& launch,
-                     SweepTrial& t);
+  TrialRecord record(const std::string& canonical_problem, const std::optional<LaunchGeometry>& launch, SweepTrial& t);
   /// The row record() would write, not written.
   [[nodiscard]] TrialRecord make(const std::string& canonical_problem, const std::optional<LaunchGeometry>& launch,
                                  SweepTrial& t) const;

@@ -58,7 +58,6 @@ std::optional<Config> parse_canonical_config(const Space& space, const std::stri
   return config;
 }
 
-
 namespace {
 
 std::uint64_t non_negative(std::int64_t v, const SourceLocation& where, const std::string& what) {
@@ -69,7 +68,8 @@ std::uint64_t non_negative(std::int64_t v, const SourceLocation& where, const st
 // The CSR shape of a csr_offsets InitSpec: rows, columns and nnz (from nnz: or density:).
 void csr_shape(const InitSpec& init, std::span<const std::int64_t> slots, const std::string& what, InitPlan& plan) {
   plan.rows = non_negative(eval_located(init.rows, slots, "rows of " + what), init.where, "rows of " + what);
-  plan.columns = non_negative(eval_located(init.columns, slots, "columns of " + what), init.where, "columns of " + what);
+  plan.columns =
+      non_negative(eval_located(init.columns, slots, "columns of " + what), init.where, "columns of " + what);
   if (init.density) {
     plan.nnz = static_cast<std::uint64_t>(std::llround(*init.density * double(plan.rows) * double(plan.columns)));
   } else {
@@ -116,8 +116,8 @@ InitPlan init_plan(const Space& space, const InitSpec& init, std::uint64_t count
   return plan;
 }
 
-std::uint64_t evaluated_count(const LocatedExpr& count, std::span<const std::int64_t> slots, const SourceLocation& where,
-                              const std::string& what) {
+std::uint64_t evaluated_count(const LocatedExpr& count, std::span<const std::int64_t> slots,
+                              const SourceLocation& where, const std::string& what) {
   return non_negative(eval_located(count, slots, "count of " + what), where, "the count of " + what);
 }
 
@@ -270,7 +270,7 @@ std::string global_symbol(const std::string& name) {
     pos = next + 2;
   }
   if (parts.size() == 1) return parts.front();  // a variable at namespace scope keeps its name
-  std::string mangled = "_ZN";  // Itanium C++ ABI: a nested name, each part as <length><name>
+  std::string mangled = "_ZN";                  // Itanium C++ ABI: a nested name, each part as <length><name>
   for (const std::string& part : parts) mangled += std::to_string(part.size()) + part;
   return mangled + "E";
 }
@@ -322,7 +322,8 @@ std::vector<std::string> reference_kernel_options(const Space& space, const Prob
   }
   for (const int p : types) {
     const Axis& axis = space.params[static_cast<std::size_t>(p)];
-    options.push_back(fmt::format("-D{}={}", axis.name, axis.text_of(candidate.values.at(static_cast<std::size_t>(p)))));
+    options.push_back(
+        fmt::format("-D{}={}", axis.name, axis.text_of(candidate.values.at(static_cast<std::size_t>(p)))));
   }
   if (space.problem_defines)
     for (std::size_t i = 0; i < space.problem.size(); ++i)

@@ -41,8 +41,8 @@ std::optional<std::int64_t> eval_fixed(const Space& space, const LocatedExpr& e,
   try {
     return eval_located(e, problem_slots(space, problem), what);
   } catch (const EvalError& err) {
-    throw SpaceError(e.where, fmt::format("{} cannot be evaluated for {}: {}", what, format_problem(space, problem),
-                                          err.what()));
+    throw SpaceError(
+        e.where, fmt::format("{} cannot be evaluated for {}: {}", what, format_problem(space, problem), err.what()));
   }
 }
 
@@ -62,8 +62,9 @@ std::vector<ElementType> possible_types(const Space& space, ElementType type, in
   for (const std::string& label : axis.labels) {
     const auto t = element_type_from_name(label);
     if (!t)
-      throw SpaceError(where, fmt::format("the type of {} follows param {}, whose value '{}' is not an element type",
-                                          what, axis.name, label),
+      throw SpaceError(where,
+                       fmt::format("the type of {} follows param {}, whose value '{}' is not an element type", what,
+                                   axis.name, label),
                        "give the param type names: " + element_type_list());
     types.push_back(*t);
   }
@@ -90,9 +91,7 @@ void check_file_init(const Space& space, const Filled& f, const std::vector<Prob
       const DataFileInfo info = inspect_data_file(path);
       if (auto count = eval_fixed(space, *f.count, problem, "the count of " + f.what))
         check_data_file(info, f.types.front(), static_cast<std::uint64_t>(*count), f.what);
-    } catch (const SpaceError&) {
-      throw;
-    } catch (const Error& e) {
+    } catch (const SpaceError&) { throw; } catch (const Error& e) {
       throw SpaceError(f.init->where, fmt::format("{} for {}: {}", f.what, format_problem(space, problem), e.what()),
                        "a relative path is resolved from the YAML's directory; {NAME} stands for problem size NAME");
     }
@@ -108,9 +107,10 @@ void check_csr(const Space& space, const Filled& f, const std::vector<Problem>& 
   if (f.init->kind == BufferInit::csr_columns) {
     const int of = space.buffer_index(f.init->of);
     if (of < 0 || space.buffers[static_cast<std::size_t>(of)].init.kind != BufferInit::csr_offsets)
-      throw SpaceError(f.init->where, fmt::format("{} takes its rows from '{}', which is not a csr_offsets buffer",
-                                                  f.what, f.init->of),
-                       "name the buffer that holds the row offsets (init: {csr_offsets: ...})");
+      throw SpaceError(
+          f.init->where,
+          fmt::format("{} takes its rows from '{}', which is not a csr_offsets buffer", f.what, f.init->of),
+          "name the buffer that holds the row offsets (init: {csr_offsets: ...})");
     shape = &space.buffers[static_cast<std::size_t>(of)].init;
   }
   for (const Problem& problem : problems) {
@@ -126,21 +126,24 @@ void check_csr(const Space& space, const Filled& f, const std::vector<Problem>& 
     const std::string at = format_problem(space, problem);
     if (rows && *rows < 1) throw SpaceError(shape->where, fmt::format("{}: {} rows for {}", f.what, *rows, at));
     if (rows && columns && nnz && (*nnz < 0 || *nnz > *rows * *columns))
-      throw SpaceError(shape->where, fmt::format("{}: {} entries do not fit a {} x {} matrix ({})", f.what, *nnz,
-                                                 *rows, *columns, at),
-                       "nnz is at most rows x columns (density at most 1)");
+      throw SpaceError(
+          shape->where,
+          fmt::format("{}: {} entries do not fit a {} x {} matrix ({})", f.what, *nnz, *rows, *columns, at),
+          "nnz is at most rows x columns (density at most 1)");
     if (f.init->kind == BufferInit::csr_offsets && rows && count && *count != *rows + 1)
-      throw SpaceError(f.where, fmt::format("{} holds the offsets of {} rows: its count must be rows + 1 = {}, not {} ({})",
-                                            f.what, *rows, *rows + 1, *count, at));
+      throw SpaceError(
+          f.where, fmt::format("{} holds the offsets of {} rows: its count must be rows + 1 = {}, not {} ({})", f.what,
+                               *rows, *rows + 1, *count, at));
     if (f.init->kind == BufferInit::csr_columns && nnz && count && *count < *nnz)
-      throw SpaceError(f.where, fmt::format("{} holds the columns of {} entries: its count {} is too small ({})", f.what,
-                                            *nnz, *count, at));
+      throw SpaceError(f.where, fmt::format("{} holds the columns of {} entries: its count {} is too small ({})",
+                                            f.what, *nnz, *count, at));
   }
 }
 
 void check_copy(const Space& space, const Filled& f, const std::vector<Problem>& problems) {
   const int of = space.buffer_index(f.init->of);
-  if (of < 0) throw SpaceError(f.init->where, fmt::format("{} is a copy of '{}', which is no buffer", f.what, f.init->of));
+  if (of < 0)
+    throw SpaceError(f.init->where, fmt::format("{} is a copy of '{}', which is no buffer", f.what, f.init->of));
   // Follow the chain of copies: it must end at a buffer that is not a copy.
   std::vector<int> seen;
   for (int at = of; space.buffers[static_cast<std::size_t>(at)].init.kind == BufferInit::copy;) {
@@ -159,8 +162,9 @@ void check_copy(const Space& space, const Filled& f, const std::vector<Problem>&
     const auto a = eval_fixed(space, *f.count, problem, "the count of " + f.what);
     const auto b = eval_fixed(space, source.count, problem, "the count of buffer '" + source.name + "'");
     if (a && b && *a != *b)
-      throw SpaceError(f.init->where, fmt::format("{} ({} elements) is a copy of '{}' ({} elements) for {}", f.what, *a,
-                                                  source.name, *b, format_problem(space, problem)),
+      throw SpaceError(f.init->where,
+                       fmt::format("{} ({} elements) is a copy of '{}' ({} elements) for {}", f.what, *a, source.name,
+                                   *b, format_problem(space, problem)),
                        "a copy has the type and count of its source");
   }
 }
@@ -209,17 +213,19 @@ void check_fill(const Space& space, const Filled& f, const std::vector<Problem>&
 void check_inputs(const Space& space, const std::vector<Problem>& problems) {
   for (const BufferSpec& b : space.buffers) {
     const std::string what = fmt::format("buffer '{}'", b.name);
-    check_fill(space, {what, possible_types(space, b.type, b.type_param, b.where, what), &b.count, &b.init,
-                       b.type_param, b.where},
-               problems);
+    check_fill(
+        space,
+        {what, possible_types(space, b.type, b.type_param, b.where, what), &b.count, &b.init, b.type_param, b.where},
+        problems);
   }
   for (const GlobalSpec& g : space.globals) {
     const std::string what = fmt::format("module global '{}'", g.name);
     if (g.init.kind == BufferInit::csr_columns)
       throw SpaceError(g.init.where, what + ": a module global cannot hold CSR columns", "use a buffer");
-    check_fill(space, {what, possible_types(space, g.type, g.type_param, g.where, what), &g.count, &g.init,
-                       g.type_param, g.where},
-               problems);
+    check_fill(
+        space,
+        {what, possible_types(space, g.type, g.type_param, g.where, what), &g.count, &g.init, g.type_param, g.where},
+        problems);
   }
 }
 
@@ -299,30 +305,30 @@ void check_builtin(const Space& space) {
 void check_library(const Space& space) {
   try {
     const LibraryReference library(space.verify.library, space.verify.function);
-  } catch (const Error& e) {
-    throw SpaceError(space.verify.where, e.what(), kLibraryHint);
-  }
+  } catch (const Error& e) { throw SpaceError(space.verify.where, e.what(), kLibraryHint); }
 }
 
 void check_files(const Space& space, const std::vector<Problem>& problems) {
   for (const auto& [buffer, path] : space.verify.files) {
     const int b = space.buffer_index(buffer);
     if (b < 0 || !space.buffers[static_cast<std::size_t>(b)].output)
-      throw SpaceError(space.verify.where, fmt::format("an expected file is given for '{}', which is no output buffer",
-                                                       buffer));
+      throw SpaceError(space.verify.where,
+                       fmt::format("an expected file is given for '{}', which is no output buffer", buffer));
   }
   for (const OutputCheck& c : space.verify.outputs) {
     if (c.compare == OutputCheck::Compare::none) continue;
     const auto entry = std::find_if(space.verify.files.begin(), space.verify.files.end(),
                                     [&](const auto& f) { return f.first == c.buffer; });
     if (entry == space.verify.files.end())
-      throw SpaceError(c.where, fmt::format("output '{}' is checked, but verify gives no expected file for it", c.buffer),
+      throw SpaceError(c.where,
+                       fmt::format("output '{}' is checked, but verify gives no expected file for it", c.buffer),
                        "add it to the files, or set its check to none");
     const BufferSpec& b = space.buffers[static_cast<std::size_t>(space.buffer_index(c.buffer))];
     const std::string what = fmt::format("expected output '{}'", c.buffer);
     const std::vector<ElementType> types = possible_types(space, b.type, b.type_param, b.where, what);
     if (types.size() > 1)
-      throw SpaceError(space.verify.where, fmt::format("{} is read from a file, but the buffer's type follows a param", what),
+      throw SpaceError(space.verify.where,
+                       fmt::format("{} is read from a file, but the buffer's type follows a param", what),
                        "a file holds one type: give the buffer a fixed type");
     for (const Problem& problem : problems) {
       const auto file = expand_path(space, entry->second, space.verify.file_dir, problem);
@@ -339,10 +345,9 @@ void check_files(const Space& space, const std::vector<Problem>& problems) {
                                       info.count(types.front())));
           }
         }
-      } catch (const SpaceError&) {
-        throw;
-      } catch (const Error& e) {
-        throw SpaceError(space.verify.where, fmt::format("{} for {}: {}", what, format_problem(space, problem), e.what()),
+      } catch (const SpaceError&) { throw; } catch (const Error& e) {
+        throw SpaceError(space.verify.where,
+                         fmt::format("{} for {}: {}", what, format_problem(space, problem), e.what()),
                          "a relative path is resolved from the YAML's directory; {NAME} stands for problem size NAME");
       }
     }
@@ -361,11 +366,12 @@ void check_reference_params(const Space& space, const ReferenceKernel& k) {
   auto require = [&](const LocatedExpr& e, const std::string& what) {
     for (const std::string& v : e.expr.variables())
       if (!defined(v))
-        throw SpaceError(k.where, fmt::format("{} uses param {} ('{}'), which the reference kernel does not define", what,
-                                              v, e.expr.text()),
-                         fmt::format("give {} in the reference kernel's params (its run needs a value of its own), "
-                                     "or a reference_count for the check",
-                                     v));
+        throw SpaceError(
+            k.where,
+            fmt::format("{} uses param {} ('{}'), which the reference kernel does not define", what, v, e.expr.text()),
+            fmt::format("give {} in the reference kernel's params (its run needs a value of its own), "
+                        "or a reference_count for the check",
+                        v));
   };
   // A checked output without a reference_count takes the whole buffer, which must not depend
   // on the candidate; inputs are the same whatever their count (generated element by element).
@@ -393,7 +399,8 @@ void check_reference_config(const Space& space, const std::vector<Problem>& prob
   }
 }
 
-void check_reference_kernel(const Space& space, const std::vector<Problem>& problems, const ValidationOptions& options) {
+void check_reference_kernel(const Space& space, const std::vector<Problem>& problems,
+                            const ValidationOptions& options) {
   const ReferenceKernel& k = *space.verify.kernel;
   check_reference_params(space, k);
   // One compile (the first problem, the first value of each type param): a misspelt entry or
@@ -421,16 +428,17 @@ void check_reference_kernel(const Space& space, const std::vector<Problem>& prob
         if (c.reference_count && eval_located(*c.reference_count, slots, "reference_count") < 0)
           throw EvalError(fmt::format("{}: the reference_count of '{}' is negative", c.where.str(), c.buffer));
     } catch (const EvalError& e) {
-      throw SpaceError(k.where, fmt::format("the reference kernel's launch for {}: {}", format_problem(space, problem),
-                                            e.what()));
+      throw SpaceError(
+          k.where, fmt::format("the reference kernel's launch for {}: {}", format_problem(space, problem), e.what()));
     }
   }
   const CompileResult result =
       options.cache != nullptr ? compile_cached(request, *options.cache) : compile_nvrtc(request);
   if (!result.ok()) {
     std::string log = result.log.substr(0, 2000);
-    throw SpaceError(k.where, fmt::format("the reference kernel '{}' ({}) does not compile for {}: {}\n{}", k.entry,
-                                          k.source.string(), options.arch, result.error, log),
+    throw SpaceError(k.where,
+                     fmt::format("the reference kernel '{}' ({}) does not compile for {}: {}\n{}", k.entry,
+                                 k.source.string(), options.arch, result.error, log),
                      "fix the entry (a name or a name expression such as naive<float>) or its params");
   }
 }

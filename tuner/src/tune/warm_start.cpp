@@ -23,9 +23,7 @@ WarmFile kind_of(const std::filesystem::path& path) {
   try {
     InputFile in(path, "a warm start (a cache or a recording)");
     for (std::size_t n = 1; got < head.size() && n > 0; got += n) n = in.read(head.data() + got, head.size() - got);
-  } catch (const Error& e) {
-    throw Error(fmt::format("--warm-start {}: {}", shown_path(path), e.what()));
-  }
+  } catch (const Error& e) { throw Error(fmt::format("--warm-start {}: {}", shown_path(path), e.what())); }
   const std::string text(head.data(), got);
   if (text.starts_with(std::string("SQLite format 3\0", 16))) return WarmFile::cache;
   if (text.starts_with("# tiletune landscape")) return WarmFile::recording;
@@ -87,9 +85,10 @@ WarmStart load_warm_start(const std::filesystem::path& path, const Space& space,
   WarmStart warm;
   switch (kind_of(path)) {
     case WarmFile::other:
-      throw Error(fmt::format("--warm-start {}: neither a tiletune cache (SQLite) nor a landscape recording "
-                              "(`tiletune export --format landscape`)",
-                              shown_path(path)));
+      throw Error(
+          fmt::format("--warm-start {}: neither a tiletune cache (SQLite) nor a landscape recording "
+                      "(`tiletune export --format landscape`)",
+                      shown_path(path)));
     case WarmFile::recording: {
       const Landscape landscape = load_landscape(path);
       if (landscape.kernel != space.kernel)
@@ -106,11 +105,13 @@ WarmStart load_warm_start(const std::filesystem::path& path, const Space& space,
       const std::map<std::string, int> archs = archs_of(db);
       const std::string uuid = other_device(db, archs, path, space, exclude_uuids, exclude_name, arch);
       const auto other_arch = archs.find(uuid);
-      if (const int other = other_arch == archs.end() ? 0 : other_arch->second; arch != 0 && other != 0 && other != arch)
-        warm.note = fmt::format("--warm-start {}: no device of sm_{} has kernel '{}' there; the ranking comes from {} "
-                                "(sm_{}), and across architectures another device's best configs were measured to lead "
-                                "the search astray rather than help (docs/guides/warm-starts.md)",
-                                shown_path(path), arch, space.kernel, uuid, other);
+      if (const int other = other_arch == archs.end() ? 0 : other_arch->second;
+          arch != 0 && other != 0 && other != arch)
+        warm.note = fmt::format(
+            "--warm-start {}: no device of sm_{} has kernel '{}' there; the ranking comes from {} "
+            "(sm_{}), and across architectures another device's best configs were measured to lead "
+            "the search astray rather than help (docs/guides/warm-starts.md)",
+            shown_path(path), arch, space.kernel, uuid, other);
       const Landscape landscape = landscape_from_cache(db, space.kernel, uuid);
       warm.source = fmt::format("{}: {} ({})", shown_path(path), landscape.header_value("device").value_or("?"), uuid);
       warm.rankings = rankings_of(landscape);

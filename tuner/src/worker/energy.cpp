@@ -38,8 +38,7 @@ double median(std::vector<double> v) {
 // No energy counter: the mean of the power readings after each batch, over the whole window.
 std::optional<EnergyMeasurement> integrate_power(EnergySource& source,
                                                  const std::function<std::int64_t(std::int64_t)>& run_batch,
-                                                 std::int64_t batch, const EnergySettings& settings,
-                                                 std::string* why) {
+                                                 std::int64_t batch, const EnergySettings& settings, std::string* why) {
   const auto start = Clock::now();
   std::int64_t runs = 0;
   double sum_mw = 0;
@@ -65,7 +64,8 @@ std::optional<EnergyMeasurement> integrate_power(EnergySource& source,
 
 }  // namespace
 
-std::optional<EnergyMeasurement> measure_energy(EnergySource& source, const std::function<std::int64_t(std::int64_t)>& run_batch,
+std::optional<EnergyMeasurement> measure_energy(EnergySource& source,
+                                                const std::function<std::int64_t(std::int64_t)>& run_batch,
                                                 double run_ms, const EnergySettings& settings, std::string* why) {
   const std::int64_t batch = batch_size(run_ms);
   std::optional<std::uint64_t> last = source.total_energy_mj();

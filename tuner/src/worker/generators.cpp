@@ -69,16 +69,16 @@ void generate_on_host(const tiletune_gen::Params& params, void* out) {
 }
 
 static_assert(static_cast<int>(ElementType::f32) == tiletune_gen::type_f32 &&
-              static_cast<int>(ElementType::f64) == tiletune_gen::type_f64 &&
-              static_cast<int>(ElementType::i32) == tiletune_gen::type_i32 &&
-              static_cast<int>(ElementType::u32) == tiletune_gen::type_u32 &&
-              static_cast<int>(ElementType::i64) == tiletune_gen::type_i64 &&
-              static_cast<int>(ElementType::u8) == tiletune_gen::type_u8 &&
-              static_cast<int>(ElementType::f16) == tiletune_gen::type_f16 &&
-              static_cast<int>(ElementType::i8) == tiletune_gen::type_i8 &&
-              static_cast<int>(ElementType::i16) == tiletune_gen::type_i16 &&
-              static_cast<int>(ElementType::u16) == tiletune_gen::type_u16 &&
-              static_cast<int>(ElementType::u64) == tiletune_gen::type_u64,
+                  static_cast<int>(ElementType::f64) == tiletune_gen::type_f64 &&
+                  static_cast<int>(ElementType::i32) == tiletune_gen::type_i32 &&
+                  static_cast<int>(ElementType::u32) == tiletune_gen::type_u32 &&
+                  static_cast<int>(ElementType::i64) == tiletune_gen::type_i64 &&
+                  static_cast<int>(ElementType::u8) == tiletune_gen::type_u8 &&
+                  static_cast<int>(ElementType::f16) == tiletune_gen::type_f16 &&
+                  static_cast<int>(ElementType::i8) == tiletune_gen::type_i8 &&
+                  static_cast<int>(ElementType::i16) == tiletune_gen::type_i16 &&
+                  static_cast<int>(ElementType::u16) == tiletune_gen::type_u16 &&
+                  static_cast<int>(ElementType::u64) == tiletune_gen::type_u64,
               "the generators number the element types like ElementType");
 
 HostBuffer make_host_buffer(const BufferPlan& plan, std::uint64_t seed, const HostBuffer* source) {

@@ -71,7 +71,8 @@ OrderedJson param_value(const ParamValue& p) {
 // "'{"ok": tru' (13 bytes)": what the program answered, at most host_check_quoted_bytes of it.
 std::string quoted_answer(std::string_view answer) {
   std::string out = "'" + escaped_excerpt(answer.substr(0, host_check_quoted_bytes), host_check_quoted_bytes) + "'";
-  if (answer.size() > host_check_quoted_bytes) out += fmt::format(" (the first {} of {} bytes)", host_check_quoted_bytes, answer.size());
+  if (answer.size() > host_check_quoted_bytes)
+    out += fmt::format(" (the first {} of {} bytes)", host_check_quoted_bytes, answer.size());
   return out;
 }
 
@@ -89,8 +90,8 @@ struct ChildSetup {
   sigset_t empty_mask{};
 };
 // The steps of exec_program that may fail, as it reports them on the status pipe.
-constexpr const char* kChildSteps[] = {"prctl(PR_SET_PDEATHSIG)", "sigprocmask", "dup2(stdin)", "dup2(stdout)",
-                                       "chdir", "execve", "setpgid"};
+constexpr const char* kChildSteps[] = {
+    "prctl(PR_SET_PDEATHSIG)", "sigprocmask", "dup2(stdin)", "dup2(stdout)", "chdir", "execve", "setpgid"};
 
 [[noreturn]] void exec_program(const ChildSetup& s) noexcept {
   auto fail = [&](int step) { report_exec_failure(s.status_fd, step); };
@@ -122,8 +123,8 @@ HostCheckFile write_host_check_file(const std::filesystem::path& dir, const Buff
   if (!plain_file_name(buffer.name))
     throw Error(fmt::format("host check: buffer name '{}' is not a plain file name", escaped_excerpt(buffer.name, 80)));
   if (data.size() != buffer.count * element_size(buffer.type))
-    throw Error(fmt::format("host check: buffer '{}' holds {} bytes, not {} x {}", buffer.name, data.size(), buffer.count,
-                            element_type_name(buffer.type)));
+    throw Error(fmt::format("host check: buffer '{}' holds {} bytes, not {} x {}", buffer.name, data.size(),
+                            buffer.count, element_type_name(buffer.type)));
   HostCheckFile file{buffer.name, buffer.type, buffer.count, dir / (buffer.name + ".npy")};
   write_npy(file.path, buffer.type, data);
   return file;
@@ -136,7 +137,8 @@ std::string host_check_request(const TrialRequest& request, const std::vector<Ho
   for (const ParamValue& p : request.params) config[p.name] = param_value(p);
   OrderedJson buffers = OrderedJson::object();
   for (const HostCheckFile& f : files)
-    buffers[f.name] = {{field::path, f.path.string()}, {field::type, element_type_name(f.type)}, {field::count, f.count}};
+    buffers[f.name] = {
+        {field::path, f.path.string()}, {field::type, element_type_name(f.type)}, {field::count, f.count}};
   const OrderedJson line = {{field::kernel, request.kernel},
                             {field::problem, std::move(problem)},
                             {field::config, std::move(config)},
@@ -154,9 +156,7 @@ HostCheckVerdict parse_host_check_reply(std::string_view line) {
   Json reply;
   try {
     reply = Json::parse(line.begin(), line.end(), flat);
-  } catch (const Json::exception& e) {
-    throw Error(fmt::format("not JSON ({})", escaped_excerpt(e.what(), 200)));
-  }
+  } catch (const Json::exception& e) { throw Error(fmt::format("not JSON ({})", escaped_excerpt(e.what(), 200))); }
   if (!reply.is_object()) throw Error("not a JSON object");
   const auto ok = reply.find(field::ok);
   if (ok == reply.end() || !ok->is_boolean()) throw Error("its \"ok\" is missing or not true or false");
@@ -173,8 +173,8 @@ struct HostCheck::Impl {
   HostCommand command;
   std::optional<ScratchDir> directory;  // made on first use
   std::unique_ptr<ChildProcess> child;
-  UniqueFd to_program;               // its stdin
-  UniqueFd from_program;             // its stdout
+  UniqueFd to_program;                // its stdin
+  UniqueFd from_program;              // its stdout
   std::optional<std::string> broken;  // the failure every later check repeats
 
   // Starts the program. Throws Error saying why it could not be.
@@ -265,9 +265,10 @@ struct HostCheck::Impl {
       case IoOutcome::timeout: return;  // nothing: as it should be
       case IoOutcome::closed: throw fail(ending() + " after its last answer (it must serve every trial of the sweep)");
       case IoOutcome::ok:
-        throw fail(fmt::format("wrote {} to its stdout outside an answer (one line per request; print anything "
-                               "else to stderr)",
-                               quoted_answer(std::string_view(bytes, got))));
+        throw fail(
+            fmt::format("wrote {} to its stdout outside an answer (one line per request; print anything "
+                        "else to stderr)",
+                        quoted_answer(std::string_view(bytes, got))));
     }
   }
 
@@ -296,8 +297,9 @@ struct HostCheck::Impl {
       switch (read_some(from_program.get(), bytes, sizeof bytes, got, deadline, kPeer)) {
         case IoOutcome::ok: answer.append(bytes, got); continue;
         case IoOutcome::closed:
-          throw fail(ending() + (answer.empty() ? " before answering"
-                                                : fmt::format(" after an unfinished answer {}", quoted_answer(answer))));
+          throw fail(ending() + (answer.empty()
+                                     ? " before answering"
+                                     : fmt::format(" after an unfinished answer {}", quoted_answer(answer))));
         case IoOutcome::timeout:
           throw fail("answered nothing" + waited +
                      (answer.empty() ? "" : fmt::format(" but {} (no newline)", quoted_answer(answer))));

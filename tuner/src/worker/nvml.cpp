@@ -24,14 +24,14 @@ constexpr nvmlReturn kNvmlSuccess = 0;
 constexpr nvmlReturn kNvmlNotSupported = 3;
 
 struct NvmlApi {
-  nvmlReturn (*init)() = nullptr;                                           // nvmlInit_v2
-  nvmlReturn (*shutdown)() = nullptr;                                       // nvmlShutdown
-  const char* (*error_string)(nvmlReturn) = nullptr;                        // nvmlErrorString
-  nvmlReturn (*handle_by_uuid)(const char*, nvmlDevice*) = nullptr;         // nvmlDeviceGetHandleByUUID
-  nvmlReturn (*total_energy)(nvmlDevice, unsigned long long*) = nullptr;    // nvmlDeviceGetTotalEnergyConsumption
-  nvmlReturn (*power_usage)(nvmlDevice, unsigned*) = nullptr;               // nvmlDeviceGetPowerUsage
-  nvmlReturn (*name)(nvmlDevice, char*, unsigned) = nullptr;                // nvmlDeviceGetName
-  nvmlReturn (*clock_info)(nvmlDevice, int, unsigned*) = nullptr;           // nvmlDeviceGetClockInfo (optional)
+  nvmlReturn (*init)() = nullptr;                                         // nvmlInit_v2
+  nvmlReturn (*shutdown)() = nullptr;                                     // nvmlShutdown
+  const char* (*error_string)(nvmlReturn) = nullptr;                      // nvmlErrorString
+  nvmlReturn (*handle_by_uuid)(const char*, nvmlDevice*) = nullptr;       // nvmlDeviceGetHandleByUUID
+  nvmlReturn (*total_energy)(nvmlDevice, unsigned long long*) = nullptr;  // nvmlDeviceGetTotalEnergyConsumption
+  nvmlReturn (*power_usage)(nvmlDevice, unsigned*) = nullptr;             // nvmlDeviceGetPowerUsage
+  nvmlReturn (*name)(nvmlDevice, char*, unsigned) = nullptr;              // nvmlDeviceGetName
+  nvmlReturn (*clock_info)(nvmlDevice, int, unsigned*) = nullptr;         // nvmlDeviceGetClockInfo (optional)
   // nvmlDeviceGetCurrentClocksEventReasons, or its older name ...ClocksThrottleReasons (optional)
   nvmlReturn (*clock_reasons)(nvmlDevice, unsigned long long*) = nullptr;
 };
@@ -90,8 +90,10 @@ std::unique_ptr<NvmlEnergySource> NvmlEnergySource::open(const std::string& devi
   detail::resolve_symbol(impl->handle, "nvmlDeviceGetName", a.name, missing);
   std::string optional_missing;  // the clock functions: without them, no clock check
   detail::resolve_symbol(impl->handle, "nvmlDeviceGetClockInfo", a.clock_info, optional_missing);
-  if (!detail::resolve_symbol(impl->handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons, optional_missing))
-    detail::resolve_symbol(impl->handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons, optional_missing);
+  if (!detail::resolve_symbol(impl->handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons,
+                              optional_missing))
+    detail::resolve_symbol(impl->handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons,
+                           optional_missing);
   if (!missing.empty()) {
     why = fmt::format("{} lacks NVML functions tiletune needs: {}", impl->library, missing);
     return nullptr;
@@ -116,8 +118,7 @@ std::optional<std::uint64_t> NvmlEnergySource::total_energy_mj() {
     impl_->energy_supported = false;
     return std::nullopt;
   }
-  if (r != kNvmlSuccess)
-    throw Error(fmt::format("nvmlDeviceGetTotalEnergyConsumption failed: {}", impl_->describe(r)));
+  if (r != kNvmlSuccess) throw Error(fmt::format("nvmlDeviceGetTotalEnergyConsumption failed: {}", impl_->describe(r)));
   return static_cast<std::uint64_t>(mj);
 }
 

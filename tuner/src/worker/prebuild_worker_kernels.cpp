@@ -92,8 +92,10 @@ int main(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) {
       const int arch = parse_arch(argv[i]);
       if (std::find(supported.begin(), supported.end(), arch) == supported.end()) {
-        std::cerr << fmt::format("tiletune_prebuild_worker_kernels: NVRTC {} has no sm_{}: not prebuilt (a worker "
-                                 "on it compiles its kernels at start)\n", tiletune::nvrtc_version(), arch);
+        std::cerr << fmt::format(
+            "tiletune_prebuild_worker_kernels: NVRTC {} has no sm_{}: not prebuilt (a worker "
+            "on it compiles its kernels at start)\n",
+            tiletune::nvrtc_version(), arch);
         continue;
       }
       if (std::find(archs.begin(), archs.end(), arch) == archs.end()) archs.push_back(arch);
@@ -102,7 +104,8 @@ int main(int argc, char** argv) {
     // One thread per arch: NVRTC compiles in parallel up to about three threads.
     std::vector<std::future<CompiledKernel>> compiles;
     for (const int arch : archs)
-      compiles.push_back(std::async(std::launch::async, [arch] { return tiletune::compile_worker_kernels(arch, -1, nullptr); }));
+      compiles.push_back(
+          std::async(std::launch::async, [arch] { return tiletune::compile_worker_kernels(arch, -1, nullptr); }));
     std::vector<std::pair<int, std::string>> images;
     for (std::size_t i = 0; i < archs.size(); ++i) images.emplace_back(archs[i], compiles[i].get().cubin);
     write_if_changed(argv[1], generated_source(images));

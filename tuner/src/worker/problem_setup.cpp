@@ -41,15 +41,19 @@ std::string problem_cache_key(const TrialRequest& request) {
   const VerifySettings& v = request.verify;
   std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", request.kernel, request.problem_key,
                                 request.seed, static_cast<int>(v.mode), v.cpu_reference, v.library, v.function);
-  for (const CheckPlan& c : v.checks) key += fmt::format("\x1f" "check:{}:{}", c.buffer, c.expected_file);
+  for (const CheckPlan& c : v.checks)
+    key += fmt::format(
+        "\x1f"
+        "check:{}:{}",
+        c.buffer, c.expected_file);
   // Buffer counts are left out: a buffer generated element by element has the same first
   // elements whatever its count, so a buffer sized by a param (a scratch sized by the grid, an
   // input padded to the tile) is rebuilt on its own and the reference outputs stay.
   for (const BufferPlan& b : request.buffers)
     key += fmt::format("\x1f{}:{}:{}:{}", b.name, static_cast<int>(b.type), b.output ? 1 : 0, init_key(b.init));
   for (const GlobalPlan& g : request.globals)
-    key += fmt::format("\x1fglobal:{}:{}:{}:{}:{}", g.name, g.symbol, static_cast<int>(g.type), g.count,
-                       init_key(g.init));
+    key +=
+        fmt::format("\x1fglobal:{}:{}:{}:{}:{}", g.name, g.symbol, static_cast<int>(g.type), g.count, init_key(g.init));
   return key;
 }
 
@@ -127,8 +131,8 @@ void ProblemSetup::fit_buffer(const TrialRequest& request, std::size_t index, st
 }
 
 void ProblemSetup::fill(CUdeviceptr out, const std::string& what, std::string_view name, ElementType type,
-                        std::uint64_t count, const InitPlan& init, const TrialRequest& request,
-                        WorkerKernels& kernels, CUstream stream) {
+                        std::uint64_t count, const InitPlan& init, const TrialRequest& request, WorkerKernels& kernels,
+                        CUstream stream) {
   const std::size_t bytes = count * element_size(type);
   if (init.kind == BufferInit::file) {
     const std::vector<std::byte> data = read_data_file(init.file, type, count, what);
@@ -139,8 +143,8 @@ void ProblemSetup::fill(CUdeviceptr out, const std::string& what, std::string_vi
   if (uses_source(init.kind)) {
     if (init.source < 0 || static_cast<std::size_t>(init.source) >= buffers_.size() ||
         !buffers_[static_cast<std::size_t>(init.source)].ready)
-      throw Error(fmt::format("{} of {} derives from buffer #{}, which the request does not hold", what,
-                              request.kernel, init.source));
+      throw Error(fmt::format("{} of {} derives from buffer #{}, which the request does not hold", what, request.kernel,
+                              init.source));
     source = &buffers_[static_cast<std::size_t>(init.source)];
   }
   if (init.kind == BufferInit::copy) {
@@ -285,8 +289,8 @@ void ProblemSetup::expected_from_files(const TrialRequest& request, WorkerKernel
   reference_ready_ = true;
 }
 
-void ProblemSetup::keep_expected(std::size_t index, const std::byte* bytes, std::uint64_t count,
-                                 WorkerKernels& kernels, CUstream stream) {
+void ProblemSetup::keep_expected(std::size_t index, const std::byte* bytes, std::uint64_t count, WorkerKernels& kernels,
+                                 CUstream stream) {
   const BufferPlan& plan = buffers_[index].plan;
   ExpectedOutput& e = expected_[index];
   e.count = count;

@@ -39,7 +39,7 @@ struct HeldGlobal {
 struct ExpectedOutput {
   cu::DeviceBuffer data;  ///< the first `count` elements the reference produced
   std::uint64_t count = 0;
-  double sum = 0;         ///< the sum of those elements (double)
+  double sum = 0;  ///< the sum of those elements (double)
   bool ready = false;
 };
 

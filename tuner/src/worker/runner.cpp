@@ -66,8 +66,7 @@ std::string format_element(ElementType type, const unsigned char* bytes) {
   // The poison is a NaN with the sign bit set; "-nan" would only confuse.
   auto real = [](double v) { return std::isnan(v) ? std::string("nan") : fmt::format("{}", v); };
   switch (type) {
-    case ElementType::f32:
-      return std::isnan(load(float{})) ? "nan" : fmt::format("{}", load(float{}));
+    case ElementType::f32: return std::isnan(load(float{})) ? "nan" : fmt::format("{}", load(float{}));
     case ElementType::f64: return real(load(double{}));
     case ElementType::f16: return real(half_bits_to_float(load(std::uint16_t{})));
     case ElementType::i32: return fmt::format("{}", load(std::int32_t{}));
@@ -85,8 +84,7 @@ std::string format_element(ElementType type, const unsigned char* bytes) {
 // "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"
 std::string describe(CUresult r) {
   const std::string description = cu::result_description(r);
-  return description.empty() ? cu::result_name(r)
-                             : fmt::format("{} ({})", cu::result_name(r), description);
+  return description.empty() ? cu::result_name(r) : fmt::format("{} ({})", cu::result_name(r), description);
 }
 
 // A kernel argument as cuLaunchKernel reads it: a pointer to storage of the argument's size.
@@ -253,7 +251,8 @@ GpuRunner::Impl::Impl(int device_ordinal, std::filesystem::path cubin_cache)
   const CUdevice device = context.device();
   sm_count = device_attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count", ordinal);
   l2 = static_cast<std::size_t>(device_attribute(device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2 size", ordinal));
-  max_sm_mhz = static_cast<unsigned>(device_attribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "SM clock", ordinal) / 1000);
+  max_sm_mhz =
+      static_cast<unsigned>(device_attribute(device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "SM clock", ordinal) / 1000);
   // One L2's worth, as nvbench's l2flush: writing it replaces whatever the kernel left there.
   flush = cu::DeviceBuffer(std::max<std::size_t>(l2, std::size_t{1} << 20));
   kernels.emplace(kernels_image.get(), sm_count);
@@ -378,12 +377,12 @@ std::optional<TrialFailure> GpuRunner::Impl::check_elements(const TrialRequest& 
   TILETUNE_CU_CTX(cuMemcpyDtoH(got, b.device.ptr() + c.first_bad * size, size), "reading a mismatch");
   TILETUNE_CU_CTX(cuMemcpyDtoH(wanted, want + c.first_bad * size, size), "reading a mismatch");
   result.first_bad_index = static_cast<long long>(c.first_bad);
-  std::string detail =
-      producing ? fmt::format("{}{}[{}] = {} ({} of {} elements unwritten or NaN)", producing_prefix, b.plan.name,
-                              c.first_bad, format_element(b.plan.type, got), c.bad, check.count)
-                : fmt::format("{}[{}]: got {}, want {} (max abs error {}; {} of {} elements wrong)", b.plan.name,
-                              c.first_bad, format_element(b.plan.type, got), format_element(b.plan.type, wanted),
-                              c.max_error, c.bad, check.count);
+  std::string detail = producing
+                           ? fmt::format("{}{}[{}] = {} ({} of {} elements unwritten or NaN)", producing_prefix,
+                                         b.plan.name, c.first_bad, format_element(b.plan.type, got), c.bad, check.count)
+                           : fmt::format("{}[{}]: got {}, want {} (max abs error {}; {} of {} elements wrong)",
+                                         b.plan.name, c.first_bad, format_element(b.plan.type, got),
+                                         format_element(b.plan.type, wanted), c.max_error, c.bad, check.count);
   return TrialFailure{TrialStatus::wrong_result, std::move(detail)};
 }
 
@@ -409,9 +408,8 @@ std::optional<TrialFailure> GpuRunner::Impl::check_sum(const TrialRequest& reque
   const double allowed = check.atol + check.rtol * std::abs(want);
   result.max_error = std::max(result.max_error, error);
   if (!std::isnan(got) && error <= allowed) return std::nullopt;
-  return TrialFailure{TrialStatus::wrong_result,
-                      fmt::format("sum of {}[0, {}): got {}, want {} (error {}, allowed {})", b.plan.name, check.count,
-                                  got, want, error, allowed)};
+  return TrialFailure{TrialStatus::wrong_result, fmt::format("sum of {}[0, {}): got {}, want {} (error {}, allowed {})",
+                                                             b.plan.name, check.count, got, want, error, allowed)};
 }
 
 std::optional<TrialFailure> GpuRunner::Impl::verify(const TrialRequest& request, TrialResult& result) {
@@ -428,7 +426,7 @@ std::optional<TrialFailure> GpuRunner::Impl::verify(const TrialRequest& request,
       throw Error(fmt::format("{} [{}]: the check of '{}' covers {} elements, the buffer holds {}", request.kernel,
                               request.config_text, b.plan.name, check.count, b.plan.count));
     auto failure = check.compare == OutputCheck::Compare::sum ? check_sum(request, check, result)
-                                                               : check_elements(request, check, result);
+                                                              : check_elements(request, check, result);
     if (failure) return failure;
   }
   if (request.is_reference && settings.mode == VerifySettings::Mode::reference_run) problem.set_reference_ready();
@@ -463,8 +461,9 @@ std::optional<TrialFailure> GpuRunner::Impl::check_on_host(const TrialRequest& r
     const HostCheckVerdict verdict = host_check->check(host_check_request(request, files), timeout_seconds);
     remove_files();
     if (verdict.ok) return std::nullopt;
-    return TrialFailure{TrialStatus::wrong_result,
-                        "host check: " + (verdict.detail.empty() ? std::string("not ok (no detail given)") : verdict.detail)};
+    return TrialFailure{
+        TrialStatus::wrong_result,
+        "host check: " + (verdict.detail.empty() ? std::string("not ok (no detail given)") : verdict.detail)};
   } catch (const cu::DriverError&) {
     remove_files();
     throw;  // a download that failed: run_trial's catch asks whether the context survived
@@ -578,9 +577,10 @@ void GpuRunner::Impl::time(CUfunction f, const TrialRequest& request, void** par
                                 set.gate_timeouts, kGateTimeoutSeconds);
   if (set.gpu_ms.empty() && !set.throttled_ms.empty()) {
     // Every sample was taken while the GPU throttled: report them rather than nothing, and say so.
-    result.detail = fmt::format("all {} samples were taken while the GPU throttled (SM clock under {:.0f} % of {} "
-                                "MHz or a thermal/power slowdown)",
-                                set.throttled_ms.size(), 100 * kThrottleClockFraction, max_sm_mhz);
+    result.detail = fmt::format(
+        "all {} samples were taken while the GPU throttled (SM clock under {:.0f} % of {} "
+        "MHz or a thermal/power slowdown)",
+        set.throttled_ms.size(), 100 * kThrottleClockFraction, max_sm_mhz);
     set.gpu_ms = std::move(set.throttled_ms);
   } else if (!set.gpu_ms.empty()) {
     result.cpu_mean_ms = set.cpu_ms_sum / static_cast<double>(set.gpu_ms.size());
@@ -597,8 +597,7 @@ void GpuRunner::Impl::time(CUfunction f, const TrialRequest& request, void** par
   result.measure_ms = ms_since(loop_start);
 }
 
-void GpuRunner::Impl::measure_energy(CUfunction f, const TrialRequest& request, void** params,
-                                     TrialResult& result) {
+void GpuRunner::Impl::measure_energy(CUfunction f, const TrialRequest& request, void** params, TrialResult& result) {
   NvmlEnergySource* energy_source = nvml();
   if (!energy_source) {
     result.energy_note = *nvml_unavailable;
@@ -661,10 +660,10 @@ namespace {
 std::optional<TrialFailure> invalid_geometry(const TrialRequest& request, const std::string& where) {
   for (int d = 0; d < 3; ++d) {
     if (request.grid[d] < 1 || request.grid[d] > UINT_MAX || request.block[d] < 1 || request.block[d] > UINT_MAX) {
-      return TrialFailure{TrialStatus::launch_failed,
-                          fmt::format("invalid launch configuration: grid ({}, {}, {}), block ({}, {}, {}) for {}",
-                                      request.grid[0], request.grid[1], request.grid[2], request.block[0],
-                                      request.block[1], request.block[2], where)};
+      return TrialFailure{
+          TrialStatus::launch_failed,
+          fmt::format("invalid launch configuration: grid ({}, {}, {}), block ({}, {}, {}) for {}", request.grid[0],
+                      request.grid[1], request.grid[2], request.block[0], request.block[1], request.block[2], where)};
     }
   }
   if (request.shared_bytes < 0 || request.shared_bytes > INT_MAX) {
@@ -702,9 +701,10 @@ TrialResult GpuRunner::run_trial(const TrialRequest& request) {
     result.setup_ms = ms_since(load_start);
   if (request.verify.mode == VerifySettings::Mode::reference_run && !request.is_reference &&
       !s.problem.reference_ready()) {
-    throw Error(fmt::format("{}: no reference outputs for problem '{}' on this worker: the reference "
-                            "(is_reference) must run first",
-                            where, request.problem_key));
+    throw Error(
+        fmt::format("{}: no reference outputs for problem '{}' on this worker: the reference "
+                    "(is_reference) must run first",
+                    where, request.problem_key));
   }
   std::vector<ArgSlot> slots = s.build_args(request);
   std::vector<void*> params(slots.size());
@@ -772,8 +772,8 @@ TrialResult GpuRunner::run_trial(const TrialRequest& request) {
     // a driver call of our own. Whether the context survived decides the status.
     if (!s.context_healthy()) {
       s.lost = true;
-      return fail({TrialStatus::runtime_fault,
-                   fmt::format("{}: {} in {}; the CUDA context is lost", cu::result_name(e.result()), e.what(), where)});
+      return fail({TrialStatus::runtime_fault, fmt::format("{}: {} in {}; the CUDA context is lost",
+                                                           cu::result_name(e.result()), e.what(), where)});
     }
     return fail({TrialStatus::launch_failed, fmt::format("{}: {}", cu::result_name(e.result()), e.what())});
   }
@@ -781,18 +781,15 @@ TrialResult GpuRunner::run_trial(const TrialRequest& request) {
 
 CopyCeiling GpuRunner::measure_copy(std::uint64_t bytes) {
   Impl& s = *impl_;
-  if (s.lost)
-    throw Error(fmt::format("measure_copy: the CUDA context of device {} is lost", s.ordinal));
+  if (s.lost) throw Error(fmt::format("measure_copy: the CUDA context of device {} is lost", s.ordinal));
   if (bytes == 0) throw Error("measure_copy: the copy needs at least one byte");
   s.context.make_current();
-  const std::string where =
-      fmt::format("device-to-device copy of {} bytes on device {}", bytes, s.ordinal);
+  const std::string where = fmt::format("device-to-device copy of {} bytes on device {}", bytes, s.ordinal);
   cu::DeviceBuffer source(bytes);
   cu::DeviceBuffer destination(bytes);
   source.fill_async(0x5A, s.stream.get());
   auto copy = [&] {
-    TILETUNE_CU_CTX(cuMemcpyDtoDAsync(destination.ptr(), source.ptr(), bytes, s.stream.get()),
-                    where);
+    TILETUNE_CU_CTX(cuMemcpyDtoDAsync(destination.ptr(), source.ptr(), bytes, s.stream.get()), where);
   };
   for (int i = 0; i < kCopyWarmup; ++i) copy();
   s.stream.synchronize();
@@ -800,7 +797,8 @@ CopyCeiling GpuRunner::measure_copy(std::uint64_t bytes) {
   // discarded), with at least kCopyMinSamples samples.
   TimingSettings settings;
   settings.min_samples = kCopyMinSamples;
-  SampleSet set = s.take_samples(settings, [] {}, copy);
+  SampleSet set = s.take_samples(
+      settings, [] {}, copy);
   CopyCeiling ceiling;
   ceiling.throttled_samples = static_cast<int>(set.throttled_ms.size());
   if (set.gpu_ms.empty()) set.gpu_ms = std::move(set.throttled_ms);
@@ -809,8 +807,7 @@ CopyCeiling GpuRunner::measure_copy(std::uint64_t bytes) {
   ceiling.median_ms = stats.median_ms;
   ceiling.samples = stats.samples;
   // Bytes read plus bytes written, per second.
-  ceiling.gbps =
-      stats.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (stats.median_ms * 1e-3) / 1e9 : 0.0;
+  ceiling.gbps = stats.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (stats.median_ms * 1e-3) / 1e9 : 0.0;
   return ceiling;
 }
 

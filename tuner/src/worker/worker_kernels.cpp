@@ -15,10 +15,10 @@
 namespace tiletune {
 namespace {
 
-constexpr const char* kReferenceKernels[] = {
-    "tiletune_ref_transpose",      "tiletune_ref_vector_add_f32", "tiletune_ref_vector_add_f64",
-    "tiletune_ref_vector_add_i32", "tiletune_ref_vector_add_i64", "tiletune_ref_stencil_1d",
-    "tiletune_ref_histogram"};
+constexpr const char* kReferenceKernels[] = {"tiletune_ref_transpose",      "tiletune_ref_vector_add_f32",
+                                             "tiletune_ref_vector_add_f64", "tiletune_ref_vector_add_i32",
+                                             "tiletune_ref_vector_add_i64", "tiletune_ref_stencil_1d",
+                                             "tiletune_ref_histogram"};
 
 constexpr unsigned kBlock = 256;
 constexpr unsigned kBlocksPerSm = 16;
@@ -61,8 +61,8 @@ unsigned WorkerKernels::grid_for(std::uint64_t count) const {
       1, std::min<std::uint64_t>(needed, std::uint64_t{kBlocksPerSm} * static_cast<unsigned>(sm_count_))));
 }
 
-Comparison WorkerKernels::compare(ElementType type, CUdeviceptr got, CUdeviceptr want, std::uint64_t count,
-                                  double atol, double rtol, CUstream stream) {
+Comparison WorkerKernels::compare(ElementType type, CUdeviceptr got, CUdeviceptr want, std::uint64_t count, double atol,
+                                  double rtol, CUstream stream) {
   Comparison c;
   if (count == 0) return c;
   // result = {0 bad, ~0 first bad index, 0 max error}
@@ -71,9 +71,9 @@ Comparison WorkerKernels::compare(ElementType type, CUdeviceptr got, CUdeviceptr
                   "comparison result");
   CUdeviceptr result = compare_result_.ptr();
   void* params[] = {&got, &want, &count, &atol, &rtol, &result};
-  TILETUNE_CU_CTX(cuLaunchKernel(compare_[index_of(type)], grid_for(count), 1, 1, kBlock, 1, 1, 0, stream, params,
-                                 nullptr),
-                  "launching the comparison kernel");
+  TILETUNE_CU_CTX(
+      cuLaunchKernel(compare_[index_of(type)], grid_for(count), 1, 1, kBlock, 1, 1, 0, stream, params, nullptr),
+      "launching the comparison kernel");
   TILETUNE_CU_CTX(cuStreamSynchronize(stream), "the comparison kernel");
   std::uint64_t host[3] = {};
   compare_result_.download(host, sizeof host);
