@@ -47,7 +47,7 @@ if (($# > 0)); then
   names=("$@")
 else
   names=()
-  for f in "$HERE"/scripts/*.py; do names+=("$(basename "$f" .py)"); done
+  for f in "$HERE"/scripts/[!_]*.py; do names+=("$(basename "$f" .py)"); done  # _*.py: helpers, not scripts
 fi
 
 {

@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.environ.get("TILETUNE_SOURCE_DIR", os.path.abspath(os.path.join(HERE, "..", "..", "..")))
 SCRIPTS = os.path.join(SOURCE, "tests", "interchange", "kernel_tuner", "scripts")
 sys.path.insert(0, os.path.join(SOURCE, "python"))
-NAMES = sorted(f[:-3] for f in os.listdir(SCRIPTS) if f.endswith(".py"))
+NAMES = sorted(f[:-3] for f in os.listdir(SCRIPTS) if f.endswith(".py") and not f.startswith("_"))
 
 
 def _cli():
@@ -253,6 +253,7 @@ def _run_in_process(name, workdir, monkeypatch):
     monkeypatch.setenv("TILETUNE_CLI", _cli())
     monkeypatch.setenv("TILETUNE_KT_DRY_RUN", "1")
     monkeypatch.setenv("TILETUNE_KT_WORKDIR", str(workdir))
+    monkeypatch.syspath_prepend(SCRIPTS)  # as `python SCRIPT` does: the scripts import _checks
     path = os.path.join(SCRIPTS, name + ".py")
     g = {"__name__": "__main__", "__file__": path}
     with open(path) as f:

@@ -2,13 +2,13 @@
 """aux_header: kernel_source as a list, the primary file and an auxiliary header it includes
 (Kernel Tuner's [primary, aux...] form), lang left to Kernel Tuner's detection (None -> CUDA),
 compiler_options defining a macro the header needs (-DRADIUS=3), grid_div_x a list."""
-import itertools
-import math
 import os
 
 import numpy
 
 import tiletune.kernel_tuner as kernel_tuner
+
+import _checks as checks  # the scripts' own folder (a name with _: not a script)
 
 here = os.path.dirname(os.path.realpath(__file__))
 kernel_source = [os.path.join(here, "stencil1d.cu"), os.path.join(here, "stencil1d_helpers.cuh")]
@@ -33,19 +33,13 @@ results, env = kernel_tuner.tune_kernel("stencil1d", kernel_source, n, args, tun
                                         compiler_options=[f"-DRADIUS={radius}"],
                                         answer=[reference, None, None], atol=1e-4)
 
-expected = [dict(zip(tune_params, v)) for v in itertools.product(*tune_params.values())]
+expected = checks.every_config(tune_params)
 
 if not kernel_tuner.dry_run():
-    assert len(results) == len(expected), len(results)
-    assert all(r.get("status", "ok") == "ok" and isinstance(r["time"], float) for r in results), results
+    checks.check_measured(results, expected)
     assert env["compiler_options"] == [f"-DRADIUS={radius}"], env["compiler_options"]
     print("aux_header: OK, best", {k: env["best_config"][k] for k in tune_params})
 else:
-    rows = env["plan"]["rows"]
-    assert len(rows) == len(expected), (len(rows), len(expected))
-    for row in rows:
-        p = row["params"]
-        assert row["status"] == "ok", row
-        assert row["grid"] == [math.ceil(n / (p["block_size_x"] * p["items_per_thread"])), 1, 1], row
+    rows = checks.check_planned(env, expected, n, lambda p: p["block_size_x"] * p["items_per_thread"])
     assert "-DRADIUS=3" in env["space"], env["space"]
     print("aux_header: dry run OK,", len(rows), "configs planned")

@@ -3,12 +3,12 @@
 names a param (BLOCK -> the value of block_size_x), a lambda of the params (HALF_BLOCK) and a
 string naming a float param (SCALE). tune_params has floats (scale); grid_div_x is a list of a
 param and an int."""
-import itertools
-import math
 
 import numpy
 
 import tiletune.kernel_tuner as kernel_tuner
+
+import _checks as checks  # the scripts' own folder (a name with _: not a script)
 
 kernel_string = """
 // Each block copies BLOCK * VEC elements, each thread VEC of them strided by BLOCK, scaled by
@@ -35,22 +35,15 @@ results, env = kernel_tuner.tune_kernel("scale_copy", kernel_string, n, args, tu
                                         grid_div_x=["block_size_x", 4], defines=defines, answer=[x, None, None],
                                         atol=0)
 
-expected = [dict(zip(tune_params, v)) for v in itertools.product(*tune_params.values())]
+expected = checks.every_config(tune_params)
 
 if not kernel_tuner.dry_run():
     assert [{k: r[k] for k in tune_params} for r in results] == expected
     assert all(isinstance(r["scale"], float) for r in results)  # the param's values as listed
-    assert all(r.get("status", "ok") == "ok" and isinstance(r["time"], float) for r in results), \
-        [r for r in results if r.get("status") != "ok"]
+    checks.check_measured(results, expected)
     print("defines: OK, best", {k: env["best_config"][k] for k in tune_params})
 else:
-    rows = env["plan"]["rows"]
-    assert len(rows) == len(expected), (len(rows), len(expected))
-    for row in rows:
-        p = row["params"]
-        assert row["status"] == "ok", row
-        assert row["grid"] == [math.ceil(n / (p["block_size_x"] * 4)), 1, 1], row
-        assert row["block"] == [p["block_size_x"], 1, 1], row
+    rows = checks.check_planned(env, expected, n, lambda p: p["block_size_x"] * 4, one_block_row=True)
     assert "-DVEC=4" in env["space"], env["space"]
     assert "-Dkernel_tuner=1" not in env["space"]  # defines given: none of Kernel Tuner's own
     print("defines: dry run OK,", len(rows), "configs planned")

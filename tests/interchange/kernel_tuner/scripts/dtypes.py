@@ -3,12 +3,12 @@
 int32, int64, uint64, float16, float32, float64, bool, complex64) and numpy scalars of five
 types (float32, float64, int64, uint8, int32); each output checked against numpy's answer. The
 answer has None for every input."""
-import itertools
-import math
 
 import numpy
 
 import tiletune.kernel_tuner as kernel_tuner
+
+import _checks as checks  # the scripts' own folder (a name with _: not a script)
 
 kernel_string = """
 #include <cuda_fp16.h>
@@ -78,20 +78,14 @@ tune_params = {"block_size_x": [64, 128, 256, 512], "elems_per_thread": [1, 2]}
 results, env = kernel_tuner.tune_kernel("mixed_types", kernel_string, n, args, tune_params,
                                         grid_div_x=["block_size_x", "elems_per_thread"], answer=answer, atol=1e-6)
 
-expected = [dict(zip(tune_params, v)) for v in itertools.product(*tune_params.values())]
+expected = checks.every_config(tune_params)
 
 if not kernel_tuner.dry_run():
     assert [{k: r[k] for k in tune_params} for r in results] == expected
-    assert all(r.get("status", "ok") == "ok" and isinstance(r["time"], float) for r in results), \
-        [r for r in results if r.get("status") != "ok"]
+    checks.check_measured(results, expected)
     print("dtypes: OK, best", {k: env["best_config"][k] for k in tune_params})
 else:
-    rows = env["plan"]["rows"]
-    assert len(rows) == len(expected), (len(rows), len(expected))
-    for row in rows:
-        p = row["params"]
-        assert row["status"] == "ok", row
-        assert row["grid"] == [math.ceil(n / (p["block_size_x"] * p["elems_per_thread"])), 1, 1], row
+    rows = checks.check_planned(env, expected, n, lambda p: p["block_size_x"] * p["elems_per_thread"])
     for t in ("int8", "uint16", "int64", "uint64", "half", "double", "float2", "{value: 200, type: uint8}",
               "{value: -3, type: int64}", "{value: 1.5, type: float}", "{value: 0.25, type: double}"):
         assert t in env["space"], (t, env["space"])
