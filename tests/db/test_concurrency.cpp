@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -89,7 +90,12 @@ void run_writers(const fs::path& path) {
   auto best = db.best();
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].trial.status, TrialStatus::ok);
-  EXPECT_DOUBLE_EQ(*best[0].trial.time_ms, expected);
+  // The best table keeps the minimum whatever the order of the writes; the answer is a config
+  // tied with it (which one depends on the writers' order: each is a run with its own standing
+  // answer, answers.hpp).
+  EXPECT_DOUBLE_EQ(best[0].fastest_ms, expected);
+  EXPECT_NE(std::find(best[0].tie_params.begin(), best[0].tie_params.end(), best[0].trial.key.params),
+            best[0].tie_params.end());
 }
 
 TEST(Concurrency, EightProcessesWriteOneExistingCache) {
