@@ -6,7 +6,7 @@ Usage: test_space_schema.py SOURCE_DIR
 Checks, each of which fails the test:
 - the schema is a valid draft-07 schema, every property in it has a description, and every map
   of fixed keys refuses unknown ones (additionalProperties: false), as the loader does;
-- every shipped space (configs/**/*.yaml) and every good test space (every *.yaml under tests/
+- every shipped space (configs/**/*.yaml, examples/**/*.yaml) and every good test space (every *.yaml under tests/
   outside tests/spaces/bad/) is valid against it;
 - a space's `# yaml-language-server: $schema=...` modeline, where it has one, names the schema
   file from the space's own folder, before any YAML content (the shipped spaces carry none yet:
@@ -240,8 +240,9 @@ def check_loader_lists(source, schema):
 # --- spaces -------------------------------------------------------------------------------------
 
 def space_files(source):
-    """(shipped, good, bad): the YAML files of configs/ and of tests/ (bad: tests/spaces/bad/)."""
-    shipped = sorted((source / "configs").rglob("*.yaml"))
+    """(shipped, good, bad): the YAML files of configs/ and examples/ (the walkthrough's and the
+    capture example's spaces), and of tests/ (bad: tests/spaces/bad/)."""
+    shipped = sorted((source / "configs").rglob("*.yaml")) + sorted((source / "examples").rglob("*.yaml"))
     bad_dir = source / "tests/spaces/bad"
     tests = sorted(p for ext in ("*.yaml", "*.yml") for p in (source / "tests").rglob(ext)
                    if "node_modules" not in p.parts)
