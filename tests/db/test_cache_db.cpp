@@ -94,7 +94,8 @@ TEST_F(CacheDbTest, DeviceColumnsAreTheDevicesTableAndRoundTripEveryField) {
   ASSERT_EQ(db().devices().size(), 2u);
   EXPECT_EQ(db().devices()[1].device, d);
 
-  // Unknown now: a column kept_when_unknown keeps its value, the others are unknown too.
+  // Unknown now (as online tuning upserts a device: its identity only): every description keeps
+  // its value, the identity is what the record says.
   DeviceRecord unknown;
   unknown.uuid = d.uuid;
   EXPECT_EQ(db().upsert_device(unknown), id);
@@ -102,10 +103,8 @@ TEST_F(CacheDbTest, DeviceColumnsAreTheDevicesTableAndRoundTripEveryField) {
   ASSERT_TRUE(row.has_value());
   for (const DeviceColumn& c : device_columns) {
     SCOPED_TRACE(std::string(c.name));
-    EXPECT_EQ(c.get(row->device), c.kept_when_unknown ? c.get(d) : c.get(unknown));
+    EXPECT_EQ(c.get(row->device), c.description ? c.get(d) : c.get(unknown));
   }
-  // Online tuning upserts the UUID, name and compute capability only: every description stays.
-  for (const DeviceColumn& c : device_columns) EXPECT_EQ(c.kept_when_unknown, c.description) << c.name;
 }
 
 TEST_F(CacheDbTest, KernelVersionsAreDistinctRows) {

@@ -78,12 +78,11 @@ struct DeviceColumn {
   std::string_view name;  ///< SQL column, and the key where an output lists the field
   Type type;
   int since_schema;  ///< the migration that added it: older caches read NULL
-  /// Beyond the device's identity (UUID, name, compute capability): optional, and listed by
-  /// outputs only where known.
+  /// Beyond the device's identity (UUID, name, compute capability): optional, listed by outputs
+  /// only where known, and kept by an upsert that does not know it (online tuning knows the
+  /// identity only; a sweep that skipped the copy benchmark has no copy_gbps), so no writer
+  /// blanks what a sweep stored.
   bool description;
-  /// An upsert that does not know the value (nullopt: a sweep that skipped the copy benchmark)
-  /// keeps the stored one.
-  bool kept_when_unknown;
   TrialValue (*get)(const DeviceRecord&);
   void (*set)(DeviceRecord&, const TrialValue&);  ///< NULL: nullopt, or "" and 0 for the identity
 };
@@ -138,9 +137,8 @@ void set(DeviceRecord& d, const TrialValue& v) {
 }
 
 template <auto member>
-constexpr DeviceColumn column(std::string_view name, DeviceColumn::Type type, int since_schema, bool description,
-                              bool kept_when_unknown = false) {
-  return {name, type, since_schema, description, kept_when_unknown, &get<member>, &set<member>};
+constexpr DeviceColumn column(std::string_view name, DeviceColumn::Type type, int since_schema, bool description) {
+  return {name, type, since_schema, description, &get<member>, &set<member>};
 }
 }  // namespace device_column_detail
 
@@ -151,17 +149,12 @@ inline constexpr DeviceColumn device_columns[] = {
     device_column_detail::column<&DeviceRecord::name>("name", DeviceColumn::Type::text, 1, false),
     device_column_detail::column<&DeviceRecord::cc_major>("cc_major", DeviceColumn::Type::integer, 1, false),
     device_column_detail::column<&DeviceRecord::cc_minor>("cc_minor", DeviceColumn::Type::integer, 1, false),
-    // Each description is kept when an upsert does not know it (online tuning knows the UUID,
-    // name and compute capability only), so no writer blanks what a sweep stored.
-    device_column_detail::column<&DeviceRecord::sm_count>("sm_count", DeviceColumn::Type::integer, 1, true, true),
-    device_column_detail::column<&DeviceRecord::memory_bytes>("memory_bytes", DeviceColumn::Type::integer, 1, true,
-                                                              true),
-    device_column_detail::column<&DeviceRecord::l2_bytes>("l2_bytes", DeviceColumn::Type::integer, 1, true, true),
-    device_column_detail::column<&DeviceRecord::driver_version>("driver_version", DeviceColumn::Type::integer, 1, true,
-                                                                true),
-    device_column_detail::column<&DeviceRecord::copy_gbps>("copy_gbps", DeviceColumn::Type::real, 3, true, true),
-    device_column_detail::column<&DeviceRecord::sm_clock_khz>("sm_clock_khz", DeviceColumn::Type::integer, 10, true,
-                                                              true),
+    device_column_detail::column<&DeviceRecord::sm_count>("sm_count", DeviceColumn::Type::integer, 1, true),
+    device_column_detail::column<&DeviceRecord::memory_bytes>("memory_bytes", DeviceColumn::Type::integer, 1, true),
+    device_column_detail::column<&DeviceRecord::l2_bytes>("l2_bytes", DeviceColumn::Type::integer, 1, true),
+    device_column_detail::column<&DeviceRecord::driver_version>("driver_version", DeviceColumn::Type::integer, 1, true),
+    device_column_detail::column<&DeviceRecord::copy_gbps>("copy_gbps", DeviceColumn::Type::real, 3, true),
+    device_column_detail::column<&DeviceRecord::sm_clock_khz>("sm_clock_khz", DeviceColumn::Type::integer, 10, true),
 };
 
 struct DeviceRow {

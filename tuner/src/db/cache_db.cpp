@@ -271,8 +271,8 @@ DeviceRow read_device(const Statement& s, int c) {
   return r;
 }
 
-// Inserts a device or refreshes it by UUID; a column kept_when_unknown keeps its stored value
-// when the record does not know it.
+// Inserts a device or refreshes it by UUID; a description keeps its stored value when the record
+// does not know it.
 std::string upsert_device_sql() {
   std::string columns, values, updates;
   int parameter = 0;
@@ -282,8 +282,8 @@ std::string upsert_device_sql() {
     columns += separator + name;
     values += separator + "?" + std::to_string(parameter);
     if (name == "uuid") continue;  // the key
-    updates += c.kept_when_unknown ? fmt::format("{0} = coalesce(excluded.{0}, devices.{0}), ", name)
-                                   : fmt::format("{0} = excluded.{0}, ", name);
+    updates += c.description ? fmt::format("{0} = coalesce(excluded.{0}, devices.{0}), ", name)
+                             : fmt::format("{0} = excluded.{0}, ", name);
   }
   return fmt::format(
       "INSERT INTO devices({}) VALUES ({}) ON CONFLICT(uuid) DO UPDATE SET {}last_seen = excluded.last_seen", columns,
@@ -685,8 +685,7 @@ std::int64_t CacheDb::upsert_device(const DeviceRecord& d) {
   auto& conn = impl_->conn;
   Transaction tx(conn);
   {
-    // A field kept_when_unknown keeps the stored value when not known this time (copy_gbps: a
-    // sweep that skips the copy benchmark).
+    // A description keeps the stored value when not known this time (upsert_device_sql).
     static const std::string upsert_sql = upsert_device_sql();
     auto up = conn.cached(upsert_sql);
     int parameter = 0;
