@@ -163,8 +163,8 @@ void use_wal(const fs::path& into) {
 }  // namespace
 
 bool same_file(const fs::path& a, const fs::path& b) {
-  struct stat sa {
-  }, sb{};
+  struct stat sa {};
+  struct stat sb {};
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

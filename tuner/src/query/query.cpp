@@ -470,14 +470,18 @@ struct QueryCache::Impl {
   }
 
   // The answer at levels 1-3: the pick of the winner's tie set (time objective only; the energy
-  // objectives rank by a single measured energy, which has no samples to test).
+  // objectives rank by a single measured energy, which has no samples to test), with its headroom.
   QueryResult answer(Candidate c, MatchLevel level, std::int64_t kernel_id, Objective objective) {
     const std::int64_t device_id = c.device_id;
     QueryResult r = from_candidate(std::move(c), level);
-    if (objective != Objective::time) {
-      read_headroom(r, device_id, kernel_id);
-      return r;
-    }
+    if (objective == Objective::time) settle_ties(r, device_id, kernel_id);
+    read_headroom(r, device_id, kernel_id);
+    return r;
+  }
+
+  // The time objective's answer: the tie set's pick (the standing answer while it is tied) in
+  // place of the fastest, with the set's size and spread.
+  void settle_ties(QueryResult& r, std::int64_t device_id, std::int64_t kernel_id) {
     std::vector<TieTrial> trials;
     {
       Statement& q = stmt(ties_sql);
@@ -497,10 +501,7 @@ struct QueryCache::Impl {
         trials.push_back(std::move(t));
       }
     }
-    if (trials.empty()) {  // a hand-edited best row: keep what it says
-      read_headroom(r, device_id, kernel_id);
-      return r;
-    }
+    if (trials.empty()) return;  // a hand-edited best row: keep what it says
     const TieSet set = tie_set(trials, standing_answer(device_id, kernel_id, r.problem));
     r.tie_count = set.members.size();
     r.tie_spread = set.spread;
@@ -511,8 +512,6 @@ struct QueryCache::Impl {
       r.params_text = std::move(pick.params);
       r.time_ms = pick.time_ms;
     }
-    read_headroom(r, device_id, kernel_id);
-    return r;
   }
 
   // The key's standing answer (answers.hpp): its latest recorded answer; empty before schema 9.
