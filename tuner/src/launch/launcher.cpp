@@ -101,8 +101,7 @@ struct Launcher::Impl {
 
   // The kernel version of this Launcher's space on its arch, as a sweep records it (with mutex held).
   KernelRecord kernel_version() {
-    const int arch_number = std::atoi(arch.c_str() + (arch.rfind("sm_", 0) == 0 ? 3 : 0));
-    return kernel_record(space, sources->for_options(space_options(space)), arch_number);
+    return kernel_record(space, sources->for_options(space_options(space)), parse_arch(arch));
   }
 };
 
