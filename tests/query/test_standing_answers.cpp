@@ -4,6 +4,7 @@
 // headroom against the ceilings the sweep recorded.
 #include <gtest/gtest.h>
 
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/answers.hpp"
 #include "tiletune/cache_db.hpp"
@@ -19,31 +20,18 @@ const std::string gpu = "GPU-5a5a5a5a-1111-4000-8000-000000000001";
 const KernelRecord reduction{"reduction", "h1", "", "12.4"};
 
 // An ok trial at N=1000003 with a small noise (0.1 % over 100 samples: the 1.5 % floor decides).
-TrialRecord timed(std::int64_t dev, std::int64_t kernel, const std::string& params, double ms, double occupancy) {
-  TrialRecord t;
-  t.key = TrialKey{dev, kernel, "N=1000003", params};
-  t.time_ms = ms;
-  t.stddev_ms = ms * 0.001;
-  t.samples = 100;
-  t.occupancy_driver = occupancy;
-  t.registers = 32;
+TrialRecord timed(const std::string& params, double ms, double occupancy) {
+  TrialRecord t = trial_record("N=1000003", params, ms);
+  with_low_noise(occupancy)(t);
   return t;
 }
 
 // One sweep into `path`: a run of the kernel (its version tuned again) that measures each config.
 void sweep(const fs::path& path, const std::vector<TrialRecord>& trials) {
-  CacheDb db = CacheDb::open(path);
-  DeviceRecord d;
-  d.uuid = gpu;
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  const auto dev = db.upsert_device(d);
-  const auto k = db.upsert_kernel(reduction);
-  for (TrialRecord t : trials) {
-    t.key.device_id = dev;
-    t.key.kernel_id = k;
-    (void)db.record_trial(t);
-  }
+  CacheBuilder b;
+  b.device(gpu).kernel(reduction);
+  for (const TrialRecord& t : trials) b.trial(t);
+  (void)b.build(path);
 }
 
 struct Answer {
@@ -85,17 +73,17 @@ TEST(StandingAnswer, ARerunWhoseTieSetTakesInAPreferredConfigKeepsTheAnswer) {
   TempDir dir;
   const fs::path db = dir.path() / "c.db";
   // Run 1: B=128 is 2 % slower (not tied): B=256 answers.
-  sweep(db, {timed(0, 0, "B=256", 1.000, 0.5), timed(0, 0, "B=128", 1.020, 1.0)});
+  sweep(db, {timed("B=256", 1.000, 0.5), timed("B=128", 1.020, 1.0)});
   // Run 2 (--force): B=128 now 1.2 % slower, tied, and the pick rule prefers it (occupancy);
   // B=256 is still tied with the fastest, so it stands.
-  sweep(db, {timed(0, 0, "B=256", 1.002, 0.5), timed(0, 0, "B=128", 1.014, 1.0)});
+  sweep(db, {timed("B=256", 1.002, 0.5), timed("B=128", 1.014, 1.0)});
   Answer a = answer_of(db);
   EXPECT_EQ(a.engine, "B=256");
   EXPECT_EQ(a.query, "B=256");
   EXPECT_EQ(a.runs, 2);
   EXPECT_EQ(a.changes, 0);
   // Run 3: B=256 measured 3 % slower than B=128: no longer tied, the answer moves.
-  sweep(db, {timed(0, 0, "B=256", 1.030, 0.5), timed(0, 0, "B=128", 1.000, 1.0)});
+  sweep(db, {timed("B=256", 1.030, 0.5), timed("B=128", 1.000, 1.0)});
   a = answer_of(db);
   EXPECT_EQ(a.engine, "B=128");
   EXPECT_EQ(a.query, "B=128");
@@ -106,8 +94,8 @@ TEST(StandingAnswer, ARerunWhoseTieSetTakesInAPreferredConfigKeepsTheAnswer) {
 TEST(StandingAnswer, WithinOneRunTheOrderOfTheTrialsDoesNotDecide) {
   // A fresh cache: the first ok trial is not an answer that stands against the rest of its run.
   TempDir dir;
-  sweep(dir.path() / "a.db", {timed(0, 0, "B=256", 1.000, 0.5), timed(0, 0, "B=128", 1.010, 1.0)});
-  sweep(dir.path() / "b.db", {timed(0, 0, "B=128", 1.010, 1.0), timed(0, 0, "B=256", 1.000, 0.5)});
+  sweep(dir.path() / "a.db", {timed("B=256", 1.000, 0.5), timed("B=128", 1.010, 1.0)});
+  sweep(dir.path() / "b.db", {timed("B=128", 1.010, 1.0), timed("B=256", 1.000, 0.5)});
   EXPECT_EQ(answer_of(dir.path() / "a.db").engine, "B=128");
   EXPECT_EQ(answer_of(dir.path() / "b.db").engine, "B=128");
   EXPECT_EQ(answer_of(dir.path() / "a.db").query, "B=128");
@@ -116,8 +104,8 @@ TEST(StandingAnswer, WithinOneRunTheOrderOfTheTrialsDoesNotDecide) {
 TEST(StandingAnswer, AMergeCarriesTheSourcesHistoriesAndKeepsTheLatestAnswerWhileTied) {
   TempDir dir;
   // Two independent sweeps whose tie sets differ at the edge: A answers B=256, B answers B=128.
-  sweep(dir.path() / "a.db", {timed(0, 0, "B=256", 1.000, 0.5), timed(0, 0, "B=128", 1.020, 1.0)});
-  sweep(dir.path() / "b.db", {timed(0, 0, "B=256", 1.001, 0.5), timed(0, 0, "B=128", 1.012, 1.0)});
+  sweep(dir.path() / "a.db", {timed("B=256", 1.000, 0.5), timed("B=128", 1.020, 1.0)});
+  sweep(dir.path() / "b.db", {timed("B=256", 1.001, 0.5), timed("B=128", 1.012, 1.0)});
   ASSERT_EQ(answer_of(dir.path() / "a.db").engine, "B=256");
   ASSERT_EQ(answer_of(dir.path() / "b.db").engine, "B=128");
   // The merge keeps each config's faster trial (B=256 1.000, B=128 1.012: tied) and the sources'
@@ -136,7 +124,7 @@ TEST(StandingAnswer, AMergeCarriesTheSourcesHistoriesAndKeepsTheLatestAnswerWhil
   EXPECT_EQ(m.engine, "B=256");
   EXPECT_EQ(m.query, "B=256");
   // A rerun into the merged cache that keeps both tied keeps the merged answer.
-  sweep(ab, {timed(0, 0, "B=256", 1.000, 0.5), timed(0, 0, "B=128", 1.011, 1.0)});
+  sweep(ab, {timed("B=256", 1.000, 0.5), timed("B=128", 1.011, 1.0)});
   EXPECT_EQ(answer_of(ab).engine, "B=128");
   EXPECT_EQ(answer_of(ab).query, "B=128");
 }
@@ -144,7 +132,7 @@ TEST(StandingAnswer, AMergeCarriesTheSourcesHistoriesAndKeepsTheLatestAnswerWhil
 TEST(StandingAnswer, ALookupReportsTheAnswersHeadroomInCppAndC) {
   TempDir dir;
   const fs::path db = dir.path() / "c.db";
-  TrialRecord t = timed(0, 0, "B=256", 1.0, 0.5);
+  TrialRecord t = timed("B=256", 1.0, 0.5);
   t.gbps = 3200.0;
   t.ceiling_gbps = 4000.0;  // 80 % of the copy: 20 % headroom, bandwidth-bound
   t.gflops = 10.0;
@@ -172,7 +160,7 @@ TEST(StandingAnswer, ALookupReportsTheAnswersHeadroomInCppAndC) {
 TEST(StandingAnswer, WithoutCeilingsTheHeadroomIsUnknown) {
   TempDir dir;
   const fs::path db = dir.path() / "c.db";
-  sweep(db, {timed(0, 0, "B=256", 1.0, 0.5)});
+  sweep(db, {timed("B=256", 1.0, 0.5)});
   const QueryResult r =
       QueryCache::open(db).lookup(QueryRequest{"reduction", QueryDevice{gpu, "", 0, 0}, {{"N", 1000003}}});
   ASSERT_TRUE(r.found());

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cache_builder.hpp"
 #include "test_support.hpp"
 #include "tiletune/landscape.hpp"
 #include "tiletune/physics_guard.hpp"
@@ -247,19 +248,13 @@ TEST(PhysicsGuard, ARecordingExportedFromACacheCarriesTheArithmeticCeiling) {
   // The cache keeps the SM clock (schema 10), so a replay of its export holds trials against the
   // peak arithmetic rate as the sweep did: 132 SMs x 1.98 GHz x 256 FP32 flops per clock.
   const testing::TempDir dir;
-  CacheDb db = CacheDb::open(dir.path() / "c.db");
-  DeviceRecord d;
-  d.uuid = "GPU-c10cc10c-1111-4000-8000-000000000001";
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
+  DeviceRecord d = testing::h200_record("GPU-c10cc10c-1111-4000-8000-000000000001");
   d.sm_count = 132;
   d.sm_clock_khz = 1980000;
   d.copy_gbps = 4058.0;
-  const auto dev = db.upsert_device(d);
-  TrialRecord t;
-  t.key = TrialKey{dev, db.upsert_kernel(KernelRecord{"matmul", "h1", "", "12.4"}), "N=1024", "T=16"};
-  t.time_ms = 1.0;
-  (void)db.record_trial(t);
+  const CacheDb db = CacheDb::open(
+      testing::CacheBuilder().device(d).kernel("matmul").trial("N=1024", "T=16", 1.0).build(dir.path() / "c.db"),
+      CacheDb::Mode::read_only);
   const Landscape exported = landscape_from_cache(db, "matmul", d.uuid);
   EXPECT_EQ(exported.header_value("sm_clock_khz"), "1980000");
   const CeilingInputs in = ceiling_inputs(exported);
