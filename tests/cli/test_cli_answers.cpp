@@ -166,16 +166,22 @@ TEST_F(Answers, MergeKeepsPins) {
 
 class Diff : public ::testing::Test {
  protected:
-  // N=1024: the same answer, 3 % slower. N=2048: another answer, the old one tied in the new
-  // set. N=4096: another answer, the old one far behind. N=8192: only old. N=16384: only new.
+  // N=512: another answer, the old one 2.5 % behind: out of the new tie set (1.5 %) but within the
+  // hold window (3 %), so it would stand had the new cache recorded it. N=1024: the same answer,
+  // 3 % slower. N=2048: another answer, the old one tied in the new set. N=4096: another answer,
+  // the old one far behind. N=8192: only old. N=16384: only new.
   void SetUp() override {
-    old_ = write(dir_.path() / "old.db", {{"N=1024", "T=1", 1.0},
+    old_ = write(dir_.path() / "old.db", {{"N=512", "T=1", 1.0},
+                                          {"N=512", "T=2", 1.2},
+                                          {"N=1024", "T=1", 1.0},
                                           {"N=2048", "T=1", 1.0},
                                           {"N=2048", "T=2", 1.2},
                                           {"N=4096", "T=1", 1.0},
                                           {"N=4096", "T=2", 1.2},
                                           {"N=8192", "T=1", 1.0}});
-    new_ = write(dir_.path() / "new.db", {{"N=1024", "T=1", 1.03},
+    new_ = write(dir_.path() / "new.db", {{"N=512", "T=1", 1.025},
+                                          {"N=512", "T=2", 1.0},
+                                          {"N=1024", "T=1", 1.03},
                                           {"N=2048", "T=1", 1.003},
                                           {"N=2048", "T=2", 1.0, 1.0},
                                           {"N=4096", "T=1", 1.0},
@@ -196,7 +202,10 @@ TEST_F(Diff, JsonSaysWhatChangedPerKey) {
   EXPECT_EQ(j["failing"], 0);
   std::map<std::string, nlohmann::json> by_problem;
   for (const auto& row : j["changes"]) by_problem[row["problem"]] = row;
-  ASSERT_EQ(by_problem.size(), 5u);
+  ASSERT_EQ(by_problem.size(), 6u);
+  EXPECT_EQ(by_problem["N=512"]["change"], "changed");
+  EXPECT_EQ(by_problem["N=512"]["new_ties"], 1) << "2.5 % is outside the tie window";
+  EXPECT_EQ(by_problem["N=512"]["tied"], true) << "and inside the hold window";
   EXPECT_EQ(by_problem["N=1024"]["change"], "same");
   EXPECT_NEAR(by_problem["N=1024"]["time_change_pct"].get<double>(), 3.0, 1e-6);
   EXPECT_EQ(by_problem["N=2048"]["change"], "changed");
@@ -217,12 +226,12 @@ TEST_F(Diff, EachFailOnFailsOnExactlyItsKeys) {
     std::vector<std::string> failing;  // problems named on stderr
   };
   const std::vector<Case> cases = {
-      {"slower:2%", {"N=1024"}}, {"slower:5%", {}},       {"changed-winner", {"N=2048", "N=4096"}},
+      {"slower:2%", {"N=1024"}}, {"slower:5%", {}},       {"changed-winner", {"N=512", "N=2048", "N=4096"}},
       {"untied", {"N=4096"}},    {"missing", {"N=8192"}}, {"untied,missing,slower:2%", {"N=1024", "N=4096", "N=8192"}}};
   for (const Case& c : cases) {
     const CommandResult r = diff("--fail-on " + c.fail_on + " 2>&1 >/dev/null");
     EXPECT_EQ(r.exit_code, c.failing.empty() ? cli::exit_ok : cli::exit_gate_failed) << c.fail_on << "\n" << r.output;
-    for (const std::string problem : {"N=1024", "N=2048", "N=4096", "N=8192", "N=16384"}) {
+    for (const std::string problem : {"N=512", "N=1024", "N=2048", "N=4096", "N=8192", "N=16384"}) {
       const bool named = r.output.find(" " + std::string(problem) + ":") != std::string::npos;
       const bool expected = std::find(c.failing.begin(), c.failing.end(), problem) != c.failing.end();
       EXPECT_EQ(named, expected) << c.fail_on << " " << problem << "\n" << r.output;
@@ -240,8 +249,8 @@ TEST_F(Diff, EachFailOnFailsOnExactlyItsKeys) {
 TEST_F(Diff, TableAndMarkdownShowEveryKeyAndTheVerdict) {
   const CommandResult table = diff("--fail-on untied");
   EXPECT_EQ(table.exit_code, cli::exit_gate_failed);
-  for (const char* text : {"N=1024", "N=2048", "N=4096", "N=8192", "N=16384", "missing", "untied",
-                           "5 keys: 1 same, 2 changed, 1 new, 1 missing; 1 fail --fail-on"})
+  for (const char* text : {"N=512", "N=1024", "N=2048", "N=4096", "N=8192", "N=16384", "missing", "untied",
+                           "6 keys: 1 same, 3 changed, 1 new, 1 missing; 1 fail --fail-on"})
     EXPECT_NE(table.output.find(text), std::string::npos) << text << "\n" << table.output;
   const CommandResult md = diff("--format markdown");
   EXPECT_EQ(md.exit_code, cli::exit_ok);

@@ -1,4 +1,4 @@
-// The standing answer (issue 24, tiletune/answers.hpp): an answer stays while it is still tied,
+// The standing answer (issue 24, tiletune/answers.hpp): an answer stays while it is still held (the hold window),
 // over reruns and merges, and the engine (CacheDb::best) and the query library (every lookup)
 // agree on it; a merge carries its sources' answer histories; a lookup reports the answer's
 // headroom against the ceilings the sweep recorded.
@@ -82,13 +82,42 @@ TEST(StandingAnswer, ARerunWhoseTieSetTakesInAPreferredConfigKeepsTheAnswer) {
   EXPECT_EQ(a.query, "B=256");
   EXPECT_EQ(a.runs, 2);
   EXPECT_EQ(a.changes, 0);
-  // Run 3: B=256 measured 3 % slower than B=128: no longer tied, the answer moves.
-  sweep(db, {timed("B=256", 1.030, 0.5), timed("B=128", 1.000, 1.0)});
+  // Run 3: B=256 measured 2.5 % slower than B=128: out of the tie window (1.5 %) but within the
+  // hold window (3 %), so it stands, and the tie set counts it.
+  sweep(db, {timed("B=256", 1.025, 0.5), timed("B=128", 1.000, 1.0)});
+  a = answer_of(db);
+  EXPECT_EQ(a.engine, "B=256");
+  EXPECT_EQ(a.query, "B=256");
+  EXPECT_EQ(a.changes, 0);
+  // Run 4: B=256 measured 4 % slower: beyond the hold window, the answer moves.
+  sweep(db, {timed("B=256", 1.040, 0.5), timed("B=128", 1.000, 1.0)});
   a = answer_of(db);
   EXPECT_EQ(a.engine, "B=128");
   EXPECT_EQ(a.query, "B=128");
-  EXPECT_EQ(a.runs, 3);
+  EXPECT_EQ(a.runs, 4);
   EXPECT_EQ(a.changes, 1);
+}
+
+TEST(StandingAnswer, AnAnswerEntersAtTheTieWindowAndLeavesOnlyBeyondTheHoldWindow) {
+  // B=128 fastest; B=256 2.5 % behind; B=64 3.5 % behind. No noise known: the floors decide.
+  const std::vector<TieTrial> trials = {
+      {"B=128", 1.000, {}, {}, 0.5, 32}, {"B=256", 1.025, {}, {}, 1.0, 32}, {"B=64", 1.035, {}, {}, 1.0, 16}};
+  const TieSet fresh = tie_set(trials);
+  EXPECT_EQ(trials[fresh.pick].params, "B=128") << "2.5 % does not enter";
+  EXPECT_EQ(fresh.members, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(fresh.holdable, (std::vector<std::size_t>{0, 1}));
+  const TieSet held = tie_set(trials, "B=256");
+  EXPECT_EQ(trials[held.pick].params, "B=256") << "but a standing answer 2.5 % behind stays";
+  EXPECT_EQ(held.members, (std::vector<std::size_t>{0, 1}));
+  EXPECT_NEAR(held.spread, 0.025, 1e-12);
+  const TieSet left = tie_set(trials, "B=64");
+  EXPECT_EQ(trials[left.pick].params, "B=128") << "3.5 % is beyond the hold window";
+  EXPECT_EQ(left.members, (std::vector<std::size_t>{0}));
+  // Noisy medians widen the hold window like the tie window, never past the 5 % cap.
+  const std::vector<TieTrial> noisy = {{"B=128", 1.000, 0.2, 16, 0.5, 32}, {"B=64", 1.045, 0.2, 16, 1.0, 16}};
+  EXPECT_EQ(noisy[tie_set(noisy, "B=64").pick].params, "B=64");
+  EXPECT_TRUE(held_with(noisy[0], noisy[1]));
+  EXPECT_FALSE(held_with(noisy[0], TieTrial{"B=64", 1.055, 0.2, 16, 1.0, 16}));
 }
 
 TEST(StandingAnswer, WithinOneRunTheOrderOfTheTrialsDoesNotDecide) {

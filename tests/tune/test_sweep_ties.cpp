@@ -25,12 +25,14 @@ constexpr const char* optimum = "A=6;B=2;C=1";    // 1.0 ms in the toy recording
 constexpr const char* neighbour = "A=6;B=2;C=0";  // 1.1 ms there; made to tie with the optimum
 
 /// Sweeps the toy on a fake H200 with this UUID, the neighbour at neighbour_ms; the cache's path.
-std::filesystem::path sweep(ToySweep& toy, const std::string& uuid, double neighbour_ms) {
+/// force: measure every config again (a rerun into the same cache).
+std::filesystem::path sweep(ToySweep& toy, const std::string& uuid, double neighbour_ms, bool force = false) {
   toy.dir.write("toy.csv", with_time(toy_recording(), neighbour, neighbour_ms));
   SweepOptions o = toy.options();
   o.device.uuid = uuid;
   o.confirm_finalists = 3;
   o.confirm_rounds = 3;
+  o.force = force;
   (void)run_sweep(toy.space, o);
   return toy.db;
 }
@@ -73,6 +75,45 @@ TEST(SweepTies, TwoGpusOfAModelAndTheirMergeGiveOneAnswer) {
     EXPECT_EQ(r.params_text, neighbour) << device.uuid << device.name;
     EXPECT_EQ(r.tie_count, 2u);
   }
+}
+
+TEST(SweepTies, ARerunKeepsTheAnswerUntilItIsSlowerThanTheHoldWindow) {
+  const std::string gpu = "GPU-00000000-0000-0000-0000-0000000000a1";
+  ToySweep toy;
+  // Run 1: the neighbour 0.3 % behind the optimum, tied; the canonical order picks it.
+  (void)sweep(toy, gpu, 1.003);
+  BestEntry e = only_answer(toy.db, gpu);
+  ASSERT_EQ(e.trial.key.params, neighbour);
+  {
+    const CacheDb cache = CacheDb::open(toy.db, CacheDb::Mode::read_only);
+    EXPECT_EQ(cache.standing_answer(e.trial.key), "") << "the only run is the current one: nothing before it";
+  }
+  // Run 2 (--force): the neighbour 2.5 % behind, out of the tie window (1.5 %), but it was the
+  // answer and it is within the hold window (3 %): it stays, a member of its tie set.
+  (void)sweep(toy, gpu, 1.025, true);
+  e = only_answer(toy.db, gpu);
+  EXPECT_EQ(e.trial.key.params, neighbour);
+  EXPECT_EQ(e.fastest_params, optimum);
+  EXPECT_EQ(e.tie_params, (std::vector<std::string>{optimum, neighbour}));
+  EXPECT_NEAR(e.tie_spread, 0.025, 1e-9);
+  EXPECT_EQ(e.runs, 2);
+  EXPECT_EQ(e.winner_changes, 0);
+  {
+    const CacheDb cache = CacheDb::open(toy.db, CacheDb::Mode::read_only);
+    EXPECT_EQ(cache.standing_answer(e.trial.key), neighbour) << "run 1's answer";
+  }
+  const QueryCache lookup = QueryCache::open(toy.db);
+  const QueryResult r = lookup.lookup(QueryRequest{"toy", QueryDevice{gpu, "", 0, 0}, {{"N", 1024}}});
+  ASSERT_TRUE(r.found()) << r.message;
+  EXPECT_EQ(r.params_text, neighbour);
+  EXPECT_EQ(r.tie_count, 2u);
+  // Run 3: 4 % behind, beyond the hold window: the answer moves to the optimum.
+  (void)sweep(toy, gpu, 1.040, true);
+  e = only_answer(toy.db, gpu);
+  EXPECT_EQ(e.trial.key.params, optimum);
+  EXPECT_EQ(e.tie_params, (std::vector<std::string>{optimum}));
+  EXPECT_EQ(e.runs, 3);
+  EXPECT_EQ(e.winner_changes, 1);
 }
 
 }  // namespace

@@ -29,10 +29,16 @@
 // The standing answer. A tie set's edge moves with the noise: a config 1.4 % from the fastest in
 // one sweep is 1.6 % in the next, and the pick rule may then land on another member (measured on
 // the H200: a 7 us reduction, bench/results/2026-12-02-h200-answers-guard-capture.md). So an
-// answer, once given, stands while it is still in the tie set: the answer of a key is the latest
-// answer its cache recorded (answer_history, schema 9) when that config is still tied with the
-// fastest, and the pick rule's choice only when it is not (or there is none). A rerun or a merge
-// therefore changes an answer only when the measurements say the old one is slower.
+// answer, once given, stands: the answer of a key is the latest answer its cache recorded
+// (answer_history, schema 9) while that config is held with the fastest, and the pick rule's
+// choice only when it is not (or there is none). Held is the tie test with a wider floor, the
+// hold floor (hysteresis: a config enters the answer at the tie window and leaves it only beyond
+// the hold window). hold floor = 3 %: the difference of two configs' medians moves between two
+// sweeps of the H200 by up to twice one median's drift (2 x 1.1 %), and a standing answer that
+// was tied at 1.5 % was measured more than 1.5 % from the fastest in 2 of 5 reruns of that
+// reduction (bench/results/2026-12-02-h200-standing-answer-split.md). A held answer is a member
+// of its tie set (its size and spread count it). A rerun or a merge therefore changes an answer
+// only when the measurements say the old one is slower by more than the noise of two sweeps.
 //
 // Needs only the C++ standard library (the query library includes it).
 #pragma once
@@ -52,6 +58,9 @@ namespace tiletune {
 inline constexpr double tie_relative_floor = 0.015;
 /// Above this relative difference two configs are never tied.
 inline constexpr double tie_relative_cap = 0.05;
+/// A standing answer stays the answer while it is within this relative difference of the fastest
+/// (or the noise test's window, whichever is wider; never beyond the cap): the hold floor.
+inline constexpr double tie_hold_floor = 0.03;
 /// The normal quantile of the test: 1.96, two-sided 95 %.
 inline constexpr double tie_z = 1.96;
 
@@ -72,14 +81,23 @@ struct TieTrial {
   return sqrt_half_pi * *t.stddev_ms / std::sqrt(static_cast<double>(*t.samples));
 }
 
-/// True when `other` is statistically tied with `fastest` (fastest.time_ms <= other.time_ms).
-[[nodiscard]] inline bool tied_with(const TieTrial& fastest, const TieTrial& other) noexcept {
+/// The window of the tie test at `floor`: the largest |other - fastest| that is a tie, ms.
+[[nodiscard]] inline double tie_window_ms(const TieTrial& fastest, const TieTrial& other, double floor) noexcept {
   const double a = median_standard_error(fastest);
   const double b = median_standard_error(other);
   const double noise = tie_z * std::sqrt(a * a + b * b);
-  const double allowed =
-      std::min(tie_relative_cap * fastest.time_ms, std::max(tie_relative_floor * fastest.time_ms, noise));
-  return std::fabs(other.time_ms - fastest.time_ms) <= allowed;
+  return std::min(tie_relative_cap * fastest.time_ms, std::max(floor * fastest.time_ms, noise));
+}
+
+/// True when `other` is statistically tied with `fastest` (fastest.time_ms <= other.time_ms).
+[[nodiscard]] inline bool tied_with(const TieTrial& fastest, const TieTrial& other) noexcept {
+  return std::fabs(other.time_ms - fastest.time_ms) <= tie_window_ms(fastest, other, tie_relative_floor);
+}
+
+/// True when `standing`, the key's standing answer, is still held with `fastest`: the tie test at
+/// the hold floor.
+[[nodiscard]] inline bool held_with(const TieTrial& fastest, const TieTrial& standing) noexcept {
+  return std::fabs(standing.time_ms - fastest.time_ms) <= tie_window_ms(fastest, standing, tie_hold_floor);
 }
 
 /// The slowest time a trial tied with a fastest time of `fastest_ms` can have (the cap).
@@ -157,8 +175,11 @@ struct TieTrial {
 /// The tie set of a group of ok trials, as indexes into it.
 struct TieSet {
   std::size_t fastest = 0;  ///< the lowest median (the best table's row)
-  std::size_t pick = 0;     ///< the answer: the standing answer while it is a member, else the pick rule's choice
-  std::vector<std::size_t> members;  ///< the tied trials, fastest first
+  std::size_t pick = 0;     ///< the answer: the standing answer while it is held, else the pick rule's choice
+  std::vector<std::size_t> members;  ///< the tied trials and a held standing answer, fastest first
+  /// Every trial that would stand as the answer were it the standing one (held_with the
+  /// fastest), fastest first: what `diff` asks of an old answer a new cache never recorded.
+  std::vector<std::size_t> holdable;
   double spread = 0.0;               ///< (slowest member - fastest) / fastest, >= 0
 };
 
@@ -170,8 +191,8 @@ inline constexpr const char* standing_answer_sql =
     "ORDER BY run_seq DESC LIMIT 1";
 
 /// The tie set of `trials` (ok trials of one device, kernel version and problem; not empty).
-/// `standing`: the key's standing answer (params; empty: none), which stays the pick while it is
-/// a member of the set.
+/// `standing`: the key's standing answer (params; empty: none), which stays the pick, and a
+/// member, while it is held with the fastest.
 [[nodiscard]] inline TieSet tie_set(const std::vector<TieTrial>& trials, std::string_view standing = {}) {
   TieSet set;
   for (std::size_t i = 1; i < trials.size(); ++i) {
@@ -180,21 +201,27 @@ inline constexpr const char* standing_answer_sql =
     if (t.time_ms < f.time_ms || (t.time_ms == f.time_ms && compare_params(t.params, f.params) < 0)) set.fastest = i;
   }
   const TieTrial& fastest = trials[set.fastest];
-  for (std::size_t i = 0; i < trials.size(); ++i)
-    if (trials[i].time_ms >= fastest.time_ms && tied_with(fastest, trials[i])) set.members.push_back(i);
-  std::sort(set.members.begin(), set.members.end(), [&](std::size_t x, std::size_t y) {
+  std::optional<std::size_t> held;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    if (trials[i].time_ms < fastest.time_ms || !held_with(fastest, trials[i])) continue;
+    set.holdable.push_back(i);
+    const bool is_standing = !standing.empty() && trials[i].params == standing;
+    if (is_standing) held = i;
+    if (is_standing || tied_with(fastest, trials[i])) set.members.push_back(i);
+  }
+  const auto fastest_first = [&](std::size_t x, std::size_t y) {
     if (trials[x].time_ms != trials[y].time_ms) return trials[x].time_ms < trials[y].time_ms;
     return compare_params(trials[x].params, trials[y].params) < 0;
-  });
+  };
+  std::sort(set.members.begin(), set.members.end(), fastest_first);
+  std::sort(set.holdable.begin(), set.holdable.end(), fastest_first);
   set.pick = set.members.front();
   double slowest = fastest.time_ms;
   for (const std::size_t i : set.members) {
     if (picked_before(trials[i], trials[set.pick])) set.pick = i;
     slowest = std::max(slowest, trials[i].time_ms);
   }
-  if (!standing.empty())
-    for (const std::size_t i : set.members)
-      if (trials[i].params == standing) set.pick = i;
+  if (held) set.pick = *held;
   set.spread = fastest.time_ms > 0.0 ? (slowest - fastest.time_ms) / fastest.time_ms : 0.0;
   return set;
 }

@@ -239,6 +239,9 @@ struct BestEntry {
   /// The configs tied with the fastest, fastest first (time objective; empty otherwise).
   std::vector<std::string> tie_params;
   double tie_spread = 0.0;  ///< (slowest tied - fastest) / fastest
+  /// The configs that would stand as the answer were they the standing one (held with the
+  /// fastest: answers.hpp), fastest first: a superset of tie_params (time objective).
+  std::vector<std::string> holdable_params;
   /// The pin that answers instead, for this device (device, else model, else architecture).
   std::optional<PinRecord> pin;
   /// The pinned config's own trial on this device and problem, when it was measured.
@@ -252,7 +255,7 @@ struct BestEntry {
 };
 
 /// One row of answer_history (schema 9): the answer a run left for a device, kernel version and
-/// problem (the tie set's pick, or the standing answer while it was still tied: answers.hpp).
+/// problem (the tie set's pick, or the standing answer while it was still held: answers.hpp).
 struct AnswerRecord {
   std::string device_uuid;
   KernelRecord kernel;
@@ -359,6 +362,10 @@ class CacheDb {
   /// kernel filters when not empty.
   [[nodiscard]] std::vector<PinRecord> pins(std::string_view kernel = {}) const;
 
+  /// The standing answer of key's device, kernel version and problem (its params are not read):
+  /// the answer the runs before the version's current run left (answers.hpp); empty when none
+  /// (or before schema 9).
+  [[nodiscard]] std::string standing_answer(const TrialKey& key) const;
   /// The answer history, by kernel version, run, device and problem (none before schema 9).
   [[nodiscard]] std::vector<AnswerRecord> answer_history() const;
   /// Stores the answers of one run of another cache (a merge copies its sources' histories) as a

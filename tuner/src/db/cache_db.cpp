@@ -509,6 +509,7 @@ struct CacheDb::Impl {
     const StoredTies t = ties(e.device.id, e.kernel_id, e.trial.key.problem, e.fastest_ms, standing);
     if (t.trials.empty()) return;
     for (const std::size_t i : t.set.members) e.tie_params.push_back(t.trials[i].key.params);
+    for (const std::size_t i : t.set.holdable) e.holdable_params.push_back(t.trials[i].key.params);
     e.fastest_params = t.trials[t.set.fastest].key.params;  // equal times: the first in config order
     e.tie_spread = t.set.spread;
     e.trial_id = t.ids[t.set.pick];
@@ -550,7 +551,7 @@ struct CacheDb::Impl {
       if (q->step()) fastest = q->real(0);
     }
     if (!fastest) return;
-    // The answer this run leaves: the previous runs' answer while it is still tied.
+    // The answer this run leaves: the previous runs' answer while it is still held.
     const StoredTies t = ties(key.device_id, key.kernel_id, key.problem, *fastest,
                               standing_answer(key.device_id, key.kernel_id, key.problem, run_of(key.kernel_id)));
     if (t.trials.empty()) return;
@@ -1008,6 +1009,10 @@ std::vector<PinRecord> CacheDb::pins(std::string_view kernel) const {
     out.push_back(PinRecord{*parsed, q->text(1), q->text(2), q->text(3), q->text(4), q->text(5), q->text(6)});
   }
   return out;
+}
+
+std::string CacheDb::standing_answer(const TrialKey& key) const {
+  return impl_->standing_answer(key.device_id, key.kernel_id, key.problem, impl_->run_of(key.kernel_id));
 }
 
 std::vector<AnswerRecord> CacheDb::answer_history() const {

@@ -62,7 +62,7 @@ std::uint64_t merge_pins(CacheDb& into, const std::vector<PinRecord>& pins) {
 
 /// Copies the source's answer history, a run of the target per run of the source (older kernel
 /// versions first, as the trials below), so that `best` counts the source's runs and changes and
-/// the merge's own run keeps the source's latest answer while it is still tied (answers.hpp).
+/// the merge's own run keeps the source's latest answer while it is still held (answers.hpp).
 void merge_answer_history(CacheDb& into, const std::vector<AnswerRecord>& answers) {
   for (int pass = 0; pass < 2; ++pass) {
     std::vector<AnswerRecord> run;

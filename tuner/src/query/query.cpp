@@ -479,7 +479,7 @@ struct QueryCache::Impl {
     return r;
   }
 
-  // The time objective's answer: the tie set's pick (the standing answer while it is tied) in
+  // The time objective's answer: the tie set's pick (the standing answer while it is held) in
   // place of the fastest, with the set's size and spread.
   void settle_ties(QueryResult& r, std::int64_t device_id, std::int64_t kernel_id) {
     std::vector<TieTrial> trials;
