@@ -480,14 +480,41 @@ TEST(FakeSweep, FinalistsConfirmedOutOfADriftKeepTheTrueWinner) {
   EXPECT_EQ(r.problems[0].confirmed, 8u);  // 3 + 3 + the two of A=6 B=2 C=0 and C=2
 }
 
-TEST(FakeSweep, TheConfirmationStopsAfterThreePasses) {
+TEST(FakeSweep, TheConfirmationStopsAfterThreePassesAndTheTiePassMeasuresTheRestTogether) {
   // A drift over 11 configs (trials 100 to 110): three passes of 3 do not reach the true best.
+  {
+    ToySweep toy;
+    SweepOptions o = toy.options("ok", {"--scale", "100-110:0.5"});
+    o.confirm_finalists = 3;
+    o.confirm_ties = 0;
+    const SweepReport r = run_sweep(toy.space, o);
+    EXPECT_EQ(r.confirmation_trials, 27u);
+    EXPECT_EQ(r.problems[0].confirmed, 9u);
+    EXPECT_EQ(r.problems[0].tie_candidates, 0u);
+    ASSERT_FALSE(r.problems[0].ranked.empty());
+    EXPECT_NE(r.problems[0].ranked.front().trial.key.params, "A=6;B=2;C=1") << "a drifted config stays on top";
+  }
+  // With the tie pass (the default), the configs within 10 % of the best score after the passes
+  // are measured together in 3 more rounds: the drift's last two configs (seen at half their
+  // time) and the true best, within 10 % of them, which wins once they fall back.
   ToySweep toy;
   SweepOptions o = toy.options("ok", {"--scale", "100-110:0.5"});
   o.confirm_finalists = 3;
   const SweepReport r = run_sweep(toy.space, o);
-  EXPECT_EQ(r.confirmation_trials, 27u);
-  EXPECT_EQ(r.problems[0].confirmed, 9u);
+  EXPECT_EQ(r.problems[0].tie_candidates, 3u);
+  EXPECT_EQ(r.confirmation_trials, 27u + 3 * 3);
+  EXPECT_EQ(r.problems[0].confirmed, 12u);
+  std::size_t together = 0;  // the finalist rows of the tie pass: each candidate once
+  for (const SweepTrial& t : r.trials) together += t.finalist ? 1 : 0;
+  EXPECT_EQ(together, 9u + 3);
+  std::vector<std::string> tie_pass;  // the last 3 finalist rows
+  for (const SweepTrial& t : r.trials)
+    if (t.finalist) tie_pass.push_back(canonical_config(toy.space, t.config));
+  tie_pass.erase(tie_pass.begin(), tie_pass.end() - 3);
+  std::sort(tie_pass.begin(), tie_pass.end());
+  EXPECT_EQ(tie_pass, (std::vector<std::string>{"A=6;B=2;C=1", "A=6;B=6;C=0", "A=6;B=6;C=2"}));
+  ASSERT_FALSE(r.problems[0].ranked.empty());
+  EXPECT_EQ(r.problems[0].ranked.front().trial.key.params, "A=6;B=2;C=1") << "the true best";
 }
 
 TEST(FakeSweep, AFinalistThatFailsARoundKeepsTheFailure) {

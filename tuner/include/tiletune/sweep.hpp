@@ -74,6 +74,10 @@ inline constexpr const char* auto_large_space_strategy = "forest";
 struct ConfirmPlan {
   std::size_t finalists = 3;
   int rounds = 3;
+  /// After the finalists, the tie candidates (tie_candidate_points: at most this many; 0 or 1:
+  /// none) measured in one more set of rounds, together, so that the tie test compares medians
+  /// of one moment (SweepOptions::confirm_ties).
+  std::size_t tie_candidates = 32;
   [[nodiscard]] bool any() const noexcept { return finalists > 0 && rounds > 0; }
 };
 
@@ -132,11 +136,24 @@ struct ScoredPoint {
 /// params (the same in a sweep's domain and in a replay's, whatever their ids).
 [[nodiscard]] std::vector<std::size_t> top_points(std::vector<ScoredPoint> scored, std::size_t count);
 
+/// How far from the best score a config may be to be a tie candidate: twice the tie test's cap
+/// (tiletune/answers.hpp), because a config's search time was measured in its own moment, and
+/// what a config measures drifts over seconds by more than the cap (on the H200 a 9 us reduction
+/// ran 10 % faster for 2 s of one sweep).
+inline constexpr double kTieCandidateWindow = 0.10;
+/// The tie candidate rule: the best point and every other within kTieCandidateWindow of its
+/// score, nearest first, at most `count`, and the points of the `standing` answers (the configs
+/// the runs before answered with: they stay while they are held, answers.hpp) whatever their
+/// score, right after the best. Empty when fewer than two: nothing to compare.
+[[nodiscard]] std::vector<std::size_t> tie_candidate_points(std::vector<ScoredPoint> scored, std::size_t count,
+                                                            const std::vector<std::string>& standing = {});
+
 /// What a problem's confirmation measured.
 struct Confirmation {
   std::uint64_t trials = 0;            ///< confirmation trials (finalists x rounds, over the passes)
   std::size_t finalists = 0;           ///< distinct configs confirmed
   std::vector<std::size_t> confirmed;  ///< their points, in the order they were confirmed
+  std::size_t tie_candidates = 0;      ///< configs measured together in the tie pass (0: none)
 };
 /// Passes of a confirmation at most. Among configs that lie within the noise of each other
 /// (on the H200, the 9 us reduction of N=10^6 differs by 3.5 % between two sweeps, and its top
@@ -146,11 +163,17 @@ inline constexpr int kMaxConfirmPasses = 3;
 /// The confirmation's passes: each asks `finalists` for the top now (after what the passes
 /// before measured) and hands those to `measure` (which measures each plan.rounds times on each
 /// of `devices` and returns the trials it measured), until every one of the top was confirmed,
-/// for at most kMaxConfirmPasses passes and none that would take it past max_trials.
+/// for at most kMaxConfirmPasses passes and none that would take it past max_trials. Then the
+/// tie pass: `ties` (when given and plan.tie_candidates > 1) names the tie candidates after the
+/// passes, and `measure` takes them all in one set of rounds, so that the tie set's medians come
+/// from one moment; cut to what max_trials allows on its own (the tie pass at most doubles a
+/// confirmation's trials), and none when fewer than two remain or the last pass measured them
+/// all together already.
 [[nodiscard]] Confirmation run_confirmation(
     const ConfirmPlan& plan, std::uint64_t max_trials, std::size_t devices,
     const std::function<std::vector<std::size_t>()>& finalists,
-    const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure);
+    const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure,
+    const std::function<std::vector<std::size_t>()>& ties = {});
 
 // --- warm starts -----------------------------------------------------------------------------------
 
@@ -243,6 +266,11 @@ struct SweepOptions {
   /// 0 finalists: none (on several GPUs, each device's best is then only what it measured).
   std::size_t confirm_finalists = 3;
   int confirm_rounds = 3;
+  /// Then the problem's tie candidates (tie_candidate_points, at most this many; 0: none):
+  /// every config within 10 % of the best score, and each device's standing answer, measured in
+  /// one more set of confirm_rounds rounds together, so that its tie set (answers.hpp) compares
+  /// medians of one moment, not search times of many. Time objective only.
+  std::size_t confirm_ties = 32;
   std::uint64_t copy_bytes = 1ull << 30;  ///< size of the bandwidth-ceiling copy (256 MiB stays under the peak)
   /// Power and energy per trial through NVML (enabled implies measuring; an objective other
   /// than time needs it and turns it on).
@@ -289,6 +317,7 @@ struct ProblemOutcome {
   std::uint64_t resumed = 0;              ///< proposals answered from the cache (not measured again)
   std::uint64_t evaluations = 0;          ///< trials measured for this problem in this run
   std::size_t confirmed = 0;     ///< finalists measured again (SweepOptions::confirm_finalists), over the models
+  std::size_t tie_candidates = 0;  ///< configs measured together in the tie pass (confirm_ties), over the models
   std::size_t warm_started = 0;  ///< configs of the warm start proposed first (SweepOptions::warm_start)
   bool budget_reached = false;   ///< the search stopped at the budget
   bool good_enough = false;      ///< the search stopped at SweepOptions::good_enough

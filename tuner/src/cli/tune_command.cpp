@@ -53,6 +53,7 @@ struct TuneOptions {
   double deadline = 10;
   std::size_t top = 10;
   std::size_t confirm = 3;  // finalists per problem measured again (SweepOptions::confirm_finalists)
+  std::size_t confirm_ties = 32;  // tie candidates measured together after them (SweepOptions::confirm_ties)
   std::string strategy = "auto";
   std::uint64_t seed = 1;
   std::string replay;
@@ -229,13 +230,17 @@ void print_report(std::ostream& out, const Space& space, const SweepReport& r, s
       out << fmt::format("suspect (never best): {} {}: {}\n", format_problem(space, r.problems.at(t.problem).problem),
                          format_config(space, t.config), text_out::terminal_text(t.detail));
   if (r.confirmation_trials > 0) {
-    std::size_t configs = 0;
-    for (const ProblemOutcome& p : r.problems) configs += p.confirmed;
+    std::size_t configs = 0, tie_candidates = 0;
+    for (const ProblemOutcome& p : r.problems) {
+      configs += p.confirmed;
+      tie_candidates += p.tie_candidates;
+    }
     const auto lines = std::count_if(r.trials.begin(), r.trials.end(), [](const SweepTrial& t) { return t.finalist; });
     out << fmt::format(
         "of them {} are finalists: the top of each problem measured again in {} interleaved rounds "
-        "and kept as its median round, until the top were all confirmed ({} config{}, {} trials)\n",
-        lines, r.confirm_rounds, configs, configs == 1 ? "" : "s", r.confirmation_trials);
+        "and kept as its median round, until the top were all confirmed, then the configs near the "
+        "top together ({} config{}, {} measured together, {} trials)\n",
+        lines, r.confirm_rounds, configs, configs == 1 ? "" : "s", tie_candidates, r.confirmation_trials);
   }
   std::size_t warm_started = 0;
   for (const ProblemOutcome& p : r.problems) warm_started += p.warm_started;
@@ -302,6 +307,7 @@ nlohmann::json replay_json(const Space& space, const ReplayedProblem& r, const C
                       {"confirmation",
                        {{"finalists", std::move(finalists)},
                         {"rounds", r.confirmation.trials > 0 ? confirm.rounds : 0},
+                        {"tie_candidates", r.confirmation.tie_candidates},
                         {"trials", r.confirmation.trials},
                         {"cost_s", r.confirmation_cost_seconds}}}};
   nlohmann::json suspects = nlohmann::json::array();
@@ -348,9 +354,10 @@ void print_replayed(const Space& space, const ReplayedProblem& r, const ConfirmP
                              text_out::terminal_text(t.detail));
   }
   if (r.confirmation.trials > 0)
-    std::cout << fmt::format("  finalists: {} config{} confirmed in {} rounds, {} trials, {:.1f} s recorded\n",
-                             r.confirmation.finalists, r.confirmation.finalists == 1 ? "" : "s", confirm.rounds,
-                             r.confirmation.trials, r.confirmation_cost_seconds);
+    std::cout << fmt::format(
+        "  finalists: {} config{} confirmed in {} rounds ({} tie candidates together), {} trials, {:.1f} s recorded\n",
+        r.confirmation.finalists, r.confirmation.finalists == 1 ? "" : "s", confirm.rounds,
+        r.confirmation.tie_candidates, r.confirmation.trials, r.confirmation_cost_seconds);
   if (!rp.optimum) {
     std::cout << "  no config of this problem ran in the recording\n";
     return;
@@ -395,6 +402,7 @@ int run_replay(const Space& space, const TuneOptions& o) {
   options.budget = parse_budget(o.budget);
   options.seed = o.seed;
   options.confirm.finalists = o.confirm;
+  options.confirm.tie_candidates = o.confirm_ties;
   options.compile_threads = o.plan.threads;
   options.in_flight = o.in_flight;
   options.shard = resolve_shard(o.plan.shard);
@@ -486,6 +494,7 @@ int tune_space(const std::shared_ptr<TuneOptions>& o) {
   options.timing.max_noise = o->max_noise / 100.0;
   options.deadline_seconds = o->deadline;
   options.confirm_finalists = o->confirm;
+  options.confirm_ties = o->confirm_ties;
   options.good_enough = good_enough_share(o->good_enough, o->objective);
   if (!o->warm_start.empty()) {
     std::vector<std::string> tuned;  // the devices of this sweep: their own trials are no warm start
@@ -610,6 +619,10 @@ Runner add_tune_command(CLI::App& app) {
       ->check(finite_in(0, 86400, true));
   cmd->add_option("--confirm", o->confirm,
                   "Finalists measured again in 3 interleaved rounds after each search (default 3; 0: none)")
+      ->check(whole_number_in(0, 1000));
+  cmd->add_option("--confirm-ties", o->confirm_ties,
+                  "Then the configs within 10 % of the best measured together in one more set of rounds, "
+                  "at most N (default 32; 0: none)")
       ->check(whole_number_in(0, 1000));
   cmd->add_option("--good-enough", o->good_enough,
                   "End a problem's search once a config reaches P % of its ceiling (90%; needs metrics)")

@@ -9,12 +9,24 @@
 
 namespace tiletune::sweep_detail {
 
-std::vector<std::size_t> finalist_points(const PoolStages& stages, const DevicePool& pool, const CacheDb& db,
-                                         const ProblemWork& work, std::size_t count) {
-  if (count == 0) return {};
-  std::map<std::string, ScoredPoint> best;  // by params: the best score any device of the model has
-  for (std::size_t d = 0; d < pool.size(); ++d)
-    for (const TrialRow& row : db.trials(current_trials(stages.space, pool.device(d).uuid, work.canonical))) {
+namespace {
+
+/// Each config of the problem that any device of the pool measured ok, scored by the best of
+/// them (ok trials of the current kernel version, this run's and earlier ones), and the
+/// standing answers of the pool's devices (CacheDb::standing_answer).
+struct PoolScores {
+  std::vector<ScoredPoint> scored;
+  std::vector<std::string> standing;
+};
+
+PoolScores pool_scores(const PoolStages& stages, const DevicePool& pool, const CacheDb& db, const ProblemWork& work) {
+  PoolScores out;
+  std::map<std::string, ScoredPoint> best;  // by params
+  for (std::size_t d = 0; d < pool.size(); ++d) {
+    const std::vector<TrialRow> rows = db.trials(current_trials(stages.space, pool.device(d).uuid, work.canonical));
+    if (!rows.empty())
+      if (std::string s = db.standing_answer(rows.front().trial.key); !s.empty()) out.standing.push_back(std::move(s));
+    for (const TrialRow& row : rows) {
       const std::optional<double> score = trial_score(stages.objective, row.trial);
       if (!score) continue;
       const std::string& params = row.trial.key.params;
@@ -24,9 +36,24 @@ std::vector<std::size_t> finalist_points(const PoolStages& stages, const DeviceP
         best.emplace(params, ScoredPoint{*score, params, *point});
       }
     }
-  std::vector<ScoredPoint> scored;
-  for (auto& [params, s] : best) scored.push_back(std::move(s));
-  return top_points(std::move(scored), count);  // the rule replay_sweep follows too
+  }
+  for (auto& [params, s] : best) out.scored.push_back(std::move(s));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::size_t> finalist_points(const PoolStages& stages, const DevicePool& pool, const CacheDb& db,
+                                         const ProblemWork& work, std::size_t count) {
+  if (count == 0) return {};
+  return top_points(pool_scores(stages, pool, db, work).scored, count);  // the rule replay_sweep follows too
+}
+
+std::vector<std::size_t> tie_candidates(const PoolStages& stages, const DevicePool& pool, const CacheDb& db,
+                                        const ProblemWork& work, std::size_t count) {
+  if (stages.objective != Objective::time) return {};  // tie sets are of times (answers.hpp)
+  PoolScores scores = pool_scores(stages, pool, db, work);
+  return tie_candidate_points(std::move(scores.scored), count, scores.standing);
 }
 
 namespace {
@@ -99,7 +126,8 @@ Confirmation confirm_problem(DevicePool& pool, const PoolStages& stages, const C
       plan, max_trials * devices, devices, [&] { return finalist_points(stages, pool, db, work, plan.finalists); },
       [&](const std::vector<std::size_t>& points) {
         return confirm_finalists(pool, stages, work, problem_index, points, plan.rounds);
-      });
+      },
+      [&] { return tie_candidates(stages, pool, db, work, plan.tie_candidates); });
 }
 
 }  // namespace tiletune::sweep_detail

@@ -170,6 +170,12 @@ Evaluation record_pool_result(const PoolStages& stages, const ProblemWork& work,
 [[nodiscard]] std::vector<std::size_t> finalist_points(const PoolStages& stages, const DevicePool& pool,
                                                        const CacheDb& db, const ProblemWork& work, std::size_t count);
 
+/// The tie candidates of a problem on a pool's model (tie_candidate_points: the configs near the
+/// best score, scored as finalist_points does, and the standing answers of the pool's devices);
+/// none unless the objective is time.
+[[nodiscard]] std::vector<std::size_t> tie_candidates(const PoolStages& stages, const DevicePool& pool,
+                                                      const CacheDb& db, const ProblemWork& work, std::size_t count);
+
 /// The confirmation of finalists on every device still in the pool, the devices at once: each
 /// device measures each point `rounds` more times, a round of all of them after another (each
 /// round starting one finalist later), so that every finalist meets the same moments: what a
@@ -186,7 +192,8 @@ std::uint64_t confirm_finalists(DevicePool& pool, const PoolStages& stages, cons
 /// confirmed: a config that a drift made look fast in the search falls back when it is
 /// confirmed, and what comes up in its place is confirmed next, the top each time in one set of
 /// rounds (run_confirmation: at most kMaxConfirmPasses passes, and none that would take a
-/// device's confirmation past max_trials). Confirmation::trials counts every device's.
+/// device's confirmation past max_trials); then its tie candidates (tie_candidates) together in
+/// one more. Confirmation::trials counts every device's.
 [[nodiscard]] Confirmation confirm_problem(DevicePool& pool, const PoolStages& stages, const CacheDb& db,
                                            const ProblemWork& work, std::size_t problem_index, const ConfirmPlan& plan,
                                            std::uint64_t max_trials);

@@ -10,14 +10,14 @@ namespace tiletune {
 
 namespace {
 
-/// The finalists after a problem's search: the top configs by recorded time of what it
-/// evaluated (the rule of the sweep's finalist_points; a recording keeps one time per config,
-/// so a confirmation changes none of them).
-std::vector<std::size_t> replayed_finalists(const Space& space, const ReplayedProblem& r, std::size_t count) {
+/// What a problem's search evaluated, scored by recorded time: the finalists and tie candidates
+/// are chosen from it by the sweep's rules (a recording keeps one time per config, so a
+/// confirmation changes none of them).
+std::vector<ScoredPoint> replayed_scores(const Space& space, const ReplayedProblem& r) {
   std::vector<ScoredPoint> scored;
   for (const Evaluation& e : r.trace.evaluations)
     if (e.time) scored.push_back({*e.time, canonical_config(space, r.recording.space.config(e.point)), e.point});
-  return top_points(std::move(scored), count);
+  return scored;
 }
 
 /// Confirms a replayed problem's finalists: each re-evaluated plan.rounds times at its recorded
@@ -26,12 +26,14 @@ double replay_confirmation(const Space& space, const ConfirmPlan& plan, Replayed
   double cost = 0;
   r.confirmation = run_confirmation(
       plan, confirmation_limit(plan, r.trace.evaluated), 1,
-      [&] { return replayed_finalists(space, r, plan.finalists); },
+      [&] { return top_points(replayed_scores(space, r), plan.finalists); },
       [&](const std::vector<std::size_t>& points) {
         for (const std::size_t point : points)
           cost += double(plan.rounds) * recorded_trial(r.recording, point).measure_ms / 1000;
         return points.size() * static_cast<std::uint64_t>(plan.rounds);
-      });
+      },
+      // A recording has no answer history: no standing answer among the candidates.
+      [&] { return tie_candidate_points(replayed_scores(space, r), plan.tie_candidates); });
   r.confirmation_cost_seconds = cost;
   return cost;
 }

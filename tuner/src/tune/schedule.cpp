@@ -23,6 +23,13 @@ constexpr std::uint64_t kAutoMaxTrials = 500;
 
 bool budgeted(const SearchBudget& b) { return b.evaluations || b.fraction || b.seconds; }
 
+/// Best score first; equal scores by canonical params (the same in a sweep and a replay).
+void sort_by_score(std::vector<ScoredPoint>& scored) {
+  std::sort(scored.begin(), scored.end(), [](const ScoredPoint& a, const ScoredPoint& b) {
+    return a.score != b.score ? a.score < b.score : a.params < b.params;
+  });
+}
+
 }  // namespace
 
 double estimated_sweep_seconds(const DomainSize& configs, std::size_t devices) {
@@ -106,22 +113,64 @@ std::uint64_t confirmation_limit(const ConfirmPlan& plan, std::uint64_t evaluate
 }
 
 std::vector<std::size_t> top_points(std::vector<ScoredPoint> scored, std::size_t count) {
-  std::sort(scored.begin(), scored.end(), [](const ScoredPoint& a, const ScoredPoint& b) {
-    return a.score != b.score ? a.score < b.score : a.params < b.params;
-  });
+  sort_by_score(scored);
   std::vector<std::size_t> points;
   for (std::size_t i = 0; i < std::min(count, scored.size()); ++i) points.push_back(scored[i].point);
   return points;
 }
 
+namespace {
+
+/// The tie pass of run_confirmation: the candidates, as many as max_trials allows, measured
+/// together; none when the last pass measured every one of them together already.
+void confirm_tie_candidates(Confirmation& c, const ConfirmPlan& plan, std::uint64_t max_trials, std::size_t devices,
+                            const std::vector<std::size_t>& last_pass,
+                            const std::function<std::vector<std::size_t>()>& ties,
+                            const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure) {
+  if (!ties || plan.tie_candidates < 2) return;
+  std::vector<std::size_t> points = ties();
+  const std::uint64_t per_point = static_cast<std::uint64_t>(plan.rounds) * std::max<std::size_t>(devices, 1);
+  points.resize(std::min<std::uint64_t>(points.size(), max_trials / per_point));
+  const bool measured_together = std::all_of(points.begin(), points.end(), [&](std::size_t p) {
+    return std::find(last_pass.begin(), last_pass.end(), p) != last_pass.end();
+  });
+  if (points.size() < 2 || measured_together) return;
+  c.trials += measure(points);
+  c.tie_candidates = points.size();
+  for (const std::size_t p : points)
+    if (std::find(c.confirmed.begin(), c.confirmed.end(), p) == c.confirmed.end()) c.confirmed.push_back(p);
+  c.finalists = c.confirmed.size();
+}
+
+}  // namespace
+
+std::vector<std::size_t> tie_candidate_points(std::vector<ScoredPoint> scored, std::size_t count,
+                                              const std::vector<std::string>& standing) {
+  if (scored.empty() || count < 2) return {};
+  sort_by_score(scored);
+  const double bound = scored.front().score * (1.0 + kTieCandidateWindow);
+  std::vector<std::size_t> points{scored.front().point};
+  for (const ScoredPoint& s : scored)  // the standing answers first: a cut to the budget keeps them
+    if (&s != &scored.front() && points.size() < count &&
+        std::find(standing.begin(), standing.end(), s.params) != standing.end())
+      points.push_back(s.point);
+  for (const ScoredPoint& s : scored) {
+    if (points.size() >= count || s.score > bound) break;
+    if (std::find(points.begin(), points.end(), s.point) == points.end()) points.push_back(s.point);
+  }
+  return points.size() < 2 ? std::vector<std::size_t>{} : points;
+}
+
 Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials, std::size_t devices,
                               const std::function<std::vector<std::size_t>()>& finalists,
-                              const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure) {
+                              const std::function<std::uint64_t(const std::vector<std::size_t>&)>& measure,
+                              const std::function<std::vector<std::size_t>()>& ties) {
   Confirmation c;
   if (!plan.any()) return c;
   std::set<std::size_t> confirmed;
+  std::vector<std::size_t> last_pass;
   for (int pass = 0; pass < kMaxConfirmPasses; ++pass) {
-    const std::vector<std::size_t> points = finalists();
+    std::vector<std::size_t> points = finalists();
     const bool all_confirmed =
         std::all_of(points.begin(), points.end(), [&](std::size_t p) { return confirmed.contains(p); });
     if (points.empty() || all_confirmed) break;
@@ -129,8 +178,10 @@ Confirmation run_confirmation(const ConfirmPlan& plan, std::uint64_t max_trials,
     c.trials += measure(points);
     for (const std::size_t p : points)
       if (confirmed.insert(p).second) c.confirmed.push_back(p);
+    last_pass = std::move(points);
   }
   c.finalists = confirmed.size();
+  confirm_tie_candidates(c, plan, max_trials, devices, last_pass, ties, measure);
   return c;
 }
 

@@ -99,6 +99,7 @@ void confirm_stage(Sweep& s, DevicePool& pool, const PoolStages& stages, const S
   s.report.confirmation_trials += c.trials;
   if (c.trials > 0) s.report.confirm_rounds = plan.rounds;
   s.report.problems[p].confirmed += c.finalists;
+  s.report.problems[p].tie_candidates += c.tie_candidates;
 }
 
 /// Stages 2 and 3 of one problem on a model's pool: its search, then its confirmation. Throws

@@ -114,7 +114,7 @@ SweepSchedule schedule_sweep(const SweepOptions& options, const std::vector<Prob
   }
   const SweepSchedule schedule =
       sweep_schedule(options.strategy, options.budget, options.seed,
-                     ConfirmPlan{options.confirm_finalists, options.confirm_rounds}, work.size(), unknown, devices);
+                     ConfirmPlan{options.confirm_finalists, options.confirm_rounds, options.confirm_ties}, work.size(), unknown, devices);
   report.estimated_seconds = schedule.estimated_seconds;
   report.strategy = schedule.choice.strategy;
   report.default_budget = schedule.choice.default_budget;
