@@ -23,8 +23,9 @@
 #           weak check): its suspect trials and best; then every shipped family tuned with
 #           --budget $GUARD_BUDGET (default 60) into one cache and `best` with each headroom
 #   ties    transpose (N=8192) and reduction swept twice into two caches, merged, and swept again
-#           into a copy of the first (--force): `best` of each
-#           and of the merge (answers, tie sets) and `diff` of the two sweeps
+#           into a copy of the first (--force), $TIES_REPS times (default 1): each one's answers
+#           and tie sets, `diff`s, and how far sweep 1's answer lies from the fastest in sweep 2
+#           and in the rerun (ties.csv)
 #   l2      small problems (their working sets fit in L2) swept --hot: the fastest GB/s against
 #           the copy ceiling, and how many trials the guard called suspect (the L2 factor)
 #   kt      the Kernel Tuner scripts of tests/interchange/kernel_tuner through tiletune.kernel_tuner, then each
@@ -352,26 +353,62 @@ PY
 }
 
 phase_ties() {
+  # $TIES_REPS repetitions (default 1), each in its own folder; ties.csv gets a row per
+  # repetition and problem, and the summary the answers and the standing answer's offsets.
   rm -rf /tmp/tt && mkdir -p /tmp/tt
-  for round in 1 2; do
-    timeout 300 $T tune configs/transpose.yaml --size N=8192 --db /tmp/tt/ties-$round.db -q > "$L/ties_transpose_$round.log" 2>&1
-    timeout 300 $T tune configs/reduction.yaml --db /tmp/tt/ties-$round.db -q > "$L/ties_reduction_$round.log" 2>&1
-    $T best --db /tmp/tt/ties-$round.db > "$L/ties_best_$round.log" 2>&1
-    note "ties round $round: best of the sweep"; cat "$L/ties_best_$round.log" >> "$summary"
+  local rep
+  for rep in $(seq 1 "${TIES_REPS:-1}"); do
+    local d=/tmp/tt/$rep
+    mkdir -p "$d"
+    for round in 1 2; do
+      timeout 300 $T tune configs/transpose.yaml --size N=8192 --db $d/ties-$round.db -q > "$L/ties_${rep}_transpose_$round.log" 2>&1
+      timeout 300 $T tune configs/reduction.yaml --db $d/ties-$round.db -q > "$L/ties_${rep}_reduction_$round.log" 2>&1
+    done
+    $T merge $d/ties-merged.db $d/ties-1.db $d/ties-2.db > "$L/ties_${rep}_merge.log" 2>&1
+    # A rerun into the same cache (--force measures every config again): the standing answer.
+    cp $d/ties-1.db $d/ties-rerun.db
+    timeout 300 $T tune configs/transpose.yaml --size N=8192 --db $d/ties-rerun.db -q --force > "$L/ties_${rep}_rerun_transpose.log" 2>&1
+    timeout 300 $T tune configs/reduction.yaml --db $d/ties-rerun.db -q --force > "$L/ties_${rep}_rerun_reduction.log" 2>&1
+    for c in 1 2 merged rerun; do $T best --db $d/ties-$c.db --format json > "$L/ties_${rep}_best_$c.json" 2>&1; done
+    $T diff $d/ties-1.db $d/ties-2.db --fail-on changed-winner,untied > "$L/ties_${rep}_diff.log" 2>&1
+    echo "rc=$?" >> "$L/ties_${rep}_diff.log"
+    $T diff $d/ties-1.db $d/ties-rerun.db --fail-on changed-winner,untied > "$L/ties_${rep}_diff_rerun.log" 2>&1
+    echo "rc=$?" >> "$L/ties_${rep}_diff_rerun.log"
+    grep -h "finalists" "$L/ties_${rep}_reduction_1.log" | head -2 >> "$L/ties_${rep}_confirm.log"
+    python3 - "$rep" "$d" "$L" >> "$summary" <<'PY'
+import csv, json, os, sqlite3, sys
+rep, d, logs = sys.argv[1], sys.argv[2], sys.argv[3]
+out = os.path.join(logs, "ties.csv")
+def answers(name):
+    return {(e["kernel"], e["problem"]): e for e in json.load(open(os.path.join(logs, f"ties_{rep}_best_{name}.json")))}
+def times(name):
+    db = sqlite3.connect(f"{d}/ties-{name}.db")
+    rows = db.execute("SELECT k.name, t.problem, t.params, t.time_ms FROM trials t JOIN kernels k ON k.id = t.kernel_id "
+                      "WHERE t.status = 'ok' AND t.time_ms > 0").fetchall()
+    out = {}
+    for k, p, params, ms in rows: out.setdefault((k, p), {})[params] = ms
+    return out
+a = {c: answers(c) for c in ("1", "2", "merged", "rerun")}
+t2, tr = times("2"), times("rerun")
+def offset(tab, key, params):  # params' median against the fastest of that cache, %
+    row = tab.get(key, {})
+    return 100.0 * (row[params] / min(row.values()) - 1.0) if params in row else float("nan")
+new = not os.path.exists(out)
+with open(out, "a", newline="") as f:
+    w = csv.writer(f)
+    if new: w.writerow(["rep", "kernel", "problem", "sweep1", "ties1", "sweep2", "ties2", "merged", "rerun", "ties_rerun",
+                        "sweep1_answer_in_sweep2_pct", "sweep1_answer_in_rerun_pct"])
+    for key in sorted(a["1"]):
+        s1 = a["1"][key]["params"]
+        row = [rep, key[0], key[1], s1, a["1"][key]["ties"], a["2"].get(key, {}).get("params"), a["2"].get(key, {}).get("ties"),
+               a["merged"].get(key, {}).get("params"), a["rerun"].get(key, {}).get("params"), a["rerun"].get(key, {}).get("ties"),
+               f"{offset(t2, key, s1):.2f}", f"{offset(tr, key, s1):.2f}"]
+        w.writerow(row)
+        same = "one answer" if len({row[3], row[5], row[7], row[8]}) == 1 else "differ"
+        print(f"ties rep {rep} {key[0]} {key[1]}: {same}; sweep1 {s1} ({row[4]} ties) sweep2 {row[5]} ({row[6]}) "
+              f"merged {row[7]} rerun {row[8]} ({row[9]}); sweep 1's answer +{row[10]} % in sweep 2, +{row[11]} % in the rerun")
+PY
   done
-  $T merge /tmp/tt/ties-merged.db /tmp/tt/ties-1.db /tmp/tt/ties-2.db > "$L/ties_merge.log" 2>&1
-  $T best --db /tmp/tt/ties-merged.db > "$L/ties_best_merged.log" 2>&1
-  note "ties: best of the merge"; cat "$L/ties_best_merged.log" >> "$summary"
-  $T diff /tmp/tt/ties-1.db /tmp/tt/ties-2.db --fail-on changed-winner,untied > "$L/ties_diff.log" 2>&1
-  note "diff sweep 1 -> sweep 2 (--fail-on changed-winner,untied): rc=$?"; cat "$L/ties_diff.log" >> "$summary"
-  # A rerun into the same cache (--force measures every config again): the standing answer.
-  cp /tmp/tt/ties-1.db /tmp/tt/ties-rerun.db
-  timeout 300 $T tune configs/transpose.yaml --size N=8192 --db /tmp/tt/ties-rerun.db -q --force > "$L/ties_rerun_transpose.log" 2>&1
-  timeout 300 $T tune configs/reduction.yaml --db /tmp/tt/ties-rerun.db -q --force > "$L/ties_rerun_reduction.log" 2>&1
-  $T best --db /tmp/tt/ties-rerun.db > "$L/ties_best_rerun.log" 2>&1
-  note "ties: best after a rerun (--force) into sweep 1's cache"; cat "$L/ties_best_rerun.log" >> "$summary"
-  $T diff /tmp/tt/ties-1.db /tmp/tt/ties-rerun.db --fail-on changed-winner,untied > "$L/ties_diff_rerun.log" 2>&1
-  note "diff sweep 1 -> its rerun (--fail-on changed-winner,untied): rc=$?"; cat "$L/ties_diff_rerun.log" >> "$summary"
 }
 
 phase_kt() {
