@@ -25,7 +25,7 @@
 #   ties    transpose (N=8192) and reduction swept twice into two caches, merged, and swept again
 #           into a copy of the first (--force), $TIES_REPS times (default 1): each one's answers
 #           and tie sets, `diff`s, and how far sweep 1's answer lies from the fastest in sweep 2
-#           and in the rerun (ties.csv)
+#           and in the rerun (ties.csv); $TIES_ARGS are added to every tune
 #   l2      small problems (their working sets fit in L2) swept --hot: the fastest GB/s against
 #           the copy ceiling, and how many trials the guard called suspect (the L2 factor)
 #   kt      the Kernel Tuner scripts of tests/interchange/kernel_tuner through tiletune.kernel_tuner, then each
@@ -361,20 +361,20 @@ phase_ties() {
     local d=/tmp/tt/$rep
     mkdir -p "$d"
     for round in 1 2; do
-      timeout 300 $T tune configs/transpose.yaml --size N=8192 --db $d/ties-$round.db -q > "$L/ties_${rep}_transpose_$round.log" 2>&1
-      timeout 300 $T tune configs/reduction.yaml --db $d/ties-$round.db -q > "$L/ties_${rep}_reduction_$round.log" 2>&1
+      timeout 300 $T tune configs/transpose.yaml --size N=8192 --db $d/ties-$round.db -q ${TIES_ARGS:-} > "$L/ties_${rep}_transpose_$round.log" 2>&1
+      timeout 300 $T tune configs/reduction.yaml --db $d/ties-$round.db -q ${TIES_ARGS:-} > "$L/ties_${rep}_reduction_$round.log" 2>&1
     done
     $T merge $d/ties-merged.db $d/ties-1.db $d/ties-2.db > "$L/ties_${rep}_merge.log" 2>&1
     # A rerun into the same cache (--force measures every config again): the standing answer.
     cp $d/ties-1.db $d/ties-rerun.db
-    timeout 300 $T tune configs/transpose.yaml --size N=8192 --db $d/ties-rerun.db -q --force > "$L/ties_${rep}_rerun_transpose.log" 2>&1
-    timeout 300 $T tune configs/reduction.yaml --db $d/ties-rerun.db -q --force > "$L/ties_${rep}_rerun_reduction.log" 2>&1
+    timeout 300 $T tune configs/transpose.yaml --size N=8192 --db $d/ties-rerun.db -q --force ${TIES_ARGS:-} > "$L/ties_${rep}_rerun_transpose.log" 2>&1
+    timeout 300 $T tune configs/reduction.yaml --db $d/ties-rerun.db -q --force ${TIES_ARGS:-} > "$L/ties_${rep}_rerun_reduction.log" 2>&1
     for c in 1 2 merged rerun; do $T best --db $d/ties-$c.db --format json > "$L/ties_${rep}_best_$c.json" 2>&1; done
     $T diff $d/ties-1.db $d/ties-2.db --fail-on changed-winner,untied > "$L/ties_${rep}_diff.log" 2>&1
     echo "rc=$?" >> "$L/ties_${rep}_diff.log"
     $T diff $d/ties-1.db $d/ties-rerun.db --fail-on changed-winner,untied > "$L/ties_${rep}_diff_rerun.log" 2>&1
     echo "rc=$?" >> "$L/ties_${rep}_diff_rerun.log"
-    grep -h "finalists" "$L/ties_${rep}_reduction_1.log" | head -2 >> "$L/ties_${rep}_confirm.log"
+    grep -h "finalists\|s wall" "$L/ties_${rep}_reduction_1.log" "$L/ties_${rep}_transpose_1.log" | sed "s/^/ties rep $rep: /" >> "$summary"
     python3 - "$rep" "$d" "$L" >> "$summary" <<'PY'
 import csv, json, os, sqlite3, sys
 rep, d, logs = sys.argv[1], sys.argv[2], sys.argv[3]

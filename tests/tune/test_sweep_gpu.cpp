@@ -154,14 +154,15 @@ TEST(SweepGpu, PlantedBadConfigsGetTheirStatusAndTheSweepGoesOn) {
 }
 
 // "N trials this run" less "of them F are finalists": the search's trials. The finalists come
-// in passes of 3 per problem, at least one pass for each problem that measured anything.
+// in passes of 3 per problem, at least one pass for each problem that measured anything, then
+// the tie pass's candidates (any number).
 std::size_t searched_trials(const std::string& output) {
   std::smatch total, finalists;
   EXPECT_TRUE(std::regex_search(output, total, std::regex(R"((\d+) trials this run)"))) << output;
   EXPECT_TRUE(std::regex_search(output, finalists, std::regex(R"(of them (\d+) are finalists)"))) << output;
   if (total.empty() || finalists.empty()) return 0;
   const std::size_t f = std::stoul(finalists[1]);
-  EXPECT_EQ(f % 3, 0u) << output;
+  EXPECT_GE(f, 3u) << output;
   return std::stoul(total[1]) - f;
 }
 
