@@ -26,6 +26,9 @@
 #           into a copy of the first (--force), $TIES_REPS times (default 1): each one's answers
 #           and tie sets, `diff`s, and how far sweep 1's answer lies from the fastest in sweep 2
 #           and in the rerun (ties.csv); $TIES_ARGS are added to every tune
+#   indep   the reduction swept $INDEP_REPS times (default 4) into caches of their own, for each
+#           NAME:ARGS of $INDEP_SETS (default "default:"): each sweep's answers, and the caches
+#           themselves in $OUT/indep.tar.gz for an offline look at what decides the answer
 #   l2      small problems (their working sets fit in L2) swept --hot: the fastest GB/s against
 #           the copy ceiling, and how many trials the guard called suspect (the L2 factor)
 #   kt      the Kernel Tuner scripts of tests/interchange/kernel_tuner through tiletune.kernel_tuner, then each
@@ -409,6 +412,26 @@ with open(out, "a", newline="") as f:
               f"merged {row[7]} rerun {row[8]} ({row[9]}); sweep 1's answer +{row[10]} % in sweep 2, +{row[11]} % in the rerun")
 PY
   done
+}
+
+phase_indep() {
+  rm -rf /tmp/ti && mkdir -p /tmp/ti
+  local set name args i
+  for set in ${INDEP_SETS:-default:}; do
+    name=${set%%:*}; args=${set#*:}; args=${args//,/ }
+    for i in $(seq 1 "${INDEP_REPS:-4}"); do
+      local start=$SECONDS
+      timeout 300 $T tune configs/reduction.yaml --db /tmp/ti/$name-$i.db -q $args > "$L/indep_${name}_$i.log" 2>&1
+      local rc=$?
+      $T best --db /tmp/ti/$name-$i.db --format json > "$L/indep_${name}_${i}_best.json" 2>&1
+      python3 - "$L/indep_${name}_${i}_best.json" "$name $i rc=$rc $((SECONDS - start))s" >> "$summary" <<'PY'
+import json, sys
+for e in json.load(open(sys.argv[1])):
+    print(f"indep {sys.argv[2]} {e['problem']}: {e['params']} ({e['ties']} ties, spread {e['tie_spread_pct']:.2f} %)")
+PY
+    done
+  done
+  tar -czf "$OUT/indep.tar.gz" -C /tmp/ti .
 }
 
 phase_kt() {

@@ -414,15 +414,15 @@ TEST(SpaceDomain, TheH200SweepOfThe10To7SpaceReplaysWithAuto) {
     const auto at = evaluations_to_reach(p.trace, p.recording.optimum_ms, 0.95);
     ASSERT_TRUE(at.has_value()) << p.recording.canonical;
     EXPECT_LE(*at, 200u);
-    // The top 3, then the tie pass: every evaluated config within 10 % of the best (at most 32).
+    // The top 3, then the tie pass: every evaluated config within 10 % of the best (at most kDefaultTieCandidates).
     std::vector<double> times;
     for (const Evaluation& e : p.trace.evaluations)
       if (e.time) times.push_back(*e.time);
     std::sort(times.begin(), times.end());
     const auto near = static_cast<std::size_t>(
         std::upper_bound(times.begin(), times.end(), times.front() * (1 + kTieCandidateWindow)) - times.begin());
-    EXPECT_EQ(p.confirmation.tie_candidates, std::min<std::size_t>(near, 32)) << p.recording.canonical;
-    EXPECT_EQ(p.confirmation.finalists, std::max<std::size_t>(3, std::min<std::size_t>(near, 32)));
+    EXPECT_EQ(p.confirmation.tie_candidates, std::min(near, kDefaultTieCandidates)) << p.recording.canonical;
+    EXPECT_EQ(p.confirmation.finalists, std::max<std::size_t>(3, std::min(near, kDefaultTieCandidates)));
   }
 }
 

@@ -69,6 +69,14 @@ inline constexpr const char* auto_large_space_strategy = "forest";
 
 // --- the schedule: what each problem of a sweep gets, the same for a GPU sweep and a replay ------
 
+/// How many tie candidates a problem's tie pass measures at most, unless told otherwise
+/// (`tune --confirm-ties`). 64, not 32: on the H200 the reductions have 45-51 configs within
+/// the tie window and more than 64 within kTieCandidateWindow; at 32 the window's last members
+/// kept search times, and between two independent sweeps a config's offset from the fastest
+/// moved by 0.39 % at p90 (0.25 % at 64), so the caches agreed in 3 and 6 of 10 pairs against
+/// 6 and 10 of 10 (bench/results/2026-12-03-h200-tie-pass-coverage.md).
+inline constexpr std::size_t kDefaultTieCandidates = 64;
+
 /// The confirmation of a problem's finalists: the top `finalists` configs by score of what was
 /// evaluated, each measured `rounds` more times (SweepOptions::confirm_finalists, confirm_rounds).
 struct ConfirmPlan {
@@ -77,7 +85,7 @@ struct ConfirmPlan {
   /// After the finalists, the tie candidates (tie_candidate_points: at most this many; 0 or 1:
   /// none) measured in one more set of rounds, together, so that the tie test compares medians
   /// of one moment (SweepOptions::confirm_ties).
-  std::size_t tie_candidates = 32;
+  std::size_t tie_candidates = kDefaultTieCandidates;
   [[nodiscard]] bool any() const noexcept { return finalists > 0 && rounds > 0; }
 };
 
@@ -270,7 +278,7 @@ struct SweepOptions {
   /// every config within 10 % of the best score, and each device's standing answer, measured in
   /// one more set of confirm_rounds rounds together, so that its tie set (answers.hpp) compares
   /// medians of one moment, not search times of many. Time objective only.
-  std::size_t confirm_ties = 32;
+  std::size_t confirm_ties = kDefaultTieCandidates;
   std::uint64_t copy_bytes = 1ull << 30;  ///< size of the bandwidth-ceiling copy (256 MiB stays under the peak)
   /// Power and energy per trial through NVML (enabled implies measuring; an objective other
   /// than time needs it and turns it on).

@@ -53,7 +53,7 @@ struct TuneOptions {
   double deadline = 10;
   std::size_t top = 10;
   std::size_t confirm = 3;  // finalists per problem measured again (SweepOptions::confirm_finalists)
-  std::size_t confirm_ties = 32;  // tie candidates measured together after them (SweepOptions::confirm_ties)
+  std::size_t confirm_ties = kDefaultTieCandidates;  // tie candidates measured together after them (SweepOptions::confirm_ties)
   std::string strategy = "auto";
   std::uint64_t seed = 1;
   std::string replay;
@@ -621,8 +621,9 @@ Runner add_tune_command(CLI::App& app) {
                   "Finalists measured again in 3 interleaved rounds after each search (default 3; 0: none)")
       ->check(whole_number_in(0, 1000));
   cmd->add_option("--confirm-ties", o->confirm_ties,
-                  "Then the configs within 10 % of the best measured together in one more set of rounds, "
-                  "at most N (default 32; 0: none)")
+                  fmt::format("Then the configs within 10 % of the best measured together in one more set of "
+                              "rounds, at most N (default {}; 0: none)",
+                              kDefaultTieCandidates))
       ->check(whole_number_in(0, 1000));
   cmd->add_option("--good-enough", o->good_enough,
                   "End a problem's search once a config reaches P % of its ceiling (90%; needs metrics)")
