@@ -29,6 +29,7 @@
 #   indep   the reduction swept $INDEP_REPS times (default 4) into caches of their own, for each
 #           NAME:ARGS of $INDEP_SETS (default "default:"): each sweep's answers, and the caches
 #           themselves in $OUT/indep.tar.gz for an offline look at what decides the answer
+#           (bench/tie_agreement.py); with $INDEP_TRANSPOSE set, the transpose (N=8192) too
 #   l2      small problems (their working sets fit in L2) swept --hot: the fastest GB/s against
 #           the copy ceiling, and how many trials the guard called suspect (the L2 factor)
 #   kt      the Kernel Tuner scripts of tests/interchange/kernel_tuner through tiletune.kernel_tuner, then each
@@ -423,6 +424,12 @@ phase_indep() {
       local start=$SECONDS
       timeout 300 $T tune configs/reduction.yaml --db /tmp/ti/$name-$i.db -q $args > "$L/indep_${name}_$i.log" 2>&1
       local rc=$?
+      if [[ -n ${INDEP_TRANSPOSE:-} ]]; then
+        timeout 300 $T tune configs/transpose.yaml --size N=8192 --db /tmp/ti/$name-$i.db -q $args \
+          > "$L/indep_${name}_${i}_transpose.log" 2>&1
+        note "indep $name $i transpose: $(grep -hE 's wall|measured together' "$L/indep_${name}_${i}_transpose.log" | grep -oE '\([0-9]+ configs[^)]*\)|^[0-9.]+ s wall' | tr '\n' ' ')"
+      fi
+      note "indep $name $i reduction: $(grep -hE 's wall|measured together' "$L/indep_${name}_$i.log" | grep -oE '\([0-9]+ configs[^)]*\)|^[0-9.]+ s wall' | tr '\n' ' ')"
       $T best --db /tmp/ti/$name-$i.db --format json > "$L/indep_${name}_${i}_best.json" 2>&1
       python3 - "$L/indep_${name}_${i}_best.json" "$name $i rc=$rc $((SECONDS - start))s" >> "$summary" <<'PY'
 import json, sys

@@ -70,11 +70,11 @@ inline constexpr const char* auto_large_space_strategy = "forest";
 // --- the schedule: what each problem of a sweep gets, the same for a GPU sweep and a replay ------
 
 /// How many tie candidates a problem's tie pass measures at most, unless told otherwise
-/// (`tune --confirm-ties`). 64, not 32: on the H200 the reductions have 45-51 configs within
-/// the tie window and more than 64 within kTieCandidateWindow; at 32 the window's last members
-/// kept search times, and between two independent sweeps a config's offset from the fastest
-/// moved by 0.39 % at p90 (0.25 % at 64), so the caches agreed in 3 and 6 of 10 pairs against
-/// 6 and 10 of 10 (bench/results/2026-12-03-h200-tie-pass-coverage.md).
+/// (`tune --confirm-ties`). 64, not 32: on the H200 the reductions have 17-46 configs within
+/// the tie window and 80-116 within kTieCandidateWindow; at 32 a tie set's last members kept
+/// their search times, which moved its edge: independent caches of the 0.25 ms problem agreed
+/// in 3 of 10 pairs at 32 and 6 of 10 at 64, of the 7.5 us one in 6 and 10 of 10
+/// (bench/results/2026-12-03-h200-tie-pass-coverage.md).
 inline constexpr std::size_t kDefaultTieCandidates = 64;
 
 /// The confirmation of a problem's finalists: the top `finalists` configs by score of what was
