@@ -415,6 +415,11 @@ PY
   done
 }
 
+# What a tune log says of its tie pass ("(N configs, N measured together, N trials)") and its wall.
+tie_pass_and_wall() {
+  grep -oE '\([0-9]+ configs, [0-9]+ measured together[^)]*\)|^[0-9.]+ s wall' "$1" | tr '\n' ' '
+}
+
 phase_indep() {
   rm -rf /tmp/ti && mkdir -p /tmp/ti
   local set name args i
@@ -427,9 +432,9 @@ phase_indep() {
       if [[ -n ${INDEP_TRANSPOSE:-} ]]; then
         timeout 300 $T tune configs/transpose.yaml --size N=8192 --db /tmp/ti/$name-$i.db -q $args \
           > "$L/indep_${name}_${i}_transpose.log" 2>&1
-        note "indep $name $i transpose: $(grep -hE 's wall|measured together' "$L/indep_${name}_${i}_transpose.log" | grep -oE '\([0-9]+ configs[^)]*\)|^[0-9.]+ s wall' | tr '\n' ' ')"
+        note "indep $name $i transpose: $(tie_pass_and_wall "$L/indep_${name}_${i}_transpose.log")"
       fi
-      note "indep $name $i reduction: $(grep -hE 's wall|measured together' "$L/indep_${name}_$i.log" | grep -oE '\([0-9]+ configs[^)]*\)|^[0-9.]+ s wall' | tr '\n' ' ')"
+      note "indep $name $i reduction: $(tie_pass_and_wall "$L/indep_${name}_$i.log")"
       $T best --db /tmp/ti/$name-$i.db --format json > "$L/indep_${name}_${i}_best.json" 2>&1
       python3 - "$L/indep_${name}_${i}_best.json" "$name $i rc=$rc $((SECONDS - start))s" >> "$summary" <<'PY'
 import json, sys
