@@ -3,9 +3,10 @@
 module runs (devices, tune, show), answered without a GPU the way tiletune answers them, so that a
 tune_kernel call runs end to end on the CPU: the space the module wrote is read (PyYAML), each
 config of its allowed list (or of its params' product) is a trial whose outputs are its inputs
-(the kernel is not run) and whose time is block_size_x / 1000 ms; a space's check command (the
-module's verify relay) is started and asked about every trial with tiletune's request line, and
-its answer decides ok or wrong_result. Trials are kept as JSON in the --db file; `show` prints
+(the kernel is not run) and whose time is block_size_x / 1000 ms, with made-up clock and
+temperature readings (and energy and power with --energy); a space's check command (the module's
+verify relay) is started and asked about every trial with tiletune's request line (the buffers
+its command_buffers names), and its answer decides ok or wrong_result. Trials are kept as JSON in the --db file; `show` prints
 them as `tiletune show --format json` does. FAKE_TILETUNE_LOG names a file that gets each argv."""
 import csv
 import itertools
@@ -40,10 +41,19 @@ def configs(space, directory):
 
 
 def check(process, space, directory, config, scratch):
-    """tiletune's host-check request for one trial; the buffers are the inputs as written."""
+    """tiletune's host-check request for one trial; the buffers are the inputs as written, only
+    those `command_buffers` names (every buffer without it), as tiletune hands them.
+    FAKE_TILETUNE_REQUESTS names a file that gets each request's buffer names."""
     buffers = {}
+    wanted = space["verify"].get("command_buffers")
     for name, b in space.get("buffers", {}).items():
-        buffers[name] = {"path": os.path.join(directory, b["init"]["file"]), "type": b["type"], "count": b["count"]}
+        if wanted is None or name in wanted:
+            buffers[name] = {"path": os.path.join(directory, b["init"]["file"]), "type": b["type"],
+                             "count": b["count"]}
+    requests = os.environ.get("FAKE_TILETUNE_REQUESTS")
+    if requests:
+        with open(requests, "a") as f:
+            f.write(json.dumps(sorted(buffers)) + "\n")
     request = {"kernel": space["kernel"], "problem": {}, "config": config, "buffers": buffers}
     process.stdin.write(json.dumps(request) + "\n")
     process.stdin.flush()
@@ -77,6 +87,10 @@ def tune(argv):
         if status == "ok":
             t = float(config.get("block_size_x", 1)) / 1000.0
             trial.update(time_ms=t, times_ms=json.dumps([t, t]))
+            # the readings the worker takes while it times every trial; energy with --energy
+            trial.update(sm_clock_mhz=1980.0 - i, mem_clock_mhz=2619.0, temperature_c=40.0 + i)
+            if "--energy" in argv:
+                trial.update(energy_mj=t * 300.0, power_w=300.0)
         trials.append(trial)
     if process:
         process.stdin.close()
@@ -88,9 +102,10 @@ def tune(argv):
 
 def main(argv):
     log(argv)
-    if argv[0] == "devices":
-        print(json.dumps([{"index": 0, "name": "Fake GPU", "uuid": "GPU-fake", "compute_capability": "9.0",
-                           "driver": "13.0"}]))
+    if argv[0] == "devices":  # FAKE_TILETUNE_DEVICES GPUs (1 by default)
+        count = int(os.environ.get("FAKE_TILETUNE_DEVICES", "1"))
+        print(json.dumps([{"index": k, "name": "Fake GPU", "uuid": f"GPU-fake-{k}", "compute_capability": "9.0",
+                           "driver": "13.0"} for k in range(count)]))
         return 0
     if argv[0] == "tune":
         return tune(argv)

@@ -25,16 +25,19 @@ from .._cache import TiletuneError
 from . import _engine, _kt_cache, _strategies
 from ._check import CheckServer, load_output
 from ._errors import KernelTunerArgumentError
+from ._keywords import compile_threads_argv, device_argv, refuse_extra
 from ._results import (ResultBuilder, best_config, check_metrics, compute_metrics, config_line, kt_keys,
                        objective_defaults, totals)
 from ._source import KernelSource, detect_language
 from ._params import make_params
 from ._space import Space
 from .observers import NVMLObserver, RegisterObserver, _Refused
+from .observers.nvml import MAPPED as NVML_MAPPED, NEEDS_ENERGY
 
 __all__ = ["tune_kernel", "run_kernel", "KernelTunerArgumentError"]
 
-UNITS = {"time": "ms", "nvml_energy": "J", "nvml_power": "W"}
+UNITS = {"time": "ms", "nvml_energy": "J", "nvml_power": "W", "core_freq": "MHz", "mem_freq": "MHz",
+         "temperature": "C"}
 
 
 def dry_run():
@@ -87,10 +90,11 @@ def _observed(observers):
                 raise KernelTunerArgumentError("observers", "NVMLObserver(use_locked_clocks=True): tiletune never "
                                                             "changes the GPU's clocks")
             for o in obs.observables:
-                if o not in ("nvml_energy", "nvml_power"):
+                if o not in NVML_MAPPED:
                     raise KernelTunerArgumentError(
                         "observers", f"NVMLObserver observable {o!r} does not map: tiletune measures nvml_energy (J "
-                                     "per run) and nvml_power (W) per config")
+                                     "per run), nvml_power (W), core_freq and mem_freq (MHz) and temperature (C) "
+                                     "per config")
             keys += obs.observables
         elif isinstance(obs, RegisterObserver):
             keys.append("num_regs")
@@ -134,9 +138,12 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 device=0, platform=0, smem_args=None, cmem_args=None, texmem_args=None, compiler=None,
                 compiler_options=None, defines=None, log=None, iterations=7, block_size_names=None, quiet=False,
                 strategy=None, strategy_options=None, cache=None, metrics=None, simulation_mode=False,
-                observers=None, objective=None, objective_higher_is_better=None):
+                observers=None, objective=None, objective_higher_is_better=None, parallel=False,
+                parallel_compile=False, **kwargs):
     """Tunes a CUDA kernel as Kernel Tuner 1.4's tune_kernel does, on tiletune's engine.
-    Returns (results, env): a dict per evaluated config and the environment."""
+    Returns (results, env): a dict per evaluated config and the environment. parallel=True tunes
+    on every GPU of this host (tiletune's device pool), parallel=N on the first N."""
+    refuse_extra(kwargs, "tune_kernel")
     started = time.perf_counter()
     started_wall = time.time()
     if log:
@@ -149,6 +156,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     plan = _strategies.plan(strategy, strategy_options)
     _check_iterations(iterations)
     _check_device(device)
+    device_argv(parallel, device)  # checked now, bounded by the host's GPUs once they are known
+    tune_options = compile_threads_argv(parallel_compile)
     verify = _normalize_verify(verify)
     for note in plan.notes:
         _engine.warn(note, quiet)
@@ -183,7 +192,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             if dry_run():
                 return _plan(space, quiet)
             served = _served_in_space(served_entries, space, tune_params)
-            run = _Run(space, plan, device, iterations, observer_keys, objective, metrics, quiet, started_wall, server)
+            devices = device_argv(parallel, device, len(_engine.devices()))
+            run = _Run(space, plan, devices + tune_options, iterations, observer_keys, objective, metrics, quiet,
+                       started_wall, server)
             fresh = []
             try:
                 fresh = run.tune(len(served))
@@ -213,9 +224,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
 class _Run:
     """One `tiletune tune` of the space, and its trials as Kernel Tuner's results."""
 
-    def __init__(self, space, plan, device, iterations, observer_keys, objective, metrics, quiet, started_wall,
-                 server):
-        self.space, self.plan, self.device, self.iterations = space, plan, device, iterations
+    def __init__(self, space, plan, device_options, iterations, observer_keys, objective, metrics, quiet,
+                 started_wall, server):
+        self.space, self.plan, self.device_options, self.iterations = space, plan, device_options, iterations
         self.observer_keys, self.objective, self.quiet, self.server = observer_keys, objective, quiet, server
         self.db = os.path.join(space.directory, "tiletune.db")
         self.builder = ResultBuilder(space, objective, metrics, observer_keys, started_wall,
@@ -244,11 +255,11 @@ class _Run:
         budget, left = self.budget(served)
         if self.space.allowed == 0 or not left:
             return []
-        argv = ["tune", self.space.yaml_path, "--db", self.db, "--device", str(self.device), "--strategy",
+        argv = ["tune", self.space.yaml_path, "--db", self.db, *self.device_options, "--strategy",
                 self.plan.strategy, "--min-samples", str(self.iterations)]
         if budget:
             argv += ["--budget", budget]
-        if any(k.startswith("nvml_") for k in self.observer_keys) or self.objective in ("energy", "nvml_energy"):
+        if any(k in NEEDS_ENERGY for k in self.observer_keys) or self.objective in ("energy", "nvml_energy"):
             argv += ["--energy"]
         if self.quiet:
             argv += ["-q"]
@@ -352,10 +363,12 @@ def _verify_handler(space, answer, verify, atol):
 
 def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid_div_x=None, grid_div_y=None,
                grid_div_z=None, lang=None, device=0, platform=0, smem_args=None, cmem_args=None, texmem_args=None,
-               compiler=None, compiler_options=None, defines=None, block_size_names=None, quiet=False, log=None):
+               compiler=None, compiler_options=None, defines=None, block_size_names=None, quiet=False, log=None,
+               **kwargs):
     """Compiles the kernel for one config, runs it once on the arguments and returns every
     argument as it is afterwards (arrays as numpy arrays shaped like the inputs, scalars as
     given), as Kernel Tuner 1.4's run_kernel does."""
+    refuse_extra(kwargs, "run_kernel")
     if log:
         logging.basicConfig(filename=kernel_name + datetime.now().strftime("%Y%m%d-%H:%M:%S") + ".log", level=log)
     if not isinstance(params, dict):

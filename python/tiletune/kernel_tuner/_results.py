@@ -6,6 +6,8 @@ import datetime
 import json
 import sys
 
+from .util import error_config
+
 # tiletune's statuses as Kernel Tuner's error strings (a failed config's objective value).
 ERROR_OF_STATUS = {
     "pruned": "InvalidConfig",
@@ -83,6 +85,29 @@ def check_metrics(metrics):
             raise ValueError("metric dicts values should be strings or callable")
 
 
+# NVMLObserver's observables as trial keys of `tiletune show --format json`: (trial key, factor).
+# Energy and power come from `tune --energy`; the clocks and the temperature from the samples the
+# worker reads while it times every trial.
+OBSERVABLE_OF_TRIAL = {
+    "nvml_energy": ("energy_mj", 1e-3),    # J per run
+    "nvml_power": ("power_w", 1.0),         # W
+    "core_freq": ("sm_clock_mhz", 1.0),     # MHz
+    "mem_freq": ("mem_clock_mhz", 1.0),     # MHz
+    "temperature": ("temperature_c", 1.0),  # degrees C
+}
+
+
+def observed(result, trial, observer_keys):
+    """The observables asked for, from the trial; None where the trial has no reading (a value of
+    0 is what tiletune stores for "not read")."""
+    for key in observer_keys:
+        if key not in OBSERVABLE_OF_TRIAL:
+            continue
+        column, factor = OBSERVABLE_OF_TRIAL[key]
+        value = trial.get(column)
+        result[key] = float(value) * factor if isinstance(value, (int, float)) and value > 0 else None
+
+
 class ResultBuilder:
     """Builds result dicts from `tiletune show --format json` trials of one space."""
 
@@ -115,15 +140,14 @@ class ResultBuilder:
         status = trial["status"]
         ok = status == "ok"
         if ok:
-            if "nvml_energy" in self.observer_keys and trial.get("energy_mj") is not None:
-                r["nvml_energy"] = trial["energy_mj"] / 1000.0
-            if "nvml_power" in self.observer_keys and trial.get("power_w") is not None:
-                r["nvml_power"] = trial["power_w"]
+            observed(r, trial, self.observer_keys)
             r["time"] = float(trial["time_ms"])
             times = trial.get("times_ms")
             r["times"] = json.loads(times) if isinstance(times, str) else list(times or [])
         else:
-            r[self.objective] = ERROR_OF_STATUS.get(status, "RuntimeFailedConfig")
+            # Kernel Tuner's ErrorConfig kinds: isinstance(r["time"], util.ErrorConfig) holds, and the
+            # value still equals the kind's name, as Kernel Tuner's caches and printouts have it.
+            r[self.objective] = error_config(ERROR_OF_STATUS.get(status, "RuntimeFailedConfig"))
         compile_ms = trial.get("compile_ms") or 0.0
         verify_ms = trial.get("verify_ms") or 0.0
         benchmark_ms = trial.get("measure_ms") or 0.0

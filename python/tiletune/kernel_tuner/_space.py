@@ -461,6 +461,11 @@ class Space:
             lines.append("  reference: none")
         if self.check_command is not None:
             lines.append("  command: [" + ", ".join(yaml_quote(c) for c in self.check_command) + "]")
+            # Only what Kernel Tuner hands the verify function leaves the GPU for the check: the
+            # arguments whose answer entry is not None, else every array. (An answer of only None
+            # entries hands it nothing; tiletune needs at least one name, so then it hands all.)
+            if self.synced:
+                lines.append("  command_buffers: [" + ", ".join(self.arguments[i].name for i in self.synced) + "]")
         return lines
 
 

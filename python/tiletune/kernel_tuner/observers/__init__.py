@@ -1,6 +1,7 @@
 """Kernel Tuner's observers, as far as tiletune measures the same things: NVMLObserver's energy
-and power (tiletune's NVML energy measurement, `tune --energy`) and RegisterObserver's register
-count (every trial records it). The others are accepted by their constructors, so that a script
+and power (tiletune's NVML energy measurement, `tune --energy`), its SM and memory clocks and
+temperature (read while each trial is timed) and RegisterObserver's register count (every trial
+records it). The others are accepted by their constructors, so that a script
 imports as it is, and refused by tune_kernel with the reason."""
 
 from .nvml import NVMLObserver

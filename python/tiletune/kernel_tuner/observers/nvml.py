@@ -1,10 +1,13 @@
-"""Kernel Tuner's NVMLObserver: energy (nvml_energy, J per run) and power (nvml_power, W) per
-config, measured by tiletune through NVML (`tune --energy`: the board's energy counter over a
-window of back-to-back runs, docs/guides/energy.md). The observables tiletune does not
-measure are refused by tune_kernel, naming them."""
+"""Kernel Tuner's NVMLObserver, per config as tiletune measures it through NVML: energy
+(nvml_energy, J per run) and power (nvml_power, W) with `tune --energy` (the board's energy
+counter over a window of back-to-back runs, docs/guides/energy.md); the SM clock (core_freq, MHz),
+the memory clock (mem_freq, MHz) and the temperature (temperature, degrees C) as the mean of the
+readings the worker takes while it times each trial, with or without --energy. power_readings and
+gr_voltage are not measured: tune_kernel refuses them, naming them."""
 
 SUPPORTED = ["power_readings", "nvml_power", "nvml_energy", "core_freq", "mem_freq", "temperature", "gr_voltage"]
-MAPPED = ("nvml_energy", "nvml_power")
+MAPPED = ("nvml_energy", "nvml_power", "core_freq", "mem_freq", "temperature")
+NEEDS_ENERGY = ("nvml_energy", "nvml_power")   # measured only by `tune --energy`
 
 
 class NVMLObserver:
