@@ -68,7 +68,7 @@ def _check_results_file(data, path):
     except ImportError:  # the checks below still hold the file to the format
         jsonschema = None
     if jsonschema is not None:
-        jsonschema.validate(instance=data, schema=RESULTS_SCHEMA)
+        jsonschema.Draft7Validator(RESULTS_SCHEMA).validate(data)
     for key in RESULTS_SCHEMA["required"]:
         if key not in data:
             raise ValueError(f"{path}: a results file has {key!r}")
