@@ -15,6 +15,7 @@ tests/python/conftest.py; without them, this checkout and its build/tuner/tiletu
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -121,6 +122,11 @@ def _kt_cache(path, kernel_name="vector_add", tune_params=None, problem_size=100
     return str(path)
 
 
+def kt_error():
+    from tiletune.kernel_tuner import KernelTunerArgumentError
+    return KernelTunerArgumentError
+
+
 def _observers():
     from tiletune.kernel_tuner.observers import NVMLObserver, PowerSensorObserver
     return NVMLObserver, PowerSensorObserver
@@ -138,8 +144,23 @@ ERRORS = [
      ["Unrecognized option popsize in strategy_options"]),
     ("PowerSensorObserver", lambda kt, tmp: dict(observers=[_observers()[1](["ps_energy"])]), ValueError,
      ["observers", "PowerSensorObserver"]),
-    ("NVMLObserver temperature", lambda kt, tmp: dict(observers=[_observers()[0](["temperature"])]), ValueError,
-     ["observers", "temperature"]),
+    ("NVMLObserver gr_voltage", lambda kt, tmp: dict(observers=[_observers()[0](["temperature", "gr_voltage"])]),
+     kt_error(), ["observers", "'gr_voltage' does not map"]),
+    ("NVMLObserver power_readings", lambda kt, tmp: dict(observers=[_observers()[0](["power_readings"])]),
+     kt_error(), ["observers", "'power_readings' does not map"]),
+    ("NVMLObserver locked clocks",
+     lambda kt, tmp: dict(observers=[_observers()[0](["core_freq"], use_locked_clocks=True)]), kt_error(),
+     ["observers", "use_locked_clocks"]),
+    ("parallel_workers", lambda kt, tmp: dict(parallel_workers=4), kt_error(), ["parallel_workers: ", "parallel=True"]),
+    ("remote_mode", lambda kt, tmp: dict(remote_mode=True), kt_error(), ["remote_mode: ", "remote GPUs"]),
+    ("num_gpus", lambda kt, tmp: dict(num_gpus=2), kt_error(), ["num_gpus: ", "parallel=N"]),
+    ("a Python kernel", lambda kt, tmp: dict(call_function=print), kt_error(),
+     ["call_function: ", "outside CUDA kernel tuning"]),
+    ("an unknown keyword", lambda kt, tmp: dict(block_size=[64]), kt_error(),
+     ["block_size: not an argument of Kernel Tuner 1.4's tune_kernel"]),
+    ("parallel 0", lambda kt, tmp: dict(parallel=0), kt_error(), ["parallel: 0 is neither True/False"]),
+    ("parallel of a string", lambda kt, tmp: dict(parallel="all"), kt_error(), ["parallel: 'all'"]),
+    ("parallel_compile 0", lambda kt, tmp: dict(parallel_compile=0), kt_error(), ["parallel_compile: 0"]),
     ("param named time", lambda kt, tmp: dict(tune_params={"block_size_x": [64], "time": [1, 2]}), ValueError,
      ["Tune parameter time with value [1, 2] has a forbidden name!"]),
     ("param nvml_gr_clock", lambda kt, tmp: dict(tune_params={"block_size_x": [64], "nvml_gr_clock": [1000, 1500]}),
@@ -232,7 +253,12 @@ def test_kernel_tuner_module_paths():
     for module, name in (("observers.nvml", "NVMLObserver"), ("observers.register", "RegisterObserver"),
                          ("observers.powersensor", "PowerSensorObserver"), ("observers.pmt", "PMTObserver"),
                          ("observers.ncu", "NCUObserver"), ("observers.tegra", "TegraObserver"),
-                         ("observers", "BenchmarkObserver"), ("nvml", "NVMLObserver")):
+                         ("observers", "BenchmarkObserver"), ("nvml", "NVMLObserver"),
+                         ("file_utils", "store_output_file"), ("file_utils", "store_metadata_file"),
+                         ("file_utils", "get_t4_results"), ("file_utils", "get_t4_metadata"),
+                         ("file_utils", "get_input_file"), ("util", "get_best_config"),
+                         ("util", "get_config_string"), ("util", "ErrorConfig"), ("integration", "store_results"),
+                         ("integration", "create_device_targets"), ("integration", "TuneResults")):
         m = importlib.import_module("tiletune.kernel_tuner." + module)
         assert hasattr(m, name), (module, name)
 
@@ -308,6 +334,8 @@ def test_inputs_reach_the_engine_exactly(name, tmp_path, monkeypatch):
     answer = g.get("answer")
     if name == "reduction":  # a numpy-scalar answer checked by the script's verify function
         assert "command: [" in space and "reference: none" in space and not list(tmp_path.glob("answer*.npy"))
+        # the check is handed what Kernel Tuner hands verify: the answered partial sums, not the input
+        assert "  command_buffers: [arg0]\n" in space, space
         assert _buffer_line(space, 0)[3] and not _buffer_line(space, 1)[3]
         return
     assert answer is not None
@@ -382,3 +410,100 @@ def test_simulation_allows_nvml_params(monkeypatch, tmp_path):
                                             tune_params, cache=str(cache), simulation_mode=True, quiet=True)
     assert len(results) == 4
     assert (env["best_config"]["block_size_x"], env["best_config"]["nvml_pwr_limit"]) == (64, 400)
+
+
+# -- Kernel Tuner's other module paths, run end to end on a stand-in for the CLI ---------------
+
+FAKE = os.path.join(SOURCE, "tests", "python", "fake_tiletune.py")
+T4_SCHEMA = os.path.join(HERE, "schema", "T4-1.0.0-results-schema.json")
+MODULE_SCRIPTS = ["t4_output", "chained", "nvml_clocks", "parallel_tune", "integration_header"]
+
+
+@pytest.fixture
+def fake_cli(tmp_path):
+    """An executable that runs tests/python/fake_tiletune.py: each config a trial whose outputs are
+    its inputs (the kernel is not run), so that the scripts' non-dry-run half runs on the CPU."""
+    wrapper = tmp_path / "tiletune"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+@pytest.mark.parametrize("name", MODULE_SCRIPTS)
+def test_module_script_on_the_fake_cli(name, fake_cli, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    log = tmp_path / "argv.log"
+    done = subprocess.run([sys.executable, os.path.join(SCRIPTS, name + ".py")], cwd=SOURCE, capture_output=True,
+                          text=True, timeout=600,
+                          env=_env(TILETUNE_CLI=fake_cli, T4_OUT=str(out), INTEGRATION_OUT=str(out),
+                                   FAKE_TILETUNE_LOG=str(log)))
+    assert done.returncode == 0, f"{name}.py exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    assert f"{name}: OK" in done.stdout, done.stdout
+    tunes = [json.loads(line) for line in log.read_text().splitlines() if json.loads(line)[0] == "tune"]
+    assert tunes, "the script ran no tune"
+    if name == "parallel_tune":  # parallel=True: tiletune's device pool, every GPU of the host
+        assert all(a[a.index("--devices") + 1] == "all" and "--device" not in a for a in tunes), tunes
+    else:
+        assert all("--devices" not in a for a in tunes), tunes
+    if name == "nvml_clocks":  # clocks and temperature are read while timing: no energy measurement
+        assert all("--energy" not in a for a in tunes), tunes
+    if name == "t4_output":
+        _check_t4_files(out)
+    if name == "integration_header":
+        _check_header(out)
+
+
+def _check_t4_files(out):
+    """The script's T4 results file against Kernel Tuner's T4 results schema (1.0.0), here too."""
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(T4_SCHEMA) as f:
+        validator = jsonschema.Draft202012Validator(json.load(f))
+    with open(out / "clamp_floats_results.json") as f:
+        t4 = json.load(f)
+    validator.validate(t4)
+    assert len(t4["results"]) == 8 and {e["invalidity"] for e in t4["results"]} == {"correct"}
+    assert [sorted(e["configuration"]) for e in t4["results"]] == [["block_size_x", "vec"]] * 8
+    with open(out / "clamp_floats_metadata.json") as f:
+        meta = json.load(f)
+    assert meta["metadata"]["environment"]["device_query"]["tiletune"][0]["name"] == "Fake GPU"
+    # a validator that takes anything would pass the above: a broken file must fail it
+    broken = dict(t4, results=[dict(t4["results"][0], invalidity="maybe")])
+    assert not validator.is_valid(broken)
+
+
+def _check_header(out):
+    """The generated header, compiled here with gcc and g++ into a program whose printed macros are
+    the results file's configs (the default, and -DTARGET_Fake_GPU's)."""
+    from tiletune.kernel_tuner.integration import TuneResults
+    read = TuneResults(str(out / "saxpy_results.json"))
+    header = (out / "saxpy_targets.h").read_text()
+    assert "#ifndef kernel_tuner" in header and "#ifdef TARGET_Fake_GPU" in header, header
+    program = out / "check_header.c"
+    program.write_text('#include "saxpy_targets.h"\n#include <stdio.h>\n'
+                       'int main(void) { printf("%d %d\\n", block_size_x, per_thread); return 0; }\n')
+    compilers = [c for c in ("gcc", "g++") if shutil.which(c)]
+    if not compilers:
+        pytest.fail("neither gcc nor g++ is installed: the generated header cannot be compiled")
+    for compiler in compilers:
+        for flags, params in (([], read.get_best_config()), (["-DTARGET_Fake_GPU"], read.get_best_config("Fake GPU"))):
+            exe = out / f"check_{compiler}"
+            subprocess.run([compiler, "-Wall", "-Werror", "-I", str(out), *flags,
+                            *(["-x", "c++"] if compiler == "g++" else []), str(program), "-o", str(exe)],
+                           check=True, capture_output=True)
+            printed = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+            assert printed == [str(params["block_size_x"]), str(params["per_thread"])], (compiler, flags, printed)
+
+
+@pytest.mark.parametrize("all_buffers", [False, True], ids=["command_buffers", "all_buffers"])
+def test_verify_cost_bench_dry_run(all_buffers):
+    """bench/kt_verify_cost.py on the CPU: both spaces written and planned, the verify one naming
+    only the partial sums for the check (or, with --all-buffers, nothing: every buffer)."""
+    argv = [sys.executable, os.path.join(SOURCE, "bench", "kt_verify_cost.py"), "2e5", "--partials", "512"]
+    done = subprocess.run(argv + (["--all-buffers"] if all_buffers else []), cwd=SOURCE, capture_output=True,
+                          text=True, timeout=600, env=_env(TILETUNE_KT_DRY_RUN="1"))
+    assert done.returncode == 0, f"exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("kt_verify_cost: N=200000 (0.00 GB input), 512 partials, 12 configs"), lines
+    assert ("every buffer" in lines[0]) == all_buffers, lines[0]
+    assert [line.split()[0] for line in lines[2:]] == ["without", "with", "verify"], lines
