@@ -17,7 +17,10 @@
 #   without that command: its GPU comparisons stay, the Python check is left out. Lines
 #   "NAME module_wall tiletune_in_module cli_wall status" go to $OUT/kt/timing.txt. For a script
 #   that tunes several times, the CLI column is its last space only. KT_TIMING=0 skips this pass.
-# The table of both passes is printed at the end. Exit status: 0 when every script passed pass 1.
+# Pass 3 (KT_VERIFY_COST_N=8e8, off by default): bench/kt_verify_cost.py with that N, the check
+#   handed only the answered buffers (command_buffers) and then every buffer (--all-buffers, as
+#   before issue 35); both tables go to $OUT/kt/verify_cost.txt.
+# The table of passes 1 and 2 is printed at the end. Exit status: 0 when every script passed pass 1.
 set -u
 
 OUT=${OUT:-/tmp/tiletune-out}
@@ -132,5 +135,13 @@ while read -r name status wall; do
   printf '%-18s %-6s %8s | %12s %14s %9s  %s\n' "$name" "$status" "$wall" "${mw:--}" "${inside:--}" "${cw:--}" \
     "${rest:-}"
 done < "$DIR/summary.txt"
+if [[ -n ${KT_VERIFY_COST_N:-} ]]; then
+  : > "$DIR/verify_cost.txt"
+  for mode in "" --all-buffers; do
+    timeout 3600 "$PYTHON" bench/kt_verify_cost.py "$KT_VERIFY_COST_N" $mode >> "$DIR/verify_cost.txt" 2>&1 ||
+      echo "kt_verify_cost.py $mode: exit status $?" >> "$DIR/verify_cost.txt"
+  done
+  cat "$DIR/verify_cost.txt"
+fi
 rm -rf "$WORK"
 ((failed == 0))
