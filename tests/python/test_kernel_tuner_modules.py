@@ -283,3 +283,9 @@ def test_store_results_keeps_the_top_configs_per_device_and_size(tmp_path):
     assert read.get_best_config("Fake GPU", 1000) == {"block_size_x": 32}
     with pytest.raises(ValueError, match="Mismatch between given kernel_name"):
         integration.store_results(path, "other", KERNEL, tune_params, 1000, results, {"device_name": "Fake GPU"})
+
+
+def test_tune_kernel_t1_names_the_cli_way(tmp_path):
+    with pytest.raises(KernelTunerArgumentError, match=r"^tiletune.kernel_tuner: tune_kernel_T1: a T1 file \(.*t1.json\) "
+                                                       r"becomes a tiletune space with `tiletune import-t1"):
+        kernel_tuner.tune_kernel_T1(str(tmp_path / "t1.json"))

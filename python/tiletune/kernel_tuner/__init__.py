@@ -6,6 +6,8 @@ problem becomes a tiletune space (docs/guides/kernel-tuner.md says how each argu
 what differs, and what is refused): arrays reach the engine as .npy files, restrictions as
 Python constraints or, for callables, as the allowed configs, a verify function runs on each
 config's outputs. What does not map raises KernelTunerArgumentError naming the argument.
+Kernel Tuner's other module paths are here too: file_utils (T4 results and metadata), util,
+integration (a results file and a header of device targets), observers and nvml.
 
     import numpy
     import tiletune.kernel_tuner as kernel_tuner
@@ -414,3 +416,13 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
         detail = trials[0].get("detail", "") if trials else "tiletune measured nothing"
         raise RuntimeError(f"runtime error occured: {status}: {detail[:2000]} (on {dev['name']})")
     return [captured[i] if i in captured else a.original for i, a in enumerate(space.arguments)]
+
+
+def tune_kernel_T1(input_filepath, cache_filepath=None, objective="time", objective_higher_is_better=False,
+                   simulation_mode=False, output_T4=True, iterations=7, device=None, strategy=None,
+                   strategy_options=None):
+    """Kernel Tuner's T1 entry point: refused, naming the way tiletune reads a T1 file."""
+    raise KernelTunerArgumentError("tune_kernel_T1", f"a T1 file ({os.fspath(input_filepath)}) becomes a tiletune "
+                                                     "space with `tiletune import-t1 FILE -o SPACE.yaml`, tuned with "
+                                                     "`tiletune tune SPACE.yaml` and exported as T4 with `tiletune "
+                                                     "export --format t4`")

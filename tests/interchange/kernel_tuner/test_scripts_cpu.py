@@ -8,7 +8,12 @@ a machine without a GPU (issue 21):
     exception type Kernel Tuner raises and a message that names the argument;
 (d) the inputs the engine receives: with TILETUNE_KT_WORKDIR the module keeps its space, whose
     .npy files must hold the script's arrays byte for byte (dtype and values), whose scalars are
-    exact, and whose expected-output files are the answer.
+    exact, and whose expected-output files are the answer;
+(e) the scripts of Kernel Tuner's other module paths (file_utils, util, integration, nvml,
+    parallel=True) end to end on tests/python/fake_tiletune.py standing in for the CLI: the argv
+    the module builds, the T4 results file against Kernel Tuner's T4 schema (schema/), the
+    generated header compiled with gcc and g++;
+(f) bench/kt_verify_cost.py as a dry run with a small N.
 
 Paths come from the environment ctest sets (TILETUNE_SOURCE_DIR, TILETUNE_CLI), as in
 tests/python/conftest.py; without them, this checkout and its build/tuner/tiletune."""
