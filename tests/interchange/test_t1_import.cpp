@@ -444,3 +444,48 @@ TEST(T1ImportCli, WritesWholeFilesAndKeepsExistingOnes) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// The reduction fixture with its GlobalSize read as OpenCL threads, or as --global-size-type says.
+T1Import reduction_as(const std::string& size_type, T1GlobalSize global_size, const testing::TempDir& dir) {
+  nlohmann::json j = nlohmann::json::parse(testing::read_file(fixture("reduction.json")));
+  j["KernelSpecification"]["GlobalSizeType"] = size_type;
+  return import_t1_text(j.dump(), fixture("reduction.json"), dir.path() / "reduction.yaml", {}, global_size);
+}
+
+std::int64_t grid_x(const T1Import& imported, const testing::TempDir& dir, std::int64_t block, std::int64_t unroll) {
+  const Space s = parse_space(imported.yaml, dir.path() / "reduction.yaml");
+  return evaluate_launch(s, {}, config(s, {{"BLOCK_SIZE", block}, {"UNROLL", unroll}, {"USE_SHUFFLE", 1}})).grid[0];
+}
+
+// A GlobalSize that divides by its own LocalSize param counts blocks, though OpenCL's type reads
+// it as threads: the import warns, naming the file and the field; --global-size-type decides.
+TEST(T1Import, GlobalSizeTypeIsVisibleAndSettable) {
+  TempDir dir;
+  const std::int64_t global = std::min<std::int64_t>(1024, 16777216 / (256 * 2));  // 1024 at BLOCK_SIZE 256
+  const T1Import as_threads = reduction_as("OpenCL", T1GlobalSize::from_file, dir);
+  EXPECT_EQ(grid_x(as_threads, dir, 256, 2), (global + 255) / 256) << "threads: divided by LocalSize";
+  ASSERT_EQ(as_threads.warnings.size(), 1u);
+  const std::string& w = as_threads.warnings[0];
+  for (const char* needle : {"reduction.json: KernelSpecification.GlobalSize.X", "divides by BLOCK_SIZE",
+                             "GlobalSizeType OpenCL", "--global-size-type blocks"})
+    EXPECT_NE(w.find(needle), std::string::npos) << needle << " not in: " << w;
+  EXPECT_NE(as_threads.yaml.find("# warning: "), std::string::npos) << "kept in the YAML too";
+
+  const T1Import as_blocks = reduction_as("OpenCL", T1GlobalSize::blocks, dir);
+  EXPECT_EQ(grid_x(as_blocks, dir, 256, 2), global) << "blocks: GlobalSize is the grid";
+  EXPECT_TRUE(as_blocks.warnings.empty());
+  const T1Import told_threads = reduction_as("OpenCL", T1GlobalSize::threads, dir);
+  EXPECT_EQ(grid_x(told_threads, dir, 256, 2), (global + 255) / 256);
+  EXPECT_TRUE(told_threads.warnings.empty()) << "the user said so";
+  const T1Import cuda_as_threads = reduction_as("CUDA", T1GlobalSize::threads, dir);
+  EXPECT_EQ(grid_x(cuda_as_threads, dir, 256, 2), (global + 255) / 256) << "the option wins over the file";
+  const T1Import cuda = reduction_as("CUDA", T1GlobalSize::from_file, dir);
+  EXPECT_EQ(grid_x(cuda, dir, 256, 2), global);
+  EXPECT_TRUE(cuda.warnings.empty());
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -36,16 +36,22 @@ struct T1Import {
   std::vector<std::string> warnings;  ///< what the file says twice and differently, defaults left out
 };
 
+/// What a T1 file's KernelSpecification.GlobalSize counts, where it sets the grid (without a
+/// ProblemSize): what its GlobalSizeType says (CUDA: blocks; OpenCL and Vulkan, the default:
+/// threads, divided by LocalSize), or what the user says (`import-t1 --global-size-type`).
+enum class T1GlobalSize { from_file, blocks, threads };
+
 /// Converts the T1 file at json_path (a regular file of at most 64 MiB). yaml_path is where the
 /// YAML will live: the kernel source and data files are written relative to it. `family` names
 /// the space's kernel family (empty: KernelName). Throws InterchangeError for anything that does
 /// not map.
 [[nodiscard]] T1Import import_t1(const std::filesystem::path& json_path, const std::filesystem::path& yaml_path,
-                                 const std::string& family = {});
+                                 const std::string& family = {}, T1GlobalSize global_size = T1GlobalSize::from_file);
 
 /// Converts T1 text (json_path names it in messages and anchors KernelFile).
 [[nodiscard]] T1Import import_t1_text(const std::string& json, const std::filesystem::path& json_path,
-                                      const std::filesystem::path& yaml_path, const std::string& family = {});
+                                      const std::filesystem::path& yaml_path, const std::string& family = {},
+                                      T1GlobalSize global_size = T1GlobalSize::from_file);
 
 /// Bounds on reading a Kernel Tuner cache, so that no file makes tiletune read or allocate without
 /// limit (a gzip bomb stops inflating at max_text_bytes).

@@ -19,7 +19,7 @@ Runner add_import_t1_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("import-t1", "Convert a Kernel Tuner / KTT search space (T1 JSON) into a tiletune YAML");
   struct Options {
-    std::string input, output, name;
+    std::string input, output, name, global_size;
     bool force = false;
   };
   auto o = std::make_shared<Options>();
@@ -28,10 +28,15 @@ Runner add_import_t1_command(CLI::App& app) {
                   "The YAML to write (default: stdout); the kernel's path is made relative to it");
   cmd->add_option("--name", o->name, "The space's kernel family (default: KernelName; not a shipped family's name)")
       ->check(identifier());
+  cmd->add_option("--global-size-type", o->global_size,
+                  "What GlobalSize counts where it sets the grid: blocks or threads (default: as the file's "
+                  "GlobalSizeType says: CUDA blocks, OpenCL and Vulkan threads)")
+      ->check(CLI::IsMember({"blocks", "threads"}));
   cmd->add_flag("--force", o->force, "Overwrite an existing output file");
   cmd->footer(help_footer("import-t1", R"(Examples:
   tiletune import-t1 gemm.json -o configs/gemm.yaml && tiletune plan configs/gemm.yaml
-  tiletune import-t1 transpose.json --name my_transpose -o my_transpose.yaml)",
+  tiletune import-t1 transpose.json --name my_transpose -o my_transpose.yaml
+  tiletune import-t1 suite/hotspot.json --global-size-type blocks -o hotspot.yaml)",
                           {exit_ok, exit_error, exit_usage}));
   return [o]() {
     namespace fs = std::filesystem;
@@ -40,7 +45,10 @@ Runner add_import_t1_command(CLI::App& app) {
     // Only a file is overwritten; a device or a FIFO is written through, as asked.
     if (!o->output.empty() && checked_output(out.string(), rules) == OutputTarget::regular && !o->force)
       throw Error(fmt::format("{} exists: pass --force to overwrite it", out.string()));
-    const T1Import imported = import_t1(o->input, out, o->name);
+    const T1GlobalSize global_size = o->global_size == "blocks"    ? T1GlobalSize::blocks
+                                     : o->global_size == "threads" ? T1GlobalSize::threads
+                                                                   : T1GlobalSize::from_file;
+    const T1Import imported = import_t1(o->input, out, o->name, global_size);
     for (const std::string& n : imported.notes) std::cerr << "import-t1: note: " << n << '\n';
     for (const std::string& w : imported.warnings) std::cerr << "import-t1: warning: " << w << '\n';
     if (o->output.empty()) {

@@ -13,6 +13,7 @@
 // sees ProblemSize and each param as the list of its values (max(filter_width)); a constant-
 // memory argument (MemType Constant, MemoryType Symbol) is a module global.
 #include <cmath>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -331,8 +332,8 @@ struct Global {
 
 class Importer {
  public:
-  Importer(const Reader& r, const Json& root, const fs::path& yaml_path, std::string family)
-      : r_(r), root_(root), yaml_path_(yaml_path), family_(std::move(family)) {}
+  Importer(const Reader& r, const Json& root, const fs::path& yaml_path, std::string family, T1GlobalSize global_size)
+      : r_(r), root_(root), yaml_path_(yaml_path), family_(std::move(family)), global_size_(global_size) {}
 
   T1Import run() {
     const Json& space = r_.need(root_, "", "ConfigurationSpace");
@@ -486,10 +487,17 @@ class Importer {
                                       : "OpenCL";
     if (size_type != "CUDA" && size_type != "OpenCL" && size_type != "Vulkan")
       r_.fail("KernelSpecification.GlobalSizeType", fmt::format("{} is not CUDA, OpenCL or Vulkan", quote(size_type)));
+    const bool blocks = global_size_ == T1GlobalSize::blocks ||
+                        (global_size_ == T1GlobalSize::from_file && size_type == "CUDA");
     std::vector<std::string> from_global;
-    for (std::size_t d = 0; d < global.size(); ++d)
-      from_global.push_back(
-          size_type == "CUDA" ? global[d] : fmt::format("(({}) + ({}) - 1) // ({})", global[d], block_[d], block_[d]));
+    for (std::size_t d = 0; d < global.size(); ++d) {
+      if (blocks) {
+        from_global.push_back(global[d]);
+        continue;
+      }
+      if (global_size_ == T1GlobalSize::from_file) warn_if_counting_blocks(global[d], d, size_type);
+      from_global.push_back(fmt::format("(({}) + ({}) - 1) // ({})", global[d], block_[d], block_[d]));
+    }
     if (names_.problem.empty()) {
       grid_ = from_global;
       for (const std::string& g : grid_) grid_yaml_.push_back(expression_of(g));
@@ -499,6 +507,21 @@ class Importer {
     }
     if (spec_->contains("SharedMemory"))
       shared_ = launch_text((*spec_)["SharedMemory"], "KernelSpecification.SharedMemory");
+  }
+
+  // A GlobalSize read as threads that divides by the param its dimension's LocalSize is
+  // (`(N // BLOCK_SIZE // WPT) + 1` with LocalSize BLOCK_SIZE) most likely counts blocks: divided
+  // by LocalSize once more, the grid would be BLOCK_SIZE times smaller than the file means.
+  void warn_if_counting_blocks(const std::string& global, std::size_t d, const std::string& size_type) {
+    const std::string& block = block_[d];
+    if (!names_.param(block)) return;
+    const std::regex divides_by_block("/\\s*\\(*\\s*" + block + "(?![A-Za-z0-9_])");
+    if (!std::regex_search(global, divides_by_block)) return;
+    out_.warnings.push_back(fmt::format(
+        "{}: KernelSpecification.GlobalSize.{} ({}) divides by {}, the param LocalSize.{} is, so it seems to count "
+        "blocks, but GlobalSizeType {} reads it as threads (divided by {} once more): pass --global-size-type blocks "
+        "if it counts blocks",
+        r_.file().string(), kDims[d], global, block, kDims[d], size_type, block));
   }
 
   // The params' values at the default config (the first value of each where there is none).
@@ -823,6 +846,7 @@ class Importer {
   const Json* spec_ = nullptr;
   fs::path yaml_path_;
   std::string family_;
+  T1GlobalSize global_size_ = T1GlobalSize::from_file;
   std::string kernel_name_;
   fs::path source_;
   std::vector<std::string> options_;
@@ -846,7 +870,7 @@ class Importer {
 }  // namespace
 
 T1Import import_t1_text(const std::string& text, const fs::path& json_path, const fs::path& yaml_path,
-                        const std::string& family) {
+                        const std::string& family, T1GlobalSize global_size) {
   const Reader r(json_path);
   Json root;
   try {
@@ -859,7 +883,7 @@ T1Import import_t1_text(const std::string& text, const fs::path& json_path, cons
     throw InterchangeError(fmt::format("--name {}: a family name is an identifier", quote(family)));
   T1Import out;
   try {
-    out = Importer(r, root, yaml_path, family).run();
+    out = Importer(r, root, yaml_path, family, global_size).run();
   } catch (const Error&) {
     throw;
   } catch (const std::exception&) {  // a JSON type error, bad_alloc, ...: located at the file
@@ -879,13 +903,14 @@ T1Import import_t1_text(const std::string& text, const fs::path& json_path, cons
   return out;
 }
 
-T1Import import_t1(const fs::path& json_path, const fs::path& yaml_path, const std::string& family) {
+T1Import import_t1(const fs::path& json_path, const fs::path& yaml_path, const std::string& family,
+                   T1GlobalSize global_size) {
   constexpr std::size_t kMaxT1Bytes = std::size_t{64} << 20;
   std::string text;
   try {
     text = read_input_file(json_path, "a T1 file", kMaxT1Bytes);
   } catch (const Error& e) { throw InterchangeError(e.what()); }
-  return import_t1_text(text, json_path, yaml_path, family);
+  return import_t1_text(text, json_path, yaml_path, family, global_size);
 }
 
 }  // namespace tiletune
