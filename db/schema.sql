@@ -1,7 +1,7 @@
 -- tiletune cache: the whole schema at its latest version, used to create a new database in one
 -- step. Must describe the same tables, columns and indexes as migrations/001..N applied in
 -- order (test_db checks it); change it only together with a new migration.
--- schema-version: 10
+-- schema-version: 11
 
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY NOT NULL,
@@ -54,6 +54,7 @@ CREATE TABLE problems (
 
 -- status: the statuses of tiletune/status.hpp ('suspect': faster than the GPU can, the physics
 -- guard). ceiling_gbps, ceiling_gflops: the ceilings the guard held the trial against.
+-- sm_clock_mhz, mem_clock_mhz, temperature_c: what NVML read while it was timed (schema 11).
 CREATE TABLE trials (
   id                INTEGER PRIMARY KEY,
   device_id         INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
@@ -87,6 +88,9 @@ CREATE TABLE trials (
   verify_ms         REAL,
   ceiling_gbps      REAL,
   ceiling_gflops    REAL,
+  sm_clock_mhz      REAL,
+  mem_clock_mhz     REAL,
+  temperature_c     REAL,
   -- An ok trial is a timed one; everything else may lack a time.
   CHECK (status <> 'ok' OR (time_ms IS NOT NULL AND time_ms > 0)),
   UNIQUE (device_id, kernel_id, problem, params)

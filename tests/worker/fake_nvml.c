@@ -4,8 +4,9 @@
  * Other variables make each call fail the way NVML can: FAKE_NVML_INIT_FAIL, FAKE_NVML_NO_DEVICE,
  * FAKE_NVML_NO_ENERGY (not supported), FAKE_NVML_NO_POWER, FAKE_NVML_ENERGY_LOST (GPU lost).
  * The SM clock is FAKE_NVML_SM_MHZ (default 1980) with clock-event reasons FAKE_NVML_CLOCK_REASONS
- * (default 0). Built without FAKE_NVML_COMPLETE it lacks nvmlDeviceGetTotalEnergyConsumption and
- * the clock functions. */
+ * (default 0), the memory clock FAKE_NVML_MEM_MHZ (default 3201), the temperature
+ * FAKE_NVML_TEMPERATURE_C (default 47). Built without FAKE_NVML_COMPLETE it lacks
+ * nvmlDeviceGetTotalEnergyConsumption and the clock and temperature functions. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -63,8 +64,21 @@ int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* mj) {
 
 int nvmlDeviceGetClockInfo(void* device, int type, unsigned* mhz) {
   (void)device;
-  if (type != 1) return 2; /* INVALID_ARGUMENT: only NVML_CLOCK_SM is faked */
-  *mhz = (unsigned)env("FAKE_NVML_SM_MHZ", 1980);
+  if (type == 1) { /* NVML_CLOCK_SM */
+    *mhz = (unsigned)env("FAKE_NVML_SM_MHZ", 1980);
+    return 0;
+  }
+  if (type == 2) { /* NVML_CLOCK_MEM */
+    *mhz = (unsigned)env("FAKE_NVML_MEM_MHZ", 3201);
+    return 0;
+  }
+  return 2; /* INVALID_ARGUMENT */
+}
+
+int nvmlDeviceGetTemperature(void* device, int sensor, unsigned* celsius) {
+  (void)device;
+  if (sensor != 0) return 2; /* only NVML_TEMPERATURE_GPU */
+  *celsius = (unsigned)env("FAKE_NVML_TEMPERATURE_C", 47);
   return 0;
 }
 

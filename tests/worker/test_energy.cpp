@@ -26,7 +26,7 @@ class FakeNvml : public ::testing::Test {
   static void clear() {
     for (const char* v : {"FAKE_NVML_INIT_FAIL", "FAKE_NVML_NO_DEVICE", "FAKE_NVML_NO_ENERGY", "FAKE_NVML_NO_POWER",
                           "FAKE_NVML_ENERGY_LOST", "FAKE_NVML_POWER_MW", "FAKE_NVML_UPDATE_MS", "FAKE_NVML_SM_MHZ",
-                          "FAKE_NVML_CLOCK_REASONS"})
+                          "FAKE_NVML_CLOCK_REASONS", "FAKE_NVML_MEM_MHZ", "FAKE_NVML_TEMPERATURE_C"})
       ::unsetenv(v);
   }
   static void set(const char* name, const char* value) { ::setenv(name, value, 1); }
@@ -93,6 +93,18 @@ TEST_F(FakeNvml, ReadsTheSmClockAndItsEventReasons) {
   set("FAKE_NVML_SM_MHZ", "1980");
   set("FAKE_NVML_CLOCK_REASONS", "4");  // the software power cap alone is not throttling
   EXPECT_FALSE(is_throttled(*nvml->sm_clock(), 1980));
+}
+
+// A trial's conditions beside its times: the memory clock and the temperature (Kernel Tuner's
+// NVMLObserver mem_freq and temperature).
+TEST_F(FakeNvml, ReadsTheMemoryClockAndTheTemperature) {
+  std::string why;
+  set("FAKE_NVML_MEM_MHZ", "2619");
+  set("FAKE_NVML_TEMPERATURE_C", "63");
+  auto nvml = open(why);
+  ASSERT_NE(nvml, nullptr) << why;
+  EXPECT_EQ(nvml->memory_clock_mhz(), 2619u);
+  EXPECT_EQ(nvml->temperature_c(), 63u);
 }
 
 TEST_F(FakeNvml, MeasuresTheBoardsPowerAndTheEnergyPerRun) {

@@ -75,6 +75,11 @@ class NvmlEnergySource final : public EnergySource {
   [[nodiscard]] std::optional<unsigned> power_mw() override;
   /// The current SM clock and clock-event reasons; nullopt where this NVML cannot say.
   [[nodiscard]] std::optional<ClockReading> sm_clock();
+  /// The current memory clock (NVML_CLOCK_MEM), MHz; nullopt where this NVML cannot say.
+  [[nodiscard]] std::optional<unsigned> memory_clock_mhz();
+  /// The GPU die's temperature (NVML_TEMPERATURE_GPU), degrees Celsius; nullopt where this NVML
+  /// cannot say.
+  [[nodiscard]] std::optional<unsigned> temperature_c();
   /// nvmlDeviceGetName, for messages ("NVIDIA H200").
   [[nodiscard]] std::string device_name() const;
 

@@ -31,7 +31,7 @@ inline constexpr std::int32_t cache_application_id = 0x54545431;
 /// The schema versions a reader of this build understands: 1 (the first cache) up to the one
 /// the last of db/migrations/ leaves (embedding the migrations checks that they agree).
 inline constexpr int cache_oldest_schema = 1;
-inline constexpr int cache_newest_schema = 10;
+inline constexpr int cache_newest_schema = 11;
 /// The schema that added the pins and answer_history tables (db/migrations/009_pins_and_answers.sql).
 inline constexpr int cache_pins_schema = 9;
 
@@ -86,6 +86,11 @@ struct TrialRecord {
   /// and the report show the winner's headroom against them.
   std::optional<double> ceiling_gbps;
   std::optional<double> ceiling_gflops;
+  /// What NVML read while the trial was timed (schema 11): the mean SM clock over the kept samples,
+  /// and the memory clock (MHz) and the GPU's temperature (degrees C) right after the last one.
+  std::optional<double> sm_clock_mhz;
+  std::optional<double> mem_clock_mhz;
+  std::optional<double> temperature_c;
 };
 
 /// The longest compile_log a trial keeps: longer warnings are cut at the end of the last line
@@ -215,6 +220,10 @@ inline constexpr TrialColumn trial_columns[] = {
     trial_column_detail::column("verify_ms", &TrialRecord::verify_ms, 7, {"verify ms", 1}),
     trial_column_detail::column("ceiling_gbps", &TrialRecord::ceiling_gbps, 8, {"ceiling GB/s", 0}),
     trial_column_detail::column("ceiling_gflops", &TrialRecord::ceiling_gflops, 8, {"ceiling GFLOP/s", 0}),
+    // T4 names as Kernel Tuner's NVMLObserver names them (core_freq, mem_freq, temperature).
+    trial_column_detail::column("sm_clock_mhz", &TrialRecord::sm_clock_mhz, 11, {"SM MHz", 0, "core_freq", "MHz"}),
+    trial_column_detail::column("mem_clock_mhz", &TrialRecord::mem_clock_mhz, 11, {"mem MHz", 0, "mem_freq", "MHz"}),
+    trial_column_detail::column("temperature_c", &TrialRecord::temperature_c, 11, {"temp C", 0, "temperature", "C"}),
 };
 inline constexpr std::size_t trial_column_count = std::size(trial_columns);
 

@@ -59,7 +59,8 @@ namespace fs = std::filesystem;
 // measurement columns, the compile log, the samples (times_ms) and the verification time, which
 // only trials_json reads (through the column table); version 8 is the physics guard's trial
 // status (only 'ok' trials are read); version 9 adds the pins table, read only from that version
-// on, answer_history (not read here) and the index the tie set's statement uses where it exists.
+// on, answer_history (not read here) and the index the tie set's statement uses where it exists;
+// version 11 adds the trial's NVML readings, which only trials_json reads (the column table).
 // A new migration must be checked against the statements below when it raises cache_newest_schema.
 constexpr std::int64_t application_id = cache_application_id;
 constexpr int oldest_schema = cache_oldest_schema;

@@ -1,7 +1,8 @@
 // NVML loaded at run time with dlopen (never linked, like the CUDA driver in device/driver.cpp), so
 // that tiletune runs where there is no NVIDIA driver and the tests run against a fake library.
-// Only the few entry points the energy measurement and the clock check need are resolved; the
-// clock ones are optional (a library without them gives no clock readings, not an error). The types and codes are
+// Only the few entry points the energy measurement, the clock check and the trial's conditions
+// (memory clock, temperature) need are resolved; the clock and temperature ones are optional (a
+// library without them gives no such readings, not an error). The types and codes are
 // those of NVML's public ABI (nvml.h is not part of the CUDA toolkit, so they are declared here).
 #include <dlfcn.h>
 
@@ -34,9 +35,12 @@ struct NvmlApi {
   nvmlReturn (*clock_info)(nvmlDevice, int, unsigned*) = nullptr;         // nvmlDeviceGetClockInfo (optional)
   // nvmlDeviceGetCurrentClocksEventReasons, or its older name ...ClocksThrottleReasons (optional)
   nvmlReturn (*clock_reasons)(nvmlDevice, unsigned long long*) = nullptr;
+  nvmlReturn (*temperature)(nvmlDevice, int, unsigned*) = nullptr;  // nvmlDeviceGetTemperature (optional)
 };
 
-constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
+constexpr int kNvmlClockSm = 1;       // NVML_CLOCK_SM
+constexpr int kNvmlClockMemory = 2;   // NVML_CLOCK_MEM
+constexpr int kNvmlTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
 
 }  // namespace
 
@@ -94,6 +98,7 @@ std::unique_ptr<NvmlEnergySource> NvmlEnergySource::open(const std::string& devi
                               optional_missing))
     detail::resolve_symbol(impl->handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons,
                            optional_missing);
+  detail::resolve_symbol(impl->handle, "nvmlDeviceGetTemperature", a.temperature, optional_missing);
   if (!missing.empty()) {
     why = fmt::format("{} lacks NVML functions tiletune needs: {}", impl->library, missing);
     return nullptr;
@@ -142,6 +147,20 @@ std::optional<ClockReading> NvmlEnergySource::sm_clock() {
   if (impl_->api.clock_reasons && impl_->api.clock_reasons(impl_->device, &reasons) == kNvmlSuccess)
     reading.event_reasons = reasons;
   return reading;
+}
+
+std::optional<unsigned> NvmlEnergySource::memory_clock_mhz() {
+  unsigned mhz = 0;
+  if (!impl_->api.clock_info || impl_->api.clock_info(impl_->device, kNvmlClockMemory, &mhz) != kNvmlSuccess)
+    return std::nullopt;
+  return mhz;
+}
+
+std::optional<unsigned> NvmlEnergySource::temperature_c() {
+  unsigned celsius = 0;
+  if (!impl_->api.temperature || impl_->api.temperature(impl_->device, kNvmlTemperatureGpu, &celsius) != kNvmlSuccess)
+    return std::nullopt;
+  return celsius;
 }
 
 std::string NvmlEnergySource::device_name() const {
