@@ -29,6 +29,8 @@
 //   dead     exits with status 1 before serving anything (a GPU whose worker cannot start)
 //   checkfail  trial 2 answers that the space's host check failed (host_check_failed), as a
 //            worker whose check program exited does
+//   globalfail trial 2 answers that a module global is larger than its symbol (shared_failure),
+//            as a worker does for a __constant__ array smaller than the space's data
 // An ok trial carries its samples (times_ms: `samples` times the median) and a verify_ms of 0.25.
 // Every trial also prints to stdout, which must not reach the protocol.
 #include <signal.h>
@@ -208,6 +210,16 @@ class FakeHandler : public tiletune::TrialHandler {
       r.status = tiletune::TrialStatus::runtime_fault;
       r.detail = "host check [./check.py] exited with status 1 before answering";
       r.host_check_failed = true;
+      r.shared_failure = true;
+      return r;
+    }
+    if (request.id == options_.at && mode_ == "globalfail") {
+      TrialResult r;
+      r.id = request.id;
+      r.status = tiletune::TrialStatus::launch_failed;
+      r.detail = "module global 'filter' is 900 bytes in the module of k [A=1], smaller than the 1089 x float = "
+                 "4356 bytes the space fills it with";
+      r.shared_failure = true;
       return r;
     }
     if (options_.recording) return scaled(from_recording(*options_.recording, request));
@@ -271,10 +283,10 @@ class FakeHandler : public tiletune::TrialHandler {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const std::set<std::string> kModes = {"ok",    "sleep",  "crash", "exit", "garbage", "huge",
-                                               "throw", "linger", "deaf",  "lost", "dead",    "checkfail"};
+  static const std::set<std::string> kModes = {"ok",   "sleep", "crash", "exit",      "garbage",   "huge", "throw",
+                                               "linger", "deaf", "lost", "dead", "checkfail", "globalfail"};
   const char* usage =
-      "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost|dead|checkfail [--at ID] "
+      "usage: fake_worker ok|sleep|crash|exit|garbage|huge|throw|linger|deaf|lost|dead|checkfail|globalfail [--at ID] "
       "[--recording FILE] "
       "[--delay-ms N] [--log FILE] [--timeline FILE] [--poison FILE] [--crash-on CONFIG] [--scale FIRST-LAST:FACTOR]\n";
   if (argc < 2 || kModes.count(argv[1]) == 0 || argc % 2 != 0) {

@@ -117,7 +117,7 @@ TrialRequest full_request() {
   r.verify.checks = {{1, OutputCheck::Compare::elements, 17, 1e-5, 0.25, "/expected/out_4096.npy"},
                      {7, OutputCheck::Compare::sum, 1ull << 20, 0, 1e-3, ""},
                      {8, OutputCheck::Compare::none, 0, 0, 0, ""}};
-  r.verify.command = {{"python3", "check.py", "", "--tol=1e-3 \xe2\x82\xac"}, "/usr/bin/python3", "/spaces/mine"};
+  r.verify.command = {{"python3", "check.py", "", "--tol=1e-3 \xe2\x82\xac"}, "/usr/bin/python3", "/spaces/mine", {}};
   r.timing.cold = false;
   r.timing.warmup_runs = 3;
   r.timing.min_samples = 25;
@@ -197,6 +197,7 @@ TrialResult full_result(TrialStatus status) {
   r.measure_ms = 250;
   r.times_ms = {0.125, 0.1, 1.0 / 3.0, 5e-300};
   r.host_check_failed = true;
+  r.shared_failure = true;
   return r;
 }
 
@@ -218,6 +219,7 @@ void expect_same(const TrialResult& a, const TrialResult& b) {
   EXPECT_EQ(a.measure_ms, b.measure_ms);
   EXPECT_EQ(a.times_ms, b.times_ms);
   EXPECT_EQ(a.host_check_failed, b.host_check_failed);
+  EXPECT_EQ(a.shared_failure, b.shared_failure);
 }
 
 Json as_json(const std::string& payload) { return Json::from_cbor(payload); }
@@ -473,7 +475,7 @@ TEST(WorkerProtocol, EachResultFieldIsChecked) {
   expect_error([&] { (void)decode_result(to_payload(overflow)); }, "samples");
   // The samples: an array of numbers, at most the trial_times_max_samples a trial keeps; the
   // host check's failure: a boolean.
-  for (const char* field : {"times_ms", "host_check_failed"}) {
+  for (const char* field : {"times_ms", "host_check_failed", "shared_failure"}) {
     SCOPED_TRACE(field);
     Json missing = base;
     missing.erase(field);
@@ -507,6 +509,7 @@ TrialRequest every_field_request() {
   table.nnz = 4;
   table.file = "/data/table.npy";
   r.globals.push_back({"table", "table", ElementType::i32, 6, table});
+  r.verify.command.buffers = {"out"};
   return r;
 }
 
@@ -514,6 +517,8 @@ TrialResult every_field_result() {
   TrialResult r = full_result(TrialStatus::wrong_result);
   r.throttled_samples = 4;
   r.sm_clock_mhz = 1980;
+  r.memory_clock_mhz = 3201;
+  r.temperature_c = 47;
   r.cpu_mean_ms = 0.25;
   r.energy_mj = 12.5;
   r.power_w = 640;
@@ -643,12 +648,14 @@ TEST(WorkerProtocol, ARoundTripOfEveryMessageKeepsEveryField) {
 }
 
 // The bytes of each message, as the protocol wrote them when each field was encoded by hand: a
-// worker and a parent of different builds keep understanding each other.
+// worker and a parent of different builds keep understanding each other. (Schema-11 fields changed
+// the request's and the result's: verify.command.buffers, memory_clock_mhz, temperature_c and
+// shared_failure.)
 TEST(WorkerProtocol, TheBytesOnTheWireAreUnchanged) {
   const KernelSource source = every_field_source();
-  EXPECT_EQ(fnv1a(encode_request(every_field_request())), 0xbed3516f059f5a7full);
-  EXPECT_EQ(fnv1a(encode_request(TrialRequest{})), 0x50797cd6a6f2e67bull);
-  EXPECT_EQ(fnv1a(encode_result(every_field_result())), 0x49d65559ba213906ull);
+  EXPECT_EQ(fnv1a(encode_request(every_field_request())), 0xf41b07f8eb52a76aull);
+  EXPECT_EQ(fnv1a(encode_request(TrialRequest{})), 0xde8f2d7d123030c0ull);
+  EXPECT_EQ(fnv1a(encode_result(every_field_result())), 0x92f644d2ac7691fcull);
   EXPECT_EQ(fnv1a(encode_copy_result(CopyCeiling{1ull << 30, 0.75, 2863.3, 21, 2})), 0xbac57726d043ae31ull);
   EXPECT_EQ(fnv1a(encode_copy_request(1ull << 40)), 0x01d047e634b935f8ull);
   EXPECT_EQ(fnv1a(encode_compile_request(CompileRequest{&source, {"-DTILE=32"}, "sm_90", "transpose"})),

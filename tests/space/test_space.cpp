@@ -742,6 +742,44 @@ TEST(ForeignForms, AHostCheckCommandIsFoundAsAShellWould) {
   EXPECT_THROW((void)verify("verify: {reference: none, command: [sh], comand: 1}\n"), SpaceError);
 }
 
+// `command_buffers:` names what the host check reads, kept in the space's buffer order; a name
+// that is no buffer, a repeat, an empty list or a list without a command is refused, located.
+TEST(ForeignForms, AHostCheckReadsOnlyTheBuffersItNames) {
+  const std::string base =
+      "kernel: k\nsource: ../kernels/transpose.cu\nentry: transpose\nproblem: {N: [64]}\nparams: {TILE: [16, 32]}\n"
+      "launch: {grid: 1, block: TILE}\nbuffers: {in: {count: N}, out: {count: N, output: true}, tmp: {count: N}}\n"
+      "args: [in, out, tmp]\n";
+  const fs::path yaml = testing::source_dir() / "configs/inline.yaml";
+  auto verify = [&](const std::string& text) { return parse_space(base + text, yaml).verify; };
+
+  VerifySpec v = verify("verify: {reference: none, command: [sh], command_buffers: [tmp, out]}\n");
+  EXPECT_EQ(v.command.buffers, (std::vector<std::string>{"out", "tmp"})) << "the space's order";
+  EXPECT_TRUE(v.command.reads("out"));
+  EXPECT_FALSE(v.command.reads("in"));
+  v = verify("verify: {reference: none, command: [sh]}\n");
+  EXPECT_TRUE(v.command.buffers.empty());
+  EXPECT_TRUE(v.command.reads("in")) << "no list: every buffer";
+
+  auto message = [&](const std::string& text) {
+    try {
+      (void)verify(text);
+    } catch (const SpaceError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("verify: {reference: none, command: [sh], command_buffers: [outt]}\n")
+                .find("inline.yaml:9:60: error: verify.command_buffers[0]: 'outt' is not a buffer; did you mean 'out'?"),
+            std::string::npos)
+      << message("verify: {reference: none, command: [sh], command_buffers: [outt]}\n");
+  EXPECT_NE(message("verify: {reference: none, command: [sh], command_buffers: [out, out]}\n").find("named twice"),
+            std::string::npos);
+  EXPECT_NE(message("verify: {reference: none, command: [sh], command_buffers: []}\n").find("empty list"),
+            std::string::npos);
+  EXPECT_NE(message("verify: {reference: none, command_buffers: [out]}\n").find("command_buffers without a command"),
+            std::string::npos);
+}
+
 TEST(ForeignForms, VectorTypesCountTheirElements) {
   const std::string text =
       "kernel: k\nsource: ../kernels/transpose.cu\nentry: transpose\nproblem: {n: [1000]}\nparams: {B: [32]}\n"

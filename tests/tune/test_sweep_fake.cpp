@@ -215,6 +215,24 @@ TEST(FakeSweep, AHostCheckThatFailsStopsTheSweep) {
   EXPECT_EQ(rows_after_sweep(toy, 12).size(), 12u + rows.size());
 }
 
+// A failure no config can escape (a __constant__ array smaller than the space's data, a symbol
+// the module lacks) is found once: the sweep stops with the worker's one line, and nothing is
+// recorded for the config that met it, where it used to record it for every config.
+TEST(FakeSweep, AGlobalThatCannotBeFilledStopsTheSweepWithOneLine) {
+  ToySweep toy;
+  SweepOptions o = toy.options("globalfail", {"--at", "1"});
+  o.budget.evaluations = 12;
+  std::string error;
+  try {
+    (void)run_sweep(toy.space, o);
+  } catch (const Error& e) { error = e.what(); }
+  EXPECT_NE(error.find("module global 'filter' is 900 bytes"), std::string::npos) << error;
+  EXPECT_NE(error.find("every config would fail the same way"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << "one line: " << error;
+  for (const TrialRow& r : toy.rows())
+    EXPECT_NE(r.trial.status, TrialStatus::launch_failed) << "nothing recorded per config: " << r.trial.detail;
+}
+
 TEST(FakeSweep, AWorkerThatFaultsHangsOrDiesCostsOneTrialAndTheSweepGoesOn) {
   struct Case {
     const char* mode;

@@ -326,3 +326,32 @@ verify:
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// Buffers no device can hold are found once, before any trial, at the largest buffer's count,
+// naming the problem, both sizes and the device; a count that reads a param is left per config.
+TEST(DeviceMemory, BuffersLargerThanTheDeviceAreRefusedBeforeAnyTrial) {
+  SpaceBuilder b = vector_add();  // 3 x N floats: 12,000 and 49,152 bytes
+  EXPECT_NO_THROW(check_device_memory(b.space, 49152, "device 0 (test)"));
+  EXPECT_NO_THROW(check_device_memory(b.space, 0, "device 0 (test)")) << "0: unknown, not checked";
+  b.space.buffers[1].count.where = SourceLocation{"space.yaml", 14, 21};
+  b.space.buffers[1].type = ElementType::f64;  // 'b' is the largest now
+  try {
+    check_device_memory(b.space, 60000, "device 0 (test)");
+    ADD_FAILURE() << "no SpaceError";
+  } catch (const SpaceError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.where().str(), "space.yaml:14:21") << what;
+    for (const char* needle : {"the buffers of N=4096 need", "'b' alone", "of device 0 (test)",
+                               "every config would fail to allocate them"})
+      EXPECT_NE(what.find(needle), std::string::npos) << needle << " not in: " << what;
+  }
+  SpaceBuilder scratch = vector_add();
+  scratch.buffer("tiles", ElementType::f32, "N * BLOCK * 1000000", BufferInit::zero);
+  EXPECT_NO_THROW(check_device_memory(scratch.space, 49152, "device 0 (test)")) << "sized by a param: per config";
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -57,7 +57,7 @@ std::span<const std::byte> bytes_of(const std::vector<T>& v) {
 HostCommand script(const testing::TempDir& dir, const std::string& name, const std::string& text) {
   const fs::path path = dir.write(name, text);
   ::chmod(path.c_str(), 0755);
-  return HostCommand{{"./" + name, "--flag"}, path.string(), dir.path().string()};
+  return HostCommand{{"./" + name, "--flag"}, path.string(), dir.path().string(), {}};
 }
 
 // The error a check throws, or "" when it answered.
@@ -263,8 +263,8 @@ TEST(HostCheckProgram, ItsDirectoryIsPrivateAndGoesWithIt) {
   fs::path kept;
   {
     HostCheck check(script(dir, "ok.sh", kAnswersOk));
-    kept = check.directory();
-    EXPECT_EQ(check.directory(), kept) << "made once";
+    kept = check.directory(0);
+    EXPECT_EQ(check.directory(0), kept) << "made once";
     EXPECT_TRUE(fs::is_directory(kept));
     EXPECT_EQ(fs::status(kept).permissions() & fs::perms::all, fs::perms::owner_all) << "mkdtemp: the owner's only";
     std::ofstream(kept / "left.npy") << "x";
@@ -296,15 +296,15 @@ for line in sys.stdin:
     print(json.dumps({"ok": ok, "detail": " ".join(seen) + " x[0]=%g" % x0}))
 )";
   (void)dir.write("check.py", checker);
-  HostCheck check(HostCommand{{"python3", "check.py"}, "/usr/bin/python3", dir.path().string()});
+  HostCheck check(HostCommand{{"python3", "check.py"}, "/usr/bin/python3", dir.path().string(), {}});
   const TrialRequest r = sample_request();
   auto request_with_x0 = [&](float x0) {
     const std::vector<float> x{x0, -2, 3, 4};
     const std::vector<std::int64_t> idx{7, -8, 9};
     const std::vector<std::uint16_t> y{0x3c00, 0xc000};
-    return host_check_request(r, {write_host_check_file(check.directory(), r.buffers[0], bytes_of(x)),
-                                  write_host_check_file(check.directory(), r.buffers[1], bytes_of(idx)),
-                                  write_host_check_file(check.directory(), r.buffers[2], bytes_of(y))});
+    return host_check_request(r, {write_host_check_file(check.directory(64), r.buffers[0], bytes_of(x)),
+                                  write_host_check_file(check.directory(64), r.buffers[1], bytes_of(idx)),
+                                  write_host_check_file(check.directory(64), r.buffers[2], bytes_of(y))});
   };
   const HostCheckVerdict good = check.check(request_with_x0(1.5f), 30);
   EXPECT_TRUE(good.ok) << good.detail;
@@ -312,6 +312,45 @@ for line in sys.stdin:
   const HostCheckVerdict bad = check.check(request_with_x0(7), 30);
   EXPECT_FALSE(bad.ok);
   EXPECT_EQ(bad.detail, "x=4 idx=3 y=2 x[0]=7");
+}
+
+// A trial's files live in shared memory where they fit (a RAM file system: they never reach a
+// disk), and under the temp dir where they do not; each directory is made once and removed.
+TEST(HostCheckProgram, SmallFilesGoToSharedMemoryAndTooLargeOnesToTheTempDir) {
+  testing::TempDir dir;
+  fs::path in_memory, on_disk;
+  {
+    HostCheck check(script(dir, "ok.sh", kAnswersOk));
+    on_disk = check.directory(std::numeric_limits<std::uint64_t>::max());
+    EXPECT_EQ(on_disk.parent_path(), fs::temp_directory_path()) << "more than any memory holds";
+    in_memory = check.directory(4096);
+    if (::access("/dev/shm", W_OK | X_OK) == 0) {
+      EXPECT_EQ(in_memory.parent_path(), fs::path("/dev/shm"));
+      EXPECT_EQ(check.directory(1), in_memory) << "made once";
+    } else {
+      EXPECT_EQ(in_memory, on_disk) << "no shared memory: the temp dir serves";
+    }
+    EXPECT_EQ(check.directory(std::numeric_limits<std::uint64_t>::max()), on_disk) << "made once";
+  }
+  EXPECT_FALSE(fs::exists(in_memory));
+  EXPECT_FALSE(fs::exists(on_disk));
+}
+
+// $TILETUNE_HOST_CHECK_DIR puts the files where the user says, whatever their size.
+TEST(HostCheckProgram, TheFilesGoWhereTheEnvironmentSays) {
+  testing::TempDir dir;
+  const fs::path base = dir.path() / "checks";
+  fs::create_directory(base);
+  ::setenv(host_check_dir_env, base.c_str(), 1);
+  fs::path made;
+  {
+    HostCheck check(script(dir, "ok.sh", kAnswersOk));
+    made = check.directory(16);
+    EXPECT_EQ(made.parent_path(), base);
+    EXPECT_EQ(check.directory(std::numeric_limits<std::uint64_t>::max()), made);
+  }
+  ::unsetenv(host_check_dir_env);
+  EXPECT_FALSE(fs::exists(made));
 }
 
 // Each way a program fails its protocol: the error names the command and what it did.
@@ -407,7 +446,7 @@ TEST(HostCheckProgram, AProgramThatCannotStartSaysWhy) {
   EXPECT_NE(error.find("could not be started"), std::string::npos) << error;
   EXPECT_NE(error.find("chdir: No such file or directory"), std::string::npos) << error;
   const fs::path plain = dir.write("plain.txt", "not a program\n");
-  HostCheck not_executable(HostCommand{{"./plain.txt"}, plain.string(), dir.path().string()});
+  HostCheck not_executable(HostCommand{{"./plain.txt"}, plain.string(), dir.path().string(), {}});
   EXPECT_NE(failure_of(not_executable).find("execve: Permission denied"), std::string::npos);
   EXPECT_THROW(HostCheck(HostCommand{}), Error);
 }

@@ -543,13 +543,29 @@ TEST_F(Runner, ModuleGlobalsAreFilledAndAReferenceKernelChecksTheCandidate) {
   // (That the taps reach the module non-zero is shown by the corpus: conv2d_constant's planted
   // bug, a flipped filter, is wrong_result only because its __constant__ filter is filled.)
 
-  // The candidate's module lacks the symbol, or has it with another size: launch_failed.
+  // Data smaller than the symbol fills its start (Kernel Tuner's cmem_args: a 15x15 filter in a
+  // 33x33 array); the reference and the candidate see the same two taps and zeros after them.
+  TrialRequest two_taps = fir_request(naive, 5000, true);
+  two_taps.globals[0].count = 2;
+  two_taps.problem_key += "|two taps";
+  const TrialResult two_ref = runner().run_trial(two_taps);
+  ASSERT_EQ(two_ref.status, TrialStatus::ok) << two_ref.detail;
+  TrialRequest two_candidate = fir_request(fir, 5000, false);
+  two_candidate.globals[0].count = 2;
+  two_candidate.problem_key = two_taps.problem_key;
+  const TrialResult two = runner().run_trial(two_candidate);
+  EXPECT_EQ(two.status, TrialStatus::ok) << two.detail;
+  EXPECT_FALSE(two.shared_failure);
+
+  // The candidate's module lacks the symbol, or holds less than the data: a failure every config
+  // shares (the sweep stops on it), launch_failed.
   TrialRequest missing = fir_request(fir, 5000, false);
   missing.globals[0].symbol = "_ZN7filters5gainsE";
   missing.globals[0].name = "filters::gains";
   missing.verify.mode = VerifySettings::Mode::none;  // another problem: no reference for it
   const TrialResult m = runner().run_trial(missing);
   EXPECT_EQ(m.status, TrialStatus::launch_failed);
+  EXPECT_TRUE(m.shared_failure);
   EXPECT_NE(m.detail.find("module global 'filters::gains' (symbol _ZN7filters5gainsE) is not in the module"),
             std::string::npos)
       << m.detail;
@@ -559,8 +575,9 @@ TEST_F(Runner, ModuleGlobalsAreFilledAndAReferenceKernelChecksTheCandidate) {
   wrong_size.is_reference = true;
   const TrialResult w = runner().run_trial(wrong_size);
   EXPECT_EQ(w.status, TrialStatus::launch_failed);
+  EXPECT_TRUE(w.shared_failure);
   EXPECT_NE(w.detail.find("'filters::taps' is 16 bytes in the module"), std::string::npos) << w.detail;
-  EXPECT_NE(w.detail.find("5 x float = 20 bytes"), std::string::npos) << w.detail;
+  EXPECT_NE(w.detail.find("smaller than the 5 x float = 20 bytes"), std::string::npos) << w.detail;
   EXPECT_FALSE(runner().context_lost());
 }
 
@@ -765,7 +782,7 @@ for line in sys.stdin:
 
 HostCommand python_check(const testing::TempDir& dir, const std::string& name, const std::string& text) {
   (void)dir.write(name, text);
-  return HostCommand{{"env", "python3", name}, "/usr/bin/env", dir.path().string()};
+  return HostCommand{{"env", "python3", name}, "/usr/bin/env", dir.path().string(), {}};
 }
 
 TEST_F(Runner, AHostCheckSeesEveryBufferOfAVerifiedTrial) {
@@ -799,6 +816,27 @@ TEST_F(Runner, AHostCheckSeesEveryBufferOfAVerifiedTrial) {
   EXPECT_EQ(testing::read_file(dir.path() / "seen.txt"), "transpose TILE=32 in,out 0\n");
 }
 
+// command_buffers: only the buffers the check reads are downloaded and written for it.
+TEST_F(Runner, AHostCheckSeesOnlyTheBuffersItReads) {
+  testing::TempDir dir;
+  const CompiledKernel kernel = shipped_transpose(arch(), 32, 8, 1);
+  TrialRequest r = transpose_request(kernel, 1000, 32, 8, 32);
+  r.params = {{"TILE", AxisKind::integer, "32"}};
+  r.verify.command = python_check(dir, "names.py", R"(import json, os, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    with open("seen.txt", "a") as log:
+        log.write(",".join("%s:%d" % (k, os.path.getsize(b["path"])) for k, b in r["buffers"].items()) + "\n")
+    print(json.dumps({"ok": True}))
+)");
+  r.verify.command.buffers = {"out"};
+  const TrialResult ok = runner().run_trial(r);
+  ASSERT_EQ(ok.status, TrialStatus::ok) << ok.detail;
+  const std::string seen = testing::read_file(dir.path() / "seen.txt");
+  EXPECT_EQ(seen.rfind("out:", 0), 0u) << seen;
+  EXPECT_EQ(seen.find("in:"), std::string::npos) << "the input stays on the GPU: " << seen;
+}
+
 TEST_F(Runner, ACandidateTheHostCheckRejectsIsAWrongResultAndNotTimed) {
   testing::TempDir dir;
   const CompiledKernel kernel = shipped_transpose(arch(), 32, 8, 1);
@@ -823,10 +861,11 @@ for line in sys.stdin:
 TEST_F(Runner, AHostCheckThatExitsFailsTheCheckNotTheCandidate) {
   const CompiledKernel kernel = shipped_transpose(arch(), 32, 8, 1);
   TrialRequest r = transpose_request(kernel, 1000, 32, 8, 32);
-  r.verify.command = HostCommand{{"sh", "-c", "read -r line; exit 5"}, "/bin/sh", "/"};
+  r.verify.command = HostCommand{{"sh", "-c", "read -r line; exit 5"}, "/bin/sh", "/", {}};
   const TrialResult t = runner().run_trial(r);
   EXPECT_EQ(t.status, TrialStatus::runtime_fault);
   EXPECT_TRUE(t.host_check_failed);
+  EXPECT_TRUE(t.shared_failure) << "the sweep stops on it";
   EXPECT_EQ(t.detail, "host check [sh, -c, read -r line; exit 5] exited with status 5 before answering");
   EXPECT_FALSE(runner().context_lost());
   r.verify.command = {};

@@ -151,6 +151,8 @@ struct TrialResult {
   /// was, they are the ones reported and `detail` says so.
   int throttled_samples = 0;
   double sm_clock_mhz = 0;       ///< mean SM clock over the kept samples (NVML); 0: not read
+  double memory_clock_mhz = 0;   ///< memory clock right after the last sample (NVML); 0: not read
+  double temperature_c = 0;      ///< GPU temperature right after the last sample (NVML); 0: not read
   double cpu_mean_ms = 0;        ///< mean host wall time of a sample: launch + synchronize
   int driver_blocks_per_sm = 0;  ///< cuOccupancyMaxActiveBlocksPerMultiprocessor
   double max_error = 0;          ///< largest error found by verification (0 when exact)
@@ -170,6 +172,12 @@ struct TrialResult {
   /// The status is runtime_fault and `detail` says what the program did; the sweep stops there
   /// (sweep_detail::WorkerSession::run) rather than record such a failure for every config.
   bool host_check_failed = false;
+  /// The failure is not the candidate's, and every config of the problem would share it: the
+  /// host check failed (host_check_failed), a module global is missing from the module or larger
+  /// than its symbol, or the problem's globals or expected outputs cannot be set up
+  /// (ProblemSetupError). The sweep stops there with `detail`, recording nothing for the trial,
+  /// rather than record the same failure once per config.
+  bool shared_failure = false;
   friend bool operator==(const TrialResult&, const TrialResult&) = default;
 };
 

@@ -2,6 +2,7 @@
 // kernel. Loaded from YAML (configs/*.yaml) and validated before anything is compiled.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tiletune/error.hpp"
@@ -156,7 +158,8 @@ struct BufferSpec {
 
 /// A __constant__ or __device__ variable of the kernel's module, filled before the launches
 /// (cuModuleGetGlobal, then a copy) of every config and of a reference kernel whose module has
-/// it. The symbol's size in the module must be count x element size.
+/// it. The data fills the start of the symbol, whose size in the module is at least count x
+/// element size (Kernel Tuner's cmem_args fill a smaller filter into a larger array).
 struct GlobalSpec {
   std::string name;  ///< the symbol as written in the source: "weights", "conv::weights"
   ElementType type = ElementType::f32;
@@ -241,7 +244,14 @@ struct HostCommand {
   /// '/'): an absolute path to an executable file.
   std::string program;
   std::string directory;  ///< its working directory: the YAML's
+  /// `command_buffers:`: the buffers the program reads, by name, in the space's order; only these
+  /// leave the GPU for it. Empty: every buffer.
+  std::vector<std::string> buffers;
   [[nodiscard]] bool empty() const noexcept { return argv.empty(); }
+  /// Whether the program reads buffer `name` (every buffer when `buffers` is empty).
+  [[nodiscard]] bool reads(std::string_view name) const noexcept {
+    return buffers.empty() || std::find(buffers.begin(), buffers.end(), name) != buffers.end();
+  }
   /// "[python3, check.py, --flag]", for messages (each item at most 80 bytes, escaped).
   [[nodiscard]] std::string text() const;
   friend bool operator==(const HostCommand&, const HostCommand&) = default;

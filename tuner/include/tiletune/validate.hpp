@@ -7,6 +7,7 @@
 // file:line:column of the space, never a GPU fault.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "tiletune/compile.hpp"
@@ -23,5 +24,11 @@ struct ValidationOptions {
 /// the verify entry), with what is wrong and a remedy. Expressions that depend on a param are
 /// checked per config when the request is built (make_trial_request) instead.
 void validate_inputs_and_checks(const Space& space, const ValidationOptions& options = {});
+
+/// Throws SpaceError, at the `count:` of the largest buffer, when the buffers and globals of a
+/// problem need more than `memory_bytes` (a device's memory; `device` names it in the message):
+/// every config of that problem would fail to allocate them. Counts that read a param (a scratch
+/// sized by the tile) are left to each config, as are buffers whose type follows a param.
+void check_device_memory(const Space& space, std::uint64_t memory_bytes, const std::string& device);
 
 }  // namespace tiletune

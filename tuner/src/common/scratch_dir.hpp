@@ -21,10 +21,10 @@ class ScratchDir {
  public:
   /// `prefix` names it for whoever lists the temp directory ("tiletune-png"). Throws Error when
   /// it cannot be made.
-  explicit ScratchDir(std::string_view prefix) {
-    std::error_code ec;
-    const std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-    std::string pattern = ((ec ? std::filesystem::path("/tmp") : base) / (std::string(prefix) + "-XXXXXX")).string();
+  explicit ScratchDir(std::string_view prefix) : ScratchDir(prefix, system_temp()) {}
+  /// The same under `base` (/dev/shm, say) instead of the system's temp directory.
+  ScratchDir(std::string_view prefix, const std::filesystem::path& base) {
+    std::string pattern = (base / (std::string(prefix) + "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr)
       throw Error(pattern + ": cannot make a temporary directory: " + std::strerror(errno));
     path_ = pattern;
@@ -39,6 +39,11 @@ class ScratchDir {
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
  private:
+  static std::filesystem::path system_temp() {
+    std::error_code ec;
+    std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+    return ec ? std::filesystem::path("/tmp") : base;
+  }
   std::filesystem::path path_;
 };
 

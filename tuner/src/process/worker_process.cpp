@@ -316,8 +316,9 @@ TrialResult WorkerProcess::run(const TrialRequest& request) {
         request.id, TrialStatus::runtime_fault,
         fmt::format("worker sent a malformed answer: the result of trial {} for trial {}", m.result.id, request.id));
   }
-  // A failed host check leaves the worker's context alone: it lives on.
-  if (m.result.status == TrialStatus::runtime_fault && !m.result.host_check_failed) impl_->settle_after_fault();
+  // A failure that is not the candidate's (a failed host check, a global that cannot be filled)
+  // leaves the worker's context alone: it lives on.
+  if (m.result.status == TrialStatus::runtime_fault && !m.result.shared_failure) impl_->settle_after_fault();
   return std::move(m.result);
 }
 

@@ -562,7 +562,8 @@ template <>
 struct Wire<HostCommand> {
   static constexpr WireField<HostCommand> fields[] = {field<&HostCommand::argv>("argv"),
                                                       field<&HostCommand::program>("program"),
-                                                      field<&HostCommand::directory>("directory")};
+                                                      field<&HostCommand::directory>("directory"),
+                                                      field<&HostCommand::buffers>("buffers")};
   static void check(const HostCommand& c, const Fields& f) {
     if (!c.argv.empty() && c.program.empty()) malformed(fmt::format("field '{}': empty", f.name("program")));
   }
@@ -655,6 +656,8 @@ struct Wire<TrialResult> {
       field<&TrialResult::samples>("samples"),
       field<&TrialResult::throttled_samples>("throttled_samples"),
       field<&TrialResult::sm_clock_mhz>("sm_clock_mhz"),
+      field<&TrialResult::memory_clock_mhz>("memory_clock_mhz"),
+      field<&TrialResult::temperature_c>("temperature_c"),
       field<&TrialResult::cpu_mean_ms>("cpu_mean_ms"),
       field<&TrialResult::driver_blocks_per_sm>("driver_blocks_per_sm"),
       field<&TrialResult::max_error>("max_error"),
@@ -668,6 +671,7 @@ struct Wire<TrialResult> {
       field<&TrialResult::energy_note>("energy_note"),
       field<&TrialResult::times_ms, Samples>("times_ms"),
       field<&TrialResult::host_check_failed>("host_check_failed"),
+      field<&TrialResult::shared_failure>("shared_failure"),
   };
 };
 

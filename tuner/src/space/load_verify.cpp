@@ -18,7 +18,7 @@ namespace tiletune::detail {
 
 namespace {
 
-constexpr std::string_view kVerifyKeys[] = {"reference", "rtol", "atol", "outputs", "command"};
+constexpr std::string_view kVerifyKeys[] = {"reference", "rtol", "atol", "outputs", "command", "command_buffers"};
 constexpr std::string_view kReferenceKinds[] = {"builtin", "config", "kernel", "library", "files"};
 constexpr std::string_view kLibraryKeys[] = {"library", "function"};
 constexpr std::string_view kKernelKeys[] = {"source", "entry", "params", "options", "launch", "args"};
@@ -88,6 +88,7 @@ void SpaceLoader::read_verify(const YamlEntry* verify, const YamlValue& root) {
   const YamlEntry* outputs = find(es, "outputs");
   read_outputs(outputs ? &outputs->value : nullptr, tolerances[0], tolerances[1]);
   if (const YamlEntry* command = find(es, "command")) read_command(*command);
+  if (const YamlEntry* reads = find(es, "command_buffers")) read_command_buffers(*reads);
   if (space_.verify.reference == VerifySpec::Reference::none) return;
   const bool any = std::any_of(space_.verify.outputs.begin(), space_.verify.outputs.end(),
                                [](const OutputCheck& c) { return c.compare != OutputCheck::Compare::none; });
@@ -339,6 +340,36 @@ void SpaceLoader::read_command(const YamlEntry& entry) {
                  "make it executable (chmod +x), or run it through its interpreter: [python3, " + excerpt(name) + "]");
   }
   command.program = program.string();
+}
+
+// `command_buffers:` the buffers the host check reads (only these are downloaded and written for
+// it), in the space's buffer order whatever the list's.
+void SpaceLoader::read_command_buffers(const YamlEntry& entry) {
+  HostCommand& command = space_.verify.command;
+  if (command.empty())
+    yaml_.fail(entry.key_mark, "command_buffers without a command: it names the buffers the host check reads",
+               "add 'command: [PROGRAM, ARGS...]', or remove command_buffers");
+  const char* hint = "command_buffers is a list of buffer names, e.g. [out]; leave it out to hand every buffer";
+  const std::vector<YamlValue> items = yaml_.items(entry.value, "a list of buffer names", hint);
+  if (items.empty()) yaml_.fail(entry.value, entry.value.name() + " is an empty list: it names no buffer", hint);
+  std::vector<bool> named(space_.buffers.size(), false);
+  for (const YamlValue& item : items) {
+    const std::string name = yaml_.string(item, "a buffer name", hint);
+    const auto it = std::find_if(space_.buffers.begin(), space_.buffers.end(),
+                                 [&](const BufferSpec& b) { return b.name == name; });
+    if (it == space_.buffers.end()) {
+      std::vector<std::string_view> known;
+      for (const BufferSpec& b : space_.buffers) known.push_back(b.name);
+      std::string what = item.name() + ": '" + excerpt(name) + "' is not a buffer";
+      if (auto s = did_you_mean(name, known)) what += "; did you mean '" + *s + "'?";
+      yaml_.fail(item, what, hint);
+    }
+    const auto index = static_cast<std::size_t>(it - space_.buffers.begin());
+    if (named[index]) yaml_.fail(item, item.name() + ": '" + excerpt(name) + "' is named twice", hint);
+    named[index] = true;
+  }
+  for (std::size_t i = 0; i < named.size(); ++i)
+    if (named[i]) command.buffers.push_back(space_.buffers[i].name);
 }
 
 }  // namespace tiletune::detail

@@ -93,6 +93,7 @@ class SpaceLoader {
   void read_files_reference(const YamlValue& v);
   void read_outputs(const YamlValue* outputs, double rtol, double atol);
   void read_command(const YamlEntry& command);
+  void read_command_buffers(const YamlEntry& entry);
 
   // load_checks.cpp
   void check_name(const YamlEntry& e, std::string_view kind, bool passed_to_compiler) const;

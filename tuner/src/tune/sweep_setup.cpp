@@ -93,6 +93,7 @@ EnergySettings check_before_work(const Space& space, const SweepOptions& options
     // An impossible check or input is the space's error: say so before any GPU work.
     if (archs_checked.insert(device.arch()).second)
       validate_inputs_and_checks(space, {fmt::format("sm_{}", device.arch()), options.cubin_cache});
+    check_device_memory(space, device.total_memory, fmt::format("device {} ({})", device.ordinal, device.name));
     if (options.objective != Objective::time) {
       // Fail before measuring anything: a search for the least energy without energy is no search.
       std::string why;

@@ -147,13 +147,14 @@ TrialResult WorkerSession::run(TrialRequest request) {
   times_.setup_seconds += result.setup_ms / 1000;
   times_.verify_seconds += result.verify_ms / 1000;
   times_.measure_seconds += result.measure_ms / 1000;
-  // A host check that fails (exits, answers garbage or nothing) would fail every config after
-  // this one the same way, and a failed trial is kept: a rerun would not measure it again. So
-  // the sweep stops, with nothing recorded for this trial, rather than record hundreds of
-  // failures that are the check's and not the configs'.
-  if (result.host_check_failed)
+  // A host check that fails (exits, answers garbage or nothing), or a module global that cannot
+  // be filled, would fail every config after this one the same way, and a failed trial is kept:
+  // a rerun would not measure it again. So the sweep stops, with nothing recorded for this
+  // trial, rather than record hundreds of failures that are the problem's and not the configs'.
+  if (result.shared_failure)
     throw Error(
-        fmt::format("{} (trial of {} [{}]); the sweep stops: fix the check and run tune again (the trials "
+        fmt::format("{} (trial of {} [{}]); the sweep stops: every config would fail the same way; fix it and run "
+                    "tune again (the trials "
                     "recorded so far are kept)",
                     result.detail, request.kernel, request.config_text));
   return result;
@@ -188,6 +189,9 @@ void copy_result(const TrialResult& m, const SweepTrial& t, const DeviceLimits& 
   r.ceiling_gflops = t.ceilings.gflops;
   if (m.energy_mj > 0) r.energy_mj = m.energy_mj;
   if (m.power_w > 0) r.power_w = m.power_w;
+  if (m.sm_clock_mhz > 0) r.sm_clock_mhz = m.sm_clock_mhz;
+  if (m.memory_clock_mhz > 0) r.mem_clock_mhz = m.memory_clock_mhz;
+  if (m.temperature_c > 0) r.temperature_c = m.temperature_c;
 }
 
 }  // namespace

@@ -120,8 +120,8 @@ class WorkerSession {
   [[nodiscard]] const CopyCeiling& copy();
   /// Runs a trial (a reference run when request.is_reference), with an id, the settings and,
   /// when the worker does not hold the problem yet, the setup allowance. Throws Error, which
-  /// stops the sweep, when the space's host check failed rather than judged the trial
-  /// (TrialResult::host_check_failed).
+  /// stops the sweep, for a failure every config would share (TrialResult::shared_failure: the
+  /// host check failed rather than judged the trial, a global cannot be filled, ...).
   [[nodiscard]] TrialResult run(TrialRequest request);
   /// The worker holds the reference outputs of this problem key (a reference run succeeded
   /// in this process and no other problem came since).

@@ -445,6 +445,37 @@ void check_reference_kernel(const Space& space, const std::vector<Problem>& prob
 
 }  // namespace
 
+void check_device_memory(const Space& space, std::uint64_t memory_bytes, const std::string& device) {
+  if (memory_bytes == 0) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  for (const Problem& problem : all_problems(space)) {
+    long double total = 0;  // no overflow for counts near 2^63
+    const BufferSpec* largest = nullptr;
+    long double largest_bytes = -1;
+    auto add = [&](const LocatedExpr& count, ElementType type, int type_param, const std::string& what) {
+      if (type_param >= 0) return 0.0L;
+      const std::optional<std::int64_t> n = eval_fixed(space, count, problem, "the count of " + what);
+      if (!n || *n <= 0) return 0.0L;
+      const long double bytes = static_cast<long double>(*n) * element_size(type);
+      total += bytes;
+      return bytes;
+    };
+    for (const BufferSpec& b : space.buffers) {
+      const long double bytes = add(b.count, b.type, b.type_param, fmt::format("buffer '{}'", b.name));
+      if (bytes > largest_bytes) largest = &b, largest_bytes = bytes;
+    }
+    for (const GlobalSpec& g : space.globals)
+      (void)add(g.count, g.type, g.type_param, fmt::format("module global '{}'", g.name));
+    if (total <= static_cast<long double>(memory_bytes) || largest == nullptr) continue;
+    throw SpaceError(largest->count.where,
+                     fmt::format("the buffers of {} need {:.2f} GiB ('{}' alone {:.2f} GiB), more than the {:.2f} GiB "
+                                 "of {}: every config would fail to allocate them",
+                                 format_problem(space, problem), static_cast<double>(total / kGiB), largest->name,
+                                 static_cast<double>(largest_bytes / kGiB), memory_bytes / kGiB, device),
+                     "make the problem smaller (--size), or tune on a GPU with more memory");
+  }
+}
+
 void validate_inputs_and_checks(const Space& space, const ValidationOptions& options) {
   const std::vector<Problem> problems = all_problems(space);
   check_inputs(space, problems);

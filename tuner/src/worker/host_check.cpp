@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -171,7 +172,8 @@ HostCheckVerdict parse_host_check_reply(std::string_view line) {
 
 struct HostCheck::Impl {
   HostCommand command;
-  std::optional<ScratchDir> directory;  // made on first use
+  std::optional<ScratchDir> directory;         // under $TMPDIR, made on first use
+  std::optional<ScratchDir> memory_directory;  // under /dev/shm, made on first use
   std::unique_ptr<ChildProcess> child;
   UniqueFd to_program;                // its stdin
   UniqueFd from_program;              // its stdout
@@ -330,14 +332,42 @@ HostCheck::~HostCheck() {
     (void)::kill(-group, SIGKILL);  // what it left running in its group
   }
   s.directory.reset();  // after the program exited: it may still have been writing there
+  s.memory_directory.reset();
 }
 
 const HostCommand& HostCheck::command() const noexcept { return impl_->command; }
 
 pid_t HostCheck::pid() const noexcept { return impl_->child ? impl_->child->pid() : 0; }
 
-const std::filesystem::path& HostCheck::directory() {
+namespace {
+
+// Shared memory (tmpfs): files there live in RAM and are gone with the machine's next boot.
+constexpr const char* kMemoryDir = "/dev/shm";
+// What a trial's files leave free in shared memory, at least: other programs use it too.
+constexpr std::uint64_t kMemoryHeadroom = std::uint64_t{64} << 20;
+
+bool fits_in_memory_dir(std::uint64_t bytes) {
+  struct statvfs fs {};
+  if (::statvfs(kMemoryDir, &fs) != 0 || ::access(kMemoryDir, W_OK | X_OK) != 0) return false;
+  const std::uint64_t free_bytes = std::uint64_t{fs.f_bavail} * fs.f_frsize;
+  return free_bytes >= kMemoryHeadroom && bytes <= free_bytes - kMemoryHeadroom;
+}
+
+}  // namespace
+
+const std::filesystem::path& HostCheck::directory(std::uint64_t bytes) {
   Impl& s = *impl_;
+  if (const char* base = std::getenv(host_check_dir_env); base != nullptr && *base != '\0') {
+    if (!s.directory) s.directory.emplace("tiletune-check", base);
+    return s.directory->path();
+  }
+  if (fits_in_memory_dir(bytes)) {
+    try {
+      if (!s.memory_directory) s.memory_directory.emplace("tiletune-check", kMemoryDir);
+      return s.memory_directory->path();
+    } catch (const Error&) {  // cannot make a directory there after all: the temp dir serves
+    }
+  }
   if (!s.directory) s.directory.emplace("tiletune-check");
   return s.directory->path();
 }

@@ -1,6 +1,6 @@
 // The host check of `verify: {command: [...]}` (docs/reference/space.md, "Checks"): a program the GPU worker starts
 // at the first trial that needs it and keeps for its life. For each trial whose outputs passed
-// the GPU comparisons, the worker writes every buffer as an .npy file into a private directory
+// the GPU comparisons, the worker writes the buffers it reads (all by default) as .npy files into a private directory
 // and sends the program one line of JSON naming them; the program answers one line, ok or not ok
 // with a reason. A program that cannot start, exits, closes its stdout, answers something else or
 // nothing within the trial's deadline has failed, not the candidate (HostCheckError). Host code
@@ -45,6 +45,10 @@ inline constexpr std::size_t host_check_max_reply_bytes = std::size_t{64} << 10;
 inline constexpr std::size_t host_check_max_detail_chars = 2000;
 /// The most bytes of a bad answer a message quotes (escaped).
 inline constexpr std::size_t host_check_quoted_bytes = 200;
+
+/// The environment variable that names the directory a host check's files go under, instead of
+/// shared memory or $TMPDIR (HostCheck::directory).
+inline constexpr const char* host_check_dir_env = "TILETUNE_HOST_CHECK_DIR";
 
 /// One buffer as the request names it: the .npy file written for it.
 struct HostCheckFile {
@@ -97,9 +101,12 @@ class HostCheck {
   HostCheck& operator=(const HostCheck&) = delete;
 
   [[nodiscard]] const HostCommand& command() const noexcept;
-  /// The private directory for the buffers' files (mkdtemp under the system temp dir, $TMPDIR:
-  /// made at the first call, removed with everything in it by the destructor). Throws Error.
-  [[nodiscard]] const std::filesystem::path& directory();
+  /// The private directory for a trial's files of `bytes` bytes in all: one under
+  /// $TILETUNE_HOST_CHECK_DIR where that is set; else one in shared memory (/dev/shm, a RAM file
+  /// system: the files never reach a disk) when that has room for them and 64 MiB more, else one
+  /// under the system temp dir ($TMPDIR). Each is made at its first use and removed with
+  /// everything in it by the destructor. Throws Error.
+  [[nodiscard]] const std::filesystem::path& directory(std::uint64_t bytes);
   /// Sends one request line (host_check_request) and reads the one line answered, within
   /// `timeout_seconds` (infinity: no limit). Throws HostCheckError, naming the command, when the
   /// program cannot be started, has exited or closed its stdout, wrote more than the answer,

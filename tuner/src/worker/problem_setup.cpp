@@ -75,14 +75,23 @@ bool ProblemSetup::prepare(const TrialRequest& request, WorkerKernels& kernels, 
     std::vector<int> state(request.buffers.size(), 0);
     for (std::size_t i = 0; i < request.buffers.size(); ++i) fit_buffer(request, i, state, kernels, stream);
     if (fresh) {
-      for (const GlobalPlan& g : request.globals) {
-        HeldGlobal& held = globals_.emplace_back();
-        held.plan = g;
-        held.data = cu::DeviceBuffer(held.bytes());
-        fill(held.data.ptr(), fmt::format("module global '{}'", g.name), g.name, g.type, g.count, g.init, request,
-             kernels, stream);
+      try {
+        for (const GlobalPlan& g : request.globals) {
+          HeldGlobal& held = globals_.emplace_back();
+          held.plan = g;
+          held.data = cu::DeviceBuffer(held.bytes());
+          fill(held.data.ptr(), fmt::format("module global '{}'", g.name), g.name, g.type, g.count, g.init, request,
+               kernels, stream);
+        }
+        compute_expected(request, kernels, stream);
+      } catch (const cu::DriverError& e) {
+        throw ProblemSetupError(fmt::format("cannot set up the globals and expected outputs of {} ({}): {}",
+                                            request.kernel, request.problem_key, e.what()));
+      } catch (const ProblemSetupError&) {
+        throw;
+      } catch (const Error& e) {
+        throw ProblemSetupError(e.what());
       }
-      compute_expected(request, kernels, stream);
       key_ = key;
     }
     TILETUNE_CU_CTX(cuStreamSynchronize(stream), "setting up the inputs");

@@ -43,6 +43,13 @@ struct ExpectedOutput {
   bool ready = false;
 };
 
+/// The problem's module globals or expected outputs cannot be set up: every config of the problem
+/// would fail the same way (the buffers, which a param may size, fail one config's trial instead).
+class ProblemSetupError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Everything that decides the inputs and the expected outputs of a request.
 [[nodiscard]] std::string problem_cache_key(const TrialRequest& request);
 
@@ -50,8 +57,9 @@ class ProblemSetup {
  public:
   /// Makes the held buffers, globals and expected outputs those of `request`: a new problem
   /// key frees the previous problem and builds everything (returns true); the same key rebuilds
-  /// only the buffers whose plans changed (returns false). Throws Error (naming the buffer, the
-  /// file or the reference) for what no config could pass.
+  /// only the buffers whose plans changed (returns false). Throws Error naming the buffer, or
+  /// ProblemSetupError naming the global, the file or the reference, for what no config of the
+  /// problem could pass.
   bool prepare(const TrialRequest& request, WorkerKernels& kernels, CUstream stream);
 
   /// Poisons the outputs with init zero or none (0xFF bytes), restores every in/out buffer and copies

@@ -170,7 +170,7 @@ struct GpuRunner::Impl {
 
   [[nodiscard]] std::vector<ArgSlot> build_args(const TrialRequest& request);
   [[nodiscard]] std::optional<TrialFailure> find_globals(const cu::Module& module, const TrialRequest& request,
-                                                         const std::string& where);
+                                                         const std::string& where, TrialResult& result);
   [[nodiscard]] CUresult launch(CUfunction f, const TrialRequest& request, void** params) const;
   [[nodiscard]] std::optional<TrialFailure> launch_checked(CUfunction f, const TrialRequest& request, void** params,
                                                            const std::string& where);
@@ -184,6 +184,7 @@ struct GpuRunner::Impl {
   [[nodiscard]] SampleSet take_samples(const TimingSettings& settings, const std::function<void()>& prepare,
                                        const std::function<void()>& op);
   [[nodiscard]] NvmlEnergySource* nvml();
+  void read_conditions(TrialResult& result);
   void time(CUfunction f, const TrialRequest& request, void** params, TrialResult& result);
   void measure_energy(CUfunction f, const TrialRequest& request, void** params, TrialResult& result);
   [[nodiscard]] bool context_healthy() const;
@@ -294,11 +295,13 @@ std::vector<ArgSlot> GpuRunner::Impl::build_args(const TrialRequest& request) {
   return slots;
 }
 
-// Where each module global lives in the candidate's module. A symbol the module lacks, or of
-// another size than the space declares, fails the trial (launch_failed) with both names and
-// sizes; a reference run skips a symbol its module lacks (another file need not have them).
+// Where each module global lives in the candidate's module. The space's data fills the start of
+// the symbol (Kernel Tuner's cmem_args copy a filter smaller than its __constant__ array the same
+// way). A symbol the module lacks, or smaller than the data, is a failure every config would
+// share (shared_failure: the sweep stops, naming both names and sizes); a reference run skips a
+// symbol its module lacks (another file need not have them).
 std::optional<TrialFailure> GpuRunner::Impl::find_globals(const cu::Module& module, const TrialRequest& request,
-                                                          const std::string& where) {
+                                                          const std::string& where, TrialResult& result) {
   symbols.assign(request.globals.size(), 0);
   for (std::size_t i = 0; i < request.globals.size(); ++i) {
     const GlobalPlan& g = request.globals[i];
@@ -307,6 +310,7 @@ std::optional<TrialFailure> GpuRunner::Impl::find_globals(const cu::Module& modu
     const CUresult r = cu::detail::require().cuModuleGetGlobal(&pointer, &bytes, module.get(), g.symbol.c_str());
     if (r == CUDA_ERROR_NOT_FOUND) {
       if (request.is_reference) continue;
+      result.shared_failure = true;
       return TrialFailure{TrialStatus::launch_failed,
                           fmt::format("module global '{}' (symbol {}) is not in the module of {}: declare it "
                                       "__constant__ or __device__ at namespace scope, or fix its name in globals",
@@ -314,10 +318,11 @@ std::optional<TrialFailure> GpuRunner::Impl::find_globals(const cu::Module& modu
     }
     if (r != CUDA_SUCCESS) throw cu::DriverError(r, fmt::format("cuModuleGetGlobal({}) for {}", g.symbol, where));
     const std::size_t declared = g.count * element_size(g.type);
-    if (bytes != declared) {
+    if (declared > bytes) {
+      result.shared_failure = true;
       return TrialFailure{TrialStatus::launch_failed,
-                          fmt::format("module global '{}' is {} bytes in the module of {}, the space declares {} x {} "
-                                      "= {} bytes",
+                          fmt::format("module global '{}' is {} bytes in the module of {}, smaller than the {} x {} "
+                                      "= {} bytes the space fills it with",
                                       g.name, bytes, where, g.count, element_type_name(g.type), declared)};
     }
     symbols[i] = pointer;
@@ -433,8 +438,9 @@ std::optional<TrialFailure> GpuRunner::Impl::verify(const TrialRequest& request,
   return std::nullopt;
 }
 
-// The host check of a trial whose outputs passed the comparisons: every buffer as the checked
-// launch left it, written as an .npy file into the check's directory, one request line, one
+// The host check of a trial whose outputs passed the comparisons: every buffer the command reads
+// (command_buffers; all by default) as the checked launch left it, written as an .npy file into
+// the check's directory (in memory where it fits: HostCheck::directory), one request line, one
 // verdict; the files go once it answered. Not ok is the candidate's wrong_result. A check that
 // fails (HostCheckError), or files that cannot be written, are not the candidate's: the trial
 // comes back runtime_fault with host_check_failed, and the parent stops the sweep.
@@ -451,9 +457,14 @@ std::optional<TrialFailure> GpuRunner::Impl::check_on_host(const TrialRequest& r
   };
   try {
     stream.synchronize();  // the comparisons ran on the worker's stream; the downloads do not wait for it
-    const std::filesystem::path& dir = host_check->directory();
+    const HostCommand& command = request.verify.command;
+    std::uint64_t total = 0;
+    for (const HeldBuffer& b : problem.buffers())
+      if (command.reads(b.plan.name)) total += b.bytes();
+    const std::filesystem::path& dir = host_check->directory(total);
     std::vector<std::byte> bytes;
     for (const HeldBuffer& b : problem.buffers()) {
+      if (!command.reads(b.plan.name)) continue;  // only what the check reads leaves the GPU
       bytes.resize(b.bytes());
       if (!bytes.empty()) b.device.download(bytes.data(), bytes.size());
       files.push_back(write_host_check_file(dir, b.plan, bytes));
@@ -470,8 +481,19 @@ std::optional<TrialFailure> GpuRunner::Impl::check_on_host(const TrialRequest& r
   } catch (const Error& e) {
     remove_files();
     result.host_check_failed = true;
+    result.shared_failure = true;
     return TrialFailure{TrialStatus::runtime_fault, e.what()};
   }
+}
+
+// The memory clock and the temperature, read once right after the samples (they move over seconds,
+// not over one sample, and a read costs tens of microseconds): Kernel Tuner's NVMLObserver
+// mem_freq and temperature beside the SM clock the samples read.
+void GpuRunner::Impl::read_conditions(TrialResult& result) {
+  NvmlEnergySource* source = nvml();
+  if (source == nullptr) return;
+  if (const auto mhz = source->memory_clock_mhz()) result.memory_clock_mhz = *mhz;
+  if (const auto celsius = source->temperature_c()) result.temperature_c = *celsius;
 }
 
 NvmlEnergySource* GpuRunner::Impl::nvml() {
@@ -586,6 +608,7 @@ void GpuRunner::Impl::time(CUfunction f, const TrialRequest& request, void** par
     result.cpu_mean_ms = set.cpu_ms_sum / static_cast<double>(set.gpu_ms.size());
     if (set.clock_readings > 0) result.sm_clock_mhz = set.clock_mhz_sum / set.clock_readings;
   }
+  read_conditions(result);
   const std::size_t kept = std::min(set.gpu_ms.size(), trial_times_max_samples);
   result.times_ms.assign(set.gpu_ms.begin(), set.gpu_ms.begin() + static_cast<std::ptrdiff_t>(kept));
   const TimingStats stats = summarize(std::move(set.gpu_ms));
@@ -697,8 +720,12 @@ TrialResult GpuRunner::run_trial(const TrialRequest& request) {
     throw Error(fmt::format("{}: the request verifies against a reference but has no checks", where));
   const auto load_start = Clock::now();
   s.context.make_current();
-  if (s.problem.prepare(request, *s.kernels, s.stream.get()))  // throws Error for what no config could pass
-    result.setup_ms = ms_since(load_start);
+  try {
+    if (s.problem.prepare(request, *s.kernels, s.stream.get())) result.setup_ms = ms_since(load_start);
+  } catch (const ProblemSetupError& e) {  // what no config could pass: the sweep stops
+    result.shared_failure = true;
+    return fail({TrialStatus::runtime_fault, e.what()});
+  }
   if (request.verify.mode == VerifySettings::Mode::reference_run && !request.is_reference &&
       !s.problem.reference_ready()) {
     throw Error(
@@ -727,7 +754,7 @@ TrialResult GpuRunner::run_trial(const TrialRequest& request) {
     } catch (const Error& e) {  // an empty image
       return fail({TrialStatus::launch_failed, e.what()});
     }
-    if (auto failure = s.find_globals(*module, request, where)) return fail(std::move(*failure));
+    if (auto failure = s.find_globals(*module, request, where, result)) return fail(std::move(*failure));
     const long long threads = request.block[0] * request.block[1] * request.block[2];
     try {
       result.driver_blocks_per_sm =
