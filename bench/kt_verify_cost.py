@@ -9,8 +9,9 @@ difference of the two walls divided by the configs; the module's own verificatio
 worker's check time per trial) is shown beside it. Kernel Tuner copies back only the arguments
 whose answer entry is not None (here the partials); the module says so to tiletune with
 `verify: {command_buffers: [arg0]}`, so the input never leaves the GPU for the check.
---all-buffers writes the space without command_buffers (every buffer goes to the check, the
-behaviour before the fix), for the comparison.
+--all-buffers writes the space without command_buffers and puts the check's files under $TMPDIR
+(TILETUNE_HOST_CHECK_DIR) instead of shared memory: every buffer goes to the check through the
+disk, the behaviour before the fix, for the comparison.
 
     PYTHONPATH=python TILETUNE_CLI=build/tuner/tiletune python3 bench/kt_verify_cost.py [N] [--partials P]
         [--all-buffers] [--device K]
@@ -63,10 +64,13 @@ RESTRICTIONS = ["spare == 0 or block_size_x >= 512"]                            
 
 
 def drop_command_buffers():
-    """The space as the module wrote it before the fix: the check is handed every buffer."""
+    """The space as the module wrote it before the fix: the check is handed every buffer, written
+    under the temp dir (a disk) as the worker wrote them then, not in shared memory."""
+    import tempfile
     from tiletune.kernel_tuner import _space
     original = _space.Space._verify_lines
     _space.Space._verify_lines = lambda self: [l for l in original(self) if "command_buffers" not in l]
+    os.environ["TILETUNE_HOST_CHECK_DIR"] = tempfile.gettempdir()
 
 
 def tune(n, partials, x, total, with_verify, device):
