@@ -34,6 +34,9 @@
 #           the copy ceiling, and how many trials the guard called suspect (the L2 factor)
 #   kt      the Kernel Tuner scripts of tests/interchange/kernel_tuner through tiletune.kernel_tuner, then each
 #           one's wall through the module against the same space through the CLI (run_gpu.sh)
+#   ktcost  bench/kt_verify_cost.py at N=$KT_COST_N (default 8e8 floats): a Python verify's cost per
+#           config, the check handed the answered buffers in shared memory, then (--all-buffers) every
+#           buffer through the temp dir, as before issue 35
 set -u
 cd "$(dirname "$0")/.."
 # The pack of an ordinary build (scripts/h200_pack.sh) holds libfmt in .h200/lib and the query
@@ -451,6 +454,17 @@ phase_kt() {
     step kt_scripts 450 bash tests/interchange/kernel_tuner/run_gpu.sh
   note "kernel_tuner scripts: $(grep -c ' PASS ' "$L/kt/summary.txt" 2>/dev/null || echo 0) passed of $(wc -l < "$L/kt/summary.txt" 2>/dev/null || echo 0)"
   cat "$L/kt/summary.txt" "$L/kt/timing.txt" >> "$summary" 2>/dev/null
+}
+
+phase_ktcost() {
+  local mode
+  for mode in fixed all-buffers; do
+    local flag=""
+    [[ $mode == all-buffers ]] && flag=--all-buffers
+    TILETUNE_CLI=$PWD/$T PYTHONPATH=$PWD/python step "ktcost_$mode" 420 python3 bench/kt_verify_cost.py \
+      "${KT_COST_N:-8e8}" $flag
+    tail -5 "$L/ktcost_$mode.log" >> "$summary"
+  done
 }
 
 phase_env
