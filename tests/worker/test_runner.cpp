@@ -344,11 +344,16 @@ TEST_F(Runner, LaunchFailuresLeaveTheContextUsable) {
   EXPECT_EQ(runner().run_trial(transpose_request(kernel, 100, 32, 8, 32)).status, TrialStatus::ok);
 }
 
+// A reference that cannot be computed fails every config of its problem: a shared failure (the
+// sweep stops on it); a malformed request throws.
 TEST_F(Runner, RequestErrorsThrow) {
   const CompiledKernel kernel = shipped_transpose(arch(), 32, 8, 1);
   TrialRequest unknown = transpose_request(kernel, 64, 32, 8, 32);
   unknown.verify.cpu_reference = "no_such_reference";
-  EXPECT_THROW((void)runner().run_trial(unknown), Error);
+  const TrialResult u = runner().run_trial(unknown);
+  EXPECT_EQ(u.status, TrialStatus::runtime_fault);
+  EXPECT_TRUE(u.shared_failure);
+  EXPECT_NE(u.detail.find("no built-in reference named 'no_such_reference'"), std::string::npos) << u.detail;
   TrialRequest bad_arg = transpose_request(kernel, 64, 32, 8, 32);
   bad_arg.args[1].buffer = 7;
   EXPECT_THROW((void)runner().run_trial(bad_arg), Error);
@@ -720,7 +725,10 @@ TEST_F(Runner, ALibraryReferenceSeesWhatTheGpuGenerated) {
   EXPECT_EQ(good.max_error, 0);  // 0.5 x + y in float, the same on both sides
   TrialRequest other = r;
   other.verify.function = "failing_reference";
-  EXPECT_THROW((void)runner().run_trial(other), Error);
+  const TrialResult failed = runner().run_trial(other);
+  EXPECT_EQ(failed.status, TrialStatus::runtime_fault);
+  EXPECT_TRUE(failed.shared_failure) << "no config of the problem can pass: " << failed.detail;
+  EXPECT_NE(failed.detail.find("the reference of"), std::string::npos) << failed.detail;
 }
 
 TEST_F(Runner, AnElementsCheckCoversItsCount) {
