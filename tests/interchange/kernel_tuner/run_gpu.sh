@@ -14,7 +14,7 @@
 #   wall time; then the last `tune` the module ran is run again by hand on the same space.yaml
 #   with the same options (strategy, budget, samples, energy) and a fresh --db. A space that calls
 #   back into the script (verify: command, a relay to a socket of the finished script) is run
-#   without that command: its GPU comparisons stay, the Python check is left out. Lines
+#   without that command (and its command_buffers): its GPU comparisons stay, the Python check is left out. Lines
 #   "NAME module_wall tiletune_in_module cli_wall status" go to $OUT/kt/timing.txt. For a script
 #   that tunes several times, the CLI column is its last space only. KT_TIMING=0 skips this pass.
 # Pass 3 (KT_VERIFY_COST_N=8e8, off by default): bench/kt_verify_cost.py with that N, the check
@@ -110,7 +110,7 @@ for name in "${names_timed[@]}"; do
     eval "argv=($last)"
     space=${argv[1]}
     cli_space=${space%.yaml}.cli.yaml
-    grep -v '^  command: ' "$space" > "$cli_space"
+    grep -vE '^  command(_buffers)?: ' "$space" > "$cli_space"
     argv[1]=$cli_space
     for ((i = 0; i < ${#argv[@]}; i++)); do
       [[ ${argv[i]} == --db ]] && argv[i + 1]=$WORK/cli-$name.db
