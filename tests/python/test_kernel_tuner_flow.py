@@ -5,55 +5,22 @@ the one tune_kernel raises, results carry Kernel Tuner's keys in evaluation orde
 written in Kernel Tuner's format and answers a second call without tuning, and run_kernel gives
 back every argument."""
 import json
-import os
-import stat
-import sys
 
 import numpy
 import pytest
 
 import tiletune.kernel_tuner as kernel_tuner
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-KERNEL = """
-__global__ void scale(float* out, const float* in, float alpha, int n) {
-  int i = blockIdx.x * block_size_x + threadIdx.x;
-  if (i < n) out[i] = alpha * in[i];
-}
-"""
-
-
-@pytest.fixture
-def fake(tmp_path, monkeypatch):
-    """TILETUNE_CLI pointing at fake_tiletune.py; returns the list of argvs it was run with."""
-    wrapper = tmp_path / "tiletune"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {os.path.join(HERE, 'fake_tiletune.py')} \"$@\"\n")
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
-    log = tmp_path / "argv.log"
-    monkeypatch.setenv("TILETUNE_CLI", str(wrapper))
-    monkeypatch.setenv("FAKE_TILETUNE_LOG", str(log))
-    monkeypatch.delenv("TILETUNE_KT_DRY_RUN", raising=False)
-    monkeypatch.delenv("TILETUNE_KT_WORKDIR", raising=False)
-
-    def argvs():
-        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return argvs
-
-
-def problem(n=1000):
-    x = numpy.arange(n, dtype=numpy.float32)
-    return [numpy.zeros(n, dtype=numpy.float32), x, numpy.float32(2.0), numpy.int32(n)]
-
+from conftest import KT_KERNEL, kt_problem
 
 def test_the_verify_function_judges_every_config(fake):
-    args = problem()
+    args = kt_problem()
     calls = []
 
     def verify(answer, result_host, atol=None):
         calls.append((answer, [None if r is None else r.copy() for r in result_host], atol))
         return not (result_host[0][0] == 0 and len(calls) == 2)  # the second config is "wrong"
 
-    results, env = kernel_tuner.tune_kernel("scale", KERNEL, 1000, args, {"block_size_x": [32, 64, 128]},
+    results, env = kernel_tuner.tune_kernel("scale", KT_KERNEL, 1000, args, {"block_size_x": [32, 64, 128]},
                                             verify=verify, atol=0.25, quiet=True)
     assert len(calls) == 3
     answer, host, atol = calls[0]
@@ -77,14 +44,14 @@ def test_an_exception_in_verify_is_what_tune_kernel_raises(fake):
         raise ZeroDivisionError("the script's own bug")
 
     with pytest.raises(ZeroDivisionError, match="the script's own bug"):
-        kernel_tuner.tune_kernel("scale", KERNEL, 1000, problem(), {"block_size_x": [32, 64]}, verify=verify,
+        kernel_tuner.tune_kernel("scale", KT_KERNEL, 1000, kt_problem(), {"block_size_x": [32, 64]}, verify=verify,
                                  quiet=True)
 
 
 def test_a_cache_is_written_in_kernel_tuners_format_and_answers_the_next_call(fake, tmp_path):
     cache = str(tmp_path / "scale_cache")
     tune_params = {"block_size_x": [32, 64, 128]}
-    first, _ = kernel_tuner.tune_kernel("scale", KERNEL, 1000, problem(), tune_params, cache=cache, quiet=True)
+    first, _ = kernel_tuner.tune_kernel("scale", KT_KERNEL, 1000, kt_problem(), tune_params, cache=cache, quiet=True)
     with open(cache + ".json") as f:
         written = json.load(f)
     assert written["kernel_name"] == "scale" and written["device_name"] == "Fake GPU"
@@ -92,22 +59,22 @@ def test_a_cache_is_written_in_kernel_tuners_format_and_answers_the_next_call(fa
     assert sorted(written["cache"]) == ["128", "32", "64"]
     assert written["cache"]["64"]["time"] == first[1]["time"]
     assert "status" not in written["cache"]["64"]  # tiletune's own keys stay in the results
-    tunes = sum(1 for argv in fake() if argv[0] == "tune")
-    second, env = kernel_tuner.tune_kernel("scale", KERNEL, 1000, problem(), tune_params, cache=cache, quiet=True)
-    assert sum(1 for argv in fake() if argv[0] == "tune") == tunes  # nothing left to measure
+    tunes = sum(1 for argv in fake.argvs() if argv[0] == "tune")
+    second, env = kernel_tuner.tune_kernel("scale", KT_KERNEL, 1000, kt_problem(), tune_params, cache=cache, quiet=True)
+    assert sum(1 for argv in fake.argvs() if argv[0] == "tune") == tunes  # nothing left to measure
     assert [r["block_size_x"] for r in second] == [32, 64, 128]
     assert all(r["compile_time"] == 0 and r["benchmark_time"] == 0 for r in second)
     assert env["best_config"]["block_size_x"] == 32
     with pytest.raises(ValueError, match="different kernel"):
-        kernel_tuner.tune_kernel("other", KERNEL.replace("scale", "other"), 1000, problem(), tune_params,
+        kernel_tuner.tune_kernel("other", KT_KERNEL.replace("scale", "other"), 1000, kt_problem(), tune_params,
                                  cache=cache, quiet=True)
 
 
 def test_run_kernel_gives_back_every_argument(fake):
-    args = problem()
-    out = kernel_tuner.run_kernel("scale", KERNEL, 1000, args, {"block_size_x": 128}, quiet=True)
+    args = kt_problem()
+    out = kernel_tuner.run_kernel("scale", KT_KERNEL, 1000, args, {"block_size_x": 128}, quiet=True)
     assert len(out) == 4
     assert numpy.array_equal(out[1], args[1]) and out[0].dtype == numpy.float32 and out[0].shape == (1000,)
     assert out[2] is args[2] and out[3] is args[3]
-    tune = next(argv for argv in fake() if argv[0] == "tune")
+    tune = next(argv for argv in fake.argvs() if argv[0] == "tune")
     assert "--confirm" in tune and tune[tune.index("--confirm") + 1] == "0"

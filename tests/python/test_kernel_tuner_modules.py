@@ -7,53 +7,22 @@ schema shipped in tests/interchange/kernel_tuner/schema) and metadata, util.get_
 chaining a second tuning, and integration's results file read back as Kernel Tuner reads it."""
 import json
 import os
-import stat
-import sys
 
 import numpy
 import pytest
 
 import tiletune.kernel_tuner as kernel_tuner
+from conftest import KT_KERNEL, kt_problem
 from tiletune.kernel_tuner import KernelTunerArgumentError, file_utils, integration, util
 from tiletune.kernel_tuner.observers import NVMLObserver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.environ.get("TILETUNE_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 T4_SCHEMA = os.path.join(SOURCE, "tests", "interchange", "kernel_tuner", "schema", "T4-1.0.0-results-schema.json")
-KERNEL = """
-__global__ void scale(float* out, const float* in, float alpha, int n) {
-  int i = blockIdx.x * block_size_x + threadIdx.x;
-  if (i < n) out[i] = alpha * in[i];
-}
-"""
-
-
-@pytest.fixture
-def fake(tmp_path, monkeypatch):
-    """TILETUNE_CLI pointing at fake_tiletune.py; returns (argvs, requests): the argv of each
-    command it ran, and the buffer names of each check request."""
-    wrapper = tmp_path / "tiletune"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {os.path.join(HERE, 'fake_tiletune.py')} \"$@\"\n")
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
-    log, requests = tmp_path / "argv.log", tmp_path / "requests.log"
-    monkeypatch.setenv("TILETUNE_CLI", str(wrapper))
-    monkeypatch.setenv("FAKE_TILETUNE_LOG", str(log))
-    monkeypatch.setenv("FAKE_TILETUNE_REQUESTS", str(requests))
-    for name in ("TILETUNE_KT_DRY_RUN", "TILETUNE_KT_WORKDIR", "KERNEL_TUNER_PARALLEL"):
-        monkeypatch.delenv(name, raising=False)
-
-    def read(path):
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    return (lambda: read(log)), (lambda: read(requests))
-
-
-def problem(n=1000):
-    x = numpy.arange(n, dtype=numpy.float32)
-    return [numpy.zeros(n, dtype=numpy.float32), x, numpy.float32(2.0), numpy.int32(n)]
 
 
 def tune(**kwargs):
-    call = dict(kernel_name="scale", kernel_source=KERNEL, problem_size=1000, arguments=problem(),
+    call = dict(kernel_name="scale", kernel_source=KT_KERNEL, problem_size=1000, arguments=kt_problem(),
                 tune_params={"block_size_x": [32, 64, 128]}, quiet=True)
     call.update(kwargs)
     return kernel_tuner.tune_kernel(**call)
@@ -66,7 +35,7 @@ def tune_argv(argvs):
 # -- parallel ---------------------------------------------------------------------------------
 
 def test_parallel_true_tunes_on_every_gpu_of_the_host(fake):
-    argvs, _ = fake
+    argvs = fake.argvs
     results, _ = tune(parallel=True)
     argv = tune_argv(argvs)
     assert argv[argv.index("--devices") + 1] == "all" and "--device" not in argv
@@ -74,7 +43,7 @@ def test_parallel_true_tunes_on_every_gpu_of_the_host(fake):
 
 
 def test_parallel_n_takes_the_first_n_gpus(fake, monkeypatch):
-    argvs, _ = fake
+    argvs = fake.argvs
     monkeypatch.setenv("FAKE_TILETUNE_DEVICES", "3")
     tune(parallel=2, parallel_compile=4)
     argv = tune_argv(argvs)
@@ -90,7 +59,7 @@ def test_parallel_more_gpus_than_the_host_has(fake, monkeypatch):
 
 
 def test_kernel_tuner_parallel_environment_variable(fake, monkeypatch):
-    argvs, _ = fake
+    argvs = fake.argvs
     monkeypatch.setenv("KERNEL_TUNER_PARALLEL", "true")
     tune()
     argv = tune_argv(argvs)
@@ -98,7 +67,7 @@ def test_kernel_tuner_parallel_environment_variable(fake, monkeypatch):
 
 
 def test_without_parallel_one_device(fake):
-    argvs, _ = fake
+    argvs = fake.argvs
     tune(device=0)
     argv = tune_argv(argvs)
     assert argv[argv.index("--device") + 1] == "0" and "--devices" not in argv and "--threads" not in argv
@@ -113,7 +82,7 @@ def test_without_parallel_one_device(fake):
     ("no_such_option", ["no_such_option", "not an argument of Kernel Tuner 1.4's tune_kernel"]),
 ])
 def test_keywords_tiletune_does_not_take_are_named(fake, keyword, words):
-    argvs, _ = fake
+    argvs = fake.argvs
     with pytest.raises(KernelTunerArgumentError) as raised:
         tune(**{keyword: 4})
     assert raised.value.argument == keyword
@@ -124,14 +93,14 @@ def test_keywords_tiletune_does_not_take_are_named(fake, keyword, words):
 
 def test_run_kernel_names_an_unknown_keyword(fake):
     with pytest.raises(KernelTunerArgumentError, match="run_kernel"):
-        kernel_tuner.run_kernel("scale", KERNEL, 1000, problem(), {"block_size_x": 32}, iterations=3)
+        kernel_tuner.run_kernel("scale", KT_KERNEL, 1000, kt_problem(), {"block_size_x": 32}, iterations=3)
 
 
 # -- what the verify function is handed -------------------------------------------------------
 
 def test_verify_gets_only_the_answered_arguments(fake):
-    _, requests = fake
-    args = problem()
+    requests = fake.requests
+    args = kt_problem()
     seen = []
 
     def verify(answer, result_host, atol=None):
@@ -144,7 +113,7 @@ def test_verify_gets_only_the_answered_arguments(fake):
 
 
 def test_verify_without_answer_gets_every_array(fake):
-    _, requests = fake
+    requests = fake.requests
     seen = []
     tune(verify=lambda answer, result_host: seen.append([r is not None for r in result_host]) or True)
     assert seen == [[True, True, False, False]] * 3
@@ -153,7 +122,7 @@ def test_verify_without_answer_gets_every_array(fake):
 
 def test_the_space_names_the_command_buffers(tmp_path, monkeypatch, fake):
     monkeypatch.setenv("TILETUNE_KT_WORKDIR", str(tmp_path / "space"))
-    args = problem()
+    args = kt_problem()
     tune(arguments=args, answer=[args[1] * 2, None, None, None], verify=lambda a, b: True)
     space = (tmp_path / "space" / "space.yaml").read_text()
     assert "  command_buffers: [arg0]\n" in space, space
@@ -162,7 +131,7 @@ def test_the_space_names_the_command_buffers(tmp_path, monkeypatch, fake):
 # -- NVMLObserver -----------------------------------------------------------------------------
 
 def test_clocks_and_temperature_without_energy(fake):
-    argvs, _ = fake
+    argvs = fake.argvs
     results, _ = tune(observers=[NVMLObserver(["core_freq", "mem_freq", "temperature"])])
     assert "--energy" not in tune_argv(argvs)
     for i, r in enumerate(results):  # the fake's readings: 1980 - i MHz, 2619 MHz, 40 + i C
@@ -170,7 +139,7 @@ def test_clocks_and_temperature_without_energy(fake):
 
 
 def test_energy_and_power_ask_for_energy(fake):
-    argvs, _ = fake
+    argvs = fake.argvs
     results, _ = tune(observers=[NVMLObserver(["nvml_energy", "nvml_power", "core_freq"])])
     assert "--energy" in tune_argv(argvs)
     r = results[0]
@@ -270,19 +239,19 @@ def test_store_results_keeps_the_top_configs_per_device_and_size(tmp_path):
     tune_params = {"block_size_x": [32, 64, 128]}
     results = [{"block_size_x": 32, "time": 1.0}, {"block_size_x": 64, "time": 1.02},
                {"block_size_x": 128, "time": 2.0}, {"block_size_x": 256, "time": util.RuntimeFailedConfig()}]
-    integration.store_results(path, "scale", KERNEL, tune_params, 1000, results, {"device_name": "Fake GPU"})
-    integration.store_results(path, "scale", KERNEL, tune_params, (20, 50), results[::-1][1:],
+    integration.store_results(path, "scale", KT_KERNEL, tune_params, 1000, results, {"device_name": "Fake GPU"})
+    integration.store_results(path, "scale", KT_KERNEL, tune_params, (20, 50), results[::-1][1:],
                               {"device_name": "Other GPU-2"})
     with open(path) as f:
         data = json.load(f)
-    assert data["version_number"] == "1.0" and data["kernel_string"] == KERNEL and data["objective"] == "time"
+    assert data["version_number"] == "1.0" and data["kernel_string"] == KT_KERNEL and data["objective"] == "time"
     assert [(d["device_name"], d["problem_size"], d["tunable_parameters"]["block_size_x"]) for d in data["data"]] == \
         [("Fake_GPU", "1000", 32), ("Fake_GPU", "1000", 64), ("Other_GPU_2", "20x50", 64),
          ("Other_GPU_2", "20x50", 32)]
     read = integration.TuneResults(path)
     assert read.get_best_config("Fake GPU", 1000) == {"block_size_x": 32}
     with pytest.raises(ValueError, match="Mismatch between given kernel_name"):
-        integration.store_results(path, "other", KERNEL, tune_params, 1000, results, {"device_name": "Fake GPU"})
+        integration.store_results(path, "other", KT_KERNEL, tune_params, 1000, results, {"device_name": "Fake GPU"})
 
 
 def test_tune_kernel_t1_names_the_cli_way(tmp_path):
