@@ -254,7 +254,57 @@ def test_store_results_keeps_the_top_configs_per_device_and_size(tmp_path):
         integration.store_results(path, "other", KT_KERNEL, tune_params, 1000, results, {"device_name": "Fake GPU"})
 
 
-def test_tune_kernel_t1_names_the_cli_way(tmp_path):
-    with pytest.raises(KernelTunerArgumentError, match=r"^tiletune.kernel_tuner: tune_kernel_T1: a T1 file \(.*t1.json\) "
-                                                       r"becomes a tiletune space with `tiletune import-t1"):
-        kernel_tuner.tune_kernel_T1(str(tmp_path / "t1.json"))
+def write_t1(folder, search=None, budget=None):
+    """A T1 file of scale (KT_KERNEL) in Kernel Tuner's reading: a float vector out, a Random float
+    vector in, float and int32 scalars; block_size_x over four values, one of them ruled out."""
+    (folder / "scale.cu").write_text(KT_KERNEL)
+    document = {
+        "ConfigurationSpace": {
+            "TuningParameters": [{"Name": "block_size_x", "Type": "int", "Values": "[32, 64, 128]"}],
+            "Conditions": [{"Parameters": ["block_size_x"], "Expression": "block_size_x <= 1024"}]},
+        "KernelSpecification": {
+            "Language": "CUDA", "KernelName": "scale", "KernelFile": "scale.cu", "ProblemSize": [1000],
+            "Arguments": [
+                {"Name": "out", "Type": "float", "MemoryType": "Vector", "Size": "ProblemSize[0]",
+                 "FillType": "Constant", "FillValue": 0.0},
+                {"Name": "in", "Type": "float", "MemoryType": "Vector", "Size": 1000, "FillType": "Random"},
+                {"Name": "alpha", "Type": "float", "MemoryType": "Scalar", "FillValue": 2.0},
+                {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 1000}]}}
+    if search:
+        document["Search"] = search
+    if budget:
+        document["Budget"] = budget
+    path = folder / "scale.json"
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+def test_tune_kernel_t1_tunes_the_file_as_kernel_tuner_reads_it(fake, tmp_path):
+    t1 = write_t1(tmp_path, search={"Name": "random_sample"}, budget=[{"Type": "ConfigurationCount",
+                                                                      "BudgetValue": 2}])
+    results, env = kernel_tuner.tune_kernel_T1(t1, output_T4=False)
+    tune = [argv for argv in fake.argvs() if argv[0] == "tune"]
+    assert len(tune) == 1 and tune[0][tune[0].index("--strategy") + 1] == "random", tune
+    assert tune[0][tune[0].index("--budget") + 1] == "2", tune  # Budget.ConfigurationCount: max_fevals
+    assert {r["block_size_x"] for r in results} <= {32, 64, 128} and env["best_config"]["block_size_x"] in (32, 64, 128)
+    metadata, t4 = kernel_tuner.tune_kernel_T1(write_t1(tmp_path))   # output_T4: Kernel Tuner's default
+    assert metadata["schema_version"] == "1.0.0" and "environment" in metadata["metadata"], metadata
+    assert [r["configuration"]["block_size_x"] for r in t4["results"]] == [32, 64, 128], t4
+    if os.path.exists(T4_SCHEMA):
+        import jsonschema
+        with open(T4_SCHEMA) as f:
+            jsonschema.validate(t4, json.load(f))
+
+
+def test_tune_kernel_t1_refuses_what_kernel_tuner_does_not_read(fake, tmp_path):
+    t1 = write_t1(tmp_path)
+    document = json.loads(open(t1).read())
+    document["KernelSpecification"]["Arguments"][1]["Type"] = "int8"
+    (tmp_path / "scale.json").write_text(json.dumps(document))
+    with pytest.raises(KernelTunerArgumentError, match=r"KernelSpecification.Arguments\[1\]: a Vector of int8"):
+        kernel_tuner.tune_kernel_T1(t1)
+    document["KernelSpecification"]["Arguments"][1]["Type"] = "float"
+    document["ConfigurationSpace"]["TuningParameters"][0]["Values"] = "__import__('os').getcwd()"
+    (tmp_path / "scale.json").write_text(json.dumps(document))
+    with pytest.raises(KernelTunerArgumentError, match=r"TuningParameters\[0\].Values: .* does not evaluate"):
+        kernel_tuner.tune_kernel_T1(t1)

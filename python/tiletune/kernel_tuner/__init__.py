@@ -421,8 +421,9 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
 def tune_kernel_T1(input_filepath, cache_filepath=None, objective="time", objective_higher_is_better=False,
                    simulation_mode=False, output_T4=True, iterations=7, device=None, strategy=None,
                    strategy_options=None):
-    """Kernel Tuner's T1 entry point: refused, naming the way tiletune reads a T1 file."""
-    raise KernelTunerArgumentError("tune_kernel_T1", f"a T1 file ({os.fspath(input_filepath)}) becomes a tiletune "
-                                                     "space with `tiletune import-t1 FILE -o SPACE.yaml`, tuned with "
-                                                     "`tiletune tune SPACE.yaml` and exported as T4 with `tiletune "
-                                                     "export --format t4`")
+    """Kernel Tuner's T1 entry point: the T1 file's space, arguments, search and budget tuned with
+    tune_kernel, as Kernel Tuner reads them; returns the T4 metadata and results (output_T4), else
+    (results, env). `tiletune import-t1` maps every field of the schema into a tiletune space."""
+    from ._t1 import tune_kernel_t1
+    return tune_kernel_t1(tune_kernel, input_filepath, cache_filepath, objective, objective_higher_is_better,
+                          simulation_mode, output_T4, iterations, device, strategy, strategy_options)
