@@ -36,7 +36,8 @@ from ._space import Space
 from .observers import NVMLObserver, RegisterObserver, _Refused
 from .observers.nvml import MAPPED as NVML_MAPPED, NEEDS_ENERGY
 
-__all__ = ["tune_kernel", "run_kernel", "KernelTunerArgumentError"]
+__all__ = ["tune_kernel", "run_kernel", "tune_kernel_T1", "KernelTunerArgumentError"]
+__version__ = "1.4.0+tiletune"  # the Kernel Tuner release whose interface this module takes
 
 UNITS = {"time": "ms", "nvml_energy": "J", "nvml_power": "W", "core_freq": "MHz", "mem_freq": "MHz",
          "temperature": "C"}
@@ -427,3 +428,9 @@ def tune_kernel_T1(input_filepath, cache_filepath=None, objective="time", object
     from ._t1 import tune_kernel_t1
     return tune_kernel_t1(tune_kernel, input_filepath, cache_filepath, objective, objective_higher_is_better,
                           simulation_mode, output_T4, iterations, device, strategy, strategy_options)
+
+
+# Kernel Tuner's package exposes these names and submodules: `kernel_tuner.strategies.minimize` as a
+# strategy, `kernel_tuner.util.get_best_config`, `kernel_tuner.store_results`, ...
+from . import file_utils, integration, strategies, util  # noqa: E402,F401
+from .integration import create_device_targets, store_results  # noqa: E402,F401

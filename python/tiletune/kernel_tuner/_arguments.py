@@ -82,6 +82,12 @@ class Argument:
         self.index = index
         self.name = f"arg{index}"
         self.original = value
+        from .accuracy import Tunable
+        if isinstance(value, Tunable):
+            raise KernelTunerArgumentError(
+                f"arguments[{index}]", f"a {type(value).__name__} (an array chosen per config by the param "
+                f"{value.param_key!r}) does not map: a tiletune buffer has one type and content per space; tune each "
+                "choice as a tune_kernel call of its own")
         self.array = host_array(value, f"arguments[{index}]")
         if self.array is None and not is_scalar(value):
             raise TypeError(f"Argument at position {index} of type: {type(value)} should be of type np.ndarray, numpy "

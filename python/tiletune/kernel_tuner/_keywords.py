@@ -19,6 +19,7 @@ REFUSED = {
                    "many hosts by shards (`tiletune tune --shard I/N`, docs/guides/many-gpus.md)",
     "ray_address": "Ray does not map: tiletune tunes the GPUs of this host (parallel=True), and many hosts by shards "
                    "(`tiletune tune --shard I/N`)",
+    "scheduler": "Kernel Tuner's old Dask scheduler does not map: parallel=True tunes on every GPU of this host",
     "parallel_runner": "Kernel Tuner's old noodles runner does not map: parallel=True tunes on every GPU of this host",
     "call_function": "a Python kernel (a DSL function called per config) is outside CUDA kernel tuning: tiletune "
                      "tunes CUDA C++ kernels",

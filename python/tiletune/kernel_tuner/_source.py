@@ -71,5 +71,19 @@ def detect_language(kernel_source, lang):
     upper = str(lang).upper()
     if upper in ("CUDA", "NVCUDA", "CUPY"):
         return upper
+    why = _OTHER_LANGUAGES.get(upper, "a language other than CUDA")
     raise KernelTunerArgumentError(
-        "lang", f"{lang!r} does not map: tiletune tunes CUDA kernels (lang='CUDA', 'nvcuda' or 'cupy')")
+        "lang", f"{lang!r} does not map: {why} is outside CUDA kernel tuning; tiletune tunes CUDA kernels "
+                "(lang='CUDA', 'nvcuda' or 'cupy')")
+
+
+# Kernel Tuner's other languages, and what tuning in each one means there.
+_OTHER_LANGUAGES = {
+    "C": "host code in C (a function that launches and times its own kernels, Kernel Tuner's C backend)",
+    "C++": "host code in C++ (Kernel Tuner's C backend)",
+    "FORTRAN": "host code in Fortran (Kernel Tuner's C backend)",
+    "OPENCL": "an OpenCL kernel",
+    "HIP": "a HIP kernel (AMD GPUs)",
+    "JULIA": "a Julia kernel",
+    "OPENACC": "OpenACC host code",
+}

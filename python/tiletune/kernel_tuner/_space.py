@@ -8,6 +8,7 @@ import csv
 import hashlib
 import math
 import os
+import re
 import shutil
 
 from ._arguments import Argument, check_answer, save_npy, scalar_text, write_answer
@@ -271,6 +272,18 @@ class Space:
                 continue
             if option.startswith(("-Xcompiler", "--compiler-options")):
                 self.notes.append(f"compiler_options: {option} left out: it is for nvcc's host compiler, and NVRTC "
+                                  "compiles device code only")
+                continue
+            # nvcc's options for the host side (its optimization level, its host compiler and linker):
+            # NVRTC compiles device code only and rejects them, which would fail every config.
+            if option in ("-ccbin", "--compiler-bindir", "-Xlinker", "--linker-options"):
+                skip_next = True
+                self.notes.append(f"compiler_options: {option} left out: it is for nvcc's host side, and NVRTC "
+                                  "compiles device code only")
+                continue
+            if option.lstrip("-") == "allow-unsupported-compiler" or re.fullmatch(r"-O[0-3]?", option) or \
+                    option.startswith(("-ccbin=", "--compiler-bindir=", "-Xlinker=", "--linker-options=")):
+                self.notes.append(f"compiler_options: {option} left out: it is for nvcc's host side, and NVRTC "
                                   "compiles device code only")
                 continue
             self.options.append(option)

@@ -42,8 +42,10 @@ class Plan:
 
 def plan(strategy, strategy_options):
     name = strategy or "brute_force"
+    if isinstance(getattr(name, "kernel_tuner_strategy", None), str):  # a module of .strategies
+        name = name.kernel_tuner_strategy
     if not isinstance(name, str):
-        if hasattr(name, "tune"):
+        if hasattr(name, "tune"):  # a module or object of one's own with Kernel Tuner's tune(...)
             raise KernelTunerArgumentError("strategy", "a strategy object of your own does not map: tiletune runs its "
                                                        "own strategies (exhaustive, random, local, genetic, forest)")
         raise KernelTunerArgumentError("strategy", f"expected a strategy's name, got {type(name).__name__}")

@@ -215,7 +215,37 @@ ERRORS = [
      ["unrecognized type in grid divisor list"]),
     ("param name not an identifier", lambda kt, tmp: dict(tune_params={"block_size_x": [64], "tile-x": [1]}),
      ValueError, ["name is not a valid identifier: tile-x"]),
+    # what Kernel Tuner's own examples use that does not map (docs/guides/kernel-tuner-examples.md)
+    ("TunablePrecision argument (accuracy.py)", lambda kt, tmp: dict(arguments=_tunable_precision()),
+     kt_error(), ["arguments[1]: a TunablePrecision", "'float_type'"]),
+    ("ErrorMetricObserver (accuracy tuning)", lambda kt, tmp: dict(observers=[_accuracy().ErrorMetricObserver()]),
+     kt_error(), ["observers: ErrorMetricObserver does not map", "error metric"]),
+    ("an IterationObserver of one's own", lambda kt, tmp: dict(observers=[_own_observer()]),
+     kt_error(), ["observers: CountingObserver does not map", "benchmark loop"]),
+    ("lang C, host code (pnpoly.py, convolution_streams.py)", lambda kt, tmp: dict(lang="C"),
+     kt_error(), ["lang: 'C' does not map: host code in C"]),
+    ("scheduler, old Dask (vector_add_parallel.py before 1.0)", lambda kt, tmp: dict(scheduler="tcp://x:8786"),
+     kt_error(), ["scheduler: Kernel Tuner's old Dask scheduler"]),
 ]
+
+
+def _accuracy():
+    from tiletune.kernel_tuner import accuracy
+    return accuracy
+
+
+def _tunable_precision():
+    args, _ = _problem()
+    return [args[0], _accuracy().TunablePrecision("float_type", args[1]), args[2], args[3]]
+
+
+def _own_observer():
+    from tiletune.kernel_tuner.observers import IterationObserver
+
+    class CountingObserver(IterationObserver):
+        def get_results(self):
+            return {}
+    return CountingObserver()
 
 
 @pytest.mark.parametrize("case", ERRORS, ids=[e[0] for e in ERRORS])
@@ -266,6 +296,90 @@ def test_kernel_tuner_module_paths():
                          ("integration", "create_device_targets"), ("integration", "TuneResults")):
         m = importlib.import_module("tiletune.kernel_tuner." + module)
         assert hasattr(m, name), (module, name)
+
+
+# What Kernel Tuner's example scripts (examples/cuda) import, beyond the modules above: each path
+# resolves, so that a script reaches the call that uses it and is refused there with a message.
+EXAMPLE_IMPORTS = [
+    ("accuracy", ["Tunable", "TunablePrecision", "ErrorMetricObserver"]),
+    ("observers", ["IterationObserver", "ContinuousObserver", "OutputObserver", "PrologueObserver",
+                   "AccuracyObserver"]),
+    ("observers.observer", ["BenchmarkObserver", "IterationObserver"]),
+    ("kernelbuilder", ["PythonKernel"]),
+    ("energy", ["energy"]), ("energy.energy", ["create_performance_frequency_model",
+                                               "get_frequency_range_around_ridge"]),
+    ("nvml", ["get_nvml_gr_clocks", "get_nvml_mem_clocks", "get_nvml_pwr_limits"]),
+    ("strategies", ["minimize", "brute_force", "greedy_ils", "bayes_opt"]), ("strategies.minimize", ["tune"]),
+    ("core", ["KernelSource", "DeviceInterface"]),
+    ("interface", ["tune_kernel", "run_kernel", "Options", "_kernel_options", "_device_options",
+                   "_check_user_input"]),
+    ("backends.pycuda", ["PyCudaFunctions"]), ("backends.nvcuda", ["CudaFunctions"]),
+    ("backends.cupy", ["CupyFunctions"]), ("backends.c", ["CFunctions"]),
+    ("", ["tune_kernel", "run_kernel", "tune_kernel_T1", "store_results", "create_device_targets", "__version__",
+          "strategies", "util", "integration", "file_utils"]),
+]
+
+
+@pytest.mark.parametrize("module, names", EXAMPLE_IMPORTS, ids=[m or "kernel_tuner" for m, _ in EXAMPLE_IMPORTS])
+def test_example_script_imports(module, names):
+    import importlib
+    m = importlib.import_module("tiletune.kernel_tuner" + ("." + module if module else ""))
+    missing = [n for n in names if not hasattr(m, n)]
+    assert not missing, (module, missing)
+
+
+def _call_refused(call):
+    import importlib
+    kt = importlib.import_module("tiletune.kernel_tuner")
+    from tiletune.kernel_tuner.energy import energy
+    from tiletune.kernel_tuner import backends, core, interface, nvml
+    return {
+        "energy.create_performance_frequency_model": lambda: energy.create_performance_frequency_model(device=0),
+        "get_nvml_gr_clocks": lambda: nvml.get_nvml_gr_clocks(0),
+        "get_nvml_pwr_limits": lambda: nvml.get_nvml_pwr_limits(0),
+        "core.DeviceInterface": lambda: core.DeviceInterface(None, device=0),
+        "core.KernelSource": lambda: core.KernelSource("vector_add", KERNEL, None, None),
+        "backends.pycuda.PyCudaFunctions": lambda: backends.pycuda.PyCudaFunctions(0),
+        "backends.c.CFunctions": lambda: backends.c.CFunctions(),
+        "interface._check_user_input": lambda: interface._check_user_input("k", None, [], None),
+        "strategies.minimize.tune": lambda: kt.strategies.minimize.tune(None, None, {}),
+    }[call]
+
+
+@pytest.mark.parametrize("call", ["energy.create_performance_frequency_model", "get_nvml_gr_clocks",
+                                  "get_nvml_pwr_limits", "core.DeviceInterface", "core.KernelSource",
+                                  "backends.pycuda.PyCudaFunctions", "backends.c.CFunctions",
+                                  "interface._check_user_input", "strategies.minimize.tune"])
+def test_example_script_features_refused_when_used(call):
+    """Clocks and power limits set from Python, Kernel Tuner's own compile-and-launch machinery:
+    one KernelTunerArgumentError naming what was called."""
+    with pytest.raises(kt_error(), match=r"^tiletune.kernel_tuner: " + re.escape(call) + ": "):
+        _call_refused(call)()
+
+
+def test_strategy_module_runs_as_its_name(kt):
+    """strategy=kernel_tuner.strategies.minimize (vector_add_custom_strategy.py) is Kernel Tuner's
+    minimize, tiletune's local search; a module of one's own with a tune() is refused."""
+    from tiletune.kernel_tuner import _strategies
+    assert _strategies.plan(kt.strategies.minimize, None).strategy == "local"
+    assert _strategies.plan(kt.strategies.greedy_ils, {"max_fevals": 5}).budget == "5"
+    _, env = _tune(kt, strategy=kt.strategies.minimize)
+    assert all(row["status"] == "ok" for row in env["plan"]["rows"])
+    import types
+    own = types.ModuleType("my_strategy")
+    own.tune = lambda searchspace, runner, tuning_options: []
+    with pytest.raises(kt_error(), match="strategy: a strategy object of your own"):
+        _tune(kt, strategy=own)
+
+
+def test_nvcc_host_options_are_left_out(kt):
+    """compiler_options written for nvcc's host side (-O3, -allow-unsupported-compiler, -ccbin g++)
+    would make NVRTC fail every config; they are left out with a note, the others passed on."""
+    _, env = _tune(kt, compiler_options=["-O3", "-allow-unsupported-compiler", "-ccbin", "g++", "--use_fast_math"])
+    assert all(row["status"] == "ok" for row in env["plan"]["rows"]), env["plan"]["rows"]
+    for gone in ("-O3", "allow-unsupported-compiler", "g++"):
+        assert gone not in env["space"], (gone, env["space"])
+    assert "--use_fast_math" in env["space"]
 
 
 # -- (d) the inputs the engine receives ------------------------------------------------------

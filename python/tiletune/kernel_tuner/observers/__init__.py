@@ -43,5 +43,10 @@ class BenchmarkObserver(_Refused):
     why = "an observer class of your own runs inside Kernel Tuner's benchmark loop, which tiletune does not have"
 
 
+# Kernel Tuner's base classes (kernel_tuner.observers exports them), after BenchmarkObserver they build on.
+from .observer import (AccuracyObserver, ContinuousObserver, IterationObserver, OutputObserver,  # noqa: E402
+                       PrologueObserver)
+
 __all__ = ["NVMLObserver", "RegisterObserver", "PowerSensorObserver", "PMTObserver", "NCUObserver", "TegraObserver",
-           "BenchmarkObserver"]
+           "BenchmarkObserver", "IterationObserver", "ContinuousObserver", "OutputObserver", "PrologueObserver",
+           "AccuracyObserver"]

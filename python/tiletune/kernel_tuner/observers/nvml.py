@@ -3,7 +3,9 @@
 counter over a window of back-to-back runs, docs/guides/energy.md); the SM clock (core_freq, MHz),
 the memory clock (mem_freq, MHz) and the temperature (temperature, degrees C) as the mean of the
 readings the worker takes while it times each trial, with or without --energy. power_readings and
-gr_voltage are not measured: tune_kernel refuses them, naming them."""
+gr_voltage are not measured: tune_kernel refuses them, naming them. The helpers that list clocks
+and power limits to set while tuning raise KernelTunerArgumentError: tiletune never sets them."""
+from .._errors import KernelTunerArgumentError
 
 SUPPORTED = ["power_readings", "nvml_power", "nvml_energy", "core_freq", "mem_freq", "temperature", "gr_voltage"]
 MAPPED = ("nvml_energy", "nvml_power", "core_freq", "mem_freq", "temperature")
@@ -22,13 +24,19 @@ class NVMLObserver:
         self.keys = tuple(self.observables)
 
 
-def get_nvml_pwr_limits(*args, **kwargs):
-    raise NotImplementedError("tiletune never changes the GPU's power limit: tune with the card as it is")
+def get_nvml_pwr_limits(device, n=None, quiet=False):
+    """Kernel Tuner's list of power limits to tune over: refused, tiletune never sets one."""
+    raise KernelTunerArgumentError("get_nvml_pwr_limits", "it lists power limits to set while tuning; tiletune never "
+                                                          "changes the GPU's power limit: tune with the card as it is")
 
 
-def get_nvml_gr_clocks(*args, **kwargs):
-    raise NotImplementedError("tiletune never changes the GPU's clocks: tune with the card as it is")
+def get_nvml_gr_clocks(device, n=None, quiet=False):
+    """Kernel Tuner's list of graphics clocks to tune over: refused, tiletune never sets one."""
+    raise KernelTunerArgumentError("get_nvml_gr_clocks", "it lists graphics clocks to set while tuning; tiletune "
+                                                         "never changes the GPU's clocks: tune with the card as it is")
 
 
-def get_nvml_mem_clocks(*args, **kwargs):
-    raise NotImplementedError("tiletune never changes the GPU's clocks: tune with the card as it is")
+def get_nvml_mem_clocks(device, n=None, quiet=False):
+    """Kernel Tuner's list of memory clocks to tune over: refused, tiletune never sets one."""
+    raise KernelTunerArgumentError("get_nvml_mem_clocks", "it lists memory clocks to set while tuning; tiletune "
+                                                          "never changes the GPU's clocks: tune with the card as it is")
