@@ -22,16 +22,17 @@ _BACKENDS = {
 
 
 def _refusing(module, name, what):
+    """A class whose construction raises, naming module.name (module relative to this package)."""
     def __init__(self, *args, **kwargs):
         raise KernelTunerArgumentError(
-            f"backends.{module}.{name}", f"Kernel Tuner's backend for {what} drives the device from Python; tiletune's "
+            f"{module}.{name}", f"Kernel Tuner's backend for {what} drives the device from Python; tiletune's "
                                          "worker compiles and runs CUDA kernels: use run_kernel or tune_kernel "
                                          "(lang='CUDA', 'nvcuda' or 'cupy')")
-    return type(name, (), {"__init__": __init__, "__module__": f"{__name__}.{module}"})
+    return type(name, (), {"__init__": __init__, "__module__": f"{__package__}.{module}"})
 
 
 for _module, (_classes, _what) in _BACKENDS.items():
     _mod = types.ModuleType(f"{__name__}.{_module}", f"Kernel Tuner's backend module for {_what}; refused when used.")
     for _class in _classes:
-        setattr(_mod, _class, _refusing(_module, _class, _what))
+        setattr(_mod, _class, _refusing("backends." + _module, _class, _what))
     globals()[_module] = sys.modules[_mod.__name__] = _mod

@@ -314,7 +314,7 @@ EXAMPLE_IMPORTS = [
     ("interface", ["tune_kernel", "run_kernel", "Options", "_kernel_options", "_device_options",
                    "_check_user_input"]),
     ("backends.pycuda", ["PyCudaFunctions"]), ("backends.nvcuda", ["CudaFunctions"]),
-    ("backends.cupy", ["CupyFunctions"]), ("backends.c", ["CFunctions"]),
+    ("backends.cupy", ["CupyFunctions"]), ("backends.c", ["CFunctions"]), ("cuda", ["CudaFunctions"]),
     ("", ["tune_kernel", "run_kernel", "tune_kernel_T1", "store_results", "create_device_targets", "__version__",
           "strategies", "util", "integration", "file_utils"]),
 ]
@@ -341,6 +341,7 @@ def _call_refused(call):
         "core.KernelSource": lambda: core.KernelSource("vector_add", KERNEL, None, None),
         "backends.pycuda.PyCudaFunctions": lambda: backends.pycuda.PyCudaFunctions(0),
         "backends.c.CFunctions": lambda: backends.c.CFunctions(),
+        "cuda.CudaFunctions": lambda: importlib.import_module("tiletune.kernel_tuner.cuda").CudaFunctions(0),
         "interface._check_user_input": lambda: interface._check_user_input("k", None, [], None),
         "strategies.minimize.tune": lambda: kt.strategies.minimize.tune(None, None, {}),
     }[call]
@@ -349,6 +350,7 @@ def _call_refused(call):
 @pytest.mark.parametrize("call", ["energy.create_performance_frequency_model", "get_nvml_gr_clocks",
                                   "get_nvml_pwr_limits", "core.DeviceInterface", "core.KernelSource",
                                   "backends.pycuda.PyCudaFunctions", "backends.c.CFunctions",
+                                  "cuda.CudaFunctions",
                                   "interface._check_user_input", "strategies.minimize.tune"])
 def test_example_script_features_refused_when_used(call):
     """Clocks and power limits set from Python, Kernel Tuner's own compile-and-launch machinery:
