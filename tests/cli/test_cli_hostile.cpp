@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -90,6 +91,10 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"tune --budget 0 SPACE", "--budget: '0'"},
         UsageCase{"tune --budget 150% SPACE", "--budget: '150%': a share of the space is at most 100%"},
         UsageCase{"tune --budget 10parsecs SPACE", "--budget: '10parsecs': unknown unit"},
+        UsageCase{"tune --budget '' SPACE", "--budget: '': expected a count"},
+        UsageCase{"tune --replay REC --budget '' SPACE", "--budget: '': expected a count"},
+        UsageCase{"plan --sample 2 --max-configs 3 SPACE", "--sample 2 plans"},
+        UsageCase{"plan --max-configs -1 SPACE", "--max-configs"},
         UsageCase{"tune --seed -1 SPACE", "--seed: '-1' is not a whole number"},
         UsageCase{"tune --seed 1e3 SPACE", "--seed: '1e3' is not a whole number"},
         UsageCase{"tune --max-time nan SPACE", "--max-time: 'nan' is not a finite number"},
@@ -336,6 +341,58 @@ TEST(CliCache, AReplayInWhichEveryEvaluationFailedExitsFour) {
   const CommandResult r = tiletune_in(dir, "tune --replay " + quote(failed) + " --size N=1024 " + quote(kSpace));
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_NE(r.output.find("no config of this problem ran in the recording"), std::string::npos) << r.output;
+}
+
+// A space of `params` params of 100 values each and no constraint: 10^(2 * params) points.
+std::string huge_space(int params) {
+  std::string values = "[";
+  for (int v = 1; v <= 100; ++v) values += (v > 1 ? ", " : "") + std::to_string(v);
+  values += "]";
+  std::string yaml = "kernel: huge\nsource: " + (source_dir() / "kernels" / "vector_add.cu").string() +
+                     "\nentry: vector_add\nproblem:\n  N: [1024]\nparams:\n";
+  for (int p = 0; p < params; ++p) yaml += "  P" + std::to_string(p) + ": " + values + "\n";
+  return yaml +
+         "launch:\n  grid: 1\n  block: 32\nbuffers:\n  a: {count: N}\n  b: {count: N}\n  c: {count: N, output: true}\n"
+         "args: [a, b, c, N]\nverify: none\n";
+}
+
+// Plans of 10^8 and 10^12 points stay bounded (issue 37): under a 2 GiB address-space limit and a
+// watchdog, a plan without --sample says at once, at the space's first param, that it plans a
+// uniform sample, and compiles no more than --max-configs; a --sample that leaves too many is
+// refused within a second (exit 2), naming the sample that fits.
+TEST(HugeSpaces, APlanOfAnySizeIsBoundedAndSaysSoFirst) {
+  TempDir dir;
+  for (const int params : {4, 6}) {
+    const std::string name = "huge" + std::to_string(params) + ".yaml";
+    const fs::path yaml = dir.write(name, huge_space(params));
+    const std::string limited = "ulimit -v 2097152; TILETUNE_CUBIN_CACHE=" + quote(dir.path() / "cubin") +
+                                " timeout 60 " + quote(cli_path()) + " plan --arch sm_90 " + quote(yaml);
+    const auto start = std::chrono::steady_clock::now();
+    const CommandResult refused = run_command(limited + " --sample 2");
+    const double refused_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_LT(refused_s, 1.0) << refused.output;
+    const std::string points = params == 4 ? "100000000" : "1000000000000";
+    EXPECT_NE(refused.output.find("--sample 2 plans " + std::to_string(std::stoull(points) / 2) + " configs"),
+              std::string::npos)
+        << refused.output;
+    EXPECT_NE(refused.output.find("pass --sample " + std::to_string(std::stoull(points) / 10000) + " or more"),
+              std::string::npos)
+        << refused.output;
+
+    const CommandResult sampled =
+        run_command("(" + limited + " --max-configs 12 --format json 2>" + quote(dir.path() / "err") + ")");
+    ASSERT_EQ(sampled.exit_code, 0) << sampled.output;
+    const std::string notes = read_file(dir.path() / "err");
+    EXPECT_NE(notes.find(name + ":7:3: note: " + points + " configs after constraints, more than the 12 a plan "
+                                "compiles (--max-configs): planning a uniform sample of 12"),
+              std::string::npos)
+        << notes;
+    const auto plan = nlohmann::json::parse(sampled.output);
+    EXPECT_EQ(plan["summary"]["planned"], 12) << plan["summary"].dump();
+    EXPECT_EQ(plan["summary"]["sampled_by_default"], true);
+    EXPECT_EQ(plan["summary"]["after_constraints"].get<std::uint64_t>(), std::stoull(points));
+  }
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // Where the file under test is read.
-enum class Surface { import_t1, upgrade_space, plan_input, plan_expected, plan_allowed };
+enum class Surface { import_t1, upgrade_space, plan_input, plan_expected, plan_allowed, plan_source };
 
 // What the file under test is.
 enum class Kind { bytes, fifo, dev_zero, directory, fifo_link, sparse_10gb, over_limit, missing, unreadable, esc_fifo };
@@ -109,6 +109,7 @@ fs::path target_of(const TempDir& dir, Surface s) {
     case Surface::plan_input: return dir.path() / "in_64.npy";
     case Surface::plan_expected: return dir.path() / "out_64.npy";
     case Surface::plan_allowed: return dir.path() / "allowed.csv";
+    case Surface::plan_source: return dir.path() / "soft_threshold.cu";
   }
   return {};
 }
@@ -118,6 +119,7 @@ std::size_t limit_of(Surface s) {
     case Surface::import_t1: return std::size_t{64} << 20;
     case Surface::upgrade_space: return std::size_t{4} << 20;
     case Surface::plan_allowed: return std::size_t{256} << 20;
+    case Surface::plan_source: return std::size_t{16} << 20;
     default: return 0;
   }
 }
@@ -337,6 +339,10 @@ std::vector<ReadCase> all_cases() {
        "allowed.csv: 268435457 bytes, more than an allowed-configs file can be (256 MiB)"},
       {"allowed_unreadable", Surface::plan_allowed, Kind::unreadable, 1,
        "allowed.csv: cannot open the file: Permission denied"},
+      // The kernel source is read when the plan compiles: still located at the space's source: key.
+      {"source_unreadable", Surface::plan_source, Kind::unreadable, 1,
+       "space.yaml:2:9: error: cannot read kernel source '"},
+      {"source_over_limit", Surface::plan_source, Kind::over_limit, 1, "space.yaml:2:9: error: kernel source '"},
   };
   out.insert(out.end(), files.begin(), files.end());
   for (ReadCase& c : npy_cases(Surface::plan_expected, "expected")) out.push_back(c);

@@ -296,3 +296,26 @@ TEST(Pins, ACacheOfSchema7MigratesWithItsTrialsAndTakesPins) {
 
 }  // namespace
 }  // namespace tiletune::testing
+
+namespace tiletune::testing {
+namespace {
+
+// A cache edited by hand holds times that are no finite number: the tie set still has its
+// fastest as a member and pick, and a spread of 0, where it used to read an empty set (a crash).
+TEST(TieTest, TimesThatAreNotFiniteStillGiveATieSetOfTheFastest) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const TieSet all_inf = tie_set({tie("A=1", inf), tie("A=2", inf)});
+  ASSERT_EQ(all_inf.members.size(), 1u);
+  EXPECT_EQ(all_inf.members.front(), all_inf.fastest);
+  EXPECT_EQ(all_inf.pick, all_inf.fastest);
+  EXPECT_EQ(all_inf.spread, 0.0);
+  const TieSet one_inf = tie_set({tie("A=1", inf), tie("A=2", 1.0), tie("A=3", 1.001)});
+  EXPECT_EQ(one_inf.fastest, 1u);
+  EXPECT_EQ(one_inf.members, (std::vector<std::size_t>{1, 2}));
+  const TieSet nan = tie_set({tie("A=1", std::numeric_limits<double>::quiet_NaN())});
+  EXPECT_EQ(nan.members, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(nan.spread, 0.0);
+}
+
+}  // namespace
+}  // namespace tiletune::testing

@@ -143,3 +143,27 @@ TEST(Printer, FormatNamesRoundTrip) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// A number that is not finite (a cache edited by hand: a time of 1e999) is printed as no number:
+// "-" for people, an empty field in CSV, null in JSON; never "inf" or "nan".
+TEST(Printer, NumbersThatAreNotFiniteArePrintedAsNone) {
+  PrintTable t{.name = "trials"};
+  t.columns = {{.key = "params"}, {.key = "time_ms", .heading = "time ms", .digits = 3}, {.key = "gbps"}};
+  t.rows = {{std::string("A=1"), std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()},
+            {std::string("A=2"), -std::numeric_limits<double>::infinity(), 1.5}};
+  const PrintDocument doc{.tables = {t}};
+  for (const PrintFormat f : {PrintFormat::table, PrintFormat::csv, PrintFormat::json, PrintFormat::markdown}) {
+    const std::string text = printed(f, doc);
+    EXPECT_EQ(text.find("inf"), std::string::npos) << text;
+    EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+  }
+  EXPECT_EQ(printed(PrintFormat::csv, doc), "params,time_ms,gbps\nA=1,,\nA=2,,1.5\n");
+  EXPECT_EQ(printed(PrintFormat::json, doc), "[\n  {\n    \"params\": \"A=1\"\n  },\n  {\n    \"params\": \"A=2\",\n    \"gbps\": 1.5\n  }\n]\n");
+  EXPECT_EQ(printed(PrintFormat::table, doc), "params  time ms  gbps\nA=1           -     -\nA=2           -   1.5\n");
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -304,3 +304,43 @@ TEST(Report, EachGroupShowsItsAnswerTiesHistoryAndPin) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// A cache edited by hand: every time of N=1024 infinite, the energies of N=4096 too. The report
+// and every plot of it hold finite numbers only (no NaN coordinate, no "inf" shown), and the
+// answers of those problems are still read (the tie set of infinite times used to be empty).
+TEST(Report, TimesAndEnergiesThatAreNotFiniteLeaveEveryPlotFinite) {
+  if (testing::run_command("command -v sqlite3").exit_code != 0) GTEST_SKIP() << "needs the sqlite3 CLI";
+  Fixture f;
+  // record_trial refuses such numbers; a cache edited by hand has them.
+  const testing::CommandResult edit = testing::run_command(
+      "sqlite3 '" + f.db_path.string() +
+      "' \"UPDATE trials SET time_ms = 1e999 WHERE problem = 'N=1024' AND status = 'ok';"
+      " UPDATE trials SET energy_mj = 1e999 WHERE problem = 'N=4096'\"");
+  ASSERT_EQ(edit.exit_code, 0) << edit.output;
+  const std::regex not_a_number(R"((^|[^a-z])(nan|inf)([^a-z]|$))", std::regex::icase);
+  const std::string html = render_report(f.db(), {});
+  EXPECT_FALSE(std::regex_search(html, not_a_number)) << "the report shows a number that is not finite";
+  for (const char* problem : {"N=1024", "N=4096"}) {
+    for (const Objective objective : {Objective::time, Objective::energy}) {
+      ReportOptions o;
+      o.problem = problem;
+      o.objective = objective;
+      for (const std::string& plot : plot_names(f.db(), o)) {
+        std::string svg;
+        try {
+          svg = render_plot(f.db(), o, plot);
+        } catch (const Error& e) {  // a plot of infinite times alone has no point: a clear error
+          EXPECT_NE(std::string(e.what()).find("has nothing to draw"), std::string::npos) << e.what();
+          continue;
+        }
+        EXPECT_FALSE(std::regex_search(svg, not_a_number)) << problem << " " << plot;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tiletune

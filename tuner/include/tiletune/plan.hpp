@@ -64,6 +64,11 @@ struct LaunchGeometry {
 /// like compile_options): what the kernel version records besides NVRTC's defaults.
 [[nodiscard]] std::vector<std::string> space_options(const Space& space);
 
+/// The space's kernel source and its headers, read through `sources` with the space's options;
+/// a source or header that cannot be read (gone since the space was loaded, unreadable, too large)
+/// is a SpaceError at the `source:` key.
+[[nodiscard]] const KernelSource& space_source(KernelSources& sources, const Space& space);
+
 /// The problem named by `NAME=value` overrides, other sizes taking their first YAML value.
 /// Throws Error for a name that is not a problem size or a value that is not an integer.
 [[nodiscard]] Problem select_problem(const Space& space, const std::vector<std::string>& overrides);
@@ -97,6 +102,9 @@ struct PlanSummary {
   /// that is estimated): the rows are a uniform sample of ceil(in_shard / sample_every) configs
   /// (deterministic, in enumeration order) instead of every k-th.
   bool sampled_uniformly = false;
+  /// The space held more configs than PlanOptions::max_configs and no sample was asked for: the
+  /// rows are a uniform sample of PlanOptions::default_sample configs (sampled_uniformly too).
+  bool sampled_by_default = false;
   Shard shard;                 ///< rows hold only this shard's configs
   std::uint64_t in_shard = 0;  ///< configs after constraints in the shard (valid when whole)
   bool in_shard_exact = true;
@@ -120,6 +128,28 @@ struct Plan {
   PlanSummary summary;
 };
 
+/// The most configs a plan compiles unless told otherwise (`plan --max-configs`): past it, a plan
+/// without a sample compiles a uniform sample of plan_default_sample configs, and one whose
+/// --sample still leaves more is refused (PlanTooLarge), so that no space makes a plan run for hours.
+inline constexpr std::uint64_t plan_default_max_configs = 10'000;
+/// The configs of the uniform sample a plan compiles past its limit when no sample was asked for.
+inline constexpr std::uint64_t plan_default_sample = 1'000;
+
+/// What a plan is about to compile, told before it starts (PlanOptions::on_start).
+struct PlanStart {
+  std::uint64_t in_shard = 0;  ///< configs after constraints (in the shard)
+  bool in_shard_exact = true;
+  std::uint64_t to_compile = 0;  ///< configs chosen (before the geometry prunes some)
+  bool sampled_by_default = false;
+  unsigned threads = 0;
+};
+
+/// --sample K still leaves more configs than PlanOptions::max_configs: refused before any work.
+class PlanTooLarge : public Error {
+ public:
+  using Error::Error;
+};
+
 struct PlanOptions {
   DeviceLimits device;  ///< the target (built-in table or live device)
   Problem problem;
@@ -139,6 +169,12 @@ struct PlanOptions {
   std::function<bool(const Config&)> select;
   /// Called after each config completes (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
+  /// The most configs to compile (see plan_default_max_configs); 0 means no limit.
+  std::uint64_t max_configs = plan_default_max_configs;
+  /// Past max_configs without a sample: a uniform sample of this many configs.
+  std::uint64_t default_sample = plan_default_sample;
+  /// Called once the configs are chosen, before any compile; may be empty.
+  std::function<void(const PlanStart&)> on_start;
 };
 
 /// The failure reason most failed configs share, with how many give it: reasons that differ only
@@ -150,8 +186,15 @@ struct FailureSummary {
 /// nullopt when no config failed to compile.
 [[nodiscard]] std::optional<FailureSummary> most_common_failure(const Plan& plan);
 
-/// Plans every config that passes the constraints. Throws only for problems with the space
-/// itself (e.g. an unreadable source); each config's failure is recorded in its row.
+/// Throws PlanTooLarge when the options' --sample leaves more configs than max_configs: what
+/// plan_space would refuse, asked before anything is set up (counted, never walked).
+void check_plan_size(const Space& space, const PlanOptions& options);
+
+/// Plans every config that passes the constraints (or the sample the options ask for, or, past
+/// max_configs, a uniform sample of default_sample configs). Throws for problems with the space
+/// itself (e.g. an unreadable source), and PlanTooLarge when --sample leaves more than
+/// max_configs; each config's failure is recorded in its row. Holds at most the configs it
+/// compiles, whatever the space's size.
 [[nodiscard]] Plan plan_space(const Space& space, const PlanOptions& options);
 
 }  // namespace tiletune

@@ -311,6 +311,7 @@ struct Space {
   std::filesystem::path yaml_path;  ///< the file it was loaded from (absolute)
   std::string kernel;               ///< family name, e.g. "transpose"
   std::filesystem::path source;     ///< kernel source, resolved relative to the YAML
+  SourceLocation source_where;      ///< of the `source:` value
   std::string entry;                ///< extern "C" symbol or a template instantiation
   std::vector<Axis> problem;        ///< problem sizes: runtime values, keys of the cache
   std::vector<Axis> params;         ///< tunables: each is passed as -DNAME=value

@@ -292,7 +292,8 @@ struct DiffRow {
 };
 
 DiffRow compare(const DiffKey& key, const Side* old_side, const Side* new_side, const FailOn& fail_on) {
-  DiffRow r{.key = key};
+  DiffRow r;
+  r.key = key;
   if (old_side) r.old_side = *old_side;
   if (new_side) r.new_side = *new_side;
   if (!new_side) {

@@ -151,7 +151,12 @@ CLI::Validator parsed_by(const std::string& option, const std::string& what, Par
 
 CLI::Validator budget_text() {
   return parsed_by(
-      "--budget", "a budget (200, 25%, 90s, 10m)", [](const std::string& s) { (void)parse_budget(s); },
+      "--budget", "a budget (200, 25%, 90s, 10m)",
+      [](const std::string& s) {
+        // An empty text is the library's "no budget given"; written out, it is a mistake.
+        if (s.empty()) throw Error("--budget '': expected a count (200), a share of the space (25%) or a time (90s, 10m)");
+        (void)parse_budget(s);
+      },
       "N|N%|Ns|Nm|Nh");
 }
 

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.hpp"
@@ -70,13 +74,70 @@ void add_plan_options(CLI::App& cmd, PlanRunOptions& o) {
       ->check(shard_text());
 }
 
+namespace {
+
+// A guess of one compile's wall time on one thread (35-100 ms for a small kernel to sm_90 CUBIN on
+// the H200's host, more on a loaded laptop), for the line that says how long a plan will take.
+constexpr double kSecondsPerCompile = 0.08;
+// A plan expected to take longer says so before it starts; one that prints no progress bar (stderr
+// is not a terminal) prints a progress line this often.
+constexpr double kAnnounceSeconds = 10;
+constexpr double kProgressLineSeconds = 5;
+
+// Where a note about the space's size points: its first param, else the file.
+std::string space_place(const Space& space) {
+  if (!space.params.empty() && space.params.front().where.line > 0) return space.params.front().where.str();
+  return space.yaml_path.string();
+}
+
+// The notes a plan prints before it compiles: a default sample of a space past --max-configs,
+// and how long it will take when that is more than a few seconds.
+void announce(const Space& space, const PlanRunOptions& o, const PlanStart& start) {
+  if (start.sampled_by_default)
+    std::cerr << fmt::format(
+        "{}: note: {}{} configs after constraints, more than the {} a plan compiles (--max-configs): planning a "
+        "uniform sample of {} (--sample K plans 1 in K; --max-configs N raises the limit)\n",
+        space_place(space), start.in_shard_exact ? "" : "~", start.in_shard, o.max_configs, start.to_compile);
+  const double seconds = static_cast<double>(start.to_compile) * kSecondsPerCompile / std::max(1u, start.threads);
+  if (seconds >= kAnnounceSeconds)
+    std::cerr << fmt::format("plan: compiling up to {} configs on {} threads, about {:.0f} s (cubins compiled before "
+                             "are reused)\n",
+                             start.to_compile, start.threads, seconds);
+}
+
+// Progress on stderr: a bar that rewrites itself on a terminal, else a line every few seconds.
+std::function<void(std::size_t, std::size_t)> progress_printer() {
+  if (stderr_is_tty()) {
+    return [](std::size_t done, std::size_t total) {
+      std::cerr << fmt::format("\rplanning: {}/{} configs", done, total) << std::flush;
+      if (done == total) std::cerr << "\r\033[K" << std::flush;
+    };
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<double>(0);
+  return [start, last](std::size_t done, std::size_t total) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (done == total || elapsed - *last < kProgressLineSeconds) return;
+    *last = elapsed;
+    std::cerr << fmt::format("planning: {}/{} configs ({:.0f} s)\n", done, total, elapsed);
+  };
+}
+
+}  // namespace
+
 Plan run_plan(const Space& space, const PlanRunOptions& o) {
   PlanOptions options;
   options.problem = checked_problem(space, o.sizes);  // a usage error before any note or work
   options.shard = resolve_shard(o.shard);
+  options.sample_every = o.sample_every;
+  options.max_configs = o.max_configs;
+  try {
+    check_plan_size(space, options);  // a usage error before any note or work
+  } catch (const PlanTooLarge& e) {
+    throw UsageError(e.what());
+  }
   options.device = resolve_target(o.arch, o.quiet);
   options.threads = o.threads;
-  options.sample_every = o.sample_every;
   options.compiler = compile_workers();
   std::optional<CubinCache> cache;
   if (!o.no_cache) {
@@ -84,12 +145,9 @@ Plan run_plan(const Space& space, const PlanRunOptions& o) {
     options.cache = &*cache;
   }
   validate_inputs_and_checks(space, {fmt::format("sm_{}", options.device.arch()), options.cache});
-  const bool show_progress = !o.quiet && stderr_is_tty();
-  if (show_progress) {
-    options.progress = [](std::size_t done, std::size_t total) {
-      std::cerr << fmt::format("\rplanning: {}/{} configs", done, total) << std::flush;
-      if (done == total) std::cerr << "\r\033[K" << std::flush;
-    };
+  if (!o.quiet) {
+    options.progress = progress_printer();
+    options.on_start = [&space, &o](const PlanStart& start) { announce(space, o, start); };
   }
   return plan_space(space, options);
 }
@@ -121,6 +179,11 @@ Runner add_plan_command(CLI::App& app) {
   cmd->add_option("--sample", o->sample_every,
                   "Plan every K-th config after constraints, 1 to 10^9 (past 2^20 configs: 1 in K, uniformly)")
       ->check(whole_number_in(1, 1'000'000'000));
+  cmd->add_option("--max-configs", o->max_configs,
+                  fmt::format("The most configs to compile, 0 to 10^9 (default {}; 0: no limit); past it, a uniform "
+                              "sample of {}, or with --sample an error",
+                              plan_default_max_configs, plan_default_sample))
+      ->check(whole_number_in(0, 1'000'000'000));
   cmd->add_flag("--strict", o->strict, "Exit with status 3 when any config fails to compile");
   cmd->add_flag("--logs", o->show_logs, "Print the NVRTC log of each failed compile and each warning of the others");
   cmd->footer(help_footer("plan", R"(Examples:

@@ -27,7 +27,8 @@ std::string count_text(std::uint64_t count, bool exact, double relative_error) {
 std::string summary_text(const Space& space, const Plan& plan) {
   const PlanSummary& s = plan.summary;
   const std::string planned =
-      s.sample_every == 1 ? ""
+      s.sampled_by_default ? fmt::format(" (planned a uniform sample: {})", plan.rows.size())
+      : s.sample_every == 1 ? ""
       : s.sampled_uniformly
           ? fmt::format(" (planned a uniform sample of 1 in {}: {})", s.sample_every, plan.rows.size())
           : fmt::format(" (planned every {}th: {})", s.sample_every, plan.rows.size());
@@ -87,7 +88,8 @@ std::vector<PrintField> plan_fields(const Space& space, const Plan& plan) {
                                                        {"after_constraints_relative_error", s.valid_relative_error},
                                                        {"in_shard_exact", s.in_shard_exact},
                                                        {"in_shard_relative_error", s.in_shard_relative_error},
-                                                       {"sampled_uniformly", s.sampled_uniformly}};
+                                                       {"sampled_uniformly", s.sampled_uniformly},
+                                                       {"sampled_by_default", s.sampled_by_default}};
   for (const auto& [key, value] : summary) f.push_back({key, value, "summary"});
   return f;
 }

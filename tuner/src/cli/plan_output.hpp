@@ -24,6 +24,7 @@ struct PlanRunOptions {
   bool strict = false;
   bool show_logs = false;
   std::uint64_t sample_every = 1;
+  std::uint64_t max_configs = plan_default_max_configs;  ///< --max-configs (0: no limit)
   std::string shard;  ///< --shard: empty (all), I/N or auto
 };
 

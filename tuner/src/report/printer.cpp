@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -48,8 +49,10 @@ std::string human_text(const PrintCell& cell, const PrintColumn& column) {
   if (std::holds_alternative<std::vector<std::string>>(cell)) return text_out::terminal_text(joined(cell, "; "));
   if (const auto* b = std::get_if<bool>(&cell)) return *b ? "*" : "";
   if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
-  if (const auto* d = std::get_if<double>(&cell))
+  if (const auto* d = std::get_if<double>(&cell)) {
+    if (!std::isfinite(*d)) return "-";  // a cache edited by hand: no number to show
     return column.digits >= 0 ? fmt::format("{:.{}f}", *d, column.digits) : fmt::format("{}", *d);
+  }
   std::string_view s = std::get<std::string>(cell);
   if (column.max_width == 0) return text_out::terminal_text(s);
   return text_out::cut_chars(text_out::terminal_text(s.substr(0, s.find('\n'))), column.max_width);
@@ -177,7 +180,8 @@ class CsvPrinter final : public Printer {
   static std::string text(const PrintCell& cell) {
     if (const auto* s = std::get_if<std::string>(&cell)) return field(*s);
     if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
-    if (const auto* d = std::get_if<double>(&cell)) return fmt::format("{}", *d);  // shortest exact
+    if (const auto* d = std::get_if<double>(&cell))  // shortest exact; empty (NULL) for no finite number
+      return std::isfinite(*d) ? fmt::format("{}", *d) : std::string();
     if (const auto* b = std::get_if<bool>(&cell)) return *b ? "1" : "0";
     if (is_list(cell)) return field(joined(cell, " "));
     return {};
@@ -209,7 +213,7 @@ class JsonPrinter final : public Printer {
   static Json value(const PrintCell& cell) {
     if (const auto* s = std::get_if<std::string>(&cell)) return *s;
     if (const auto* i = std::get_if<std::int64_t>(&cell)) return *i;
-    if (const auto* d = std::get_if<double>(&cell)) return *d;
+    if (const auto* d = std::get_if<double>(&cell)) return std::isfinite(*d) ? Json(*d) : Json(nullptr);
     if (const auto* b = std::get_if<bool>(&cell)) return *b;
     if (const auto* texts = std::get_if<std::vector<std::string>>(&cell)) return *texts;
     if (const auto* ints = std::get_if<std::vector<std::int64_t>>(&cell)) return *ints;
@@ -224,8 +228,10 @@ class JsonPrinter final : public Printer {
       for (std::size_t c = 0; c < table.columns.size(); ++c) {
         const PrintColumn& column = table.columns[c];
         if (!shown_to_programs(column) || std::holds_alternative<std::monostate>(row[c])) continue;
+        Json cell = value(row[c]);
+        if (cell.is_null()) continue;  // a number that is not finite: as absent as a NULL
         Json& into = column.group.empty() ? object : object[column.group];
-        into[column.key] = value(row[c]);
+        into[column.key] = std::move(cell);
       }
       out.push_back(std::move(object));
     }

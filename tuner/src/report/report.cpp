@@ -72,8 +72,8 @@ std::string top_table(const Model& m, const Group& g, std::size_t top) {
   for (const Trial& t : g.trials)
     if (t.score) ranked.push_back(&t);
   std::stable_sort(ranked.begin(), ranked.end(), [](const Trial* a, const Trial* b) { return *a->score < *b->score; });
-  const std::optional<double> baseline =
-      g.default_trial && g.default_trial->score ? g.default_trial->score : std::optional<double>{};
+  // The default's score, 0 where there is none (a score is a positive time or energy).
+  const double baseline = g.default_trial && g.default_trial->score ? *g.default_trial->score : 0.0;
   std::string out =
       "<table class=\"top\"><tr><th>#</th><th class=\"l\">config</th><th>time ms</th><th>±%</th>"
       "<th>GB/s</th><th>GFLOP/s</th><th>occupancy</th><th>regs</th>";
@@ -92,7 +92,7 @@ std::string top_table(const Model& m, const Group& g, std::size_t top) {
         opt(occupancy ? std::optional<double>(100 * *occupancy) : std::nullopt, "{:.0f} %"),
         r.registers ? std::to_string(*r.registers) : "–");
     if (g.has_energy) out += fmt::format("<td>{}</td><td>{}</td>", opt(r.energy_mj), opt(r.power_w, "{:.0f}"));
-    out += fmt::format("<td>{}</td></tr>\n", baseline ? fmt::format("{:.2f}x", *baseline / *ranked[i]->score) : "–");
+    out += fmt::format("<td>{}</td></tr>\n", baseline > 0 ? fmt::format("{:.2f}x", baseline / *ranked[i]->score) : "–");
   }
   out += "</table>\n";
   if (ranked.size() > shown && shown == kMaxDrawnTrials)

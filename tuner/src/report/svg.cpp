@@ -41,11 +41,20 @@ std::vector<double> nice_ticks(double lo, double hi) {
   return out;
 }
 
+// A range with an end that is not a finite number (a cache edited by hand) keeps its finite end,
+// or becomes [0, 1], so that no tick, line or mark is placed at NaN.
+void finite_range(double& lo, double& hi) {
+  if (!std::isfinite(lo) && !std::isfinite(hi)) lo = 0, hi = 1;
+  if (!std::isfinite(lo)) lo = hi;
+  if (!std::isfinite(hi)) hi = lo;
+}
+
 }  // namespace
 
 Scale Scale::linear(double lo, double hi) {
   Scale s;
   s.kind_ = Kind::linear;
+  finite_range(lo, hi);
   if (!(hi > lo)) {
     const double pad = lo == 0 ? 1 : std::fabs(lo) * 0.1;
     lo -= pad;
@@ -59,6 +68,7 @@ Scale Scale::linear(double lo, double hi) {
 Scale Scale::log(double lo, double hi) {
   Scale s;
   s.kind_ = Kind::log;
+  finite_range(lo, hi);
   lo = std::max(lo, 1e-300);
   hi = std::max(hi, lo);
   if (hi / lo < 1.5) {  // a narrow range: widen it so that ticks fall inside
@@ -223,6 +233,7 @@ std::string Plot::axes() const {
                      x1 - x0, y0 - y1);
   for (const auto& [v, label] : x_->ticks()) {
     const double x = px(v);
+    if (!std::isfinite(x)) continue;
     out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#999\"/>\n", x, y0, y0 + 4);
     const bool slant = x_->categorical() && text_out::char_count(label) > 4;
     out += slant ? fmt::format(
@@ -234,6 +245,7 @@ std::string Plot::axes() const {
   }
   for (const auto& [v, label] : y_->ticks()) {
     const double y = py(v);
+    if (!std::isfinite(y)) continue;
     out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e4e4e4\"/>\n", x0, x1, y);
     out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"end\">{}</text>\n", x0 - 4, y + 3,
                        xml_escape(text_out::cut_chars(label, 12, "")));

@@ -333,8 +333,9 @@ void SpaceLoader::read_kernel(const Entries& top, const YamlValue& root) {
   if (!is_identifier(space_.kernel))
     yaml_.fail(kernel.value, "kernel: '" + excerpt(space_.kernel) + "' is not an identifier",
                "a kernel family name uses letters, digits and '_' and does not start with a digit");
-  space_.source = read_path(require(top, root, "source", "source: my_kernel.cu").value, "source file",
-                            "for example 'source: ../kernels/transpose.cu'");
+  const YamlEntry& source = require(top, root, "source", "source: my_kernel.cu");
+  space_.source_where = yaml_.at(source.value.mark);
+  space_.source = read_path(source.value, "source file", "for example 'source: ../kernels/transpose.cu'");
   space_.entry = yaml_.string(require(top, root, "entry", "entry: transpose").value, "a string",
                               "the kernel's name, or a template instantiation such as 'scale<float, 4>'");
 }

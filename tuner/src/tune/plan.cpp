@@ -65,6 +65,16 @@ std::vector<std::string> space_options(const Space& space) {
   return resolve_include_dirs(texts, space.yaml_path.parent_path());
 }
 
+const KernelSource& space_source(KernelSources& sources, const Space& space) {
+  try {
+    return sources.for_options(space_options(space));
+  } catch (const SpaceError&) {
+    throw;
+  } catch (const Error& e) {
+    throw SpaceError(space.source_where, e.what(), "the source must stay a readable file while tiletune runs");
+  }
+}
+
 std::vector<std::string> compile_options(const Space& space, const Problem& problem, const Config& config) {
   std::vector<std::string> options;
   options.reserve(space.params.size() + space.problem.size() + space.compile_options.size());
@@ -152,12 +162,33 @@ struct PlannedConfigs {
   DomainSize valid;
   DomainSize in_shard;
   bool uniform = false;
+  bool by_default = false;      ///< past max_configs without a sample: a uniform sample
   std::vector<Config> configs;  ///< in enumeration order
 };
 
+// How many configs a plan compiles: ceil(count / every), or past the limit the default sample;
+// an explicit sample that leaves more than the limit is refused before any work.
+std::uint64_t configs_to_plan(const DomainSize& in_shard, std::uint64_t every, const PlanOptions& options,
+                              bool& by_default) {
+  const std::uint64_t wanted = in_shard.count / every + (in_shard.count % every != 0 ? 1 : 0);
+  by_default = false;
+  if (options.max_configs == 0 || wanted <= options.max_configs) return wanted;
+  if (every > 1) {
+    const std::uint64_t enough =
+        in_shard.count / options.max_configs + (in_shard.count % options.max_configs != 0 ? 1 : 0);
+    throw PlanTooLarge(fmt::format(
+        "--sample {} plans {}{} configs, more than the {} a plan compiles (--max-configs): pass --sample {} or more, "
+        "or raise --max-configs",
+        every, in_shard.exact ? "" : "~", wanted, options.max_configs, enough));
+  }
+  by_default = true;
+  return std::min({wanted, std::max<std::uint64_t>(1, options.default_sample), options.max_configs});
+}
+
 /// The configs a plan compiles, and the counts, from the space's lazy domain: every config (or
 /// every k-th) in enumeration order, or a uniform sample of ceil(count / k) of a space too large
-/// to walk (deterministic: drawn from a fixed seed).
+/// to walk, or past max_configs a uniform sample of default_sample (deterministic: drawn from a
+/// fixed seed). Holds only the configs it returns.
 PlannedConfigs planned_configs(const Space& space, const PlanOptions& options) {
   const SpaceDomain domain = space_domain(space, options.problem, options.shard);
   PlannedConfigs out;
@@ -166,14 +197,14 @@ PlannedConfigs planned_configs(const Space& space, const PlanOptions& options) {
   out.valid = domain.valid;
   out.in_shard = domain.domain.size_info();
   const std::uint64_t every = std::max<std::uint64_t>(1, options.sample_every);
-  out.uniform = every > 1 && (!out.in_shard.exact || out.in_shard.count > max_walked_configs);
+  const std::uint64_t wanted = configs_to_plan(out.in_shard, every, options, out.by_default);
+  out.uniform = out.by_default || (every > 1 && (!out.in_shard.exact || out.in_shard.count > max_walked_configs));
   if (!out.uniform) {
     std::uint64_t index = 0;
     for (auto point = domain.domain.next(); point; point = domain.domain.next(point))
       if (index++ % every == 0) out.configs.push_back(domain.config(*point));
     return out;
   }
-  const std::uint64_t wanted = (out.in_shard.count + every - 1) / every;
   std::vector<std::size_t> points;
   std::unordered_set<std::size_t> taken;
   std::uint64_t state = 0x91a7;
@@ -189,6 +220,13 @@ PlannedConfigs planned_configs(const Space& space, const PlanOptions& options) {
 
 }  // namespace
 
+void check_plan_size(const Space& space, const PlanOptions& options) {
+  const SpaceDomain domain = space_domain(space, options.problem, options.shard);
+  bool by_default = false;
+  (void)configs_to_plan(domain.domain.size_info(), std::max<std::uint64_t>(1, options.sample_every), options,
+                        by_default);
+}
+
 Plan plan_space(const Space& space, const PlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   Plan plan;
@@ -196,7 +234,7 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
   plan.problem = options.problem;
 
   KernelSources sources(space.source);
-  (void)sources.for_options(space_options(space));  // an unreadable source fails the plan at once
+  (void)space_source(sources, space);  // an unreadable source fails the plan at once, located
   const std::string arch = fmt::format("sm_{}", options.device.arch());
   CubinCache no_cache{std::filesystem::path{}};
   const CubinCache& cache = options.cache ? *options.cache : no_cache;
@@ -214,6 +252,10 @@ Plan plan_space(const Space& space, const PlanOptions& options) {
   plan.summary.in_shard_relative_error = planned.in_shard.relative_error;
   plan.summary.sample_every = std::max<std::uint64_t>(1, options.sample_every);
   plan.summary.sampled_uniformly = planned.uniform;
+  plan.summary.sampled_by_default = planned.by_default;
+  if (options.on_start)
+    options.on_start({planned.in_shard.count, planned.in_shard.exact, planned.configs.size(), planned.by_default,
+                      pool.threads()});
   plan.summary.shard = options.shard;
   std::vector<std::future<CompileResult>> pending;
   std::vector<std::size_t> pending_row;

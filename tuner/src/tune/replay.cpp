@@ -150,7 +150,12 @@ Evaluation recorded_evaluation(const ReplayProblem& problem, std::size_t point) 
 }
 
 const LandscapeTrial& recorded_trial(const ReplayProblem& problem, std::size_t point) {
-  static const LandscapeTrial unrecorded{.status = TrialStatus::pruned, .detail = "not in the recording"};
+  static const LandscapeTrial unrecorded = [] {
+    LandscapeTrial t;
+    t.status = TrialStatus::pruned;
+    t.detail = "not in the recording";
+    return t;
+  }();
   const auto recorded = problem.outcomes.find(point);
   return recorded == problem.outcomes.end() ? unrecorded : recorded->second;
 }

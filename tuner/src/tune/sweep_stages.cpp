@@ -81,7 +81,7 @@ std::shared_future<CompileResult> CompileAhead::reference_kernel(const Problem& 
 
 const KernelSource& CompileAhead::main_source() {
   const std::lock_guard lock(mutex_);
-  return sources_.for_options(space_options(space_));
+  return space_source(sources_, space_);
 }
 
 std::size_t CompileAhead::submitted() const {
