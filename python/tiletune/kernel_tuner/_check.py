@@ -12,20 +12,26 @@ import socket
 import sys
 import threading
 
-RELAY = '''"""Relays tiletune's check requests (stdin) to the Python process that tunes (a Unix socket)."""
+RELAY = '''"""Relays tiletune's check requests (stdin) to the Python process that tunes (a Unix socket).
+When either side goes away (tiletune stopped because the script's verify raised), it exits
+quietly: the script's own exception is the error the user sees."""
+import os
 import socket
 import sys
 
-sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-sock.connect(sys.argv[1])
-replies = sock.makefile("rb")
-for line in sys.stdin.buffer:
-    sock.sendall(line)
-    reply = replies.readline()
-    if not reply:
-        sys.exit(1)
-    sys.stdout.buffer.write(reply)
-    sys.stdout.buffer.flush()
+try:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(sys.argv[1])
+    replies = sock.makefile("rb")
+    for line in sys.stdin.buffer:
+        sock.sendall(line)
+        reply = replies.readline()
+        if not reply:
+            sys.exit(1)
+        sys.stdout.buffer.write(reply)
+        sys.stdout.buffer.flush()
+except (BrokenPipeError, ConnectionError):
+    os._exit(1)  # not sys.exit: flushing the closed stdout at exit would print a second traceback
 '''
 
 
