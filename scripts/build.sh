@@ -10,6 +10,9 @@ configure=()
 for arg in "$@"; do
   if [[ $arg == --all ]]; then targets=(); else configure+=("$arg"); fi
 done
+# In CI (CI=true) a warning of the libraries or the CLI (-Wall -Wextra) fails the build, so that no
+# new one lands; a user's build only prints it.
+[[ ${CI:-} == true ]] && configure=(-DTILETUNE_WARNINGS_AS_ERRORS=ON ${configure[@]+"${configure[@]}"})
 cuda_root="${CUDA_PATH:-/usr/local/cuda}"
 export PATH="$cuda_root/bin:$PATH"
 # -O2 with line tables (-g1): backtraces and profiles name file and line, and a cold build on 2

@@ -36,7 +36,11 @@ std::size_t in_flight_width(bool learns, unsigned compile_threads) {
 
 SearchRun sweep_search_run(const SearchDomain& domain, const SearchStrategy& strategy, const SearchBudget& budget,
                            unsigned compile_threads) {
-  return SearchRun{budget, in_flight_width(strategy.learns(), compile_threads), domain.start()};
+  SearchRun run;
+  run.budget = budget;
+  run.in_flight = in_flight_width(strategy.learns(), compile_threads);
+  run.first = domain.start();
+  return run;
 }
 
 std::optional<Evaluation> Evaluator::recall(std::size_t) { return std::nullopt; }
@@ -237,7 +241,10 @@ SearchTrace run_search(const SearchDomain& domain, SearchStrategy& strategy,
                        const std::function<Evaluation(std::size_t)>& evaluate, const SearchBudget& budget,
                        std::size_t in_flight) {
   SimulatedEvaluator evaluator(evaluate);
-  return run_search(domain, strategy, evaluator, SearchRun{budget, in_flight, std::nullopt});
+  SearchRun run;
+  run.budget = budget;
+  run.in_flight = in_flight;
+  return run_search(domain, strategy, evaluator, run);
 }
 
 }  // namespace tiletune
