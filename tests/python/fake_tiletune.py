@@ -70,11 +70,16 @@ def tune(argv):
     command = (space.get("verify") or {}).get("command") if isinstance(space.get("verify"), dict) else None
     process = subprocess.Popen(command, cwd=directory, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) \
         if command else None
+    # As tiletune does, a config the cache holds already is not measured (nor checked) again.
     trials = []
-    chosen = configs(space, directory)
+    if os.path.exists(db):
+        with open(db) as f:
+            trials = json.load(f)
+    held = {t["params"] for t in trials}
+    chosen = [c for c in configs(space, directory) if ";".join(f"{k}={v}" for k, v in c.items()) not in held]
     if budget and budget.isdigit():
         chosen = chosen[:int(budget)]
-    for i, config in enumerate(chosen):
+    for i, config in enumerate(chosen, start=len(trials)):
         status, detail = "ok", ""
         if process:
             answer = check(process, space, directory, config, None)

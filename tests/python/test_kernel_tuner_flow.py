@@ -78,3 +78,14 @@ def test_run_kernel_gives_back_every_argument(fake):
     assert out[2] is args[2] and out[3] is args[3]
     tune = next(argv for argv in fake.argvs() if argv[0] == "tune")
     assert "--confirm" in tune and tune[tune.index("--confirm") + 1] == "0"
+
+
+def test_run_kernel_twice_in_a_kept_workdir_runs_twice(fake, tmp_path, monkeypatch):
+    """TILETUNE_KT_WORKDIR keeps the space and its cache between calls: each call starts from an
+    empty cache, or the second would find its config measured, run nothing and return nothing."""
+    monkeypatch.setenv("TILETUNE_KT_WORKDIR", str(tmp_path / "work"))
+    for _ in range(2):
+        args = kt_problem()
+        out = kernel_tuner.run_kernel("scale", KT_KERNEL, 1000, args, {"block_size_x": 128}, quiet=True)
+        assert len(out) == 4 and out[0].shape == (1000,)
+    assert sum(1 for argv in fake.argvs() if argv[0] == "tune") == 2

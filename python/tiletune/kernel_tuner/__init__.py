@@ -237,9 +237,7 @@ class _Run:
         self.stop = []
         if server is not None:
             server.on_error = lambda: [p.kill() for p in self.stop]
-        for suffix in ("", "-wal", "-shm", "-journal"):  # each call starts from an empty cache
-            if os.path.exists(self.db + suffix):
-                os.unlink(self.db + suffix)
+        _empty_cache(self.db)
 
     def budget(self, served):
         """The strategy's budget less the configs the Kernel Tuner cache answered, which Kernel
@@ -288,6 +286,15 @@ class _Run:
             if "num_regs" in self.observer_keys and "registers" in r:
                 r["num_regs"] = r["registers"]
         return fresh
+
+
+def _empty_cache(db):
+    """Each call starts from an empty tiletune cache, also in a kept TILETUNE_KT_WORKDIR (a
+    second call there would find its config measured and run nothing). Returns db."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(db + suffix):
+            os.unlink(db + suffix)
+    return db
 
 
 def _read_cache(cache_file, kernel_name, problem_size, tune_params):
@@ -401,7 +408,7 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
             if dry_run():
                 _plan(space, quiet)
                 return list(arguments)
-            db = os.path.join(workdir, "tiletune.db")
+            db = _empty_cache(os.path.join(workdir, "tiletune.db"))
             _engine.run(["tune", space.yaml_path, "--db", db, "--device", str(device), "--strategy", "exhaustive",
                          "--confirm", "0", "--min-samples", "1", "--min-time", "0", "--max-time", "0.001", "-q"],
                         True)
