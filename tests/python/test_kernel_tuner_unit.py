@@ -132,7 +132,10 @@ def test_the_space_says_kernel_tuners_launch(tmp_path):
     with pytest.raises(KernelTunerArgumentError, match="texmem_args"):
         Space(str(tmp_path), "k", KernelSource(KERNEL, None), "CUDA", n, args, {"block_size_x": [32]},
               texmem_args={"t": args[0]})
-    with pytest.raises(TypeError, match="position 1"):
+    # Kernel Tuner's TypeError, named as every argument error is (never a bare TypeError).
+    with pytest.raises(KernelTunerArgumentError,
+                       match=r"^tiletune.kernel_tuner: arguments\[1\]: Argument at position 1 of type") as refused:
         Space(str(tmp_path), "k", KernelSource(KERNEL, None), "CUDA", n, [args[0], 5], {"block_size_x": [32]})
+    assert isinstance(refused.value, TypeError) and refused.value.argument == "arguments[1]"
     with pytest.raises(ValueError, match="forbidden name"):
         Space(str(tmp_path), "k", KernelSource(KERNEL, None), "CUDA", n, args, {"time": [1]})

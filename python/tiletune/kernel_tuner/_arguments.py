@@ -3,7 +3,7 @@ scalar arguments, their data written as .npy files, losslessly (each array's own
 bytes; each scalar's exact value)."""
 import os
 
-from ._errors import KernelTunerArgumentError
+from ._errors import KernelTunerArgumentError, KernelTunerTypeError
 
 # numpy dtype name -> (tiletune element type, lanes): complex numbers are CUDA's float2/double2.
 _TYPES = {
@@ -90,7 +90,7 @@ class Argument:
                 "choice as a tune_kernel call of its own")
         self.array = host_array(value, f"arguments[{index}]")
         if self.array is None and not is_scalar(value):
-            raise TypeError(f"Argument at position {index} of type: {type(value)} should be of type np.ndarray, numpy "
+            raise KernelTunerTypeError(f"arguments[{index}]", f"Argument at position {index} of type: {type(value)} should be of type np.ndarray, numpy "
                             "scalar, or HIP Python DeviceArray type")
         where = f"arguments[{index}]"
         if self.array is not None:
@@ -119,13 +119,13 @@ def check_answer(arguments, answer):
             continue
         expected = host_array(ans, f"answer[{i}]")
         if expected is None or not arg.is_array:
-            raise TypeError(f"Element {i} of the expected results list is not a numpy/cupy ndarray, torch Tensor or "
+            raise KernelTunerTypeError(f"answer[{i}]", f"Element {i} of the expected results list is not a numpy/cupy ndarray, torch Tensor or "
                             "numpy scalar.")
         if not np.can_cast(arg.array.dtype, expected.dtype):
-            raise TypeError(f"Element {i} of the expected results list has a dtype that is not compatible with the "
+            raise KernelTunerTypeError(f"answer[{i}]", f"Element {i} of the expected results list has a dtype that is not compatible with the "
                             f"dtype of the kernel output: {expected.dtype} != {arg.array.dtype}.")
         if expected.size != arg.array.size:
-            raise TypeError(f"Element {i} of the expected results list has a size different from the kernel argument: "
+            raise KernelTunerTypeError(f"answer[{i}]", f"Element {i} of the expected results list has a size different from the kernel argument: "
                             f"{expected.size} != {arg.array.size}.")
 
 

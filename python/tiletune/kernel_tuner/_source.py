@@ -2,7 +2,7 @@
 kernel, the others files it includes) or a code generator (a function of the params)."""
 import os
 
-from ._errors import KernelTunerArgumentError
+from ._errors import KernelTunerArgumentError, KernelTunerTypeError
 
 
 def looks_like_a_filename(text):
@@ -38,7 +38,7 @@ class KernelSource:
                     raise KernelTunerArgumentError("kernel_source", f"the auxiliary file {str(aux)!r} does not exist")
         if callable(primary):
             if lang is None:
-                raise TypeError("Please specify language when using a code generator function")
+                raise KernelTunerTypeError("lang", "Please specify language when using a code generator function")
             self.generator = primary
         elif isinstance(primary, os.PathLike) or looks_like_a_filename(primary):
             path = os.fspath(primary)
@@ -48,7 +48,7 @@ class KernelSource:
         elif isinstance(primary, str):
             self.code = primary
         else:
-            raise TypeError("Error kernel_source is not a string nor a callable function")
+            raise KernelTunerTypeError("kernel_source", "Error kernel_source is not a string nor a callable function")
 
     def text(self):
         """The source text where there is one (not for a generator)."""
@@ -65,7 +65,7 @@ def detect_language(kernel_source, lang):
     if lang is None:
         text = kernel_source.text()
         if text is None:  # a generator: Kernel Tuner asks for lang itself
-            raise TypeError("Please specify language when using a code generator function")
+            raise KernelTunerTypeError("lang", "Please specify language when using a code generator function")
         lowered = text.lower()
         lang = "CUDA" if "__global__" in lowered else "OpenCL" if "__kernel" in lowered else "C"
     upper = str(lang).upper()

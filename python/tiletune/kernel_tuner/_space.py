@@ -12,7 +12,7 @@ import re
 import shutil
 
 from ._arguments import Argument, check_answer, save_npy, scalar_text, write_answer
-from ._errors import KernelTunerArgumentError
+from ._errors import KernelTunerArgumentError, KernelTunerTypeError
 from ._params import Param, Restrictions, in_tiletune_subset, make_params, product, yaml_quote
 
 DIMS = ("x", "y", "z")
@@ -84,7 +84,7 @@ class Space:
                 save_npy(os.path.join(self.directory, f"{a.name}.npy"), a.array)
         self.answer = answer
         if answer is not None and len(answer) != len(self.arguments):
-            raise TypeError("The length of argument list and provided results do not match.")
+            raise KernelTunerTypeError("answer", "The length of argument list and provided results do not match.")
         if answer is not None and verify is None:
             check_answer(self.arguments, answer)
         self.verify_python = verify is not None or check_command is not None
@@ -526,7 +526,7 @@ def _problem_sizes(problem_size):
         raise KernelTunerArgumentError("problem_size", "expected an int, a string or a tuple of 1 to 3 of them")
     for s in sizes:
         if not (_is_int(s) or isinstance(s, str)):
-            raise TypeError("Error: problem_size should only contain strings or integers")
+            raise KernelTunerTypeError("problem_size", "Error: problem_size should only contain strings or integers")
     return sizes + [1] * (3 - len(sizes))
 
 
