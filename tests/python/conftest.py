@@ -96,6 +96,6 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.setenv("TILETUNE_CLI", str(wrapper))
     monkeypatch.setenv("FAKE_TILETUNE_LOG", str(log))
     monkeypatch.setenv("FAKE_TILETUNE_REQUESTS", str(requests))
-    for name in ("TILETUNE_KT_DRY_RUN", "TILETUNE_KT_WORKDIR", "KERNEL_TUNER_PARALLEL"):
+    for name in ("TILETUNE_KT_DRY_RUN", "TILETUNE_KT_WORKDIR"):
         monkeypatch.delenv(name, raising=False)
     return FakeCli(log, requests)

@@ -58,14 +58,6 @@ def test_parallel_more_gpus_than_the_host_has(fake, monkeypatch):
         tune(parallel=3)
 
 
-def test_kernel_tuner_parallel_environment_variable(fake, monkeypatch):
-    argvs = fake.argvs
-    monkeypatch.setenv("KERNEL_TUNER_PARALLEL", "true")
-    tune()
-    argv = tune_argv(argvs)
-    assert argv[argv.index("--devices") + 1] == "all"
-
-
 def test_without_parallel_one_device(fake):
     argvs = fake.argvs
     tune(device=0)

@@ -1,12 +1,10 @@
 """The keywords of tune_kernel / run_kernel beyond the ones every Kernel Tuner release takes:
-Kernel Tuner 1.4's tuning on several GPUs (`parallel`, and the environment variable
-KERNEL_TUNER_PARALLEL that turns it on) and its parallel compilation (`parallel_compile`) mapped
+Kernel Tuner 1.4's tuning on several GPUs (`parallel`) and its parallel compilation
+(`parallel_compile`) mapped
 onto tiletune's device pool and compile threads; the distribution options of Kernel Tuner's
 development releases and older runners, and what is outside CUDA kernel tuning, refused by name;
 any other keyword refused as one Kernel Tuner does not have. Never a bare TypeError: a script
 that passes a keyword gets a KernelTunerArgumentError naming it."""
-import os
-
 from ._errors import KernelTunerArgumentError
 
 # Keywords a Kernel Tuner script may pass that tiletune does not honour, and why.
@@ -34,24 +32,10 @@ def refuse_extra(kwargs, function):
         raise KernelTunerArgumentError(name, f"not an argument of Kernel Tuner 1.4's {function}")
 
 
-def _from_environment():
-    """KERNEL_TUNER_PARALLEL as Kernel Tuner reads it: true/yes/on, or a number of GPUs."""
-    text = os.environ.get("KERNEL_TUNER_PARALLEL", "").strip().lower()
-    if text in ("", "0", "false", "no", "off"):
-        return False
-    if text in ("true", "yes", "on"):
-        return True
-    if text.isdigit():
-        return int(text)
-    raise KernelTunerArgumentError("KERNEL_TUNER_PARALLEL", f"{text!r} is neither true/false nor a number of GPUs")
-
-
 def device_argv(parallel, device, device_count=None):
     """tiletune tune's device options: --device K, or the device pool for parallel (True: every
     GPU of the host, `--devices all`; N: the first N, `--devices 0,...,N-1`). device_count, when
     known, bounds N."""
-    if parallel is False or parallel is None:
-        parallel = _from_environment()
     if parallel is False or parallel is None:
         return ["--device", str(device)]
     if parallel is True:
