@@ -170,12 +170,12 @@ struct PlannedConfigs {
 // an explicit sample that leaves more than the limit is refused before any work.
 std::uint64_t configs_to_plan(const DomainSize& in_shard, std::uint64_t every, const PlanOptions& options,
                               bool& by_default) {
-  const std::uint64_t wanted = in_shard.count / every + (in_shard.count % every != 0 ? 1 : 0);
+  const auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); };
+  const std::uint64_t wanted = ceil_div(in_shard.count, every);
   by_default = false;
   if (options.max_configs == 0 || wanted <= options.max_configs) return wanted;
   if (every > 1) {
-    const std::uint64_t enough =
-        in_shard.count / options.max_configs + (in_shard.count % options.max_configs != 0 ? 1 : 0);
+    const std::uint64_t enough = ceil_div(in_shard.count, options.max_configs);
     throw PlanTooLarge(fmt::format(
         "--sample {} plans {}{} configs, more than the {} a plan compiles (--max-configs): pass --sample {} or more, "
         "or raise --max-configs",
