@@ -233,7 +233,6 @@ std::string Plot::axes() const {
                      x1 - x0, y0 - y1);
   for (const auto& [v, label] : x_->ticks()) {
     const double x = px(v);
-    if (!std::isfinite(x)) continue;
     out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#999\"/>\n", x, y0, y0 + 4);
     const bool slant = x_->categorical() && text_out::char_count(label) > 4;
     out += slant ? fmt::format(
@@ -245,7 +244,6 @@ std::string Plot::axes() const {
   }
   for (const auto& [v, label] : y_->ticks()) {
     const double y = py(v);
-    if (!std::isfinite(y)) continue;
     out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e4e4e4\"/>\n", x0, x1, y);
     out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"end\">{}</text>\n", x0 - 4, y + 3,
                        xml_escape(text_out::cut_chars(label, 12, "")));
