@@ -192,17 +192,24 @@ TEST(FakeSweep, ATrialKeepsItsSamplesAndItsVerificationTime) {
   }
 }
 
+// The message of a sweep of 12 trials whose fake worker answers trial `at` with a failure every
+// config would share (`mode`): the sweep must stop with an Error.
+std::string error_of_stopped_sweep(ToySweep& toy, const char* mode, const char* at) {
+  SweepOptions o = toy.options(mode, {"--at", at});
+  o.budget.evaluations = 12;
+  try {
+    (void)run_sweep(toy.space, o);
+  } catch (const Error& e) { return e.what(); }
+  ADD_FAILURE() << "the sweep did not stop on " << mode;
+  return {};
+}
+
 // A host check that fails (its program exited, answered garbage or nothing) would fail every
 // config after it: the sweep stops with the check's message, the trials before it are kept and
 // the one it could not judge is not recorded (a rerun measures it).
 TEST(FakeSweep, AHostCheckThatFailsStopsTheSweep) {
   ToySweep toy;
-  SweepOptions o = toy.options("checkfail", {"--at", "4"});
-  o.budget.evaluations = 12;
-  std::string error;
-  try {
-    (void)run_sweep(toy.space, o);
-  } catch (const Error& e) { error = e.what(); }
+  const std::string error = error_of_stopped_sweep(toy, "checkfail", "4");
   EXPECT_NE(error.find("host check [./check.py] exited with status 1 before answering"), std::string::npos) << error;
   EXPECT_NE(error.find("the sweep stops"), std::string::npos) << error;
   const std::vector<TrialRow> rows = toy.rows();
@@ -220,12 +227,7 @@ TEST(FakeSweep, AHostCheckThatFailsStopsTheSweep) {
 // recorded for the config that met it, where it used to record it for every config.
 TEST(FakeSweep, AGlobalThatCannotBeFilledStopsTheSweepWithOneLine) {
   ToySweep toy;
-  SweepOptions o = toy.options("globalfail", {"--at", "1"});
-  o.budget.evaluations = 12;
-  std::string error;
-  try {
-    (void)run_sweep(toy.space, o);
-  } catch (const Error& e) { error = e.what(); }
+  const std::string error = error_of_stopped_sweep(toy, "globalfail", "1");
   EXPECT_NE(error.find("module global 'filter' is 900 bytes"), std::string::npos) << error;
   EXPECT_NE(error.find("every config would fail the same way"), std::string::npos) << error;
   EXPECT_EQ(error.find('\n'), std::string::npos) << "one line: " << error;
