@@ -79,8 +79,9 @@ namespace {
 // A guess of one compile's wall time on one thread (35-100 ms for a small kernel to sm_90 CUBIN on
 // the H200's host, more on a loaded laptop), for the line that says how long a plan will take.
 constexpr double kSecondsPerCompile = 0.08;
-// A plan expected to take longer says so before it starts; one that prints no progress bar (stderr
-// is not a terminal) prints a progress line this often.
+// A plan expected to take longer says so before it starts, and, where stderr is not a terminal
+// (no progress bar), prints a progress line this often; a shorter one prints no line (a program
+// that reads stdout and stderr together gets the plan alone).
 constexpr double kAnnounceSeconds = 10;
 constexpr double kProgressLineSeconds = 5;
 
@@ -91,22 +92,24 @@ std::string space_place(const Space& space) {
 }
 
 // The notes a plan prints before it compiles: a default sample of a space past --max-configs,
-// and how long it will take when that is more than a few seconds.
-void announce(const Space& space, const PlanRunOptions& o, const PlanStart& start) {
+// and how long it will take when that is more than kAnnounceSeconds. Returns whether it said so.
+bool announce(const Space& space, const PlanRunOptions& o, const PlanStart& start) {
   if (start.sampled_by_default)
     std::cerr << fmt::format(
         "{}: note: {}{} configs after constraints, more than the {} a plan compiles (--max-configs): planning a "
         "uniform sample of {} (--sample K plans 1 in K; --max-configs N raises the limit)\n",
         space_place(space), start.in_shard_exact ? "" : "~", start.in_shard, o.max_configs, start.to_compile);
   const double seconds = static_cast<double>(start.to_compile) * kSecondsPerCompile / std::max(1u, start.threads);
-  if (seconds >= kAnnounceSeconds)
-    std::cerr << fmt::format("plan: compiling up to {} configs on {} threads, about {:.0f} s (cubins compiled before "
-                             "are reused)\n",
-                             start.to_compile, start.threads, seconds);
+  if (seconds < kAnnounceSeconds) return false;
+  std::cerr << fmt::format("plan: compiling up to {} configs on {} threads, about {:.0f} s (cubins compiled before "
+                           "are reused)\n",
+                           start.to_compile, start.threads, seconds);
+  return true;
 }
 
-// Progress on stderr: a bar that rewrites itself on a terminal, else a line every few seconds.
-std::function<void(std::size_t, std::size_t)> progress_printer() {
+// Progress on stderr: a bar that rewrites itself on a terminal, else, for a plan announced as long
+// (*announced), a line every few seconds.
+std::function<void(std::size_t, std::size_t)> progress_printer(std::shared_ptr<const bool> announced) {
   if (stderr_is_tty()) {
     return [](std::size_t done, std::size_t total) {
       std::cerr << fmt::format("\rplanning: {}/{} configs", done, total) << std::flush;
@@ -115,7 +118,8 @@ std::function<void(std::size_t, std::size_t)> progress_printer() {
   }
   const auto start = std::chrono::steady_clock::now();
   auto last = std::make_shared<double>(0);
-  return [start, last](std::size_t done, std::size_t total) {
+  return [start, last, announced](std::size_t done, std::size_t total) {
+    if (!*announced) return;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (done == total || elapsed - *last < kProgressLineSeconds) return;
     *last = elapsed;
@@ -146,8 +150,9 @@ Plan run_plan(const Space& space, const PlanRunOptions& o) {
   }
   validate_inputs_and_checks(space, {fmt::format("sm_{}", options.device.arch()), options.cache});
   if (!o.quiet) {
-    options.progress = progress_printer();
-    options.on_start = [&space, &o](const PlanStart& start) { announce(space, o, start); };
+    auto announced = std::make_shared<bool>(false);
+    options.progress = progress_printer(announced);
+    options.on_start = [&space, &o, announced](const PlanStart& start) { *announced = announce(space, o, start); };
   }
   return plan_space(space, options);
 }
