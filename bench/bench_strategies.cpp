@@ -14,7 +14,10 @@
 // evaluated, as replay_sweep simulates it) counted as cost: evaluations to 99 % with the
 // confirmation of a search stopped there, the score over a budget of trials that includes the
 // confirmation, and the confirmation trials of the whole search. `auto` is the sweep's default:
-// the strategy and budget choose_strategy gives for the problem's configs.
+// the strategy and budget choose_strategy gives for the problem's configs. A strategy may be
+// the forest with other settings, "forest:local=0.3:kappa=0.5" (make_strategy; keys: explore,
+// local, kappa, bases, joint, alignment): bench/choose_settings.py picks among such a grid,
+// leaving one kernel out at a time.
 //
 //   bench_strategies [--seeds 50] [--landscapes DIR] [--configs DIR] [--out DIR]
 //                    [--strategies a,b,...] [--threads 16] [--in-flight K] [--cap 0.3]
@@ -23,7 +26,7 @@
 //
 // Each search is the one a sweep makes (run_search over the recording: the sliding window of
 // in_flight_width(learns, --threads) points in flight, the default config first), unless
-// --in-flight fixes the width. --threads 16 is the H200 host's cores. Structured strategies
+// --in-flight fixes the width (a strategy that learns searches the same at any width up to 8). --threads 16 is the H200 host's cores. Structured strategies
 // stop at --cap of the domain (at least --cap-min evaluations and the score's range), random at
 // the whole domain, `auto` at its own budget; on a synthetic domain every strategy stops at --synthetic-cap.
 // --within K: the seeds that reached 99 % within K evaluations are counted.
@@ -137,7 +140,9 @@ Args parse_args(int argc, char** argv) {
                    "                        [--strategies a,b,...] [--threads 16] [--in-flight K] [--cap 0.3]\n"
                    "                        [--cap-min 100] [--within 400] [--synthetic 1e5,1e7]\n"
                    "                        [--synthetic-cap 2000] [--warm-start K]\n"
-                   "  --strategies takes the names make_strategy knows and auto (the sweep's default);\n"
+                   "  --strategies takes the names make_strategy knows and auto (the sweep's default), and the\n"
+                   "  forest with other settings: forest:local=0.3:kappa=0.5 (keys: explore, local, kappa,\n"
+                   "  bases, joint, alignment; bench/choose_settings.py compares a grid of them);\n"
                    "  --landscapes '' skips the recordings; --warm-start K replays each recording with the\n"
                    "  top K configs of every other recording of its kernel preferred, against a cold start\n";
       std::exit(0);

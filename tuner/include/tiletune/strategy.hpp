@@ -111,7 +111,7 @@ class SearchStrategy {
   virtual ~SearchStrategy() = default;
   [[nodiscard]] virtual std::string_view name() const = 0;
   /// Whether its proposals depend on the outcomes it has observed. A strategy that learns gets
-  /// fewer points in flight (in_flight_width), so that each proposal knows more.
+  /// fewer points in flight (in_flight_width, kSearchLag), so that each proposal knows more.
   [[nodiscard]] virtual bool learns() const = 0;
   [[nodiscard]] virtual std::vector<std::size_t> propose(std::size_t max_count) = 0;
   /// time: the measured time of a proposed point (lower is better, > 0); nullopt: it failed
@@ -129,8 +129,11 @@ class SearchStrategy {
 /// exhaustive, random, local, genetic, forest.
 [[nodiscard]] const std::vector<std::string>& strategy_names();
 
-/// A strategy over domain (which must outlive it), repeatable for a given seed. Throws Error
-/// naming the known strategies when name is not one.
+/// A strategy over domain (which must outlive it), repeatable for a given seed. The strategies
+/// that learn run kSearchLag behind their proposals. name may also be the forest with other
+/// settings than its defaults, for experiments (bench_strategies): "forest:local=0.3:kappa=0.5",
+/// keys explore, local, kappa, bases, joint, alignment (strategy/common.hpp, ForestSettings).
+/// Throws Error naming the known strategies when name is not one, or the setting it cannot read.
 [[nodiscard]] std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, const SearchDomain& domain,
                                                             std::uint64_t seed);
 
@@ -206,10 +209,16 @@ struct SearchRun {
   std::function<bool(const Evaluation&)> good_enough;
 };
 
+/// How many proposals behind a strategy of make_strategy that learns runs: its k-th proposal
+/// is chosen from the outcomes of proposals 0..k-kSearchLag (more only when it has nothing to
+/// propose without them), so that it makes the same proposals with 1 to kSearchLag points in
+/// flight, on any host. A wider window gets no more: it waits for the outcomes it needs.
+inline constexpr std::size_t kSearchLag = 8;
+
 /// The in-flight width of a sweep, and of a replay that simulates it, for a strategy that
 /// learns (or not) and a compile pool of compile_threads (0: one per core). A strategy that
-/// learns gets one per compile thread, 4 to 8 (the replay benchmark loses little at 8:
-/// bench/results/2026-11-29-strategies.md); one that does not keeps the pool busy
+/// learns gets kSearchLag, whatever the host: what it proposes does not depend on the width,
+/// and the compiles of eight proposals keep any pool busy. One that does not keeps the pool busy
 /// (max(32, 4 x threads)), without queueing minutes of compiles a budget may never use.
 [[nodiscard]] std::size_t in_flight_width(bool learns, unsigned compile_threads);
 /// The run a sweep makes of one problem, and a replay that simulates it: the budget, the

@@ -194,7 +194,7 @@ struct WarmStart {
   std::map<std::string, std::vector<std::string>> rankings;  ///< canonical problem -> ok configs' params, fastest first
 };
 /// The points a warm start passes to the strategy: enough for the first window of a strategy
-/// that learns (in_flight_width: 4 to 8), so that the model starts from the other device's best
+/// that learns (in_flight_width: kSearchLag, 8), so that the model starts from the other device's best
 /// region and then learns from this device's times instead of copying the other's ranking.
 inline constexpr std::size_t warm_start_points = 8;
 /// Reads a warm start for `space`'s kernel from a cache DB (SQLite) or a landscape recording

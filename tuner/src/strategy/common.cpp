@@ -52,18 +52,26 @@ bool StrategyBase::is_observed(std::size_t point) const {
   return it != proposed_.end() && !std::isnan(it->second);
 }
 
-void StrategyBase::observe(std::size_t point, std::optional<double> time) {
-  const auto it = proposed_.find(point);
-  if (it == proposed_.end() || !std::isnan(it->second))
-    throw Error(
-        fmt::format("search strategy '{}': observe({}) for a point that is not outstanding "
-                    "(never proposed, already observed, or outside the domain)",
-                    name_, point));
+Error not_outstanding(std::string_view strategy, std::size_t point) {
+  return Error(
+      fmt::format("search strategy '{}': observe({}) for a point that is not outstanding "
+                  "(never proposed, already observed, or outside the domain)",
+                  strategy, point));
+}
+
+void check_observed_time(std::string_view strategy, const SearchDomain& domain, std::size_t point,
+                         std::optional<double> time) {
   if (time && !(std::isfinite(*time) && *time > 0))
     throw Error(
         fmt::format("search strategy '{}': point {} ({}) observed with time {}; a time must be positive "
                     "and finite (pass nullopt for a failed point)",
-                    name_, point, describe_point(domain_, point), *time));
+                    strategy, point, describe_point(domain, point), *time));
+}
+
+void StrategyBase::observe(std::size_t point, std::optional<double> time) {
+  const auto it = proposed_.find(point);
+  if (it == proposed_.end() || !std::isnan(it->second)) throw not_outstanding(name_, point);
+  check_observed_time(name_, domain_, point, time);
   --outstanding_;
   ++observed_count_;
   const double s = time ? *time : kFailed;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tiletune/error.hpp"
 #include "tiletune/strategy.hpp"
 
 namespace tiletune::strategy_detail {
@@ -127,6 +128,12 @@ class StrategyBase : public SearchStrategy {
   std::optional<std::size_t> best_;
 };
 
+/// The error of an observe() for a point that is not outstanding.
+[[nodiscard]] Error not_outstanding(std::string_view strategy, std::size_t point);
+/// Throws Error when time is set and not positive and finite.
+void check_observed_time(std::string_view strategy, const SearchDomain& domain, std::size_t point,
+                         std::optional<double> time);
+
 /// "TILE=32 BLOCK=8" for error messages.
 [[nodiscard]] std::string describe_point(const SearchDomain& domain, std::size_t point);
 
@@ -134,6 +141,36 @@ class StrategyBase : public SearchStrategy {
 [[nodiscard]] std::unique_ptr<SearchStrategy> make_random(const SearchDomain& domain, std::uint64_t seed);
 [[nodiscard]] std::unique_ptr<SearchStrategy> make_local(const SearchDomain& domain, std::uint64_t seed);
 [[nodiscard]] std::unique_ptr<SearchStrategy> make_genetic(const SearchDomain& domain, std::uint64_t seed);
-[[nodiscard]] std::unique_ptr<SearchStrategy> make_forest(const SearchDomain& domain, std::uint64_t seed);
+/// The forest's own settings: the defaults are the strategy's; bench_strategies tries others
+/// ("forest:local=0.3:kappa=0.5", parse_forest_settings) to choose them on some landscapes and
+/// report them on the rest.
+struct ForestSettings {
+  /// Share of proposals that are random points, so that the model's blind spots get sampled.
+  double explore = 0.1;
+  /// Share of the model's proposals that are local steps: of the points one param away from the
+  /// fastest measured ones, the one the model likes best. A forest predicts in coarse blocks, so a
+  /// narrow optimum next to a good point is found faster this way than by the global bound.
+  double local = 0.5;
+  /// Lower confidence bound of the global proposals: mean - kappa * (spread across trees), in log time.
+  double kappa = 1.0;
+  /// Fastest measured points whose neighbours the local steps and the pool consider.
+  std::size_t bases = 5;
+  /// A local step picks among the neighbours of all those points (true), or of the fastest one
+  /// whose neighbours are not all proposed (false).
+  bool joint = true;
+  /// Besides each param's value rank, the largest power of two dividing its value as a feature
+  /// (for params of positive integers with three or more such powers): block and tile sizes
+  /// that are multiples of the warp or of a cache line are often fast out of their rank order.
+  bool alignment = true;
+};
+/// Settings from "key=value:key=value..." (keys: explore, local, kappa, bases, joint, alignment), over the
+/// defaults. Throws Error naming a key or value it does not take.
+[[nodiscard]] ForestSettings parse_forest_settings(std::string_view text);
+[[nodiscard]] std::unique_ptr<SearchStrategy> make_forest(const SearchDomain& domain, std::uint64_t seed,
+                                                          const ForestSettings& settings = {});
+/// inner, shown each outcome only once it is at least lag proposals old (or when it has nothing
+/// to propose without it): the same proposals at any number in flight up to lag (lagged.cpp).
+[[nodiscard]] std::unique_ptr<SearchStrategy> make_lagged(std::unique_ptr<SearchStrategy> inner,
+                                                          const SearchDomain& domain, std::size_t lag);
 
 }  // namespace tiletune::strategy_detail

@@ -1,20 +1,25 @@
 // forest: model-based search. After a spread-out initial design (a warm start's preferred
 // points first), it fits a random forest of regression trees to log(time) of the measured
 // points and scores a bounded pool of candidates: random points of the domain, refreshed as it
-// goes, and the points one and two steps from the fastest measured ones. Half of its
-// proposals take the pool's lowest confidence bound (mean - kappa * spread across trees): low
-// where the model expects a fast config, or where the trees disagree. The other half are
-// local steps, the neighbour of one of the fastest measured points that the model likes best,
-// and a tenth of all proposals are random. Failed points get a penalty target worse than
-// anything measured, so the model learns to avoid regions that do not compile or launch.
+// goes, and the points one param away from the fastest measured ones (any value of it, and two
+// grid steps). Half of its proposals take the pool's lowest confidence bound (mean - kappa *
+// spread across trees): low where the model expects a fast config, or where the trees disagree.
+// The other half are local steps: of the points one param away from the fastest few measured,
+// the one the model likes best (tuning params are often categorical or irregular along their
+// value lists, so one grid step is too near: on the published convolution landscapes the
+// optimum was a block size 8 steps from the runner-up); a tenth of all proposals are random.
+// Failed points get a penalty target worse than anything measured, so the model learns to
+// avoid regions that do not compile or launch. Its settings (ForestSettings) were chosen on
+// published landscapes, leaving each kernel out in turn (bench/choose_settings.py).
 //
 // A proposal costs the same whatever the domain's size: the pool is bounded, and once fits
 // grow dearer only the oldest trees are refitted per observation. Features are the ranks of
-// the param values (trees only compare, so ranks split exactly like raw values); with a
-// handful of values per param, a split is found from per-rank histograms, one pass over the
-// node's samples filling those of several features at once. The proposals of a seed are a
-// contract of sorts (bench_strategies prints their digest): a change for speed keeps the
-// random draws, the split choices and the order of every floating-point sum.
+// the param values (trees only compare, so ranks split exactly like raw values), and for
+// integer params the largest power of two dividing the value; with a handful of values per
+// feature, a split is found from per-rank histograms, one pass over the node's samples
+// filling those of several features at once. The proposals of a seed are a contract of sorts
+// (bench_strategies prints their digest): a change for speed keeps the random draws, the split
+// choices and the order of every floating-point sum.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -34,23 +39,13 @@ constexpr std::size_t kTrees = 32;
 constexpr std::size_t kMinLeaf = 2;
 /// Features each split chooses from (at least one that can split the node).
 constexpr double kFeatureShare = 0.5;
-/// Lower confidence bound: mean - kKappa * (spread across trees), in log time.
-constexpr double kKappa = 1.0;
-/// Share of proposals that are random points, so that the model's blind spots get sampled.
-constexpr double kExploreShare = 0.1;
-/// Share of the model's proposals that are local steps: the neighbour of a fast measured
-/// point that the model likes best. A forest predicts in coarse blocks, so a narrow optimum
-/// next to a good point is often found faster this way than by the global bound.
-constexpr double kLocalShare = 0.5;
-/// Fastest measured points whose neighbours a local step considers, best first.
-constexpr std::size_t kLocalBases = 3;
 /// Random candidates each point of the initial design is picked from (the farthest one wins).
 constexpr std::size_t kDesignCandidates = 16;
 /// Spread-out design points after a warm start's preferred ones.
 constexpr std::size_t kSpreadAfterPreferred = 2;
 /// The candidate pool a fit scores: random points (kPoolFresh new ones per fit, the oldest
-/// dropped beyond kPoolRandom), plus the points one step from the kLocalBases fastest measured
-/// points and two steps from the kTwoStepBases fastest. Bounded, so a proposal costs the same
+/// dropped beyond kPoolRandom), plus the points one grid step and one param (any value) from the
+/// fastest measured points (ForestSettings::bases), and two grid steps from the kTwoStepBases fastest. Bounded, so a proposal costs the same
 /// on a space of 10^4 or 10^7 configs.
 constexpr std::size_t kPoolRandom = 1000;
 constexpr std::size_t kPoolFresh = 100;
@@ -81,6 +76,30 @@ std::uint64_t mix(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
+}
+
+/// Values of a param on each side of a point's that a local step considers: every value of the
+/// params tuning spaces have (a few to a few dozen), a bounded number of a param of thousands.
+constexpr std::size_t kLocalReach = 16;
+
+/// Valid points that differ from point in exactly one param, by any value of it within
+/// kLocalReach steps of its own: tuning params are often categorical or irregular along their
+/// value list (a block size of 128 fast, 112 and 144 slow), so a grid step is too near.
+std::vector<std::size_t> hamming_neighbours(const SearchDomain& domain, std::size_t point) {
+  std::vector<std::uint16_t> c = domain.coords(point);
+  std::vector<std::size_t> out;
+  for (std::size_t d = 0; d < c.size(); ++d) {
+    const std::uint16_t own = c[d];
+    const std::size_t first = own > kLocalReach ? own - kLocalReach : 0;
+    const std::size_t last = std::min(domain.param_values()[d].size(), own + kLocalReach + 1);
+    for (std::size_t v = first; v < last; ++v) {
+      if (v == own) continue;
+      c[d] = static_cast<std::uint16_t>(v);
+      if (const std::optional<std::size_t> q = domain.find(c)) out.push_back(*q);
+    }
+    c[d] = own;
+  }
+  return out;
 }
 
 /// A forest of regression trees over small integer features (value ranks).
@@ -449,7 +468,7 @@ class PointIndex {
 /// The features of a point: the rank of each param's value among that param's distinct values.
 class RankFeatures {
  public:
-  explicit RankFeatures(const SearchDomain& domain) : domain_(domain) {
+  RankFeatures(const SearchDomain& domain, bool alignment) : domain_(domain) {
     for (const std::vector<std::int64_t>& values : domain.param_values()) {
       std::vector<std::int64_t> sorted = values;
       std::sort(sorted.begin(), sorted.end());
@@ -460,12 +479,39 @@ class RankFeatures {
       for (const std::int64_t v : values)
         ranks.push_back(static_cast<std::uint16_t>(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin()));
     }
+    if (alignment) add_alignment_features();
   }
+
+  /// Per param of positive integers whose values have 3 or more powers of two dividing them:
+  /// the largest power of two dividing the value, as a feature of its own.
+  void add_alignment_features() {
+    const auto& params = domain_.param_values();
+    for (std::size_t d = 0; d < params.size(); ++d) {
+      const std::vector<std::int64_t>& values = params[d];
+      if (values.empty() || std::any_of(values.begin(), values.end(), [](std::int64_t v) { return v <= 0; })) continue;
+      std::vector<int> levels;
+      for (const std::int64_t v : values) levels.push_back(std::countr_zero(static_cast<std::uint64_t>(v)));
+      std::vector<int> distinct = levels;
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      if (distinct.size() < 3) continue;
+      std::vector<std::uint16_t> ranks;
+      for (const int l : levels)
+        ranks.push_back(static_cast<std::uint16_t>(std::lower_bound(distinct.begin(), distinct.end(), l) - distinct.begin()));
+      extra_param_.push_back(d);
+      extra_rank_.push_back(std::move(ranks));
+      bins_.push_back(distinct.size());
+      spans_.push_back(static_cast<double>(distinct.size()) - 1);
+    }
+  }
+  /// Features per point: one per param, then the alignment ones.
+  [[nodiscard]] std::size_t width() const noexcept { return bins_.size(); }
 
   /// Appends the point's features to rows.
   void append(std::size_t point, std::vector<std::uint16_t>& rows) const {
     const std::vector<std::uint16_t> c = domain_.coords(point);
     for (std::size_t d = 0; d < c.size(); ++d) rows.push_back(rank_of_[d][c[d]]);
+    for (std::size_t e = 0; e < extra_param_.size(); ++e) rows.push_back(extra_rank_[e][c[extra_param_[e]]]);
   }
   [[nodiscard]] const std::vector<std::size_t>& bins() const noexcept { return bins_; }
   /// The largest rank of param d (at least 1), to normalise distances.
@@ -476,16 +522,19 @@ class RankFeatures {
   std::vector<std::vector<std::uint16_t>> rank_of_;  ///< [param][value index]
   std::vector<std::size_t> bins_;                    ///< distinct values of each param
   std::vector<double> spans_;
+  std::vector<std::size_t> extra_param_;                ///< the param of each alignment feature
+  std::vector<std::vector<std::uint16_t>> extra_rank_;  ///< [alignment feature][value index]
 };
 
 class ForestSearch final : public StrategyBase {
  public:
-  ForestSearch(const SearchDomain& domain, std::uint64_t seed)
+  ForestSearch(const SearchDomain& domain, std::uint64_t seed, const ForestSettings& settings)
       : StrategyBase("forest", domain),
+        settings_(settings),
         rng_(seed),
         design_size_(design_size(domain)),
-        features_(domain),
-        forest_(domain.dimensions(), features_.bins()) {}
+        features_(domain, settings.alignment),
+        forest_(features_.width(), features_.bins()) {}
 
   // Its proposals depend on what it has observed: it gets a narrow window in flight.
   [[nodiscard]] bool learns() const override { return true; }
@@ -509,9 +558,9 @@ class ForestSearch final : public StrategyBase {
       }
       if (fitted_at_ == 0) break;  // no model until some of the design has been measured
       std::optional<std::size_t> p;
-      if (rng_.chance(kExploreShare))
+      if (rng_.chance(settings_.explore))
         p = pick_unproposed(rng_);
-      else if (rng_.chance(kLocalShare))
+      else if (rng_.chance(settings_.local))
         p = near_best();
       if (!p) p = lowest_bound();
       if (!p) break;
@@ -530,7 +579,7 @@ class ForestSearch final : public StrategyBase {
       const auto at =
           std::upper_bound(fastest_.begin(), fastest_.end(), s, [&](double v, std::size_t p) { return v < score(p); });
       fastest_.insert(at, point);
-      if (fastest_.size() > kLocalBases) fastest_.pop_back();
+      if (fastest_.size() > settings_.bases) fastest_.pop_back();
     }
   }
 
@@ -575,13 +624,14 @@ class ForestSearch final : public StrategyBase {
   /// Squared normalised distance from p to the nearest design point.
   double design_distance(std::size_t p) {
     const std::size_t dims = domain().dimensions();
+    const std::size_t width = features_.width();
     row_.clear();
     features_.append(p, row_);
     double nearest = std::numeric_limits<double>::infinity();
     for (std::size_t q = 0; q < design_.size(); ++q) {
       double d2 = 0;
       for (std::size_t d = 0; d < dims; ++d) {
-        const double diff = (static_cast<double>(row_[d]) - design_x_[q * dims + d]) / features_.span(d);
+        const double diff = (static_cast<double>(row_[d]) - design_x_[q * width + d]) / features_.span(d);
         d2 += diff * diff;
       }
       nearest = std::min(nearest, d2);
@@ -614,11 +664,11 @@ class ForestSearch final : public StrategyBase {
         forest_.predict_tree(t, pool_x_.data(), pool_.size(), &tree_predictions_[t * pool_.size()]);
       ++fits_since_pool_;
     }
-    forest_.summarize(tree_predictions_, pool_.size(), pool_mean_, predicted_spread_);
+    forest_.summarize(tree_predictions_, pool_.size(), pool_mean_, pool_spread_);
     scored_.resize(pool_.size());
     const std::uint64_t salt = rng_.word();
     for (std::size_t i = 0; i < pool_.size(); ++i)
-      scored_[i] = {pool_mean_[i] - kKappa * predicted_spread_[i], mix(pool_[i] ^ salt), pool_[i]};
+      scored_[i] = {pool_mean_[i] - settings_.kappa * pool_spread_[i], mix(pool_[i] ^ salt), pool_[i]};
   }
 
   std::vector<std::size_t> all_trees() const {
@@ -655,6 +705,7 @@ class ForestSearch final : public StrategyBase {
         if (i < kTwoStepBases)
           for (const std::size_t two : domain().neighbours(one)) add(two);
       }
+      for (const std::size_t one : hamming_neighbours(domain(), fastest_[i])) add(one);
     }
     pool_base_ = fastest_.empty() ? std::nullopt : std::optional<std::size_t>(fastest_.front());
   }
@@ -664,7 +715,7 @@ class ForestSearch final : public StrategyBase {
   /// predicts what it did then, so only the refitted trees and the new candidates are predicted.
   void predict_new_pool(const std::vector<std::size_t>& refitted) {
     const std::size_t count = pool_.size();
-    const std::size_t dims = domain().dimensions();
+    const std::size_t dims = features_.width();
     const std::size_t trees = forest_.trees();
     kept_.clear();
     fresh_.clear();
@@ -702,31 +753,41 @@ class ForestSearch final : public StrategyBase {
   /// The unproposed grid neighbour with the lowest predicted time of the fastest measured
   /// point, else of the next fastest (up to a few): the model's pick for a local step.
   std::optional<std::size_t> near_best() {
+    options_.clear();
     for (const std::size_t base : fastest_) {
-      std::vector<std::size_t> options = domain().neighbours(base);
-      std::erase_if(options, [&](std::size_t p) { return is_proposed(p); });
-      if (options.empty()) continue;
-      // A candidate of the pool has its mean from the last fit, after which the forest did not
-      // change: the same number predicting it again would give. The others are predicted.
-      option_mean_.resize(options.size());
-      unpooled_.clear();
-      row_.clear();
-      for (std::size_t k = 0; k < options.size(); ++k) {
-        if (const std::optional<std::size_t> i = pool_index_.find(options[k])) {
-          option_mean_[k] = pool_mean_[*i];
-          continue;
-        }
-        unpooled_.push_back(k);
-        features_.append(options[k], row_);
-      }
-      if (!unpooled_.empty()) {
-        forest_.predict(row_.data(), unpooled_.size(), predicted_mean_, predicted_spread_);
-        for (std::size_t u = 0; u < unpooled_.size(); ++u) option_mean_[unpooled_[u]] = predicted_mean_[u];
-      }
-      const auto lowest = std::min_element(option_mean_.begin(), option_mean_.end());
-      return options[static_cast<std::size_t>(lowest - option_mean_.begin())];
+      for (const std::size_t p : hamming_neighbours(domain(), base))
+        if (!is_proposed(p) && std::find(options_.begin(), options_.end(), p) == options_.end()) options_.push_back(p);
+      if (!settings_.joint && !options_.empty()) break;
     }
-    return std::nullopt;
+    if (options_.empty()) return std::nullopt;
+    const auto [point, mean] = lowest_predicted(options_);
+    // A step the model expects to be slower than anything measured ok (where configs failed) is
+    // left to the global bound, which weighs that against what the model does not know.
+    if (mean > worst_log_) return std::nullopt;
+    return point;
+  }
+
+  /// The option with the lowest mean prediction (the first of equals), and that prediction.
+  std::pair<std::size_t, double> lowest_predicted(const std::vector<std::size_t>& options) {
+    // A candidate of the pool has its mean from the last fit, after which the forest did not
+    // change: the same number predicting it again would give. The others are predicted.
+    option_mean_.resize(options.size());
+    unpooled_.clear();
+    row_.clear();
+    for (std::size_t k = 0; k < options.size(); ++k) {
+      if (const std::optional<std::size_t> i = pool_index_.find(options[k])) {
+        option_mean_[k] = pool_mean_[*i];
+        continue;
+      }
+      unpooled_.push_back(k);
+      features_.append(options[k], row_);
+    }
+    if (!unpooled_.empty()) {
+      forest_.predict(row_.data(), unpooled_.size(), predicted_mean_, predicted_spread_);
+      for (std::size_t u = 0; u < unpooled_.size(); ++u) option_mean_[unpooled_[u]] = predicted_mean_[u];
+    }
+    const auto lowest = std::min_element(option_mean_.begin(), option_mean_.end());
+    return {options[static_cast<std::size_t>(lowest - option_mean_.begin())], *lowest};
   }
 
   /// The unproposed candidate with the lowest bound in the last fit (ties broken at random),
@@ -746,6 +807,7 @@ class ForestSearch final : public StrategyBase {
     std::size_t point = 0;
   };
 
+  const ForestSettings settings_;
   Rng rng_;
   std::size_t design_size_;
   bool design_sized_ = false;
@@ -765,6 +827,7 @@ class ForestSearch final : public StrategyBase {
   PointIndex pool_index_;                                        ///< their indices in pool_
   std::vector<Scored> scored_;                                   ///< their bounds at the last fit
   std::vector<double> pool_mean_;                                ///< their mean predictions at the last fit
+  std::vector<double> pool_spread_;                              ///< their spread across trees then
   std::vector<float> tree_predictions_;   ///< [tree][candidate]: each tree's prediction of the pool
   std::size_t fits_since_pool_ = 0;       ///< fits since the pool was drawn
   std::optional<std::size_t> pool_base_;  ///< the fastest point when the pool was drawn
@@ -788,14 +851,16 @@ class ForestSearch final : public StrategyBase {
   PointIndex drawn_;  ///< the pool's random candidates while they are drawn
   std::vector<double> predicted_mean_;
   std::vector<double> predicted_spread_;
+  std::vector<std::size_t> options_;   ///< near_best's: the unproposed neighbours of the bases
   std::vector<double> option_mean_;    ///< near_best's: the mean prediction of each option
   std::vector<std::size_t> unpooled_;  ///< near_best's: the options not in the pool
 };
 
 }  // namespace
 
-std::unique_ptr<SearchStrategy> make_forest(const SearchDomain& domain, std::uint64_t seed) {
-  return std::make_unique<ForestSearch>(domain, seed);
+std::unique_ptr<SearchStrategy> make_forest(const SearchDomain& domain, std::uint64_t seed,
+                                            const ForestSettings& settings) {
+  return std::make_unique<ForestSearch>(domain, seed, settings);
 }
 
 }  // namespace tiletune::strategy_detail

@@ -30,8 +30,9 @@ std::optional<std::uint64_t> budget_evaluations(const SearchBudget& budget, std:
 }
 
 std::size_t in_flight_width(bool learns, unsigned compile_threads) {
+  if (learns) return kSearchLag;
   const std::size_t threads = compile_threads ? compile_threads : std::max(1u, std::thread::hardware_concurrency());
-  return learns ? std::clamp<std::size_t>(threads, 4, 8) : std::max<std::size_t>(32, 4 * threads);
+  return std::max<std::size_t>(32, 4 * threads);
 }
 
 SearchRun sweep_search_run(const SearchDomain& domain, const SearchStrategy& strategy, const SearchBudget& budget,
