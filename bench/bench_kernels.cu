@@ -343,7 +343,9 @@ std::vector<Family> families() {
                 {n28 + ";R=8", "copy", {90.0, {}, {}}},
                 {n28 + ";R=16", "copy", {92.0, {}, {}}}},
                "SHARED=0;ITEMS=1",
-               {}});
+               // Beside the tuned row: issue 4's best at R=16, and issue 38's long skewed window.
+               {{"tile, 4 per thread", "SHARED=1;BLOCK=256;ITEMS=4", {}},
+                {"skewed tile, 16 per thread", "SHARED=2;BLOCK=256;ITEMS=16", {}}}});
   f.push_back({"transpose",
                {{"N=8192", "copy", {97.0, {}, {}}}},
                "TILE=32;BLOCK_ROWS=8;PAD=0;?VEC=1",
@@ -355,7 +357,12 @@ std::vector<Family> families() {
                 {"M=8192;N=8192;K=8192|N=8192", "sgemm8192", {{}, 1.00, {}}}},
                "?PAD=0;?VEC=1;?PREFETCH=0",
                {}});
-  f.push_back({"histogram", {{n28, "cub_hist", {85.0, 1.5, {}}}}, "PRIVATE=0;?COPIES=1", {}});
+  // Beside the tuned row: issue 4's best (bin-major shared bins) and issue 38's lane columns.
+  f.push_back({"histogram",
+               {{n28, "cub_hist", {85.0, 1.5, {}}}},
+               "PRIVATE=0;?COPIES=1",
+               {{"bin-major, 8 copies", "PRIVATE=1;COPIES=8;ITEMS=4;GRID=528", {}},
+                {"lane columns", "PRIVATE=2;COPIES=1;BLOCK=512;ITEMS=4;GRID=528", {}}}});
   return f;
 }
 
