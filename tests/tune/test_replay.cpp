@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <fstream>
-
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -298,8 +298,13 @@ TEST(Replay, RefusesARecordingOfAnotherKernelOrProblem) {
 }
 
 // The recordings that ship: every space, two or more problems, the matmul space over 1000
-// configs; each replays exhaustively to its own optimum.
+// configs; each replays exhaustively to its own optimum. The histogram and stencil_1d spaces grew
+// after they were recorded (issue 38: PRIVATE=2; SHARED=2 and ITEMS=16): those new configs, and
+// only those, are unrecorded (a replay answers them as failures that cost nothing).
 TEST(Replay, TheShippedH200Recordings) {
+  const std::map<std::string, std::uint64_t> grown = {
+      {"histogram", 5 * 4 * 6},        // PRIVATE=2: BLOCK x ITEMS x GRID (COPIES=1)
+      {"stencil_1d", 4 * 5 + 4 * 2}};  // SHARED=2: BLOCK x ITEMS; ITEMS=16 with SHARED 0 and 1
   for (const std::string kernel : {"transpose", "vector_add", "reduction", "stencil_1d", "histogram", "matmul"}) {
     SCOPED_TRACE(kernel);
     const Landscape l = load_landscape(shipped_landscape(kernel));
@@ -312,7 +317,7 @@ TEST(Replay, TheShippedH200Recordings) {
       std::stringstream in(lp.problem);
       for (std::string part; std::getline(in, part, ';');) sizes.push_back(part);
       const ReplayProblem rp = replay_problem(s, l, select_problem(s, sizes));
-      EXPECT_EQ(rp.unrecorded, 0u) << lp.problem;
+      EXPECT_EQ(rp.unrecorded, grown.contains(kernel) ? grown.at(kernel) : 0u) << lp.problem;
       if (kernel == "matmul") EXPECT_GT(rp.space.domain.size(), 1000u);
       ASSERT_TRUE(rp.optimum.has_value()) << lp.problem;
       // Pruned configs are dropped before they compile: they cost nothing.
