@@ -1109,6 +1109,11 @@ TEST(SearchLoop, TheLagShowsOutcomesOnlyWhenTheyAreOldEnoughOrNeeded) {
   EXPECT_EQ(s->propose(20).size(), 4u);
   expect_error([&] { s->observe(first[0], 1.0); }, "not outstanding");
   expect_error([&] { s->observe(first[1], 1.0); }, "not outstanding");
+  // A sweep over many GPUs makes its strategy with a wider lag: the genetic search's first
+  // population (20 points, no outcome needed) comes 8 or 16 at a time.
+  EXPECT_EQ(make_strategy("genetic", l.domain, 1)->propose(32).size(), kSearchLag);
+  EXPECT_EQ(make_strategy("genetic", l.domain, 1, 16)->propose(32).size(), 16u);
+  expect_error([&] { (void)make_strategy("forest", l.domain, 1, 0); }, "the lag must be at least 1");
 }
 
 TEST(Strategies, ForestSettingsAreReadAndRefusedByName) {

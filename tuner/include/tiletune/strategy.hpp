@@ -129,13 +129,21 @@ class SearchStrategy {
 /// exhaustive, random, local, genetic, forest.
 [[nodiscard]] const std::vector<std::string>& strategy_names();
 
+/// How many proposals behind a strategy of make_strategy that learns runs: its k-th proposal
+/// is chosen from the outcomes of proposals 0..k-kSearchLag (more only when it has nothing to
+/// propose without them), so that it makes the same proposals with 1 to kSearchLag points in
+/// flight, on any host. A wider window gets no more: it waits for the outcomes it needs (a sweep
+/// over several GPUs of one model, which keeps two configs in flight per GPU, makes its strategy
+/// with a lag of that width instead).
+inline constexpr std::size_t kSearchLag = 8;
+
 /// A strategy over domain (which must outlive it), repeatable for a given seed. The strategies
-/// that learn run kSearchLag behind their proposals. name may also be the forest with other
+/// that learn run lag proposals behind (kSearchLag unless a wider window needs more). name may also be the forest with other
 /// settings than its defaults, for experiments (bench_strategies): "forest:local=0.3:kappa=0.5",
 /// keys explore, local, kappa, bases, joint, alignment (strategy/common.hpp, ForestSettings).
 /// Throws Error naming the known strategies when name is not one, or the setting it cannot read.
 [[nodiscard]] std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, const SearchDomain& domain,
-                                                            std::uint64_t seed);
+                                                            std::uint64_t seed, std::size_t lag = kSearchLag);
 
 /// When a search stops: after this many evaluations, this share of the domain, or this many
 /// seconds of evaluation cost (wall time on a GPU, recorded time in a replay). Unset: no limit.
@@ -208,12 +216,6 @@ struct SearchRun {
   /// (measured or recalled) with a time satisfies it; what is in flight is cancelled. Empty: none.
   std::function<bool(const Evaluation&)> good_enough;
 };
-
-/// How many proposals behind a strategy of make_strategy that learns runs: its k-th proposal
-/// is chosen from the outcomes of proposals 0..k-kSearchLag (more only when it has nothing to
-/// propose without them), so that it makes the same proposals with 1 to kSearchLag points in
-/// flight, on any host. A wider window gets no more: it waits for the outcomes it needs.
-inline constexpr std::size_t kSearchLag = 8;
 
 /// The in-flight width of a sweep, and of a replay that simulates it, for a strategy that
 /// learns (or not) and a compile pool of compile_threads (0: one per core). A strategy that

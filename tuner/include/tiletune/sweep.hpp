@@ -122,9 +122,10 @@ struct ProblemSchedule {
 [[nodiscard]] ProblemSchedule problem_schedule(const SweepSchedule& schedule, std::size_t p, std::uint64_t domain_size,
                                                double elapsed_seconds);
 /// The strategy of a problem's schedule over its domain (which must outlive it), told its warm
-/// start before anything else (SearchStrategy::prefer).
+/// start before anything else (SearchStrategy::prefer); lag: make_strategy's.
 [[nodiscard]] std::unique_ptr<SearchStrategy> scheduled_strategy(const ProblemSchedule& schedule,
-                                                                 const SearchDomain& domain);
+                                                                 const SearchDomain& domain,
+                                                                 std::size_t lag = kSearchLag);
 /// Whether a problem's finalists are confirmed after its search: it evaluated something, the
 /// plan confirms any, and a time budget is not spent (the sweep's clock at elapsed_seconds).
 [[nodiscard]] bool confirms_after_search(const SweepSchedule& schedule, std::uint64_t evaluated,

@@ -62,16 +62,17 @@ ForestSettings parse_forest_settings(std::string_view text) {
 
 }  // namespace strategy_detail
 
-std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, const SearchDomain& domain, std::uint64_t seed) {
+std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, const SearchDomain& domain, std::uint64_t seed,
+                                              std::size_t lag) {
   using namespace strategy_detail;
   if (name == "exhaustive") return make_exhaustive(domain);
   if (name == "random") return make_random(domain, seed);
-  // The strategies that learn see what kSearchLag allows, so that they search the same at any width.
-  if (name == "local") return make_lagged(make_local(domain, seed), domain, kSearchLag);
-  if (name == "genetic") return make_lagged(make_genetic(domain, seed), domain, kSearchLag);
-  if (name == "forest") return make_lagged(make_forest(domain, seed), domain, kSearchLag);
+  // The strategies that learn see what the lag allows, so that they search the same at any width up to it.
+  if (name == "local") return make_lagged(make_local(domain, seed), domain, lag);
+  if (name == "genetic") return make_lagged(make_genetic(domain, seed), domain, lag);
+  if (name == "forest") return make_lagged(make_forest(domain, seed), domain, lag);
   if (name.starts_with("forest:"))
-    return make_lagged(make_forest(domain, seed, parse_forest_settings(name.substr(7))), domain, kSearchLag);
+    return make_lagged(make_forest(domain, seed, parse_forest_settings(name.substr(7))), domain, lag);
   throw Error(fmt::format("unknown search strategy {} (known: {})", quote(name), fmt::join(strategy_names(), ", ")));
 }
 

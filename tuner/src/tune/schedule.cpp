@@ -96,8 +96,9 @@ ProblemSchedule problem_schedule(const SweepSchedule& schedule, std::size_t p, s
   return ps;
 }
 
-std::unique_ptr<SearchStrategy> scheduled_strategy(const ProblemSchedule& schedule, const SearchDomain& domain) {
-  std::unique_ptr<SearchStrategy> strategy = make_strategy(schedule.strategy, domain, schedule.seed);
+std::unique_ptr<SearchStrategy> scheduled_strategy(const ProblemSchedule& schedule, const SearchDomain& domain,
+                                                   std::size_t lag) {
+  std::unique_ptr<SearchStrategy> strategy = make_strategy(schedule.strategy, domain, schedule.seed, lag);
   if (!schedule.warm_start.empty()) strategy->prefer(schedule.warm_start);
   return strategy;
 }

@@ -109,11 +109,13 @@ void search_problem(Sweep& s, DevicePool& pool, const PoolStages& stages, const 
   const ProblemSchedule plan = schedule_problem(s.space, s.options, schedule, work, p, seconds_since(model_start));
   const std::uint64_t allowed = problem_limit(plan.budget, work);
   s.progress.total += allowed;
-  const auto strategy = scheduled_strategy(plan, work.space.domain);
+  // A worker that finishes while the oldest trial still runs takes the next one: two in flight
+  // per GPU, and a strategy that learns as far behind as that window (kSearchLag on up to 4 GPUs).
+  const std::size_t pool_window = 2 * pool.size();
+  const auto strategy = scheduled_strategy(plan, work.space.domain, std::max(kSearchLag, pool_window));
   PoolEvaluator evaluator(pool, stages, work, p);
   SearchRun run = sweep_search_run(work.space.domain, *strategy, plan.budget, stages.compile.threads());
-  // A worker that finishes while the oldest trial still runs takes the next one.
-  run.in_flight = std::max(run.in_flight, 2 * pool.size());
+  run.in_flight = std::max(run.in_flight, pool_window);
   run.interrupted = s.options.interrupted;
   if (s.options.good_enough)
     run.good_enough = good_enough_check(
