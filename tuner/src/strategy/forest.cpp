@@ -45,8 +45,8 @@ constexpr std::size_t kDesignCandidates = 16;
 constexpr std::size_t kSpreadAfterPreferred = 2;
 /// The candidate pool a fit scores: random points (kPoolFresh new ones per fit, the oldest
 /// dropped beyond kPoolRandom), plus the points one grid step and one param (any value) from the
-/// fastest measured points (ForestSettings::bases), and two grid steps from the kTwoStepBases fastest. Bounded, so a proposal costs the same
-/// on a space of 10^4 or 10^7 configs.
+/// fastest measured points (ForestSettings::bases), and two grid steps from the kTwoStepBases
+/// fastest. Bounded, so a proposal costs the same on a space of 10^4 or 10^7 configs.
 constexpr std::size_t kPoolRandom = 1000;
 constexpr std::size_t kPoolFresh = 100;
 constexpr std::size_t kTwoStepBases = 3;
@@ -465,19 +465,27 @@ class PointIndex {
   std::size_t size_ = 0;
 };
 
+/// Each item's rank among the distinct items, and how many distinct items there are.
+template <class T>
+std::pair<std::vector<std::uint16_t>, std::size_t> distinct_ranks(const std::vector<T>& items) {
+  std::vector<T> sorted = items;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<std::uint16_t> ranks;
+  for (const T& item : items)
+    ranks.push_back(static_cast<std::uint16_t>(std::lower_bound(sorted.begin(), sorted.end(), item) - sorted.begin()));
+  return {std::move(ranks), sorted.size()};
+}
+
 /// The features of a point: the rank of each param's value among that param's distinct values.
 class RankFeatures {
  public:
   RankFeatures(const SearchDomain& domain, bool alignment) : domain_(domain) {
     for (const std::vector<std::int64_t>& values : domain.param_values()) {
-      std::vector<std::int64_t> sorted = values;
-      std::sort(sorted.begin(), sorted.end());
-      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-      bins_.push_back(std::max<std::size_t>(sorted.size(), 1));
-      spans_.push_back(std::max<double>(static_cast<double>(sorted.size()) - 1, 1));
-      std::vector<std::uint16_t>& ranks = rank_of_.emplace_back();
-      for (const std::int64_t v : values)
-        ranks.push_back(static_cast<std::uint16_t>(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin()));
+      auto [ranks, distinct] = distinct_ranks(values);
+      bins_.push_back(std::max<std::size_t>(distinct, 1));
+      spans_.push_back(std::max<double>(static_cast<double>(distinct) - 1, 1));
+      rank_of_.push_back(std::move(ranks));
     }
     if (alignment) add_alignment_features();
   }
@@ -491,17 +499,12 @@ class RankFeatures {
       if (values.empty() || std::any_of(values.begin(), values.end(), [](std::int64_t v) { return v <= 0; })) continue;
       std::vector<int> levels;
       for (const std::int64_t v : values) levels.push_back(std::countr_zero(static_cast<std::uint64_t>(v)));
-      std::vector<int> distinct = levels;
-      std::sort(distinct.begin(), distinct.end());
-      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-      if (distinct.size() < 3) continue;
-      std::vector<std::uint16_t> ranks;
-      for (const int l : levels)
-        ranks.push_back(static_cast<std::uint16_t>(std::lower_bound(distinct.begin(), distinct.end(), l) - distinct.begin()));
+      auto [ranks, distinct] = distinct_ranks(levels);
+      if (distinct < 3) continue;
       extra_param_.push_back(d);
       extra_rank_.push_back(std::move(ranks));
-      bins_.push_back(distinct.size());
-      spans_.push_back(static_cast<double>(distinct.size()) - 1);
+      bins_.push_back(distinct);
+      spans_.push_back(static_cast<double>(distinct) - 1);
     }
   }
   /// Features per point: one per param, then the alignment ones.
@@ -750,13 +753,15 @@ class ForestSearch final : public StrategyBase {
     }
   }
 
-  /// The unproposed grid neighbour with the lowest predicted time of the fastest measured
-  /// point, else of the next fastest (up to a few): the model's pick for a local step.
+  /// The model's pick for a local step: of the unproposed points one param away from the
+  /// fastest measured ones (all of them, or with `joint` off the first that has any), the one
+  /// with the lowest predicted time; none when that is predicted slower than anything measured ok.
   std::optional<std::size_t> near_best() {
     options_.clear();
+    options_index_.reset(options_.capacity());
     for (const std::size_t base : fastest_) {
       for (const std::size_t p : hamming_neighbours(domain(), base))
-        if (!is_proposed(p) && std::find(options_.begin(), options_.end(), p) == options_.end()) options_.push_back(p);
+        if (!is_proposed(p) && options_index_.insert(p, options_.size())) options_.push_back(p);
       if (!settings_.joint && !options_.empty()) break;
     }
     if (options_.empty()) return std::nullopt;
@@ -852,6 +857,7 @@ class ForestSearch final : public StrategyBase {
   std::vector<double> predicted_mean_;
   std::vector<double> predicted_spread_;
   std::vector<std::size_t> options_;   ///< near_best's: the unproposed neighbours of the bases
+  PointIndex options_index_;           ///< near_best's: options_, each once
   std::vector<double> option_mean_;    ///< near_best's: the mean prediction of each option
   std::vector<std::size_t> unpooled_;  ///< near_best's: the options not in the pool
 };
