@@ -1136,6 +1136,8 @@ TEST(Strategies, ForestSettingsAreReadAndRefusedByName) {
   expect_error([&] { (void)make_strategy("forest:local=1.5", l.domain, 1); }, "local='1.5': not a number in [0, 1]");
   expect_error([&] { (void)make_strategy("forest:kappa", l.domain, 1); }, "expected key=value");
   expect_error([&] { (void)make_strategy("forest:kappa=nan", l.domain, 1); }, "not a number");
+  expect_error([&] { (void)make_strategy("forest:joint=0.5", l.domain, 1); }, "joint='0.5': not a whole number in [0, 1]");
+  expect_error([&] { (void)make_strategy("forest:bases=2.5", l.domain, 1); }, "not a whole number");
   expect_error([&] { (void)make_strategy("genetic:local=0.3", l.domain, 1); }, "unknown search strategy");
 }
 

@@ -29,6 +29,14 @@ double share_setting(std::string_view key, std::string_view value, double low, d
   return v;
 }
 
+/// A count or a switch: a whole number in [low, high].
+std::size_t whole_setting(std::string_view key, std::string_view value, double low, double high) {
+  const double v = share_setting(key, value, low, high);
+  if (v != std::floor(v))
+    throw Error(fmt::format("forest setting {}={}: not a whole number in [{}, {}]", key, quote(value), low, high));
+  return static_cast<std::size_t>(v);
+}
+
 }  // namespace
 
 ForestSettings parse_forest_settings(std::string_view text) {
@@ -49,11 +57,11 @@ ForestSettings parse_forest_settings(std::string_view text) {
     else if (key == "kappa")
       settings.kappa = share_setting(key, value, 0, 100);
     else if (key == "bases")
-      settings.bases = static_cast<std::size_t>(std::lround(share_setting(key, value, 1, 64)));
+      settings.bases = whole_setting(key, value, 1, 64);
     else if (key == "joint")
-      settings.joint = share_setting(key, value, 0, 1) != 0;
+      settings.joint = whole_setting(key, value, 0, 1) != 0;
     else if (key == "alignment")
-      settings.alignment = share_setting(key, value, 0, 1) != 0;
+      settings.alignment = whole_setting(key, value, 0, 1) != 0;
     else
       throw Error(fmt::format("unknown forest setting {} (keys: explore, local, kappa, bases, joint, alignment)", quote(key)));
   }
