@@ -22,6 +22,8 @@ done
 [[ -e $build/examples/capture_app/capture_app ]] && files+=(examples/capture_app/capture_app)
 # The strategy benchmark: its CPU per proposal is quoted for the GPU machine's host.
 [[ -e $build/bench/bench_strategies ]] && files+=(bench/bench_strategies)
+# The kernels against the copy, CUB and cuBLAS (scripts/h200_issue38.sh).
+[[ -e $build/bench/bench_kernels ]] && files+=(bench/bench_kernels)
 for f in "${files[@]}"; do
   mkdir -p "$stage/.h200/$(dirname "$f")"
   cp -P "$build/$f" "$stage/.h200/$f"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU (label gpu; skips without one): the transpose space at N=1024 tuned exhaustively in two
 # shards (`tune --shard 0/2` and `1/2`, each into its own result cache) and merged with `tiletune
-# merge`: the merged cache holds every config exactly once (92), no shard measured a config of
+# merge`: the merged cache holds every config exactly once (138), no shard measured a config of
 # the other, and a rerun of shard 0 measures nothing (resume: the same configs again). No python:
 # the GPU machine may have only bash and coreutils.
 #   tests/cli/gpu_shards.sh TILETUNE SOURCE_DIR
@@ -25,10 +25,10 @@ trials s1 > "$work/s1.txt"
 trials merged > "$work/merged.txt"
 both=$(comm -12 "$work/s0.txt" "$work/s1.txt" | wc -l)
 ((both == 0)) || fail "$both configs were measured by both shards"
-[[ $(wc -l < "$work/merged.txt") == 92 && $(sort -u "$work/merged.txt" | wc -l) == 92 ]] \
-  || fail "the merged cache has $(wc -l < "$work/merged.txt") trials, not the 92 configs once each"
+[[ $(wc -l < "$work/merged.txt") == 138 && $(sort -u "$work/merged.txt" | wc -l) == 138 ]] \
+  || fail "the merged cache has $(wc -l < "$work/merged.txt") trials, not the 138 configs once each"
 sort "$work/s0.txt" "$work/s1.txt" | cmp -s - "$work/merged.txt" || fail "the merge is not the union of the shards"
-echo "shards: $(wc -l < "$work/s0.txt") + $(wc -l < "$work/s1.txt") configs, merged 92, each once"
+echo "shards: $(wc -l < "$work/s0.txt") + $(wc -l < "$work/s1.txt") configs, merged 138, each once"
 # A rerun resumes: every row of its cache stays as it was (a config measured again would change its times).
 "$tiletune" export --db "$work/s0.db" --format csv > "$work/s0-before.csv"
 tune_shard 0 "$work/rerun.out"

@@ -76,7 +76,7 @@ TEST(Space, LoadsTheTransposeConfig) {
   EXPECT_EQ(s.params[1].name, "BLOCK_ROWS");
   EXPECT_EQ(s.params[1].values, (Values{1, 2, 4, 8, 16, 32}));
   EXPECT_EQ(s.params[2].name, "PAD");
-  EXPECT_EQ(s.params[2].values, (Values{0, 1}));
+  EXPECT_EQ(s.params[2].values, (Values{0, 1, 2}));
   EXPECT_EQ(s.params[3].name, "VEC");
   EXPECT_EQ(s.params[3].values, (Values{1, 2, 4}));
   EXPECT_EQ(s.variable_names(), (std::vector<std::string>{"N", "TILE", "BLOCK_ROWS", "PAD", "VEC"}));
