@@ -162,8 +162,11 @@ struct ForestSettings {
   /// (for params of positive integers with three or more such powers): block and tile sizes
   /// that are multiples of the warp or of a cache line are often fast out of their rank order.
   bool alignment = true;
+  /// Local steps first vary each param of the fastest point once (the model choosing the value),
+  /// as a pattern search polls its incumbent, before choosing among all the bases' neighbours.
+  bool poll = true;
 };
-/// Settings from "key=value:key=value..." (keys: explore, local, kappa, bases, joint, alignment), over the
+/// Settings from "key=value:key=value..." (keys: explore, local, kappa, bases, joint, alignment, poll), over the
 /// defaults. Throws Error naming a key or value it does not take.
 [[nodiscard]] ForestSettings parse_forest_settings(std::string_view text);
 [[nodiscard]] std::unique_ptr<SearchStrategy> make_forest(const SearchDomain& domain, std::uint64_t seed,

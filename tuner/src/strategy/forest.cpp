@@ -4,10 +4,12 @@
 // goes, and the points one param away from the fastest measured ones (any value of it, and two
 // grid steps). Half of its proposals take the pool's lowest confidence bound (mean - kappa *
 // spread across trees): low where the model expects a fast config, or where the trees disagree.
-// The other half are local steps: of the points one param away from the fastest few measured,
-// the one the model likes best (tuning params are often categorical or irregular along their
-// value lists, so one grid step is too near: on the published convolution landscapes the
-// optimum was a block size 8 steps from the runner-up); a tenth of all proposals are random.
+// The other half are local steps: first a poll of the fastest point, as a pattern search does,
+// one param at a time with the model choosing the value; once every param has been varied
+// there, of the points one param away from the fastest few measured, the one the model likes
+// best (tuning params are often categorical or irregular along their value lists, so one grid
+// step is too near: on the published convolution landscapes the optimum was a block size 8
+// steps from the runner-up); a tenth of all proposals are random.
 // Failed points get a penalty target worse than anything measured, so the model learns to
 // avoid regions that do not compile or launch. Its settings (ForestSettings) were chosen on
 // published landscapes, leaving each kernel out in turn (bench/choose_settings.py).
@@ -82,23 +84,28 @@ std::uint64_t mix(std::uint64_t x) {
 /// params tuning spaces have (a few to a few dozen), a bounded number of a param of thousands.
 constexpr std::size_t kLocalReach = 16;
 
+/// Appends the valid points that differ from the point at coords c in param d only, by any
+/// value within kLocalReach steps of its own; c is as it was on return.
+void append_neighbours_along(const SearchDomain& domain, std::vector<std::uint16_t>& c, std::size_t d,
+                             std::vector<std::size_t>& out) {
+  const std::uint16_t own = c[d];
+  const std::size_t first = own > kLocalReach ? own - kLocalReach : 0;
+  const std::size_t last = std::min(domain.param_values()[d].size(), own + kLocalReach + 1);
+  for (std::size_t v = first; v < last; ++v) {
+    if (v == own) continue;
+    c[d] = static_cast<std::uint16_t>(v);
+    if (const std::optional<std::size_t> q = domain.find(c)) out.push_back(*q);
+  }
+  c[d] = own;
+}
+
 /// Valid points that differ from point in exactly one param, by any value of it within
 /// kLocalReach steps of its own: tuning params are often categorical or irregular along their
 /// value list (a block size of 128 fast, 112 and 144 slow), so a grid step is too near.
 std::vector<std::size_t> hamming_neighbours(const SearchDomain& domain, std::size_t point) {
   std::vector<std::uint16_t> c = domain.coords(point);
   std::vector<std::size_t> out;
-  for (std::size_t d = 0; d < c.size(); ++d) {
-    const std::uint16_t own = c[d];
-    const std::size_t first = own > kLocalReach ? own - kLocalReach : 0;
-    const std::size_t last = std::min(domain.param_values()[d].size(), own + kLocalReach + 1);
-    for (std::size_t v = first; v < last; ++v) {
-      if (v == own) continue;
-      c[d] = static_cast<std::uint16_t>(v);
-      if (const std::optional<std::size_t> q = domain.find(c)) out.push_back(*q);
-    }
-    c[d] = own;
-  }
+  for (std::size_t d = 0; d < c.size(); ++d) append_neighbours_along(domain, c, d, out);
   return out;
 }
 
@@ -757,6 +764,8 @@ class ForestSearch final : public StrategyBase {
   /// fastest measured ones (all of them, or with `joint` off the first that has any), the one
   /// with the lowest predicted time; none when that is predicted slower than anything measured ok.
   std::optional<std::size_t> near_best() {
+    if (settings_.poll)
+      if (const std::optional<std::size_t> p = poll_fastest()) return p;
     options_.clear();
     options_index_.reset(options_.capacity());
     for (const std::size_t base : fastest_) {
@@ -770,6 +779,30 @@ class ForestSearch final : public StrategyBase {
     // left to the global bound, which weighs that against what the model does not know.
     if (mean > worst_log_) return std::nullopt;
     return point;
+  }
+
+  /// A pattern search's poll of the fastest point, with the model choosing the values: of the
+  /// params along which no neighbour of that point has been proposed yet, the one whose
+  /// best-predicted neighbour is predicted fastest, and that neighbour. None once every param has
+  /// been varied there. A model that saw a param's other value slow elsewhere would otherwise
+  /// never try it next to the best (the published A6000 convolution's optimum is one such flip).
+  std::optional<std::size_t> poll_fastest() {
+    if (fastest_.empty()) return std::nullopt;
+    std::vector<std::uint16_t> c = domain().coords(fastest_.front());
+    std::optional<std::size_t> chosen;
+    double chosen_mean = std::numeric_limits<double>::infinity();
+    for (std::size_t d = 0; d < c.size(); ++d) {
+      along_.clear();
+      append_neighbours_along(domain(), c, d, along_);
+      if (along_.empty() || std::any_of(along_.begin(), along_.end(), [&](std::size_t p) { return is_proposed(p); }))
+        continue;
+      const auto [point, mean] = lowest_predicted(along_);
+      if (mean < chosen_mean) {
+        chosen_mean = mean;
+        chosen = point;
+      }
+    }
+    return chosen;
   }
 
   /// The option with the lowest mean prediction (the first of equals), and that prediction.
@@ -860,6 +893,7 @@ class ForestSearch final : public StrategyBase {
   PointIndex options_index_;           ///< near_best's: options_, each once
   std::vector<double> option_mean_;    ///< near_best's: the mean prediction of each option
   std::vector<std::size_t> unpooled_;  ///< near_best's: the options not in the pool
+  std::vector<std::size_t> along_;     ///< poll_fastest's: the neighbours along one param
 };
 
 }  // namespace

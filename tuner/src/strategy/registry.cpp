@@ -46,7 +46,7 @@ ForestSettings parse_forest_settings(std::string_view text) {
     text.remove_prefix(std::min(text.size(), item.size() + 1));
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos)
-      throw Error(fmt::format("forest setting {}: expected key=value (keys: explore, local, kappa, bases, joint, alignment)",
+      throw Error(fmt::format("forest setting {}: expected key=value (keys: explore, local, kappa, bases, joint, alignment, poll)",
                               quote(item)));
     const std::string_view key = item.substr(0, eq);
     const std::string_view value = item.substr(eq + 1);
@@ -62,8 +62,10 @@ ForestSettings parse_forest_settings(std::string_view text) {
       settings.joint = whole_setting(key, value, 0, 1) != 0;
     else if (key == "alignment")
       settings.alignment = whole_setting(key, value, 0, 1) != 0;
+    else if (key == "poll")
+      settings.poll = whole_setting(key, value, 0, 1) != 0;
     else
-      throw Error(fmt::format("unknown forest setting {} (keys: explore, local, kappa, bases, joint, alignment)", quote(key)));
+      throw Error(fmt::format("unknown forest setting {} (keys: explore, local, kappa, bases, joint, alignment, poll)", quote(key)));
   }
   return settings;
 }
