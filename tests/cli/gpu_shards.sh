@@ -18,8 +18,13 @@ tune_shard() {  # I OUTPUT: shard I/2 into s$I.db
 }
 for i in 0 1; do tune_shard "$i" "$work/s$i.out"; done
 "$tiletune" merge "$work/merged.db" "$work/s0.db" "$work/s1.db"
-# The problem and params of each trial (CSV: id,kernel,device,problem,params,...; params hold no comma).
-trials() { "$tiletune" export --db "$work/$1.db" --kernel transpose --format csv | tail -n +2 | cut -d, -f4,5 | sort; }
+# The problem and params of each trial, the columns found by their names in the CSV's header
+# (params hold no comma).
+trials() {
+  "$tiletune" export --db "$work/$1.db" --kernel transpose --format csv | awk -F, '
+    NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+    { print $col["problem"] "," $col["params"] }' | sort
+}
 trials s0 > "$work/s0.txt"
 trials s1 > "$work/s1.txt"
 trials merged > "$work/merged.txt"
