@@ -787,7 +787,8 @@ class ForestSearch final : public StrategyBase {
   /// been varied there. A model that saw a param's other value slow elsewhere would otherwise
   /// never try it next to the best (the published A6000 convolution's optimum is one such flip).
   std::optional<std::size_t> poll_fastest() {
-    if (fastest_.empty()) return std::nullopt;
+    // Proposals only accumulate: once a point's poll is over, it stays over.
+    if (fastest_.empty() || fastest_.front() == polled_) return std::nullopt;
     std::vector<std::uint16_t> c = domain().coords(fastest_.front());
     std::optional<std::size_t> chosen;
     double chosen_mean = std::numeric_limits<double>::infinity();
@@ -802,6 +803,7 @@ class ForestSearch final : public StrategyBase {
         chosen = point;
       }
     }
+    if (!chosen) polled_ = fastest_.front();
     return chosen;
   }
 
@@ -894,6 +896,7 @@ class ForestSearch final : public StrategyBase {
   std::vector<double> option_mean_;    ///< near_best's: the mean prediction of each option
   std::vector<std::size_t> unpooled_;  ///< near_best's: the options not in the pool
   std::vector<std::size_t> along_;     ///< poll_fastest's: the neighbours along one param
+  std::optional<std::size_t> polled_;  ///< poll_fastest's: the last point whose poll it found over
 };
 
 }  // namespace
