@@ -140,7 +140,7 @@ inline constexpr std::size_t kSearchLag = 8;
 /// A strategy over domain (which must outlive it), repeatable for a given seed. The strategies
 /// that learn run lag proposals behind (kSearchLag unless a wider window needs more). name may also be the forest with other
 /// settings than its defaults, for experiments (bench_strategies): "forest:local=0.3:kappa=0.5",
-/// keys explore, local, kappa, bases, joint, alignment (strategy/common.hpp, ForestSettings).
+/// keys explore, local, kappa, bases, joint, alignment, poll (strategy/common.hpp, ForestSettings).
 /// Throws Error naming the known strategies when name is not one, or the setting it cannot read.
 [[nodiscard]] std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, const SearchDomain& domain,
                                                             std::uint64_t seed, std::size_t lag = kSearchLag);

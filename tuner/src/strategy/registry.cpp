@@ -29,6 +29,9 @@ double share_setting(std::string_view key, std::string_view value, double low, d
   return v;
 }
 
+/// The keys parse_forest_settings reads, for its errors.
+constexpr std::string_view kForestKeys = "explore, local, kappa, bases, joint, alignment, poll";
+
 /// A count or a switch: a whole number in [low, high].
 std::size_t whole_setting(std::string_view key, std::string_view value, double low, double high) {
   const double v = share_setting(key, value, low, high);
@@ -46,8 +49,7 @@ ForestSettings parse_forest_settings(std::string_view text) {
     text.remove_prefix(std::min(text.size(), item.size() + 1));
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos)
-      throw Error(fmt::format("forest setting {}: expected key=value (keys: explore, local, kappa, bases, joint, alignment, poll)",
-                              quote(item)));
+      throw Error(fmt::format("forest setting {}: expected key=value (keys: {})", quote(item), kForestKeys));
     const std::string_view key = item.substr(0, eq);
     const std::string_view value = item.substr(eq + 1);
     if (key == "explore")
@@ -65,7 +67,7 @@ ForestSettings parse_forest_settings(std::string_view text) {
     else if (key == "poll")
       settings.poll = whole_setting(key, value, 0, 1) != 0;
     else
-      throw Error(fmt::format("unknown forest setting {} (keys: explore, local, kappa, bases, joint, alignment, poll)", quote(key)));
+      throw Error(fmt::format("unknown forest setting {} (keys: {})", quote(key), kForestKeys));
   }
   return settings;
 }
